@@ -1,0 +1,81 @@
+# kapi: one Makefile. `make run` and `make test` install what they need first.
+
+CC      ?= cc
+BUILD   ?= build
+PKGS    := libuv jansson openssl sqlite3
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Werror -Isrc -I$(BUILD)/gen \
+           $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -MMD -MP -pthread
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhttp_parser -lpthread -lm
+
+LIB_SRC   := $(filter-out src/main.c,$(wildcard src/*/*.c))
+TYPE_DATA := $(sort $(wildcard src/registry/types/*.json))
+GEN_SRC   := $(BUILD)/gen/types_data.c
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/types_data.o
+UNIT_SRC  := $(wildcard tests/unit/*.c tests/unit/*/*.c)
+UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/%.o)
+
+DATA_DIR ?= kapi-data
+SHARED   ?= ../shared
+
+.PHONY: all run test unit e2e golden asan deps test-deps format clean bench fuzz
+
+all: $(BUILD)/kapi $(BUILD)/unit-tests
+
+$(BUILD)/kapi: $(BUILD)/src/main.o $(LIB_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/unit-tests: $(UNIT_OBJ) $(LIB_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/%.o: %.c | $(GEN_SRC)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/unit -c -o $@ $<
+
+# Built-in type definitions are data, embedded at build time (DESIGN.md invariant 1).
+$(GEN_SRC): $(TYPE_DATA) tools/embed.sh
+	@mkdir -p $(dir $@)
+	tools/embed.sh $(TYPE_DATA) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/types_data.o: $(GEN_SRC)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+deps:
+	@scripts/deps.sh build
+
+test-deps:
+	@scripts/deps.sh test
+
+run: deps
+	$(MAKE) $(BUILD)/kapi
+	$(BUILD)/kapi --data-dir $(DATA_DIR)
+
+test: test-deps
+	$(MAKE) all
+	$(MAKE) unit
+	$(MAKE) asan
+	$(MAKE) e2e
+	$(MAKE) golden
+
+unit: $(BUILD)/unit-tests
+	$(BUILD)/unit-tests
+
+# The unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
+asan:
+	$(MAKE) BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	    build/asan/unit-tests
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 build/asan/unit-tests
+
+e2e: $(BUILD)/kapi
+	tests/e2e/run.sh $(BUILD)/kapi
+
+golden: $(BUILD)/kapi
+	tests/golden/run.sh $(BUILD)/kapi $(SHARED)/testdata/golden
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

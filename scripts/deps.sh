@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kapi needs, only those that are missing.
+# Usage: scripts/deps.sh build|test
+set -euo pipefail
+build=(gcc make pkg-config libuv1-dev libhttp-parser-dev libssl-dev libjansson-dev libsqlite3-dev tzdata xxd)
+test=(curl jq python3 openssl)
+want=("${build[@]}")
+[ "${1:-build}" = test ] && want+=("${test[@]}")
+missing=()
+for p in "${want[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ "${1:-build}" = test ] && ! command -v kubectl >/dev/null 2>&1; then
+    missing+=(kubernetes-client)
+fi
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing: ${missing[*]}"
+SUDO=; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y --no-install-recommends "${missing[@]}"

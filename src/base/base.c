@@ -1,0 +1,328 @@
+/* base: memory that cannot fail, slices, growable buffers, the arena, time, randomness. */
+#include "base/base.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+static void oom(void)
+{
+    fputs("kapi: out of memory\n", stderr);
+    abort();
+}
+
+void *kapi_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        oom();
+    return p;
+}
+
+void *kapi_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        oom();
+    return p;
+}
+
+void *kapi_xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p)
+        oom();
+    return p;
+}
+
+char *kapi_xstrdup(const char *s)
+{
+    return kapi_xstrndup(s, strlen(s));
+}
+
+char *kapi_xstrndup(const char *s, size_t n)
+{
+    char *p = kapi_xmalloc(n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *kapi_xprintf(const char *fmt, ...)
+{
+    kapi_buf b;
+    va_list ap;
+    kapi_buf_init(&b);
+    va_start(ap, fmt);
+    kapi_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    return kapi_buf_detach(&b, NULL);
+}
+
+kapi_str kapi_str_c(const char *s)
+{
+    return (kapi_str){s ? s : "", s ? strlen(s) : 0};
+}
+
+bool kapi_str_eq(kapi_str a, kapi_str b)
+{
+    return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
+}
+
+bool kapi_str_eqc(kapi_str a, const char *b)
+{
+    return kapi_str_eq(a, kapi_str_c(b));
+}
+
+bool kapi_str_has_prefix(kapi_str s, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return s.len >= n && memcmp(s.ptr, prefix, n) == 0;
+}
+
+bool kapi_str_cut(kapi_str *s, char sep, kapi_str *head)
+{
+    const char *p = s->len ? memchr(s->ptr, sep, s->len) : NULL;
+    if (!p) {
+        *head = *s;
+        *s = (kapi_str){s->ptr + s->len, 0};
+        return false;
+    }
+    *head = (kapi_str){s->ptr, (size_t)(p - s->ptr)};
+    *s = (kapi_str){p + 1, s->len - head->len - 1};
+    return true;
+}
+
+static char buf_empty[1];
+
+void kapi_buf_init(kapi_buf *b)
+{
+    b->ptr = buf_empty;
+    b->len = 0;
+    b->cap = 0;
+}
+
+void kapi_buf_dispose(kapi_buf *b)
+{
+    if (b->cap)
+        free(b->ptr);
+    kapi_buf_init(b);
+}
+
+void kapi_buf_clear(kapi_buf *b)
+{
+    b->len = 0;
+    b->ptr[0] = '\0';
+}
+
+void kapi_buf_grow(kapi_buf *b, size_t extra)
+{
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    if (b->cap) {
+        b->ptr = kapi_xrealloc(b->ptr, cap);
+    } else {
+        b->ptr = kapi_xmalloc(cap);
+        b->ptr[0] = '\0';
+    }
+    b->cap = cap;
+}
+
+void kapi_buf_put(kapi_buf *b, const void *p, size_t n)
+{
+    if (n == 0)
+        return;
+    kapi_buf_grow(b, n);
+    memcpy(b->ptr + b->len, p, n);
+    b->len += n;
+    b->ptr[b->len] = '\0';
+}
+
+void kapi_buf_puts(kapi_buf *b, const char *s)
+{
+    kapi_buf_put(b, s, strlen(s));
+}
+
+void kapi_buf_putc(kapi_buf *b, char c)
+{
+    kapi_buf_put(b, &c, 1);
+}
+
+void kapi_buf_vprintf(kapi_buf *b, const char *fmt, va_list ap)
+{
+    va_list copy;
+    va_copy(copy, ap);
+    int n = vsnprintf(NULL, 0, fmt, copy);
+    va_end(copy);
+    if (n <= 0)
+        return;
+    kapi_buf_grow(b, (size_t)n);
+    vsnprintf(b->ptr + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+}
+
+void kapi_buf_printf(kapi_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    kapi_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+char *kapi_buf_detach(kapi_buf *b, size_t *len_out)
+{
+    char *p = b->cap ? b->ptr : kapi_xstrdup("");
+    if (len_out)
+        *len_out = b->len;
+    kapi_buf_init(b);
+    return p;
+}
+
+struct kapi_arena_block {
+    kapi_arena_block *next;
+    size_t used, cap;
+    _Alignas(16) char data[];
+};
+
+void kapi_arena_init(kapi_arena *a)
+{
+    a->head = NULL;
+}
+
+void kapi_arena_dispose(kapi_arena *a)
+{
+    kapi_arena_block *b = a->head;
+    while (b) {
+        kapi_arena_block *next = b->next;
+        free(b);
+        b = next;
+    }
+    a->head = NULL;
+}
+
+void *kapi_arena_alloc(kapi_arena *a, size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    kapi_arena_block *b = a->head;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = b ? b->cap * 2 : 4096;
+        if (cap > 1 << 20)
+            cap = 1 << 20;
+        if (cap < n)
+            cap = n;
+        kapi_arena_block *nb = kapi_xmalloc(sizeof(*nb) + cap);
+        nb->used = 0;
+        nb->cap = cap;
+        /* A big one-off allocation goes behind the current block, which keeps its room. */
+        if (b && cap == n && b->cap - b->used > 256) {
+            nb->next = b->next;
+            b->next = nb;
+        } else {
+            nb->next = b;
+            a->head = nb;
+        }
+        b = nb;
+    }
+    void *p = b->data + b->used;
+    b->used += n;
+    memset(p, 0, n);
+    return p;
+}
+
+char *kapi_arena_strndup(kapi_arena *a, const char *s, size_t n)
+{
+    char *p = kapi_arena_alloc(a, n + 1);
+    memcpy(p, s, n);
+    return p;
+}
+
+char *kapi_arena_strdup(kapi_arena *a, const char *s)
+{
+    return kapi_arena_strndup(a, s, strlen(s));
+}
+
+char *kapi_arena_printf(kapi_arena *a, const char *fmt, ...)
+{
+    va_list ap, copy;
+    va_start(ap, fmt);
+    va_copy(copy, ap);
+    int n = vsnprintf(NULL, 0, fmt, copy);
+    va_end(copy);
+    char *p = kapi_arena_alloc(a, n > 0 ? (size_t)n + 1 : 1);
+    if (n > 0)
+        vsnprintf(p, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return p;
+}
+
+int64_t kapi_time_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t kapi_time_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+char *kapi_time_rfc3339(char *out, int64_t unix_seconds)
+{
+    time_t t = (time_t)unix_seconds;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, 21, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return out;
+}
+
+void kapi_random_bytes(void *p, size_t n)
+{
+    char *c = p;
+    while (n > 0) {
+        ssize_t got = getrandom(c, n, 0);
+        if (got <= 0) {
+            fputs("kapi: getrandom failed\n", stderr);
+            abort();
+        }
+        c += got;
+        n -= (size_t)got;
+    }
+}
+
+void kapi_uuid_v4(char out[37])
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char r[16];
+    kapi_random_bytes(r, sizeof(r));
+    r[6] = (unsigned char)((r[6] & 0x0f) | 0x40);
+    r[8] = (unsigned char)((r[8] & 0x3f) | 0x80);
+    char *o = out;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            *o++ = '-';
+        *o++ = hex[r[i] >> 4];
+        *o++ = hex[r[i] & 15];
+    }
+    *o = '\0';
+}
+
+void kapi_random_suffix(char *out, size_t n)
+{
+    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    unsigned char r[64];
+    if (n > sizeof(r))
+        n = sizeof(r);
+    kapi_random_bytes(r, n);
+    for (size_t i = 0; i < n; i++)
+        out[i] = alphabet[r[i] % (sizeof(alphabet) - 1)];
+    out[n] = '\0';
+}

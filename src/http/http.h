@@ -1,0 +1,117 @@
+/*
+ * http: the HTTPS (and, for tests, plain HTTP) server. Knows nothing of Kubernetes.
+ *
+ * Threads (DESIGN.md invariant 7): sockets, TLS and HTTP/1.1 parsing run on the libuv
+ * loop thread. Each complete request is handed to a worker pool, where the handler runs
+ * and may block. The handler answers through kapi_http_respond (one complete response)
+ * or kapi_http_stream_start (a chunked response it keeps open, e.g. a watch); both may be
+ * called from any thread and hand the bytes back to the loop thread to write.
+ *
+ * Ownership: the kapi_http_request belongs to the http layer; the handler may read it
+ * until it has called kapi_http_respond or kapi_http_stream_start, and not after. Body
+ * chunks passed to the response stay the caller's until their release callback runs
+ * (on the loop thread, once written or dropped), so shared, refcounted object bytes are
+ * written without a copy.
+ *
+ * One connection serves its requests in order (keep-alive; a pipelined request waits
+ * for the answer before it). A request body over max_body is not read into memory: the
+ * handler gets the request with body_too_large set and an empty body, answers it, and
+ * the connection is closed after the answer.
+ */
+#ifndef KAPI_HTTP_H
+#define KAPI_HTTP_H
+
+#include <uv.h>
+
+#include "base/status.h"
+
+typedef struct kapi_http_server kapi_http_server;
+typedef struct kapi_http_stream kapi_http_stream;
+
+/* A header: names of request headers are lower-cased by the http layer. */
+typedef struct kapi_http_header {
+    const char *name;
+    const char *value;
+} kapi_http_header;
+
+typedef struct kapi_http_request {
+    const char *method; /* "GET", "POST", ... */
+    kapi_str path;      /* raw (still percent-encoded) path, before any '?' */
+    kapi_str query;     /* raw query string after '?', without it; empty if none */
+    const kapi_http_header *headers;
+    size_t nheaders;
+    const char *body; /* NUL-terminated for convenience; body_len excludes the NUL */
+    size_t body_len;
+    bool body_too_large;
+    const char *remote_addr;  /* "127.0.0.1:54321" */
+    void *peer_certificate;   /* X509 * verified against the client CA, or NULL; borrowed */
+} kapi_http_request;
+
+/* The value of a request header (case-insensitive name), or NULL. */
+const char *kapi_http_header_get(const kapi_http_request *req, const char *name);
+
+/* A piece of a response body. ptr stays valid until release(owner) is called; release
+ * may be NULL for bytes that outlive the server (string literals). */
+typedef struct kapi_http_chunk {
+    const char *ptr;
+    size_t len;
+    void (*release)(void *owner);
+    void *owner;
+} kapi_http_chunk;
+
+/* A chunk that owns a heap copy of n bytes (freed after writing). */
+kapi_http_chunk kapi_http_chunk_copy(const void *p, size_t n);
+/* A chunk that takes ownership of heap memory p (freed with free() after writing). */
+kapi_http_chunk kapi_http_chunk_take(char *p, size_t n);
+
+/* Runs on a worker thread; must end with exactly one kapi_http_respond or
+ * kapi_http_stream_start for req. */
+typedef void (*kapi_http_handler)(kapi_http_request *req, void *ctx);
+
+/* Answers req with a complete response (Content-Length set by the http layer; headers
+ * must not contain Content-Length, Transfer-Encoding or Connection). Ownership of
+ * every chunk passes to the http layer. req must not be touched afterwards. */
+void kapi_http_respond(kapi_http_request *req, int status, const kapi_http_header *headers,
+                       size_t nheaders, const kapi_http_chunk *body, size_t nchunks);
+
+/* Starts a chunked response that stays open; the stream may queue at most max_queued
+ * bytes not yet written, past which it is ended. req must not be touched afterwards. */
+kapi_http_stream *kapi_http_stream_start(kapi_http_request *req, int status,
+                                         const kapi_http_header *headers, size_t nheaders,
+                                         size_t max_queued);
+/* Queues one chunk (any thread). Returns false, and releases the chunk, if the stream is
+ * closed (client gone, server shutting down) or would exceed its byte limit; after a
+ * false the caller should kapi_http_stream_end it. */
+bool kapi_http_stream_write(kapi_http_stream *s, kapi_http_chunk chunk);
+/* Registers cb(ctx), called once from the loop thread when the client goes away or the
+ * server shuts down, so that the producer can stop. Set it right after starting. */
+void kapi_http_stream_on_close(kapi_http_stream *s, void (*cb)(void *ctx), void *ctx);
+/* Ends the response (the terminating zero-length chunk) and gives up the handle. Every
+ * stream is ended exactly once by its producer, closed or not. */
+void kapi_http_stream_end(kapi_http_stream *s);
+
+typedef struct kapi_http_config {
+    const char *bind_address; /* "127.0.0.1" */
+    int port;                 /* 0 picks a free port: see kapi_http_server_port */
+    const char *cert_file;    /* PEM; NULL with key_file NULL serves plain HTTP */
+    const char *key_file;
+    const char *client_ca_file; /* optional: verify client certificates against it */
+    size_t max_body;            /* bytes; larger bodies set body_too_large */
+    int workers;                /* worker threads */
+    kapi_http_handler handler;
+    void *handler_ctx;
+} kapi_http_config;
+
+/* Binds and starts listening on loop (the loop is run by the caller). */
+kapi_error *kapi_http_server_new(kapi_http_server **out, uv_loop_t *loop,
+                                 const kapi_http_config *cfg);
+/* The port actually bound. */
+int kapi_http_server_port(const kapi_http_server *srv);
+/* Loop thread: stops accepting, lets in-flight requests finish, closes open streams
+ * (their on_close callbacks run), closes idle connections, then calls done(ctx) once
+ * every connection and worker is gone. */
+void kapi_http_server_shutdown(kapi_http_server *srv, void (*done)(void *ctx), void *ctx);
+/* After shutdown's done callback. */
+void kapi_http_server_free(kapi_http_server *srv);
+
+#endif

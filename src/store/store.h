@@ -1,0 +1,137 @@
+/*
+ * store: the MVCC object store (DESIGN.md, "Storage contract").
+ *
+ * Keys are "/<group>/<resource>/<namespace>/<name>" (no namespace part for cluster-scoped
+ * resources; the core group is the empty string, so core keys start with "//"). Values are
+ * the objects' canonical JSON bytes, held in memory as immutable, refcounted kapi_obj and
+ * served without re-encoding (invariant 2).
+ *
+ * Revisions (invariant 3): one global counter; every committed write takes the next value.
+ * The bytes of a stored object contain its own revision as the decimal digits of
+ * metadata.resourceVersion at [rv_off, rv_off + rv_len): a writer hands the store the
+ * bytes with an empty gap at rv_off, and the store fills in the revision it assigns.
+ *
+ * Durable before visible (invariant 4): kapi_store_commit returns, and readers and the
+ * observer see a write, only after it is durable in the backend. Concurrent writers are
+ * batched into one backend transaction (group commit).
+ *
+ * Threads: every function may be called from any thread. The store owns its state behind
+ * its own lock; the observer runs on the committing thread, in revision order.
+ */
+#ifndef KAPI_STORE_H
+#define KAPI_STORE_H
+
+#include <stdatomic.h>
+
+#include "base/status.h"
+
+/* Return codes of store operations (0 is success). */
+typedef enum kapi_store_rc {
+    KAPI_STORE_OK = 0,
+    KAPI_STORE_NOT_FOUND = -1, /* no such key (get, update, delete) */
+    KAPI_STORE_EXISTS = -2,    /* create of a key that is present */
+    KAPI_STORE_CONFLICT = -3,  /* expect_rev does not match the current revision */
+    KAPI_STORE_GONE = -4,      /* the revision asked for is older than the history kept */
+    KAPI_STORE_TOO_NEW = -5,   /* the revision asked for is newer than the store has */
+    KAPI_STORE_IO = -6,        /* the backend failed; the write did not happen */
+} kapi_store_rc;
+
+/* A stored object: immutable after creation, shared by reference. */
+typedef struct kapi_obj {
+    atomic_int refs;
+    int64_t rev;        /* revision of the write that made these bytes */
+    int64_t create_rev; /* revision at which the key was created */
+    uint32_t rv_off;    /* metadata.resourceVersion digits at data[rv_off .. rv_off+rv_len) */
+    uint32_t rv_len;
+    size_t len; /* JSON bytes in data, NUL-terminated after len */
+    char *key;  /* NUL-terminated key, owned by the object */
+    char data[];
+} kapi_obj;
+
+kapi_obj *kapi_obj_ref(kapi_obj *o);
+void kapi_obj_unref(kapi_obj *o);
+
+typedef enum kapi_store_op {
+    KAPI_STORE_CREATE,
+    KAPI_STORE_UPDATE,
+    KAPI_STORE_DELETE,
+} kapi_store_op;
+
+/* One write. */
+typedef struct kapi_store_write {
+    kapi_store_op op;
+    kapi_str key;
+    /* UPDATE and DELETE: the revision the object must have now; 0 accepts any. */
+    int64_t expect_rev;
+    /* CREATE and UPDATE: the new bytes, with the revision's digits to be inserted at
+     * rv_off (the bytes hold nothing there). DELETE: unused; the deleted object is the
+     * last stored bytes with the deletion's revision written into them. */
+    kapi_str value;
+    size_t rv_off;
+    /* OUT: the object as committed (for DELETE, the last state stamped with the deletion
+     * revision); the caller owns one reference. Set only on KAPI_STORE_OK. */
+    kapi_obj *result;
+    /* OUT: the current object when the write failed with CONFLICT (a reference the caller
+     * owns), so that the caller can report or retry; else NULL. */
+    kapi_obj *current;
+} kapi_store_write;
+
+/* A committed change, as the observer sees it. */
+typedef enum kapi_store_event_type {
+    KAPI_STORE_EVENT_PUT,    /* created or updated */
+    KAPI_STORE_EVENT_DELETE, /* obj is the last state, stamped with the deletion revision */
+} kapi_store_event_type;
+
+typedef struct kapi_store_event {
+    kapi_store_event_type type;
+    int64_t rev;
+    const kapi_obj *obj;  /* borrowed for the call; kapi_obj_ref it to keep it */
+    const kapi_obj *prev; /* the state before this change, or NULL on create */
+} kapi_store_event;
+
+typedef void (*kapi_store_observer)(void *ctx, const kapi_store_event *ev);
+
+typedef struct kapi_store_options {
+    const char *path;           /* SQLite database file */
+    int64_t history_seconds;    /* how long old revisions are kept (default 300) */
+    kapi_store_observer observer; /* optional; sees every committed change */
+    void *observer_ctx;
+} kapi_store_options;
+
+typedef struct kapi_store kapi_store;
+
+/* Opens (creating if needed) and recovers the store: the latest state of every key is
+ * loaded into memory, and the revision counter continues from the last committed write. */
+kapi_error *kapi_store_open(kapi_store **out, const kapi_store_options *opts);
+/* Waits for writes in flight, then closes. */
+void kapi_store_free(kapi_store *st);
+
+/* The revision of the last committed write (0 for an empty store). */
+int64_t kapi_store_revision(kapi_store *st);
+
+/* Commits one write; blocks until it is durable or has failed. */
+kapi_store_rc kapi_store_commit(kapi_store *st, kapi_store_write *w);
+
+/* The latest object at key: *out gets a reference the caller owns. */
+kapi_store_rc kapi_store_get(kapi_store *st, kapi_str key, kapi_obj **out);
+
+typedef struct kapi_store_list_opts {
+    kapi_str prefix;      /* keys starting with it, e.g. "/batch/cronjobs/" */
+    int64_t rev;          /* 0: the latest state; else the state at that revision */
+    kapi_str start_after; /* only keys after this one (pagination); empty: from the start */
+    size_t limit;         /* at most this many items; 0: no limit */
+} kapi_store_list_opts;
+
+typedef struct kapi_store_list {
+    kapi_obj **items; /* references owned by the list, in key order */
+    size_t n;
+    int64_t rev;      /* the revision the list reflects */
+    size_t remaining; /* keys under the prefix after the last item returned */
+} kapi_store_list;
+
+/* Lists the objects under a prefix, in key order. */
+kapi_store_rc kapi_store_list(kapi_store *st, const kapi_store_list_opts *opts,
+                              kapi_store_list *out);
+void kapi_store_list_dispose(kapi_store_list *l);
+
+#endif
