@@ -62,8 +62,8 @@ unit: $(BUILD)/unit-tests
 
 # The unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan:
-	$(MAKE) BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-	    build/asan/unit-tests
+	CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	    $(MAKE) BUILD=build/asan build/asan/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 build/asan/unit-tests
 
 e2e: $(BUILD)/kapi

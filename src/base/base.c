@@ -156,9 +156,10 @@ void kapi_buf_putc(kapi_buf *b, char c)
 
 void kapi_buf_vprintf(kapi_buf *b, const char *fmt, va_list ap)
 {
+    char probe[1];
     va_list copy;
     va_copy(copy, ap);
-    int n = vsnprintf(NULL, 0, fmt, copy);
+    int n = vsnprintf(probe, sizeof(probe), fmt, copy);
     va_end(copy);
     if (n <= 0)
         return;
@@ -249,10 +250,11 @@ char *kapi_arena_strdup(kapi_arena *a, const char *s)
 
 char *kapi_arena_printf(kapi_arena *a, const char *fmt, ...)
 {
+    char probe[1];
     va_list ap, copy;
     va_start(ap, fmt);
     va_copy(copy, ap);
-    int n = vsnprintf(NULL, 0, fmt, copy);
+    int n = vsnprintf(probe, sizeof(probe), fmt, copy);
     va_end(copy);
     char *p = kapi_arena_alloc(a, n > 0 ? (size_t)n + 1 : 1);
     if (n > 0)

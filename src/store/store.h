@@ -127,11 +127,11 @@ typedef struct kapi_store_list {
     size_t n;
     int64_t rev;      /* the revision the list reflects */
     size_t remaining; /* keys under the prefix after the last item returned */
-} kapi_store_list;
+} kapi_store_list_result;
 
 /* Lists the objects under a prefix, in key order. */
 kapi_store_rc kapi_store_list(kapi_store *st, const kapi_store_list_opts *opts,
-                              kapi_store_list *out);
-void kapi_store_list_dispose(kapi_store_list *l);
+                              kapi_store_list_result *out);
+void kapi_store_list_dispose(kapi_store_list_result *l);
 
 #endif

@@ -1,0 +1,41 @@
+/*
+ * api: the request pipeline. One entry point, kapi_api_handle, runs on a worker thread
+ * for every HTTP request and reads top to bottom:
+ *
+ *   request info → authenticate → route (health, version, discovery, OpenAPI, resources)
+ *   → negotiate → decode → admit (server-set metadata, strategy hooks) → store → encode
+ *
+ * Every failure is a kapi_error made where it is found and rendered once, at the end, as
+ * a metav1.Status (DESIGN.md invariant 5). Everything a request allocates lives in its
+ * arena (invariant 6).
+ */
+#ifndef KAPI_API_H
+#define KAPI_API_H
+
+#include "auth/auth.h"
+#include "http/http.h"
+#include "registry/registry.h"
+#include "store/store.h"
+
+typedef struct kapi_api kapi_api;
+
+typedef struct kapi_api_config {
+    kapi_store *store;
+    const kapi_registry *registry;
+    const kapi_auth *auth;
+    const char *server_address; /* "127.0.0.1:6443", for /api's serverAddressByClientCIDRs */
+} kapi_api_config;
+
+kapi_api *kapi_api_new(const kapi_api_config *cfg);
+void kapi_api_free(kapi_api *api);
+
+/* The http handler (kapi_http_handler); ctx is the kapi_api. */
+void kapi_api_handle(kapi_http_request *req, void *ctx);
+
+/* Creates the namespace if it does not exist yet (start-up: default, kube-system, ...). */
+kapi_error *kapi_api_ensure_namespace(kapi_api *api, const char *name);
+
+/* Stops serving new requests with success: /readyz answers 503 from now on. */
+void kapi_api_set_shutting_down(kapi_api *api);
+
+#endif

@@ -1,0 +1,114 @@
+/*
+ * api internals shared by the files of src/api: the per-request context and the helpers
+ * that answer a request. A kapi_req lives in its own arena, which is freed after the
+ * answer has been handed to the http layer.
+ */
+#ifndef KAPI_API_INT_H
+#define KAPI_API_INT_H
+
+#include <stdatomic.h>
+
+#include "api/api.h"
+#include "codec/json.h"
+
+struct kapi_api {
+    kapi_store *store;
+    const kapi_registry *registry;
+    const kapi_auth *auth;
+    const char *server_address;
+    atomic_bool shutting_down;
+};
+
+typedef struct kapi_query_param {
+    const char *key, *value; /* percent-decoded */
+} kapi_query_param;
+
+/* What the path and method say (reference 4.1), like kube-apiserver's RequestInfo. */
+typedef struct kapi_reqinfo {
+    bool is_resource;     /* under /api or /apis with a group and version */
+    const char *prefix;   /* "api" or "apis" */
+    const char *group;    /* "" for the core group */
+    const char *version;
+    const char *ns;       /* "" when none */
+    const char *resource; /* plural; "" for a group-version document */
+    const char *name;
+    const char *subresource;
+    const char *verb; /* get list create update patch delete deletecollection watch */
+    size_t nparts;    /* path parts after group/version (and namespace) */
+} kapi_reqinfo;
+
+/* The media type a response is written in. */
+typedef enum kapi_media {
+    KAPI_MEDIA_JSON,
+    KAPI_MEDIA_TABLE, /* application/json;as=Table;g=meta.k8s.io;v=v1 */
+} kapi_media;
+
+typedef struct kapi_req {
+    kapi_arena arena;
+    kapi_api *api;
+    kapi_http_request *http;
+    char *path; /* percent-decoded */
+    kapi_query_param *query;
+    size_t nquery;
+    kapi_reqinfo info;
+    kapi_user user;
+    const kapi_type *type;
+    kapi_media media;
+} kapi_req;
+
+/* reqinfo.c */
+/* Decodes the path and query and fills r->info; a malformed escape is a 400. */
+kapi_error *kapi_api__parse_request(kapi_req *r);
+/* The value of query parameter key, or NULL. */
+const char *kapi_api__query(const kapi_req *r, const char *key);
+
+/* respond.c: each answers the request; the request must not be answered twice. */
+void kapi_api__respond_error(kapi_req *r, kapi_error *err); /* takes err */
+void kapi_api__respond_json(kapi_req *r, int status, kapi_buf *body); /* takes body */
+void kapi_api__respond_obj(kapi_req *r, int status, kapi_obj *obj);  /* takes the ref */
+void kapi_api__respond_text(kapi_req *r, int status, const char *text);
+/* The plain-text 404 of an unknown path. */
+void kapi_api__respond_not_found_page(kapi_req *r);
+/* Writes a metav1.Status for err (Failure) into b. */
+void kapi_api__status_json(kapi_buf *b, const kapi_error *err);
+/* The generic 404 ("the server could not find the requested resource") and 405. */
+kapi_error *kapi_api__err_not_found_resource(void);
+kapi_error *kapi_api__err_method_not_allowed(void);
+
+/* discovery.c */
+/* True if group (or group/version) is served, by a built-in type or a stored CRD. */
+bool kapi_api__group_served(kapi_req *r, const char *group);
+bool kapi_api__group_version_served(kapi_req *r, const char *group, const char *version);
+/* Answers /version, /api, /apis, /apis/<g>, and the group-version documents. */
+void kapi_api__serve_version(kapi_req *r);
+void kapi_api__serve_api_versions(kapi_req *r);
+void kapi_api__serve_group_list(kapi_req *r);
+void kapi_api__serve_group(kapi_req *r, const char *group);
+void kapi_api__serve_resource_list(kapi_req *r, const char *group, const char *version);
+
+/* openapi.c: /openapi/v2 and /openapi/v3[/...]. */
+void kapi_api__serve_openapi(kapi_req *r);
+
+/* rest.c: the verbs on a resolved type. */
+void kapi_api__serve_resource(kapi_req *r);
+/* Creates obj (the served view, a reference the function takes) of type t in ns; the
+ * stored object (in the storage view) comes back in *out. */
+kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, const char *ns,
+                             json_t *obj, kapi_obj **out);
+
+/* objects.c: the generic rules of every object. */
+/* Checks kind/apiVersion of a decoded body against t, filling them in when absent. */
+kapi_error *kapi_api__check_kind(const kapi_type *t, json_t *obj);
+/* Validates metadata.name (or generateName) by the type's name rule; NULL if fine. */
+kapi_error *kapi_api__validate_name(kapi_arena *a, const kapi_type *t, json_t *obj);
+/* Puts kind, apiVersion, metadata first and the members of metadata in Kubernetes'
+ * order, labels and annotations sorted; returns a new reference. */
+json_t *kapi_api__canonical(const json_t *obj);
+/* Encodes obj for storage with the revision gap; returns the heap bytes. */
+char *kapi_api__encode_stored(const json_t *obj, size_t *len, size_t *rv_off);
+/* Decodes a request body into an object (a 400/415 error otherwise). */
+kapi_error *kapi_api__decode_body(kapi_req *r, json_t **out);
+/* "2024-01-02T03:04:05Z" for now, in the arena. */
+const char *kapi_api__now(kapi_arena *a);
+
+#endif

@@ -1,0 +1,185 @@
+/*
+ * api/handler: the one entry point of every request, and the routes that are not
+ * resources (health, version, discovery, OpenAPI). Reads top to bottom.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_int.h"
+
+kapi_api *kapi_api_new(const kapi_api_config *cfg)
+{
+    kapi_api *api = kapi_xcalloc(1, sizeof(*api));
+    api->store = cfg->store;
+    api->registry = cfg->registry;
+    api->auth = cfg->auth;
+    api->server_address = kapi_xstrdup(cfg->server_address ? cfg->server_address : "");
+    atomic_init(&api->shutting_down, false);
+    return api;
+}
+
+void kapi_api_free(kapi_api *api)
+{
+    if (!api)
+        return;
+    free((void *)api->server_address);
+    free(api);
+}
+
+void kapi_api_set_shutting_down(kapi_api *api)
+{
+    atomic_store(&api->shutting_down, true);
+}
+
+kapi_error *kapi_api_ensure_namespace(kapi_api *api, const char *name)
+{
+    kapi_arena a;
+    kapi_obj *o = NULL;
+    kapi_arena_init(&a);
+    const kapi_type *t =
+        kapi_registry_lookup(api->registry, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("namespaces"));
+    json_t *obj = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+                            "metadata", "name", name);
+    kapi_error *err = kapi_api__create(api, &a, t, "", obj, &o);
+    if (err && err->status == KAPI_STATUS_ALREADY_EXISTS) {
+        kapi_error_free(err);
+        err = NULL;
+    }
+    if (o)
+        kapi_obj_unref(o);
+    kapi_arena_dispose(&a);
+    return err;
+}
+
+static bool is_health_path(const char *p)
+{
+    static const char *const roots[] = {"/healthz", "/livez", "/readyz"};
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(roots); i++) {
+        size_t n = strlen(roots[i]);
+        if (strncmp(p, roots[i], n) == 0 && (p[n] == '\0' || p[n] == '/'))
+            return true;
+    }
+    return false;
+}
+
+static void serve_health(kapi_req *r)
+{
+    bool ready = strncmp(r->path, "/readyz", 7) == 0;
+    if (ready && atomic_load(&r->api->shutting_down))
+        kapi_api__respond_text(r, 503, "[-]shutdown failed: reason withheld\nreadyz check failed\n");
+    else
+        kapi_api__respond_text(r, 200, "ok");
+}
+
+/* Content negotiation for the answers kapi writes (reference 4.8). */
+static bool accepts(kapi_req *r, kapi_str range)
+{
+    kapi_str type, params = range;
+    kapi_str_cut(&params, ';', &type);
+    while (type.len && type.ptr[0] == ' ')
+        type.ptr++, type.len--;
+    while (type.len && type.ptr[type.len - 1] == ' ')
+        type.len--;
+    bool json = kapi_str_eqc(type, "application/json");
+    if (!json && !kapi_str_eqc(type, "*/*") && !kapi_str_eqc(type, "application/*"))
+        return false;
+    /* A conversion target (as=Table, as=PartialObjectMetadata, ...) is not served yet. */
+    const char *as = memmem(params.ptr, params.len, "as=", 3);
+    if (as)
+        return false;
+    r->media = KAPI_MEDIA_JSON;
+    return true;
+}
+
+static kapi_error *negotiate(kapi_req *r)
+{
+    const char *accept = kapi_http_header_get(r->http, "accept");
+    if (!accept || !*accept)
+        return NULL;
+    kapi_str s = kapi_str_c(accept), range;
+    while (s.len) {
+        kapi_str_cut(&s, ',', &range);
+        if (accepts(r, range))
+            return NULL;
+    }
+    kapi_error *err = kapi_error_new(KAPI_STATUS_NOT_ACCEPTABLE,
+                                     "406: Not Acceptable\n\nAvailable representations: "
+                                     "application/json");
+    err->has_details = true;
+    return err;
+}
+
+static void serve_authenticated(kapi_req *r)
+{
+    kapi_reqinfo *in = &r->info;
+    kapi_error *err;
+    bool get = strcmp(r->http->method, "GET") == 0 || strcmp(r->http->method, "HEAD") == 0;
+    if (strcmp(in->prefix, "openapi") == 0) {
+        kapi_api__serve_openapi(r);
+        return;
+    }
+    bool api_root = strcmp(r->path, "/api") == 0 || strcmp(r->path, "/api/") == 0;
+    bool apis_root = strcmp(r->path, "/apis") == 0 || strcmp(r->path, "/apis/") == 0;
+    bool group_doc = !in->is_resource && strcmp(in->prefix, "apis") == 0 && *in->group;
+    if (!api_root && !apis_root && !group_doc && !in->is_resource) {
+        kapi_api__respond_not_found_page(r);
+        return;
+    }
+    /* An unknown group is the mux's plain 404; an unknown version a Status 404. */
+    if ((group_doc || in->is_resource) && !kapi_api__group_served(r, in->group)) {
+        kapi_api__respond_not_found_page(r);
+        return;
+    }
+    if (in->is_resource && !kapi_api__group_version_served(r, in->group, in->version)) {
+        kapi_api__respond_error(r, kapi_api__err_not_found_resource());
+        return;
+    }
+    if ((err = negotiate(r)) != NULL) {
+        kapi_api__respond_error(r, err);
+        return;
+    }
+    bool discovery = api_root || apis_root || group_doc || (in->is_resource && !*in->resource);
+    if (discovery && !get) {
+        kapi_api__respond_error(r, kapi_api__err_method_not_allowed());
+        return;
+    }
+    if (api_root)
+        kapi_api__serve_api_versions(r);
+    else if (apis_root)
+        kapi_api__serve_group_list(r);
+    else if (group_doc)
+        kapi_api__serve_group(r, in->group);
+    else if (!*in->resource)
+        kapi_api__serve_resource_list(r, in->group, in->version);
+    else
+        kapi_api__serve_resource(r);
+}
+
+void kapi_api_handle(kapi_http_request *http, void *ctx)
+{
+    kapi_arena arena;
+    kapi_arena_init(&arena);
+    kapi_req *r = kapi_arena_alloc(&arena, sizeof(*r));
+    r->arena = arena;
+    r->api = ctx;
+    r->http = http;
+    kapi_error *err = NULL;
+    if (http->body_too_large) {
+        err = kapi_error_new(KAPI_STATUS_REQUEST_ENTITY_TOO_LARGE,
+                             "Request entity too large: limit is 3145728");
+        kapi_api__respond_error(r, err);
+    } else if ((err = kapi_api__parse_request(r)) != NULL) {
+        kapi_api__respond_error(r, err);
+    } else if (is_health_path(r->path)) {
+        serve_health(r);
+    } else if (strcmp(r->path, "/version") == 0 || strcmp(r->path, "/version/") == 0) {
+        kapi_api__serve_version(r);
+    } else if (!kapi_auth_authenticate(r->api->auth, kapi_http_header_get(http, "authorization"),
+                                       http->peer_certificate, &r->user)) {
+        kapi_api__respond_error(r, kapi_error_new(KAPI_STATUS_UNAUTHORIZED, "Unauthorized"));
+    } else {
+        serve_authenticated(r);
+    }
+    kapi_arena arena_copy = r->arena;
+    kapi_arena_dispose(&arena_copy);
+}

@@ -1,0 +1,262 @@
+/*
+ * api/objects: the rules every object follows whatever its type: kind and apiVersion,
+ * names, the order of members kube-apiserver writes, and decoding a request body.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_int.h"
+
+static const char *internal_package(const char *group)
+{
+    static __thread char pkg[64];
+    if (!*group)
+        return "core";
+    size_t n = strcspn(group, ".");
+    if (n >= sizeof(pkg))
+        n = sizeof(pkg) - 1;
+    memcpy(pkg, group, n);
+    pkg[n] = '\0';
+    return pkg;
+}
+
+kapi_error *kapi_api__check_kind(const kapi_type *t, json_t *obj)
+{
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+    if ((kind && *kind && strcmp(kind, t->kind) != 0) ||
+        (kind && *kind && av && *av && strcmp(av, t->group_version) != 0)) {
+        const char *v = av && strchr(av, '/') ? strchr(av, '/') + 1 : (av ? av : "");
+        return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                              "%s in version \"%s\" cannot be handled as a %s: converting "
+                              "(%s.%s) to (%s.%s): unknown conversion",
+                              kind ? kind : t->kind, v, t->kind, v, kind ? kind : t->kind,
+                              internal_package(t->group), t->kind);
+    }
+    if (av && *av && strcmp(av, t->group_version) != 0)
+        return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                              "the API version in the data (%s) does not match the expected "
+                              "API version (%s)",
+                              av, t->group_version);
+    json_object_set_new(obj, "kind", json_string(t->kind));
+    json_object_set_new(obj, "apiVersion", json_string(t->group_version));
+    return NULL;
+}
+
+/* Name rules, worded as Kubernetes' validation words them. */
+static const char label_msg[] =
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
+    "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+static const char subdomain_msg[] =
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+
+static bool alnum(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+static bool is_label(const char *s, size_t n)
+{
+    if (n == 0 || !alnum(s[0]) || !alnum(s[n - 1]))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!alnum(s[i]) && s[i] != '-')
+            return false;
+    return true;
+}
+
+static bool is_subdomain(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0)
+        return false;
+    while (true) {
+        size_t part = strcspn(s, ".");
+        if (!is_label(s, part))
+            return false;
+        if (!s[part])
+            return true;
+        s += part + 1;
+    }
+}
+
+/* Adds the causes of one name-like field (metadata.name or metadata.generateName). */
+static void check_name(kapi_error *err, const char *rule, json_int_t max, const char *field,
+                       const char *value, bool prefix)
+{
+    bool subdomain = rule && strcmp(rule, "subdomain") == 0;
+    size_t limit = max > 0 ? (size_t)max : subdomain ? 253 : 63;
+    char *v = kapi_xstrdup(value);
+    size_t n = strlen(v);
+    if (prefix && n && v[n - 1] == '-')
+        v[n - 1] = 'a'; /* a generateName may end with a dash */
+    if (!prefix && strlen(value) > limit)
+        kapi_error_add_cause(err, "FieldValueInvalid", field,
+                             "Invalid value: \"%s\": must be no more than %zu characters", value,
+                             limit);
+    if (subdomain ? !is_subdomain(v) : !is_label(v, n))
+        kapi_error_add_cause(err, "FieldValueInvalid", field, "Invalid value: \"%s\": %s", value,
+                             subdomain ? subdomain_msg : label_msg);
+    free(v);
+}
+
+/* Turns the causes gathered in err into Kubernetes' 422 message and details. */
+static kapi_error *finish_invalid(kapi_error *err, const kapi_type *t, const char *name)
+{
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_buf_printf(&b, "%s%s%s \"%s\" is invalid: ", t->kind, *t->group ? "." : "", t->group,
+                    name ? name : "");
+    if (err->ncauses > 1)
+        kapi_buf_putc(&b, '[');
+    for (size_t i = 0; i < err->ncauses; i++)
+        kapi_buf_printf(&b, "%s%s%s%s", i ? ", " : "", err->causes[i].field ?: "",
+                        err->causes[i].field ? ": " : "", err->causes[i].message);
+    if (err->ncauses > 1)
+        kapi_buf_putc(&b, ']');
+    free(err->message);
+    err->message = kapi_buf_detach(&b, NULL);
+    kapi_error_details(err, name, t->group, t->kind);
+    return err;
+}
+
+kapi_error *kapi_api__validate_name(kapi_arena *a, const kapi_type *t, json_t *obj)
+{
+    (void)a;
+    json_t *meta = json_object_get(obj, "metadata");
+    const char *name = kapi_json_path_str(meta, "name");
+    const char *gen = kapi_json_path_str(meta, "generateName");
+    const char *rule = kapi_json_path_str(t->def, "nameRule");
+    json_int_t max = json_integer_value(json_object_get(t->def, "maxNameLength"));
+    kapi_error *err = kapi_error_new(KAPI_STATUS_INVALID, "invalid");
+    if ((!name || !*name) && (!gen || !*gen))
+        kapi_error_add_cause(err, "FieldValueRequired", "metadata.name",
+                             "Required value: name or generateName is required");
+    if (gen && *gen)
+        check_name(err, rule, max, "metadata.generateName", gen, true);
+    if (name && *name)
+        check_name(err, rule, max, "metadata.name", name, false);
+    if (!err->ncauses) {
+        kapi_error_free(err);
+        return NULL;
+    }
+    return finish_invalid(err, t, name);
+}
+
+/* Kubernetes' order of ObjectMeta members. */
+static const char *const meta_order[] = {
+    "name",          "generateName",      "namespace",
+    "uid",           "resourceVersion",   "generation",
+    "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+    "labels",        "annotations",       "ownerReferences",
+    "finalizers",    "managedFields",
+};
+
+static int cmp_keys(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A map written with its keys sorted, as Go writes maps. */
+static json_t *sorted_map(const json_t *m)
+{
+    size_t n = json_object_size(m), i = 0;
+    const char **keys = kapi_xcalloc(n ? n : 1, sizeof(*keys));
+    const char *key;
+    json_t *val;
+    json_object_foreach((json_t *)m, key, val) keys[i++] = key;
+    qsort(keys, n, sizeof(*keys), cmp_keys);
+    json_t *out = json_object();
+    for (i = 0; i < n; i++)
+        json_object_set(out, keys[i], json_object_get(m, keys[i]));
+    free(keys);
+    return out;
+}
+
+json_t *kapi_api__canonical(const json_t *obj)
+{
+    json_t *out = json_object();
+    json_t *meta = json_object_get(obj, "metadata");
+    json_t *m = json_object();
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(meta_order); i++) {
+        json_t *v = json_object_get(meta, meta_order[i]);
+        if (!v || json_is_null(v))
+            continue;
+        bool map = strcmp(meta_order[i], "labels") == 0 ||
+                   strcmp(meta_order[i], "annotations") == 0;
+        if (map && json_is_object(v))
+            json_object_set_new(m, meta_order[i], sorted_map(v));
+        else
+            json_object_set(m, meta_order[i], v);
+    }
+    json_object_set(out, "kind", json_object_get(obj, "kind"));
+    json_object_set(out, "apiVersion", json_object_get(obj, "apiVersion"));
+    json_object_set_new(out, "metadata", m);
+    const char *key;
+    json_t *val;
+    json_object_foreach((json_t *)obj, key, val)
+    {
+        if (strcmp(key, "kind") && strcmp(key, "apiVersion") && strcmp(key, "metadata"))
+            json_object_set(out, key, val);
+    }
+    return out;
+}
+
+char *kapi_api__encode_stored(const json_t *obj, size_t *len, size_t *rv_off)
+{
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_json_encode_stamped(&b, obj, rv_off);
+    return kapi_buf_detach(&b, len);
+}
+
+/* Go's summary of a body in decoding errors: at most 30 bytes, then " ...". */
+static char *summarize(const char *body, size_t n)
+{
+    if (n == 0)
+        return kapi_xstrdup("<empty>");
+    if (n > 30)
+        return kapi_xprintf("%.30s ...", body);
+    return kapi_xstrndup(body, n);
+}
+
+kapi_error *kapi_api__decode_body(kapi_req *r, json_t **out)
+{
+    const char *ct = kapi_http_header_get(r->http, "content-type");
+    *out = NULL;
+    if (ct && *ct) {
+        size_t n = strcspn(ct, "; \t");
+        if (!(n == 16 && strncasecmp(ct, "application/json", 16) == 0))
+            return kapi_error_new(KAPI_STATUS_UNSUPPORTED_MEDIA_TYPE,
+                                  "the body of the request was in an unknown format - accepted "
+                                  "media types include: application/json, application/yaml, "
+                                  "application/vnd.kubernetes.protobuf");
+    }
+    char *perr = NULL;
+    json_t *v = kapi_json_parse(r->http->body, r->http->body_len, &perr);
+    if (!v || !json_is_object(v)) {
+        char *sum = summarize(r->http->body, r->http->body_len);
+        kapi_error *err = kapi_error_new(
+            KAPI_STATUS_BAD_REQUEST,
+            "the object provided is unrecognized (must be of type %s): couldn't get version/kind; "
+            "json parse error: %s (%s)",
+            r->type->kind,
+            perr ? perr : "json: cannot unmarshal non-object into Go value of type struct",
+            sum);
+        free(sum);
+        free(perr);
+        json_decref(v);
+        return err;
+    }
+    *out = v;
+    return NULL;
+}
+
+const char *kapi_api__now(kapi_arena *a)
+{
+    char *t = kapi_arena_alloc(a, 32);
+    return kapi_time_rfc3339(t, kapi_time_now_ns() / 1000000000);
+}

@@ -1,0 +1,403 @@
+/*
+ * api/openapi: /openapi/v2 (one Swagger 2.0 document) and /openapi/v3 (an index and one
+ * OpenAPI 3.0 document per group-version), generated from the registry. The documents
+ * are built on first use and kept; built-in types do not change while kapi runs.
+ *
+ * Each operation carries x-kubernetes-action and x-kubernetes-group-version-kind and
+ * lists its query parameters: kubectl reads the PATCH operation's fieldValidation
+ * parameter to decide that the server validates fields itself.
+ */
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_int.h"
+
+#define META "io.k8s.apimachinery.pkg.apis.meta.v1."
+
+typedef struct doc {
+    char *path; /* "apis/batch/v1" */
+    char *bytes;
+    size_t len;
+    char hash[65];
+} doc;
+
+static struct {
+    pthread_once_t once;
+    char *v2;
+    size_t v2_len;
+    char *index;
+    size_t index_len;
+    doc *docs;
+    size_t ndocs;
+} cache = {.once = PTHREAD_ONCE_INIT};
+
+static const kapi_registry *cache_registry;
+
+/* The definition name of a type: io.k8s.api.<group's first label or core>.<v>.<Kind>. */
+static char *def_name(const kapi_type *t)
+{
+    const char *override = kapi_json_path_str(t->def, "openapiName");
+    if (override)
+        return kapi_xstrdup(override);
+    size_t n = *t->group ? strcspn(t->group, ".") : 4;
+    return kapi_xprintf("io.k8s.api.%.*s.%s.%s", (int)n, *t->group ? t->group : "core",
+                        t->version, t->kind);
+}
+
+static json_t *ref(bool v3, const char *name)
+{
+    return json_pack("{s:s++}", "$ref", v3 ? "#/components/schemas/" : "#/definitions/", name);
+}
+
+typedef struct param {
+    const char *name, *in, *type, *what;
+} param;
+
+static const param p_pretty = {"pretty", "query", "string", "If 'true', the output is indented."};
+static const param p_name = {"name", "path", "string", "The name of the object."};
+static const param p_namespace = {"namespace", "path", "string", "The namespace of the object."};
+static const param p_write[] = {
+    {"dryRun", "query", "string", "When 'All', every stage runs but nothing is stored."},
+    {"fieldManager", "query", "string", "The name of the actor making the change."},
+    {"fieldValidation", "query", "string",
+     "How unknown or duplicate fields are treated: Ignore, Warn (default) or Strict."},
+};
+static const param p_force = {"force", "query", "boolean",
+                              "Take over fields owned by other managers (apply requests)."};
+static const param p_list[] = {
+    {"allowWatchBookmarks", "query", "boolean", "Ask for BOOKMARK events in a watch."},
+    {"continue", "query", "string", "The token of the next page of a chunked list."},
+    {"fieldSelector", "query", "string", "Only objects whose fields match."},
+    {"labelSelector", "query", "string", "Only objects whose labels match."},
+    {"limit", "query", "integer", "At most this many items per page."},
+    {"resourceVersion", "query", "string", "Which version of the data is wanted."},
+    {"resourceVersionMatch", "query", "string", "How resourceVersion is matched."},
+    {"timeoutSeconds", "query", "integer", "How long a list or watch may take."},
+    {"watch", "query", "boolean", "Stream changes instead of listing."},
+};
+static const param p_delete[] = {
+    {"dryRun", "query", "string", "When 'All', every stage runs but nothing is stored."},
+    {"gracePeriodSeconds", "query", "integer", "Seconds before the object is deleted."},
+    {"propagationPolicy", "query", "string",
+     "Whether and how dependents are deleted: Orphan, Background or Foreground."},
+};
+
+static json_t *param_json(bool v3, const param *p)
+{
+    json_t *j = json_pack("{s:s,s:s,s:s}", "name", p->name, "in", p->in, "description", p->what);
+    json_t *type = json_pack("{s:s,s:b}", "type", p->type, "uniqueItems", 1);
+    if (strcmp(p->in, "path") == 0)
+        json_object_set_new(j, "required", json_true());
+    if (v3)
+        json_object_set_new(j, "schema", type);
+    else {
+        json_object_update(j, type);
+        json_decref(type);
+    }
+    return j;
+}
+
+static void add_params(json_t *arr, bool v3, const param *ps, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, param_json(v3, &ps[i]));
+}
+
+static json_t *media_content(const char *const *types, json_t *schema)
+{
+    json_t *c = json_object();
+    for (size_t i = 0; types[i]; i++)
+        json_object_set_new(c, types[i], json_pack("{s:O}", "schema", schema));
+    json_decref(schema);
+    return c;
+}
+
+/* One operation of a path. */
+static json_t *operation(bool v3, const kapi_type *t, const char *action, const char *what,
+                         const char *body_def, const char *resp_def, int code)
+{
+    static const char *const json_types[] = {"application/json", "application/yaml",
+                                             "application/vnd.kubernetes.protobuf", NULL};
+    static const char *const patch_types[] = {
+        "application/json-patch+json", "application/merge-patch+json",
+        "application/strategic-merge-patch+json", "application/apply-patch+yaml", NULL};
+    bool patch = strcmp(action, "patch") == 0;
+    json_t *op = json_pack("{s:s,s:s++}", "description", what, "operationId", action, t->kind);
+    json_t *params = json_array();
+    if (strcmp(action, "list") == 0 || strcmp(action, "deletecollection") == 0)
+        add_params(params, v3, p_list, KAPI_ARRAY_LEN(p_list));
+    if (strcmp(action, "post") == 0 || strcmp(action, "put") == 0 || patch)
+        add_params(params, v3, p_write, KAPI_ARRAY_LEN(p_write));
+    if (patch)
+        add_params(params, v3, &p_force, 1);
+    if (strcmp(action, "delete") == 0 || strcmp(action, "deletecollection") == 0)
+        add_params(params, v3, p_delete, KAPI_ARRAY_LEN(p_delete));
+    json_t *body_schema = ref(v3, body_def ? body_def : META "Patch");
+    if (body_def || patch) {
+        if (v3)
+            json_object_set_new(op, "requestBody",
+                                json_pack("{s:o,s:b}", "content",
+                                          media_content(patch ? patch_types : json_types,
+                                                        body_schema),
+                                          "required", 1));
+        else
+            json_array_append_new(params, json_pack("{s:s,s:s,s:b,s:o}", "name", "body", "in",
+                                                    "body", "required", 1, "schema", body_schema));
+    } else {
+        json_decref(body_schema);
+    }
+    json_object_set_new(op, "parameters", params);
+    char codestr[8];
+    snprintf(codestr, sizeof(codestr), "%d", code);
+    json_t *resp = json_pack("{s:s}", "description", code == 201 ? "Created" : "OK");
+    if (v3)
+        json_object_set_new(resp, "content", media_content(json_types, ref(v3, resp_def)));
+    else
+        json_object_set_new(resp, "schema", ref(v3, resp_def));
+    json_object_set_new(op, "responses", json_pack("{s:o,s:{s:s}}", codestr, resp, "401",
+                                                   "description", "Unauthorized"));
+    json_object_set_new(op, "x-kubernetes-action",
+                        json_string(strcmp(action, "put") == 0    ? "put"
+                                    : strcmp(action, "post") == 0 ? "post"
+                                                                  : action));
+    json_object_set_new(op, "x-kubernetes-group-version-kind",
+                        json_pack("{s:s,s:s,s:s}", "group", t->group, "kind", t->kind, "version",
+                                  t->version));
+    return op;
+}
+
+static json_t *path_item(bool v3, bool namespaced, bool named)
+{
+    json_t *params = json_array();
+    if (named)
+        json_array_append_new(params, param_json(v3, &p_name));
+    if (namespaced)
+        json_array_append_new(params, param_json(v3, &p_namespace));
+    json_array_append_new(params, param_json(v3, &p_pretty));
+    return json_pack("{s:o}", "parameters", params);
+}
+
+static void add_paths(json_t *paths, bool v3, const kapi_type *t)
+{
+    char *def = def_name(t), *list_def = kapi_xprintf("%sList", def);
+    char *base = *t->group ? kapi_xprintf("/apis/%s/%s", t->group, t->version)
+                           : kapi_xprintf("/api/%s", t->version);
+    char *coll = t->namespaced ? kapi_xprintf("%s/namespaces/{namespace}/%s", base, t->plural)
+                               : kapi_xprintf("%s/%s", base, t->plural);
+    char *item = kapi_xprintf("%s/{name}", coll);
+    json_t *c = path_item(v3, t->namespaced, false), *it = path_item(v3, t->namespaced, true);
+    json_object_set_new(c, "get", operation(v3, t, "list", "List objects.", NULL, list_def, 200));
+    json_object_set_new(c, "post",
+                        operation(v3, t, "post", "Create an object.", def, def, 201));
+    if (kapi_verbs_has(t->verbs, "deletecollection"))
+        json_object_set_new(c, "delete", operation(v3, t, "deletecollection",
+                                                   "Delete a collection.", NULL, META "Status",
+                                                   200));
+    json_object_set_new(it, "get", operation(v3, t, "get", "Read an object.", NULL, def, 200));
+    json_object_set_new(it, "put", operation(v3, t, "put", "Replace an object.", def, def, 200));
+    json_object_set_new(it, "patch", operation(v3, t, "patch", "Patch an object.", NULL, def, 200));
+    json_object_set_new(it, "delete",
+                        operation(v3, t, "delete", "Delete an object.", NULL, META "Status", 200));
+    json_object_set_new(paths, coll, c);
+    json_object_set_new(paths, item, it);
+    for (size_t s = 0; s < t->nsubresources; s++) {
+        const kapi_subresource *sub = &t->subresources[s];
+        json_t *sp = path_item(v3, t->namespaced, true);
+        if (kapi_verbs_has(sub->verbs, "get"))
+            json_object_set_new(sp, "get", operation(v3, t, "get", "Read an object.", NULL, def, 200));
+        if (kapi_verbs_has(sub->verbs, "update"))
+            json_object_set_new(sp, "put",
+                                operation(v3, t, "put", "Replace a subresource.", def, def, 200));
+        if (kapi_verbs_has(sub->verbs, "patch"))
+            json_object_set_new(sp, "patch",
+                                operation(v3, t, "patch", "Patch a subresource.", NULL, def, 200));
+        char *p = kapi_xprintf("%s/%s", item, sub->name);
+        json_object_set_new(paths, p, sp);
+        free(p);
+    }
+    if (t->namespaced && t->all_namespaces) {
+        char *all = kapi_xprintf("%s/%s", base, t->plural);
+        json_t *a = path_item(v3, false, false);
+        json_object_set_new(a, "get", operation(v3, t, "list", "List objects in every namespace.",
+                                                NULL, list_def, 200));
+        json_object_set_new(paths, all, a);
+        free(all);
+    }
+    free(def);
+    free(list_def);
+    free(base);
+    free(coll);
+    free(item);
+}
+
+static json_t *gvk(const kapi_type *t, const char *kind)
+{
+    return json_pack("[{s:s,s:s,s:s}]", "group", t->group, "kind", kind, "version", t->version);
+}
+
+/* The schemas of a type and of its list. Until the type model gives full schemas, an
+ * object's own fields are described as an object that keeps unknown fields. */
+static void add_schemas(json_t *defs, bool v3, const kapi_type *t)
+{
+    char *def = def_name(t), *list_def = kapi_xprintf("%sList", def);
+    json_t *schema = json_pack(
+        "{s:s,s:s,s:{s:{s:s},s:{s:s},s:o},s:o,s:b}", "description", t->kind, "type", "object",
+        "properties", "apiVersion", "type", "string", "kind", "type", "string", "metadata",
+        ref(v3, META "ObjectMeta"), "x-kubernetes-group-version-kind", gvk(t, t->kind),
+        "x-kubernetes-preserve-unknown-fields", 1);
+    json_t *list = json_pack("{s:s,s:s,s:[s],s:{s:{s:s},s:{s:s},s:{s:s,s:o},s:o},s:o}",
+                             "description", t->list_kind, "type", "object", "required", "items",
+                             "properties", "apiVersion", "type", "string", "kind", "type",
+                             "string", "items", "type", "array", "items", ref(v3, def),
+                             "metadata", ref(v3, META "ListMeta"),
+                             "x-kubernetes-group-version-kind", gvk(t, t->list_kind));
+    json_object_set_new(defs, def, schema);
+    json_object_set_new(defs, list_def, list);
+    free(def);
+    free(list_def);
+}
+
+static void add_meta_schemas(json_t *defs)
+{
+    static const char *const meta_strings[] = {"name", "generateName", "namespace", "uid",
+                                               "resourceVersion", "creationTimestamp",
+                                               "deletionTimestamp"};
+    json_t *props = json_object();
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(meta_strings); i++)
+        json_object_set_new(props, meta_strings[i], json_pack("{s:s}", "type", "string"));
+    json_object_set_new(props, "generation", json_pack("{s:s,s:s}", "type", "integer", "format",
+                                                       "int64"));
+    json_object_set_new(props, "deletionGracePeriodSeconds",
+                        json_pack("{s:s,s:s}", "type", "integer", "format", "int64"));
+    json_object_set_new(props, "labels", json_pack("{s:s,s:{s:s}}", "type", "object",
+                                                   "additionalProperties", "type", "string"));
+    json_object_set_new(props, "annotations", json_pack("{s:s,s:{s:s}}", "type", "object",
+                                                        "additionalProperties", "type", "string"));
+    json_object_set_new(props, "finalizers", json_pack("{s:s,s:{s:s}}", "type", "array", "items",
+                                                       "type", "string"));
+    json_object_set_new(props, "ownerReferences",
+                        json_pack("{s:s,s:{s:s,s:b}}", "type", "array", "items", "type", "object",
+                                  "x-kubernetes-preserve-unknown-fields", 1));
+    json_object_set_new(props, "managedFields",
+                        json_pack("{s:s,s:{s:s,s:b}}", "type", "array", "items", "type", "object",
+                                  "x-kubernetes-preserve-unknown-fields", 1));
+    json_object_set_new(defs, META "ObjectMeta",
+                        json_pack("{s:s,s:s,s:o}", "description", "Standard object metadata.",
+                                  "type", "object", "properties", props));
+    json_object_set_new(defs, META "ListMeta",
+                        json_pack("{s:s,s:s,s:{s:{s:s},s:{s:s},s:{s:s,s:s}}}", "description",
+                                  "Metadata of a list.", "type", "object", "properties",
+                                  "continue", "type", "string", "resourceVersion", "type",
+                                  "string", "remainingItemCount", "type", "integer", "format",
+                                  "int64"));
+    json_object_set_new(defs, META "Status",
+                        json_pack("{s:s,s:s,s:b}", "description", "The result of an operation.",
+                                  "type", "object", "x-kubernetes-preserve-unknown-fields", 1));
+    json_object_set_new(defs, META "Patch",
+                        json_pack("{s:s,s:s}", "description", "A patch document.", "type",
+                                  "object"));
+}
+
+static char *encode_doc(json_t *d, size_t *len)
+{
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_json_encode(&b, d);
+    json_decref(d);
+    return kapi_buf_detach(&b, len);
+}
+
+static void hash_hex(const char *p, size_t n, char out[65])
+{
+    unsigned char md[32];
+    EVP_Digest(p, n, md, NULL, EVP_sha256(), NULL);
+    for (int i = 0; i < 32; i++)
+        snprintf(out + 2 * i, 3, "%02X", md[i]);
+}
+
+static json_t *info(void)
+{
+    return json_pack("{s:s,s:s}", "title", "Kubernetes", "version", "v1.26.0+kapi");
+}
+
+static void build_v3_doc(doc *d, const kapi_registry *reg, const char *group, const char *version)
+{
+    json_t *paths = json_object(), *schemas = json_object();
+    add_meta_schemas(schemas);
+    for (size_t i = 0; i < kapi_registry_count(reg); i++) {
+        const kapi_type *t = kapi_registry_at(reg, i);
+        if (strcmp(t->group, group) == 0 && strcmp(t->version, version) == 0) {
+            add_paths(paths, true, t);
+            add_schemas(schemas, true, t);
+        }
+    }
+    json_t *j = json_pack("{s:s,s:o,s:o,s:{s:o}}", "openapi", "3.0.0", "info", info(), "paths",
+                          paths, "components", "schemas", schemas);
+    d->path = *group ? kapi_xprintf("apis/%s/%s", group, version) : kapi_xprintf("api/%s", version);
+    d->bytes = encode_doc(j, &d->len);
+    hash_hex(d->bytes, d->len, d->hash);
+}
+
+static void build(void)
+{
+    const kapi_registry *reg = cache_registry;
+    json_t *paths = json_object(), *defs = json_object(), *index = json_object();
+    add_meta_schemas(defs);
+    cache.docs = kapi_xcalloc(kapi_registry_count(reg) + 1, sizeof(*cache.docs));
+    for (size_t i = 0; i < kapi_registry_count(reg); i++) {
+        const kapi_type *t = kapi_registry_at(reg, i);
+        add_paths(paths, false, t);
+        add_schemas(defs, false, t);
+        bool seen = false;
+        for (size_t j = 0; j < i; j++) {
+            const kapi_type *u = kapi_registry_at(reg, j);
+            seen = seen || (strcmp(u->group, t->group) == 0 && strcmp(u->version, t->version) == 0);
+        }
+        if (seen)
+            continue;
+        doc *d = &cache.docs[cache.ndocs++];
+        build_v3_doc(d, reg, t->group, t->version);
+        json_object_set_new(index, d->path,
+                            json_pack("{s:s++}", "serverRelativeURL", "/openapi/v3/", d->path,
+                                      "?hash=", d->hash));
+    }
+    cache.v2 = encode_doc(json_pack("{s:s,s:o,s:o,s:o}", "swagger", "2.0", "info", info(),
+                                    "paths", paths, "definitions", defs),
+                          &cache.v2_len);
+    cache.index = encode_doc(json_pack("{s:o}", "paths", index), &cache.index_len);
+}
+
+static void respond_static(kapi_req *r, const char *p, size_t n)
+{
+    static const kapi_http_header h[] = {{"Content-Type", "application/json"}};
+    kapi_http_chunk c = {p, n, NULL, NULL};
+    kapi_http_respond(r->http, 200, h, 1, &c, 1);
+}
+
+void kapi_api__serve_openapi(kapi_req *r)
+{
+    cache_registry = r->api->registry;
+    pthread_once(&cache.once, build);
+    if (strcmp(r->http->method, "GET") != 0 && strcmp(r->http->method, "HEAD") != 0) {
+        kapi_api__respond_error(r, kapi_api__err_method_not_allowed());
+        return;
+    }
+    if (strcmp(r->path, "/openapi/v2") == 0) {
+        respond_static(r, cache.v2, cache.v2_len);
+        return;
+    }
+    if (strcmp(r->path, "/openapi/v3") == 0 || strcmp(r->path, "/openapi/v3/") == 0) {
+        respond_static(r, cache.index, cache.index_len);
+        return;
+    }
+    if (strncmp(r->path, "/openapi/v3/", 12) == 0) {
+        for (size_t i = 0; i < cache.ndocs; i++)
+            if (strcmp(r->path + 12, cache.docs[i].path) == 0) {
+                respond_static(r, cache.docs[i].bytes, cache.docs[i].len);
+                return;
+            }
+    }
+    kapi_api__respond_not_found_page(r);
+}

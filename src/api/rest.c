@@ -1,0 +1,496 @@
+/*
+ * api/rest: the verbs on a resource type (reference 4.2): get, list, create, update,
+ * delete. Each reads top to bottom: resolve, decode, admit, store, encode.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_int.h"
+
+/* Status details name a resource by its plural ("cronjobs"), messages by plural.group. */
+static kapi_error *err_not_found(kapi_req *r, const kapi_type *t, const char *name)
+{
+    kapi_error *err = kapi_error_new(KAPI_STATUS_NOT_FOUND, "%s \"%s\" not found",
+                                     kapi_type_resource_name(&r->arena, t), name);
+    kapi_error_details(err, name, t->group, t->plural);
+    return err;
+}
+
+static kapi_error *err_from_store(kapi_arena *a, kapi_store_rc rc, const kapi_type *t,
+                                  const char *name)
+{
+    const char *res = kapi_type_resource_name(a, t);
+    kapi_error *err;
+    switch (rc) {
+    case KAPI_STORE_NOT_FOUND:
+        err = kapi_error_new(KAPI_STATUS_NOT_FOUND, "%s \"%s\" not found", res, name);
+        break;
+    case KAPI_STORE_EXISTS:
+        err = kapi_error_new(KAPI_STATUS_ALREADY_EXISTS, "%s \"%s\" already exists", res, name);
+        break;
+    case KAPI_STORE_CONFLICT:
+        err = kapi_error_new(KAPI_STATUS_CONFLICT,
+                             "Operation cannot be fulfilled on %s \"%s\": the object has been "
+                             "modified; please apply your changes to the latest version and try "
+                             "again",
+                             res, name);
+        break;
+    default:
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "storage error while writing %s \"%s\"",
+                              res, name);
+    }
+    kapi_error_details(err, name, t->group, t->plural);
+    return err;
+}
+
+/* Parses stored bytes (they were written by kapi, so they parse). */
+static json_t *parse_stored(const kapi_obj *o)
+{
+    return kapi_json_parse(o->data, o->len, NULL);
+}
+
+/* Answers with a stored object in the type's view: straight from the bytes when the
+ * views are equal, converted otherwise. */
+static void respond_stored(kapi_req *r, const kapi_type *t, int status, kapi_obj *o)
+{
+    if (!t->strategy->from_storage) {
+        kapi_api__respond_obj(r, status, o);
+        return;
+    }
+    json_t *v = t->strategy->from_storage(t, parse_stored(o));
+    kapi_obj_unref(o);
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_json_encode(&b, v);
+    kapi_buf_putc(&b, '\n');
+    json_decref(v);
+    kapi_api__respond_json(r, status, &b);
+}
+
+static void do_get(kapi_req *r)
+{
+    const kapi_type *t = r->type;
+    kapi_obj *o = NULL;
+    char *key = kapi_type_key(&r->arena, t, kapi_str_c(r->info.ns), kapi_str_c(r->info.name));
+    if (kapi_store_get(r->api->store, kapi_str_c(key), &o) != KAPI_STORE_OK) {
+        kapi_api__respond_error(r, err_not_found(r, t, r->info.name));
+        return;
+    }
+    respond_stored(r, t, 200, o);
+}
+
+static void release_obj(void *o)
+{
+    kapi_obj_unref(o);
+}
+
+/* A list item: the stored object without kind and apiVersion, as typed lists write
+ * their items. The bytes start with {"kind":..,"apiVersion":.., so the item is "{"
+ * followed by everything from "metadata" on. */
+static void list_item_chunks(kapi_obj *o, kapi_http_chunk *c)
+{
+    const char *m = strstr(o->data, "\"metadata\":");
+    c[0] = (kapi_http_chunk){"{", 1, NULL, NULL};
+    c[1] = (kapi_http_chunk){m, o->len - (size_t)(m - o->data), release_obj, o};
+}
+
+static void list_converted(kapi_req *r, const kapi_type *t, kapi_store_list_result *l, kapi_buf *b)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        json_t *v = t->strategy->from_storage(t, parse_stored(l->items[i]));
+        json_object_del(v, "kind");
+        json_object_del(v, "apiVersion");
+        if (i)
+            kapi_buf_putc(b, ',');
+        kapi_json_encode(b, v);
+        json_decref(v);
+    }
+    kapi_buf_puts(b, "]}\n");
+    kapi_store_list_dispose(l);
+    kapi_api__respond_json(r, 200, b);
+}
+
+static void do_list(kapi_req *r)
+{
+    const kapi_type *t = r->type;
+    kapi_store_list_result l;
+    char *prefix = kapi_type_key(&r->arena, t, kapi_str_c(r->info.ns), KAPI_STR(""));
+    kapi_store_list_opts opts = {.prefix = kapi_str_c(prefix)};
+    if (kapi_store_list(r->api->store, &opts, &l) != KAPI_STORE_OK) {
+        kapi_api__respond_error(r, kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
+                                                  "storage error while listing %s", t->plural));
+        return;
+    }
+    kapi_buf head;
+    kapi_buf_init(&head);
+    kapi_buf_printf(&head,
+                    "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":"
+                    "\"%lld\"},\"items\":[",
+                    t->list_kind, t->group_version, (long long)l.rev);
+    if (t->strategy->from_storage) {
+        list_converted(r, t, &l, &head);
+        return;
+    }
+    size_t n = 0, len;
+    kapi_http_chunk *c = kapi_xcalloc(3 * l.n + 2, sizeof(*c));
+    char *p = kapi_buf_detach(&head, &len);
+    c[n++] = kapi_http_chunk_take(p, len);
+    for (size_t i = 0; i < l.n; i++) {
+        if (i)
+            c[n++] = (kapi_http_chunk){",", 1, NULL, NULL};
+        list_item_chunks(kapi_obj_ref(l.items[i]), &c[n]);
+        n += 2;
+    }
+    c[n++] = (kapi_http_chunk){"]}\n", 3, NULL, NULL};
+    kapi_store_list_dispose(&l);
+    static const kapi_http_header h[] = {{"Content-Type", "application/json"}};
+    kapi_http_respond(r->http, 200, h, 1, c, n);
+    free(c);
+}
+
+/* The namespace rules of a write: the body may leave it out or repeat the path's. */
+static kapi_error *admit_namespace(const kapi_type *t, const char *ns, json_t *meta)
+{
+    const char *body_ns = kapi_json_path_str(meta, "namespace");
+    if (!t->namespaced) {
+        json_object_del(meta, "namespace");
+        return NULL;
+    }
+    if (body_ns && *body_ns && strcmp(body_ns, ns) != 0)
+        return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                              "the namespace of the provided object does not match the namespace "
+                              "sent on the request");
+    json_object_set_new(meta, "namespace", json_string(ns));
+    return NULL;
+}
+
+static kapi_error *namespace_exists(kapi_api *api, kapi_arena *a, const char *ns)
+{
+    kapi_obj *o = NULL;
+    char *key = kapi_arena_printf(a, "//namespaces/%s", ns);
+    if (kapi_store_get(api->store, kapi_str_c(key), &o) == KAPI_STORE_OK) {
+        kapi_obj_unref(o);
+        return NULL;
+    }
+    kapi_error *err = kapi_error_new(KAPI_STATUS_NOT_FOUND, "namespaces \"%s\" not found", ns);
+    kapi_error_details(err, ns, "", "namespaces");
+    return err;
+}
+
+/* Encodes obj (served view) in the storage view and commits it. */
+static kapi_error *store_write(kapi_api *api, kapi_arena *a, const kapi_type *t, json_t *obj,
+                               kapi_store_op op, int64_t expect_rev, kapi_obj **out)
+{
+    json_t *stored = json_incref(obj);
+    if (t->strategy->to_storage)
+        stored = t->strategy->to_storage(t, stored);
+    json_t *canon = kapi_api__canonical(stored);
+    json_decref(stored);
+    json_t *meta = json_object_get(canon, "metadata");
+    json_object_set_new(meta, "resourceVersion", json_string(""));
+    const char *name = kapi_json_path_str(meta, "name");
+    const char *ns = kapi_json_path_str(meta, "namespace");
+    size_t len, rv_off;
+    char *bytes = kapi_api__encode_stored(canon, &len, &rv_off);
+    char *key = kapi_type_key(a, t, kapi_str_c(ns), kapi_str_c(name));
+    kapi_store_write w = {
+        .op = op,
+        .key = kapi_str_c(key),
+        .expect_rev = expect_rev,
+        .value = {bytes, len},
+        .rv_off = rv_off,
+    };
+    kapi_store_rc rc = kapi_store_commit(api->store, &w);
+    kapi_error *err = rc == KAPI_STORE_OK ? NULL : err_from_store(a, rc, t, name);
+    if (w.current)
+        kapi_obj_unref(w.current);
+    *out = w.result;
+    json_decref(canon);
+    free(bytes);
+    return err;
+}
+
+kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, const char *ns,
+                             json_t *obj, kapi_obj **out)
+{
+    kapi_error *err;
+    char uid[37], suffix[6];
+    *out = NULL;
+    if ((err = kapi_api__check_kind(t, obj)) != NULL)
+        goto done;
+    json_t *meta = kapi_json_object_ensure(obj, "metadata");
+    if ((err = admit_namespace(t, ns, meta)) != NULL)
+        goto done;
+    const char *name = kapi_json_path_str(meta, "name");
+    const char *gen = kapi_json_path_str(meta, "generateName");
+    if ((!name || !*name) && gen && *gen) {
+        kapi_random_suffix(suffix, 5);
+        json_object_set_new(meta, "name", json_sprintf("%.58s%s", gen, suffix));
+    }
+    if ((err = kapi_api__validate_name(a, t, obj)) != NULL)
+        goto done;
+    const char *rv = kapi_json_path_str(meta, "resourceVersion");
+    if (rv && *rv) {
+        err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                             "resourceVersion should not be set on objects to be created");
+        goto done;
+    }
+    if (t->namespaced && (err = namespace_exists(api, a, ns)) != NULL)
+        goto done;
+    kapi_uuid_v4(uid);
+    json_object_set_new(meta, "uid", json_string(uid));
+    json_object_set_new(meta, "creationTimestamp", json_string(kapi_api__now(a)));
+    json_object_del(meta, "deletionTimestamp");
+    json_object_del(meta, "deletionGracePeriodSeconds");
+    if (t->generation)
+        json_object_set_new(meta, "generation", json_integer(1));
+    else
+        json_object_del(meta, "generation");
+    if (t->strategy->prepare_create)
+        t->strategy->prepare_create(t, obj);
+    err = store_write(api, a, t, obj, KAPI_STORE_CREATE, 0, out);
+done:
+    json_decref(obj);
+    return err;
+}
+
+static void do_create(kapi_req *r)
+{
+    json_t *obj;
+    kapi_obj *o = NULL;
+    kapi_error *err = kapi_api__decode_body(r, &obj);
+    if (!err)
+        err = kapi_api__create(r->api, &r->arena, r->type, r->info.ns, obj, &o);
+    if (err) {
+        kapi_api__respond_error(r, err);
+        return;
+    }
+    respond_stored(r, r->type, 201, o);
+}
+
+/* metadata.resourceVersion of an update: "" (unconditional) or the revision it expects. */
+static kapi_error *expected_rev(const json_t *meta, int64_t *out)
+{
+    const char *rv = kapi_json_path_str(meta, "resourceVersion");
+    char *end = NULL;
+    *out = 0;
+    if (!rv || !*rv)
+        return NULL;
+    long long v = strtoll(rv, &end, 10);
+    if (*end || v <= 0)
+        return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                              "invalid resource version \"%s\": must be a decimal revision", rv);
+    *out = v;
+    return NULL;
+}
+
+/* The fields an update carries over from the stored object. */
+static void keep_server_fields(const kapi_type *t, json_t *meta, const json_t *old_meta,
+                               const json_t *obj, const json_t *old)
+{
+    static const char *const kept[] = {"creationTimestamp", "deletionTimestamp",
+                                       "deletionGracePeriodSeconds"};
+    const char *uid = kapi_json_path_str(meta, "uid");
+    if (!uid || !*uid)
+        json_object_set(meta, "uid", json_object_get(old_meta, "uid"));
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(kept); i++) {
+        json_t *v = json_object_get(old_meta, kept[i]);
+        if (v)
+            json_object_set(meta, kept[i], v);
+        else
+            json_object_del(meta, kept[i]);
+    }
+    if (!t->generation) {
+        json_object_del(meta, "generation");
+        return;
+    }
+    json_int_t gen = json_integer_value(json_object_get(old_meta, "generation"));
+    if (!json_equal(json_object_get(obj, "spec"), json_object_get(old, "spec")))
+        gen++;
+    json_object_set_new(meta, "generation", json_integer(gen));
+}
+
+static kapi_error *update(kapi_req *r, json_t *obj, kapi_obj **out, int *status)
+{
+    const kapi_type *t = r->type;
+    kapi_error *err;
+    kapi_obj *cur = NULL;
+    json_t *old = NULL;
+    int64_t expect;
+    if ((err = kapi_api__check_kind(t, obj)) != NULL)
+        goto done;
+    json_t *meta = kapi_json_object_ensure(obj, "metadata");
+    const char *name = kapi_json_path_str(meta, "name");
+    if (!name || strcmp(name, r->info.name) != 0) {
+        err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                             "the name of the object (%s) does not match the name on the URL (%s)",
+                             name ? name : "", r->info.name);
+        goto done;
+    }
+    if ((err = admit_namespace(t, r->info.ns, meta)) != NULL ||
+        (err = expected_rev(meta, &expect)) != NULL)
+        goto done;
+    char *key = kapi_type_key(&r->arena, t, kapi_str_c(r->info.ns), kapi_str_c(name));
+    if (kapi_store_get(r->api->store, kapi_str_c(key), &cur) != KAPI_STORE_OK) {
+        if (json_is_true(json_object_get(t->def, "createOnUpdate")) && expect == 0) {
+            json_object_del(meta, "resourceVersion");
+            *status = 201;
+            err = kapi_api__create(r->api, &r->arena, t, r->info.ns, json_incref(obj), out);
+        } else {
+            err = err_not_found(r, t, name);
+        }
+        goto done;
+    }
+    if (expect && expect != cur->rev) {
+        err = err_from_store(&r->arena, KAPI_STORE_CONFLICT, t, name);
+        goto done;
+    }
+    old = parse_stored(cur);
+    if (t->strategy->from_storage)
+        old = t->strategy->from_storage(t, old);
+    keep_server_fields(t, meta, json_object_get(old, "metadata"), obj, old);
+    if ((err = kapi_api__validate_name(&r->arena, t, obj)) != NULL)
+        goto done;
+    if (t->strategy->prepare_update)
+        t->strategy->prepare_update(t, obj, old);
+    err = store_write(r->api, &r->arena, t, obj, KAPI_STORE_UPDATE, cur->rev, out);
+done:
+    if (cur)
+        kapi_obj_unref(cur);
+    json_decref(old);
+    json_decref(obj);
+    return err;
+}
+
+static void do_update(kapi_req *r)
+{
+    json_t *obj;
+    kapi_obj *o = NULL;
+    int status = 200;
+    kapi_error *err = kapi_api__decode_body(r, &obj);
+    if (!err)
+        err = update(r, obj, &o, &status);
+    if (err) {
+        kapi_api__respond_error(r, err);
+        return;
+    }
+    respond_stored(r, r->type, status, o);
+}
+
+/* Namespaces kube-apiserver itself needs; they cannot be deleted. */
+static bool protected_namespace(const kapi_type *t, const char *name)
+{
+    return strcmp(t->storage_resource, "namespaces") == 0 && !*t->storage_group &&
+           (strcmp(name, "default") == 0 || strcmp(name, "kube-system") == 0 ||
+            strcmp(name, "kube-public") == 0);
+}
+
+static void do_delete(kapi_req *r)
+{
+    const kapi_type *t = r->type;
+    const char *name = r->info.name;
+    kapi_obj *cur = NULL, *gone = NULL;
+    kapi_error *err = NULL;
+    if (protected_namespace(t, name)) {
+        err = kapi_error_new(KAPI_STATUS_FORBIDDEN,
+                             "namespaces \"%s\" is forbidden: this namespace may not be deleted",
+                             name);
+        kapi_error_details(err, name, "", "namespaces");
+        kapi_api__respond_error(r, err);
+        return;
+    }
+    char *key = kapi_type_key(&r->arena, t, kapi_str_c(r->info.ns), kapi_str_c(name));
+    kapi_store_write w = {.op = KAPI_STORE_DELETE, .key = kapi_str_c(key)};
+    kapi_store_rc rc = kapi_store_commit(r->api->store, &w);
+    if (rc != KAPI_STORE_OK) {
+        if (w.current)
+            kapi_obj_unref(w.current);
+        kapi_api__respond_error(r, err_from_store(&r->arena, rc, t, name));
+        return;
+    }
+    gone = w.result;
+    json_t *o = parse_stored(gone);
+    const char *uid = kapi_json_path_str(o, "metadata.uid");
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_buf_puts(&b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+                      "\"Success\",\"details\":{\"name\":");
+    kapi_json_put_string(&b, name, strlen(name));
+    if (*t->group) {
+        kapi_buf_puts(&b, ",\"group\":");
+        kapi_json_put_string(&b, t->group, strlen(t->group));
+    }
+    kapi_buf_printf(&b, ",\"kind\":\"%s\",\"uid\":", t->plural);
+    kapi_json_put_string(&b, uid ? uid : "", uid ? strlen(uid) : 0);
+    kapi_buf_puts(&b, "}}\n");
+    json_decref(o);
+    kapi_obj_unref(gone);
+    (void)cur;
+    kapi_api__respond_json(r, 200, &b);
+}
+
+/* Which verb a request may use here, given its path's shape; NULL when the method is
+ * not allowed (405) on this path. */
+static bool route_allowed(kapi_req *r)
+{
+    const kapi_reqinfo *in = &r->info;
+    const char *v = in->verb;
+    bool named = *in->name != '\0';
+    if (*in->subresource) {
+        const kapi_subresource *s = kapi_type_subresource(r->type, kapi_str_c(in->subresource));
+        return s && kapi_verbs_has(s->verbs, v);
+    }
+    if (named)
+        return strcmp(v, "get") == 0 || strcmp(v, "update") == 0 || strcmp(v, "delete") == 0;
+    return strcmp(v, "list") == 0 || strcmp(v, "create") == 0;
+}
+
+/* Resolves the type and the path's shape; NULL when the request may go on. */
+static kapi_error *resolve(kapi_req *r)
+{
+    kapi_reqinfo *in = &r->info;
+    const kapi_type *t = kapi_registry_lookup(r->api->registry, kapi_str_c(in->group),
+                                              kapi_str_c(in->version), kapi_str_c(in->resource));
+    if (!t || in->nparts > 3)
+        return kapi_api__err_not_found_resource();
+    r->type = t;
+    bool is_namespaces = !*t->group && strcmp(t->plural, "namespaces") == 0;
+    if (is_namespaces)
+        in->ns = "";
+    if (!t->namespaced && *in->ns)
+        return kapi_api__err_not_found_resource();
+    if (*in->subresource && !kapi_type_subresource(t, kapi_str_c(in->subresource)))
+        return kapi_api__err_not_found_resource();
+    if (t->namespaced && !*in->ns) {
+        /* Only list (and watch) exist across namespaces. */
+        if (*in->name || !t->all_namespaces)
+            return kapi_api__err_not_found_resource();
+        if (strcmp(in->verb, "list") != 0)
+            return kapi_api__err_method_not_allowed();
+    }
+    if (!kapi_verbs_has(t->verbs, in->verb) && !*in->subresource)
+        return kapi_api__err_method_not_allowed();
+    if (!route_allowed(r))
+        return kapi_api__err_method_not_allowed();
+    return NULL;
+}
+
+void kapi_api__serve_resource(kapi_req *r)
+{
+    kapi_error *err = resolve(r);
+    if (err) {
+        kapi_api__respond_error(r, err);
+        return;
+    }
+    const char *v = r->info.verb;
+    if (strcmp(v, "get") == 0)
+        do_get(r);
+    else if (strcmp(v, "list") == 0)
+        do_list(r);
+    else if (strcmp(v, "create") == 0)
+        do_create(r);
+    else if (strcmp(v, "update") == 0)
+        do_update(r);
+    else
+        do_delete(r);
+}

@@ -1,0 +1,216 @@
+/* codec/json: Go-compatible JSON encoding and jansson parsing with Go-worded errors. */
+#include "codec/json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Go's wording for a jansson syntax error: the common cases by their position. */
+static char *go_syntax_error(const char *p, size_t n, const json_error_t *je)
+{
+    size_t pos = (size_t)je->position;
+    while (pos < n && (p[pos] == ' ' || p[pos] == '\t' || p[pos] == '\n' || p[pos] == '\r'))
+        pos++;
+    if (pos >= n || json_error_code(je) == json_error_premature_end_of_input)
+        return kapi_xstrdup("unexpected end of JSON input");
+    /* jansson reports the position after the offending token; walk back to its start. */
+    size_t at = je->position > 0 ? (size_t)je->position - 1 : 0;
+    if (at >= n)
+        at = n - 1;
+    unsigned char c = (unsigned char)p[at];
+    if (c < 0x20 || c >= 0x7f)
+        return kapi_xprintf("invalid character '\\x%02x' looking for beginning of value", c);
+    return kapi_xprintf("invalid character '%c' looking for beginning of value", c);
+}
+
+json_t *kapi_json_parse(const char *p, size_t n, char **err_out)
+{
+    json_error_t je;
+    json_t *v = json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+    if (!v && err_out)
+        *err_out = go_syntax_error(p, n, &je);
+    return v;
+}
+
+void kapi_json_put_string(kapi_buf *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    kapi_buf_grow(b, n + 2);
+    kapi_buf_putc(b, '"');
+    size_t start = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        const char *esc = NULL;
+        char u[7];
+        if (c == '"')
+            esc = "\\\"";
+        else if (c == '\\')
+            esc = "\\\\";
+        else if (c == '\n')
+            esc = "\\n";
+        else if (c == '\r')
+            esc = "\\r";
+        else if (c == '\t')
+            esc = "\\t";
+        else if (c < 0x20 || c == '<' || c == '>' || c == '&') {
+            snprintf(u, sizeof(u), "\\u00%c%c", hex[c >> 4], hex[c & 15]);
+            esc = u;
+        } else if (c == 0xe2 && i + 2 < n && (unsigned char)s[i + 1] == 0x80 &&
+                   ((unsigned char)s[i + 2] == 0xa8 || (unsigned char)s[i + 2] == 0xa9)) {
+            kapi_buf_put(b, s + start, i - start);
+            kapi_buf_puts(b, (unsigned char)s[i + 2] == 0xa8 ? "\\u2028" : "\\u2029");
+            i += 2;
+            start = i + 1;
+            continue;
+        }
+        if (esc) {
+            kapi_buf_put(b, s + start, i - start);
+            kapi_buf_puts(b, esc);
+            start = i + 1;
+        }
+    }
+    kapi_buf_put(b, s + start, n - start);
+    kapi_buf_putc(b, '"');
+}
+
+/* Go's float64 encoding: the shortest representation that round-trips, in %f form
+ * for 1e-6 <= |x| < 1e21 and in exponent form (e-07, e+21) outside it. */
+static void put_real(kapi_buf *b, double x)
+{
+    char tmp[64];
+    if (!isfinite(x)) {
+        kapi_buf_puts(b, "null");
+        return;
+    }
+    int prec;
+    for (prec = 1; prec <= 17; prec++) {
+        snprintf(tmp, sizeof(tmp), "%.*g", prec, x);
+        if (strtod(tmp, NULL) == x)
+            break;
+    }
+    double ax = fabs(x);
+    if (ax != 0 && (ax < 1e-6 || ax >= 1e21)) {
+        /* %g already gave exponent form; Go writes at least two exponent digits. */
+        kapi_buf_puts(b, tmp);
+        return;
+    }
+    /* Plain decimal form without exponent, shortest digits. */
+    char *e = strchr(tmp, 'e');
+    if (!e) {
+        kapi_buf_puts(b, tmp);
+        return;
+    }
+    int digits = prec;
+    int exp10 = atoi(e + 1);
+    int decimals = digits - 1 - exp10;
+    snprintf(tmp, sizeof(tmp), "%.*f", decimals > 0 ? decimals : 0, x);
+    kapi_buf_puts(b, tmp);
+}
+
+static void encode(kapi_buf *b, const json_t *v, int depth, size_t *rv_off);
+
+static void encode_object(kapi_buf *b, const json_t *v, int depth, size_t *rv_off)
+{
+    const char *key;
+    json_t *val;
+    bool first = true;
+    kapi_buf_putc(b, '{');
+    json_object_foreach((json_t *)v, key, val)
+    {
+        if (!first)
+            kapi_buf_putc(b, ',');
+        first = false;
+        kapi_json_put_string(b, key, strlen(key));
+        kapi_buf_putc(b, ':');
+        if (rv_off && depth == 1 && strcmp(key, "resourceVersion") == 0) {
+            kapi_buf_puts(b, "\"");
+            *rv_off = b->len;
+            kapi_buf_puts(b, "\"");
+            continue;
+        }
+        bool meta = rv_off && depth == 0 && strcmp(key, "metadata") == 0;
+        encode(b, val, depth + 1, meta ? rv_off : NULL);
+    }
+    kapi_buf_putc(b, '}');
+}
+
+static void encode(kapi_buf *b, const json_t *v, int depth, size_t *rv_off)
+{
+    char tmp[32];
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        encode_object(b, v, depth, rv_off);
+        break;
+    case JSON_ARRAY:
+        kapi_buf_putc(b, '[');
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (i)
+                kapi_buf_putc(b, ',');
+            encode(b, json_array_get(v, i), depth + 1, NULL);
+        }
+        kapi_buf_putc(b, ']');
+        break;
+    case JSON_STRING:
+        kapi_json_put_string(b, json_string_value(v), json_string_length(v));
+        break;
+    case JSON_INTEGER:
+        snprintf(tmp, sizeof(tmp), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        kapi_buf_puts(b, tmp);
+        break;
+    case JSON_REAL:
+        put_real(b, json_real_value(v));
+        break;
+    case JSON_TRUE:
+        kapi_buf_puts(b, "true");
+        break;
+    case JSON_FALSE:
+        kapi_buf_puts(b, "false");
+        break;
+    case JSON_NULL:
+        kapi_buf_puts(b, "null");
+        break;
+    }
+}
+
+void kapi_json_encode(kapi_buf *b, const json_t *v)
+{
+    encode(b, v, 0, NULL);
+}
+
+void kapi_json_encode_stamped(kapi_buf *b, const json_t *obj, size_t *rv_off)
+{
+    *rv_off = 0;
+    encode(b, obj, 0, rv_off);
+}
+
+json_t *kapi_json_path(const json_t *v, const char *path)
+{
+    char seg[256];
+    while (v && *path) {
+        const char *dot = strchr(path, '.');
+        size_t n = dot ? (size_t)(dot - path) : strlen(path);
+        if (n >= sizeof(seg) || !json_is_object(v))
+            return NULL;
+        memcpy(seg, path, n);
+        seg[n] = '\0';
+        v = json_object_get(v, seg);
+        path += n + (dot ? 1 : 0);
+    }
+    return (json_t *)v;
+}
+
+const char *kapi_json_path_str(const json_t *v, const char *path)
+{
+    return json_string_value(kapi_json_path(v, path));
+}
+
+json_t *kapi_json_object_ensure(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    if (json_is_object(v))
+        return v;
+    v = json_object();
+    json_object_set_new(obj, key, v);
+    return v;
+}

@@ -1,0 +1,237 @@
+/* registry: loads the embedded type files into kapi_types and looks them up. */
+#include "registry/registry.h"
+
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/json.h"
+
+extern const struct {
+    const char *name;
+    const unsigned char *data;
+    size_t len;
+} kapi_embedded_files[];
+
+struct kapi_registry {
+    kapi_type *types;
+    size_t ntypes;
+};
+
+/* A NULL-terminated vector of the strings of a JSON array (borrowed from def). */
+static const char *const *string_vector(const json_t *arr)
+{
+    size_t n = json_array_size(arr);
+    const char **v = kapi_xcalloc(n + 1, sizeof(*v));
+    for (size_t i = 0; i < n; i++)
+        v[i] = json_string_value(json_array_get(arr, i));
+    return v;
+}
+
+char *kapi_registry_storage_hash(const char *group, const char *version, const char *kind)
+{
+    char *gvk = kapi_xprintf("%s/%s/%s", group, version, kind);
+    unsigned char md[32];
+    unsigned char out[16];
+    EVP_Digest(gvk, strlen(gvk), md, NULL, EVP_sha256(), NULL);
+    EVP_EncodeBlock(out, md, 8);
+    free(gvk);
+    return kapi_xstrdup((char *)out);
+}
+
+static char *lower(const char *s)
+{
+    char *p = kapi_xstrdup(s);
+    for (char *c = p; *c; c++)
+        if (*c >= 'A' && *c <= 'Z')
+            *c = (char)(*c - 'A' + 'a');
+    return p;
+}
+
+static kapi_error *load_type(kapi_type *t, const char *name, json_t *def)
+{
+    const char *fields[] = {"version", "kind", "plural", "strategy"};
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(fields); i++)
+        if (!json_is_string(json_object_get(def, fields[i])))
+            return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type file %s: no \"%s\"", name,
+                                  fields[i]);
+    t->def = def;
+    t->group = kapi_json_path_str(def, "group");
+    t->group = t->group ? t->group : "";
+    t->version = kapi_json_path_str(def, "version");
+    t->group_version =
+        *t->group ? kapi_xprintf("%s/%s", t->group, t->version) : kapi_xstrdup(t->version);
+    t->kind = kapi_json_path_str(def, "kind");
+    t->list_kind = kapi_xprintf("%sList", t->kind);
+    t->plural = kapi_json_path_str(def, "plural");
+    t->singular = lower(t->kind);
+    t->namespaced = json_is_true(json_object_get(def, "namespaced"));
+    t->generation = json_is_true(json_object_get(def, "generation"));
+    t->all_namespaces = json_is_true(json_object_get(def, "allNamespaces"));
+    t->short_names = string_vector(json_object_get(def, "shortNames"));
+    t->categories = string_vector(json_object_get(def, "categories"));
+    t->verbs = string_vector(json_object_get(def, "verbs"));
+    json_t *subs = json_object_get(def, "subresources");
+    kapi_subresource *sv = kapi_xcalloc(json_object_size(subs) + 1, sizeof(*sv));
+    const char *key;
+    json_t *val;
+    json_object_foreach(subs, key, val)
+    {
+        sv[t->nsubresources].name = key;
+        sv[t->nsubresources].verbs = string_vector(val);
+        t->nsubresources++;
+    }
+    t->subresources = sv;
+    json_t *storage = json_object_get(def, "storage");
+    t->storage_group = kapi_json_path_str(storage, "group");
+    t->storage_resource = kapi_json_path_str(storage, "resource");
+    if (!t->storage_group || !t->storage_resource)
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type file %s: bad \"storage\"", name);
+    t->storage_version_hash = kapi_registry_storage_hash(
+        t->storage_group, kapi_json_path_str(storage, "version") ?: "",
+        kapi_json_path_str(storage, "kind") ?: "");
+    t->strategy = kapi_registry__strategy(kapi_json_path_str(def, "strategy"));
+    if (!t->strategy)
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type file %s: unknown strategy",
+                              name);
+    return NULL;
+}
+
+static int type_order(const void *a, const void *b)
+{
+    const kapi_type *x = a, *y = b;
+    json_int_t px = json_integer_value(json_object_get(x->def, "groupPriority"));
+    json_int_t py = json_integer_value(json_object_get(y->def, "groupPriority"));
+    if (px != py)
+        return px < py ? -1 : 1;
+    int c = strcmp(x->group, y->group);
+    if (c)
+        return c;
+    c = strcmp(x->version, y->version);
+    return c ? c : strcmp(x->plural, y->plural);
+}
+
+kapi_error *kapi_registry_new(kapi_registry **out)
+{
+    kapi_registry *r = kapi_xcalloc(1, sizeof(*r));
+    kapi_error *err = NULL;
+    size_t n = 0;
+    while (kapi_embedded_files[n].name)
+        n++;
+    r->types = kapi_xcalloc(n ? n : 1, sizeof(*r->types));
+    for (size_t i = 0; i < n; i++) {
+        char *perr = NULL;
+        json_t *def = kapi_json_parse((const char *)kapi_embedded_files[i].data,
+                                      kapi_embedded_files[i].len, &perr);
+        if (!json_is_object(def)) {
+            err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type file %s: %s",
+                                 kapi_embedded_files[i].name, perr ? perr : "not an object");
+            free(perr);
+            json_decref(def);
+            goto done;
+        }
+        r->ntypes++;
+        if ((err = load_type(&r->types[i], kapi_embedded_files[i].name, def)) != NULL)
+            goto done;
+    }
+    qsort(r->types, r->ntypes, sizeof(*r->types), type_order);
+done:
+    if (err) {
+        kapi_registry_free(r);
+        r = NULL;
+    }
+    *out = r;
+    return err;
+}
+
+void kapi_registry_free(kapi_registry *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->ntypes; i++) {
+        kapi_type *t = &r->types[i];
+        for (size_t s = 0; s < t->nsubresources; s++)
+            free((void *)t->subresources[s].verbs);
+        free((void *)t->subresources);
+        free((void *)t->group_version);
+        free((void *)t->list_kind);
+        free((void *)t->singular);
+        free((void *)t->short_names);
+        free((void *)t->categories);
+        free((void *)t->verbs);
+        free((void *)t->storage_version_hash);
+        json_decref(t->def);
+    }
+    free(r->types);
+    free(r);
+}
+
+const kapi_type *kapi_registry_lookup(const kapi_registry *r, kapi_str group, kapi_str version,
+                                      kapi_str plural)
+{
+    for (size_t i = 0; i < r->ntypes; i++) {
+        const kapi_type *t = &r->types[i];
+        if (kapi_str_eqc(group, t->group) && kapi_str_eqc(version, t->version) &&
+            kapi_str_eqc(plural, t->plural))
+            return t;
+    }
+    return NULL;
+}
+
+bool kapi_registry_has_group(const kapi_registry *r, kapi_str group)
+{
+    for (size_t i = 0; i < r->ntypes; i++)
+        if (kapi_str_eqc(group, r->types[i].group))
+            return true;
+    return false;
+}
+
+bool kapi_registry_has_group_version(const kapi_registry *r, kapi_str group, kapi_str version)
+{
+    for (size_t i = 0; i < r->ntypes; i++)
+        if (kapi_str_eqc(group, r->types[i].group) && kapi_str_eqc(version, r->types[i].version))
+            return true;
+    return false;
+}
+
+size_t kapi_registry_count(const kapi_registry *r)
+{
+    return r->ntypes;
+}
+
+const kapi_type *kapi_registry_at(const kapi_registry *r, size_t i)
+{
+    return i < r->ntypes ? &r->types[i] : NULL;
+}
+
+char *kapi_type_key(kapi_arena *a, const kapi_type *t, kapi_str ns, kapi_str name)
+{
+    if (!t->namespaced || ns.len == 0)
+        return kapi_arena_printf(a, "/%s/%s/%.*s", t->storage_group, t->storage_resource,
+                                 KAPI_STR_FMT(name));
+    return kapi_arena_printf(a, "/%s/%s/%.*s/%.*s", t->storage_group, t->storage_resource,
+                             KAPI_STR_FMT(ns), KAPI_STR_FMT(name));
+}
+
+const char *kapi_type_resource_name(kapi_arena *a, const kapi_type *t)
+{
+    if (!*t->group)
+        return t->plural;
+    return kapi_arena_printf(a, "%s.%s", t->plural, t->group);
+}
+
+const kapi_subresource *kapi_type_subresource(const kapi_type *t, kapi_str name)
+{
+    for (size_t i = 0; i < t->nsubresources; i++)
+        if (kapi_str_eqc(name, t->subresources[i].name))
+            return &t->subresources[i];
+    return NULL;
+}
+
+bool kapi_verbs_has(const char *const *verbs, const char *verb)
+{
+    for (; verbs && *verbs; verbs++)
+        if (strcmp(*verbs, verb) == 0)
+            return true;
+    return false;
+}

@@ -1,0 +1,104 @@
+/*
+ * registry: every resource type kapi serves, as one kapi_type (DESIGN.md invariant 1).
+ *
+ * Built-in types are data: src/registry/types/<group>.<plural>.json, embedded at build
+ * time. Each file gives the facts of one served group/version/resource (kind, plural,
+ * scope, short names, categories, verbs, subresources, where it is stored) and the name
+ * of its strategy, the small table of hooks with the code special to the type
+ * (namespace defaults, the events.k8s.io view of core Events, ...).
+ *
+ * Two served types may share one stored resource (core/v1 and events.k8s.io/v1 Events):
+ * objects are stored in the storage view, and a type with a `view` hook converts.
+ *
+ * The registry is immutable after kapi_registry_new; any thread may read it.
+ */
+#ifndef KAPI_REGISTRY_H
+#define KAPI_REGISTRY_H
+
+#include <jansson.h>
+
+#include "base/status.h"
+
+typedef struct kapi_type kapi_type;
+
+/* Code special to a type. Every hook is optional. obj is the whole object in the
+ * type's own (served) view, kind and apiVersion included. */
+typedef struct kapi_type_strategy {
+    const char *name;
+    /* Sets the fields the server fills on create (after metadata is set). */
+    void (*prepare_create)(const kapi_type *t, json_t *obj);
+    /* Carries over what an update may not change (old is the stored object). */
+    void (*prepare_update)(const kapi_type *t, json_t *obj, const json_t *old);
+    /* Converts between this type's view and the stored one; NULL when they are equal.
+     * Both take a reference-counted object and return a new reference. */
+    json_t *(*to_storage)(const kapi_type *t, json_t *obj);
+    json_t *(*from_storage)(const kapi_type *t, json_t *stored);
+} kapi_type_strategy;
+
+/* A subresource of a type: "status", "finalize", ... */
+typedef struct kapi_subresource {
+    const char *name;
+    const char *const *verbs; /* NULL-terminated */
+} kapi_subresource;
+
+struct kapi_type {
+    const char *group;       /* "" for the core group */
+    const char *version;     /* "v1" */
+    const char *group_version; /* "batch/v1", or "v1" for the core group */
+    const char *kind, *list_kind;
+    const char *plural;
+    const char *singular;    /* lower-case kind; discovery shows "" for built-ins */
+    bool namespaced;
+    bool generation;         /* metadata.generation is kept (types with a spec) */
+    bool all_namespaces;     /* served across namespaces at the cluster path */
+    const char *const *short_names; /* NULL-terminated */
+    const char *const *categories;  /* NULL-terminated */
+    const char *const *verbs;       /* NULL-terminated, discovery order */
+    const kapi_subresource *subresources;
+    size_t nsubresources;
+    /* Where objects are stored: key prefix "/<storage_group>/<storage_resource>/". */
+    const char *storage_group, *storage_resource;
+    /* Discovery's storageVersionHash: the storage group/version/kind, hashed. */
+    const char *storage_version_hash;
+    const kapi_type_strategy *strategy;
+    json_t *def; /* the parsed type file, for what only some consumers read */
+};
+
+typedef struct kapi_registry kapi_registry;
+
+/* Loads the embedded built-in types. */
+kapi_error *kapi_registry_new(kapi_registry **out);
+void kapi_registry_free(kapi_registry *r);
+
+/* The type served at group/version/plural, or NULL. */
+const kapi_type *kapi_registry_lookup(const kapi_registry *r, kapi_str group, kapi_str version,
+                                      kapi_str plural);
+/* True if any type is served in group (at any version); "" is the core group. */
+bool kapi_registry_has_group(const kapi_registry *r, kapi_str group);
+/* True if group/version is served. */
+bool kapi_registry_has_group_version(const kapi_registry *r, kapi_str group, kapi_str version);
+
+/* All types, in discovery order (groups in the order of the type files' "groupOrder",
+ * then by version preference, then by resource name). */
+size_t kapi_registry_count(const kapi_registry *r);
+const kapi_type *kapi_registry_at(const kapi_registry *r, size_t i);
+
+/* The store key of an object, or the prefix of a collection: "/<g>/<res>/<ns>/<name>".
+ * namespace may be empty (all namespaces, or a cluster-scoped type); name may be empty
+ * (a collection prefix, which then ends with '/'). */
+char *kapi_type_key(kapi_arena *a, const kapi_type *t, kapi_str ns, kapi_str name);
+/* "cronjobs.batch" (or "namespaces" for the core group): how messages name a resource. */
+const char *kapi_type_resource_name(kapi_arena *a, const kapi_type *t);
+/* The subresource named name, or NULL. */
+const kapi_subresource *kapi_type_subresource(const kapi_type *t, kapi_str name);
+/* True if verbs (NULL-terminated) contains verb. */
+bool kapi_verbs_has(const char *const *verbs, const char *verb);
+
+/* Discovery's storageVersionHash of a storage group/version/kind: base64 of the first 8
+ * bytes of SHA-256("group/version/Kind"); heap string. */
+char *kapi_registry_storage_hash(const char *group, const char *version, const char *kind);
+
+/* Strategies by name, for the type files (registry/strategies.c). */
+const kapi_type_strategy *kapi_registry__strategy(const char *name);
+
+#endif

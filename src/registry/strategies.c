@@ -1,0 +1,232 @@
+/*
+ * registry/strategies: the code special to a type, by the strategy names the type files
+ * use. Everything generic (metadata, names, revisions) is done by the API pipeline.
+ */
+#include <string.h>
+
+#include "codec/json.h"
+#include "registry/registry.h"
+
+/* Replaces obj[key] with an empty object, appended after the other members. */
+static void reset_status(json_t *obj)
+{
+    json_object_del(obj, "status");
+    json_object_set_new(obj, "status", json_object());
+}
+
+/* status: types with a status subresource; a write to the main resource cannot set it. */
+static void status_create(const kapi_type *t, json_t *obj)
+{
+    (void)t;
+    reset_status(obj);
+}
+
+static void status_update(const kapi_type *t, json_t *obj, const json_t *old)
+{
+    (void)t;
+    json_t *st = json_object_get(old, "status");
+    json_object_del(obj, "status");
+    json_object_set(obj, "status", st ? st : json_object());
+}
+
+/* namespace: phase Active, the "kubernetes" finalizer, the metadata.name label. */
+static void namespace_label(json_t *obj)
+{
+    json_t *meta = kapi_json_object_ensure(obj, "metadata");
+    const char *name = kapi_json_path_str(meta, "name");
+    json_t *labels = kapi_json_object_ensure(meta, "labels");
+    json_object_set_new(labels, "kubernetes.io/metadata.name", json_string(name ? name : ""));
+}
+
+static void namespace_create(const kapi_type *t, json_t *obj)
+{
+    (void)t;
+    namespace_label(obj);
+    json_t *spec = kapi_json_object_ensure(obj, "spec");
+    json_t *fin = json_object_get(spec, "finalizers");
+    if (!json_is_array(fin)) {
+        fin = json_array();
+        json_object_set_new(spec, "finalizers", fin);
+    }
+    bool has = false;
+    for (size_t i = 0; i < json_array_size(fin); i++)
+        has = has || strcmp(json_string_value(json_array_get(fin, i)) ?: "", "kubernetes") == 0;
+    if (!has)
+        json_array_append_new(fin, json_string("kubernetes"));
+    json_object_del(obj, "status");
+    json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
+}
+
+static void namespace_update(const kapi_type *t, json_t *obj, const json_t *old)
+{
+    (void)t;
+    namespace_label(obj);
+    json_t *spec = kapi_json_object_ensure(obj, "spec");
+    json_t *fin = kapi_json_path(old, "spec.finalizers");
+    if (fin)
+        json_object_set(spec, "finalizers", fin);
+    else
+        json_object_del(spec, "finalizers");
+    json_object_del(obj, "status");
+    json_t *st = json_object_get(old, "status");
+    json_object_set(obj, "status", st ? st : json_object());
+}
+
+/*
+ * Events: stored as core/v1 Events. Both views are written with their members in the
+ * order and with the zero values kube-apiserver writes (an absent time is null, an
+ * absent source or reference is {}).
+ */
+typedef struct field_rule {
+    const char *name;
+    const char *core;  /* the core/v1 name of an events.k8s.io/v1 field */
+    json_t *(*zero)(void); /* written when absent; NULL: left out */
+} field_rule;
+
+static json_t *zero_object(void)
+{
+    return json_object();
+}
+
+static json_t *zero_string(void)
+{
+    return json_string("");
+}
+
+static const field_rule core_fields[] = {
+    {"involvedObject", NULL, zero_object}, {"reason", NULL, NULL},
+    {"message", NULL, NULL},               {"source", NULL, zero_object},
+    {"firstTimestamp", NULL, json_null},   {"lastTimestamp", NULL, json_null},
+    {"count", NULL, NULL},                 {"type", NULL, NULL},
+    {"eventTime", NULL, json_null},        {"series", NULL, NULL},
+    {"action", NULL, NULL},                {"related", NULL, NULL},
+    {"reportingComponent", NULL, zero_string}, {"reportingInstance", NULL, zero_string},
+};
+
+static const field_rule v1_fields[] = {
+    {"eventTime", "eventTime", json_null},
+    {"series", "series", NULL},
+    {"reportingController", "reportingComponent", NULL},
+    {"reportingInstance", "reportingInstance", NULL},
+    {"action", "action", NULL},
+    {"reason", "reason", NULL},
+    {"regarding", "involvedObject", zero_object},
+    {"related", "related", NULL},
+    {"note", "message", NULL},
+    {"type", "type", NULL},
+    {"deprecatedSource", "source", zero_object},
+    {"deprecatedFirstTimestamp", "firstTimestamp", json_null},
+    {"deprecatedLastTimestamp", "lastTimestamp", json_null},
+    {"deprecatedCount", "count", NULL},
+};
+
+static bool is_empty_value(const json_t *v)
+{
+    return !v || (json_is_string(v) && json_string_length(v) == 0) ||
+           (json_is_integer(v) && json_integer_value(v) == 0) || json_is_null(v);
+}
+
+/* Builds kind, apiVersion, metadata, then the fields of rules in order: each taken from
+ * src under its own name (or its core name when use_core), else its zero value. */
+static json_t *event_view(const json_t *src, const char *api_version, const field_rule *rules,
+                          size_t n, bool use_core)
+{
+    json_t *out = json_object();
+    json_object_set_new(out, "kind", json_string("Event"));
+    json_object_set_new(out, "apiVersion", json_string(api_version));
+    json_t *meta = json_object_get(src, "metadata");
+    json_object_set(out, "metadata", meta ? meta : json_object());
+    for (size_t i = 0; i < n; i++) {
+        const char *from = use_core && rules[i].core ? rules[i].core : rules[i].name;
+        json_t *v = json_object_get(src, from);
+        if (rules[i].zero)
+            json_object_set_new(out, rules[i].name,
+                                v && !json_is_null(v) ? json_incref(v) : rules[i].zero());
+        else if (!is_empty_value(v))
+            json_object_set(out, rules[i].name, v);
+    }
+    return out;
+}
+
+static json_t *core_event_normalize(const json_t *src)
+{
+    return event_view(src, "v1", core_fields, KAPI_ARRAY_LEN(core_fields), false);
+}
+
+static void event_create(const kapi_type *t, json_t *obj)
+{
+    (void)t;
+    json_t *norm = core_event_normalize(obj);
+    json_object_clear(obj);
+    json_object_update(obj, norm);
+    json_decref(norm);
+}
+
+static void event_update(const kapi_type *t, json_t *obj, const json_t *old)
+{
+    (void)old;
+    event_create(t, obj);
+}
+
+static json_t *events_v1_to_storage(const kapi_type *t, json_t *obj)
+{
+    (void)t;
+    json_t *core = json_object();
+    json_object_set(core, "metadata", json_object_get(obj, "metadata"));
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(v1_fields); i++) {
+        json_t *v = json_object_get(obj, v1_fields[i].name);
+        if (v)
+            json_object_set(core, v1_fields[i].core, v);
+    }
+    json_t *out = core_event_normalize(core);
+    json_decref(core);
+    json_decref(obj);
+    return out;
+}
+
+static json_t *events_v1_from_storage(const kapi_type *t, json_t *stored)
+{
+    (void)t;
+    json_t *out = event_view(stored, "events.k8s.io/v1", v1_fields, KAPI_ARRAY_LEN(v1_fields),
+                             true);
+    json_decref(stored);
+    return out;
+}
+
+/* customresourcedefinition: status starts with no conditions and the storage version. */
+static void crd_create(const kapi_type *t, json_t *obj)
+{
+    (void)t;
+    json_t *stored = json_array();
+    json_t *versions = kapi_json_path(obj, "spec.versions");
+    for (size_t i = 0; i < json_array_size(versions); i++) {
+        json_t *v = json_array_get(versions, i);
+        if (json_is_true(json_object_get(v, "storage")) && json_object_get(v, "name"))
+            json_array_append(stored, json_object_get(v, "name"));
+    }
+    json_object_del(obj, "status");
+    json_object_set_new(obj, "status",
+                        json_pack("{s:n,s:{s:s,s:s},s:o}", "conditions", "acceptedNames",
+                                  "plural", "", "kind", "", "storedVersions", stored));
+}
+
+static const kapi_type_strategy strategies[] = {
+    {.name = "plain"},
+    {.name = "status", .prepare_create = status_create, .prepare_update = status_update},
+    {.name = "namespace", .prepare_create = namespace_create, .prepare_update = namespace_update},
+    {.name = "event", .prepare_create = event_create, .prepare_update = event_update},
+    {.name = "events.k8s.io",
+     .to_storage = events_v1_to_storage,
+     .from_storage = events_v1_from_storage},
+    {.name = "customresourcedefinition",
+     .prepare_create = crd_create,
+     .prepare_update = status_update},
+};
+
+const kapi_type_strategy *kapi_registry__strategy(const char *name)
+{
+    for (size_t i = 0; name && i < KAPI_ARRAY_LEN(strategies); i++)
+        if (strcmp(strategies[i].name, name) == 0)
+            return &strategies[i];
+    return NULL;
+}
