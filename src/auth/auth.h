@@ -9,13 +9,16 @@
  * - The kubeconfig kapi writes for kubectl.
  *
  * A kapi_auth is immutable after kapi_auth_new, so any thread may authenticate with it.
+ * (Its one internal mutable part, the table of client-certificate users, is behind a
+ * mutex; see kapi_auth_authenticate.)
  */
 #ifndef KAPI_AUTH_H
 #define KAPI_AUTH_H
 
 #include "base/status.h"
 
-/* An authenticated caller. Strings are owned by the kapi_auth that produced them. */
+/* An authenticated caller. Strings are owned by the kapi_auth that produced them and live
+ * until kapi_auth_free; the caller frees nothing. */
 typedef struct kapi_user {
     const char *name;
     const char *uid;
@@ -31,20 +34,25 @@ typedef struct kapi_pki {
  * missing (ECDSA P-256; the server certificate is signed by the CA and valid for
  * 127.0.0.1, ::1, localhost and extra_ip when it is an address). */
 kapi_error *kapi_pki_ensure(kapi_pki *out, const char *dir, const char *extra_ip);
+/* Frees the paths of a kapi_pki filled by kapi_pki_ensure. */
 void kapi_pki_dispose(kapi_pki *pki);
 
+/* The authenticator: known tokens and the users of client certificates seen so far. */
 typedef struct kapi_auth kapi_auth;
 
 /* Loads the admin token from DIR/admin-token, generating it on first start, and the
  * tokens of token_file when not NULL (a malformed file is an error naming the line). */
 kapi_error *kapi_auth_new(kapi_auth **out, const char *dir, const char *token_file);
+/* Frees A and every kapi_user string it handed out; NULL is fine. */
 void kapi_auth_free(kapi_auth *a);
 /* The admin token (borrowed). */
 const char *kapi_auth_admin_token(const kapi_auth *a);
 
 /* Authenticates a request from its Authorization header value (may be NULL) and its
  * verified client certificate (an X509 *, may be NULL). Returns false when the caller
- * presented no valid credentials. */
+ * presented no valid credentials. As in kube-apiserver a certificate with a subject CN
+ * comes first (user CN, groups its Os, uid ""), then "Bearer <token>". A certificate
+ * user is made once per distinct CN and Os and kept until kapi_auth_free. */
 bool kapi_auth_authenticate(const kapi_auth *a, const char *authorization, void *peer_cert,
                             kapi_user *out);
 /* True when the user may do everything (member of system:masters). */

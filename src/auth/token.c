@@ -1,0 +1,270 @@
+/*
+ * token: the kapi_auth itself: the admin token, the users of a --token-auth-file, and
+ * authentication of a request by bearer token or client certificate.
+ *
+ * Tokens are kept as SHA-256 digests in an array sorted by digest: a lookup hashes the
+ * presented token, finds the one candidate by binary search and confirms it with
+ * CRYPTO_memcmp. The search's timing depends only on digests, which tell an attacker
+ * nothing about the tokens.
+ */
+#include "auth/auth_int.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define DIGEST_LEN 32
+#define ADMIN_TOKEN_BYTES 32
+
+typedef struct token_entry {
+    unsigned char digest[DIGEST_LEN];
+    size_t seq; /* order of appearance: of two equal tokens the later one wins */
+    kapi_user user;
+} token_entry;
+
+struct kapi_auth {
+    kapi_arena arena; /* the token users' strings and group lists */
+    const char *admin_token;
+    token_entry *tokens;
+    size_t ntokens, tokens_cap;
+    kapi_auth__certs *certs;
+};
+
+static const char *const admin_groups[] = {"system:masters", "system:authenticated", NULL};
+static const kapi_user admin_user = {"admin", "admin", admin_groups};
+
+const char *const *kapi_auth__groups(kapi_arena *a, const char **names, size_t n) {
+    const char **groups = kapi_arena_alloc(a, (n + 2) * sizeof(*groups));
+    bool listed = false;
+    for (size_t i = 0; i < n; i++) {
+        groups[i] = names[i];
+        listed = listed || strcmp(names[i], "system:authenticated") == 0;
+    }
+    if (!listed)
+        groups[n++] = "system:authenticated";
+    groups[n] = NULL;
+    return groups;
+}
+
+static void digest(const char *token, size_t len, unsigned char out[DIGEST_LEN]) {
+    if (!EVP_Digest(token, len, out, NULL, EVP_sha256(), NULL))
+        abort(); /* only on allocation failure, which aborts everywhere in kapi */
+}
+
+static void add_token(kapi_auth *a, const char *token, size_t len, kapi_user user) {
+    if (a->ntokens == a->tokens_cap) {
+        a->tokens_cap = a->tokens_cap ? a->tokens_cap * 2 : 16;
+        a->tokens = kapi_xrealloc(a->tokens, a->tokens_cap * sizeof(*a->tokens));
+    }
+    token_entry *e = &a->tokens[a->ntokens];
+    digest(token, len, e->digest);
+    e->seq = a->ntokens++;
+    e->user = user;
+}
+
+static int entry_cmp(const void *x, const void *y) {
+    const token_entry *a = x, *b = y;
+    int c = memcmp(a->digest, b->digest, DIGEST_LEN);
+    return c ? c : (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* Sorts the tokens by digest and keeps the last of each run of equal tokens. */
+static void index_tokens(kapi_auth *a) {
+    size_t n = 0;
+    qsort(a->tokens, a->ntokens, sizeof(*a->tokens), entry_cmp);
+    for (size_t i = 0; i < a->ntokens; i++) {
+        bool last = i + 1 == a->ntokens ||
+                    memcmp(a->tokens[i].digest, a->tokens[i + 1].digest, DIGEST_LEN) != 0;
+        if (last)
+            a->tokens[n++] = a->tokens[i];
+    }
+    a->ntokens = n;
+}
+
+static const kapi_user *find_token(const kapi_auth *a, kapi_str token) {
+    unsigned char d[DIGEST_LEN];
+    size_t lo = 0, hi = a->ntokens;
+    digest(token.ptr, token.len, d);
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (memcmp(a->tokens[mid].digest, d, DIGEST_LEN) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < a->ntokens && CRYPTO_memcmp(a->tokens[lo].digest, d, DIGEST_LEN) == 0)
+        return &a->tokens[lo].user;
+    return NULL;
+}
+
+/* Splits a groups column on ',' into arena strings; empty names are dropped. */
+static const char *const *split_groups(kapi_arena *arena, const kapi_buf *col) {
+    const char **names = kapi_xcalloc(col->len / 2 + 1, sizeof(*names));
+    size_t n = 0;
+    kapi_str rest = {col->ptr, col->len}, head;
+    while (rest.len) {
+        kapi_str_cut(&rest, ',', &head);
+        if (head.len)
+            names[n++] = kapi_arena_strndup(arena, head.ptr, head.len);
+    }
+    const char *const *groups = kapi_auth__groups(arena, names, n);
+    free(names);
+    return groups;
+}
+
+static kapi_error *add_record(kapi_auth *a, const char *path, const kapi_auth__csv *r) {
+    const kapi_buf *f = r->fields;
+    if (r->nfields < 3)
+        return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                              "token file \"%s\" must have at least 3 columns (token, user "
+                              "name, user uid): line %d",
+                              path, r->record_line);
+    if (f[0].len == 0 || f[1].len == 0)
+        return kapi_error_new(KAPI_STATUS_BAD_REQUEST, "token file \"%s\": line %d: empty %s", path,
+                              r->record_line, f[0].len ? "user name" : "token");
+    kapi_user u = {
+        .name = kapi_arena_strndup(&a->arena, f[1].ptr, f[1].len),
+        .uid = kapi_arena_strndup(&a->arena, f[2].ptr, f[2].len),
+        .groups = split_groups(&a->arena, &f[3]),
+    };
+    add_token(a, f[0].ptr, f[0].len, u);
+    return NULL;
+}
+
+static kapi_error *load_token_file(kapi_auth *a, const char *path) {
+    kapi_buf data;
+    kapi_auth__csv r;
+    const char *why = NULL;
+    int rc = 0;
+    kapi_buf_init(&data);
+    kapi_error *err = kapi_auth__read_file(path, &data, NULL);
+    kapi_auth__csv_init(&r, data.ptr, data.len);
+    while (!err && (rc = kapi_auth__csv_next(&r, &why)) > 0)
+        err = add_record(a, path, &r);
+    if (rc < 0)
+        err = kapi_error_new(KAPI_STATUS_BAD_REQUEST, "token file \"%s\": line %d: %s", path,
+                             r.record_line, why);
+    kapi_auth__csv_dispose(&r);
+    kapi_buf_dispose(&data);
+    return err;
+}
+
+/* A new admin token: ADMIN_TOKEN_BYTES random bytes in lowercase hex, saved to PATH. */
+static kapi_error *make_admin_token(kapi_auth *a, const char *path) {
+    unsigned char raw[ADMIN_TOKEN_BYTES];
+    char *hex = kapi_arena_alloc(&a->arena, 2 * sizeof(raw) + 2);
+    kapi_random_bytes(raw, sizeof(raw));
+    for (size_t i = 0; i < sizeof(raw); i++)
+        snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+    OPENSSL_cleanse(raw, sizeof(raw));
+    a->admin_token = hex;
+    hex[2 * sizeof(raw)] = '\n';
+    kapi_error *err = kapi_auth__write_file(path, hex, 2 * sizeof(raw) + 1, 0600);
+    hex[2 * sizeof(raw)] = '\0';
+    return err;
+}
+
+/* The admin token saved in PATH, without surrounding blanks. */
+static kapi_error *parse_admin_token(kapi_auth *a, const char *path, const kapi_buf *b) {
+    const char *blanks = " \t\r\n";
+    size_t start = strspn(b->ptr, blanks), end = b->len;
+    while (end > start && strchr(blanks, b->ptr[end - 1]))
+        end--;
+    if (end == start || memchr(b->ptr + start, '\0', end - start))
+        return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                              "admin token file \"%s\" is empty or malformed; delete it to make "
+                              "a new token",
+                              path);
+    a->admin_token = kapi_arena_strndup(&a->arena, b->ptr + start, end - start);
+    return NULL;
+}
+
+static kapi_error *load_admin_token(kapi_auth *a, const char *dir) {
+    char *path = kapi_xprintf("%s/admin-token", dir);
+    kapi_buf b;
+    bool exists = false;
+    kapi_buf_init(&b);
+    kapi_error *err = kapi_auth__mkdir(dir);
+    if (!err)
+        err = kapi_auth__read_file(path, &b, &exists);
+    if (!err)
+        err = exists ? parse_admin_token(a, path, &b) : make_admin_token(a, path);
+    if (!err)
+        add_token(a, a->admin_token, strlen(a->admin_token), admin_user);
+    OPENSSL_cleanse(b.ptr, b.len);
+    kapi_buf_dispose(&b);
+    free(path);
+    return err;
+}
+
+kapi_error *kapi_auth_new(kapi_auth **out, const char *dir, const char *token_file) {
+    kapi_auth *a = kapi_xcalloc(1, sizeof(*a));
+    kapi_error *err = NULL;
+    kapi_arena_init(&a->arena);
+    a->certs = kapi_auth__certs_new();
+    /* File tokens first: an admin token copied into the file stays the admin's. */
+    if (token_file)
+        err = load_token_file(a, token_file);
+    if (!err)
+        err = load_admin_token(a, dir);
+    if (err) {
+        kapi_auth_free(a);
+        a = NULL;
+    } else {
+        index_tokens(a);
+    }
+    *out = a;
+    return err;
+}
+
+void kapi_auth_free(kapi_auth *a) {
+    if (!a)
+        return;
+    if (a->certs)
+        kapi_auth__certs_free(a->certs);
+    free(a->tokens);
+    kapi_arena_dispose(&a->arena);
+    free(a);
+}
+
+const char *kapi_auth_admin_token(const kapi_auth *a) {
+    return a->admin_token;
+}
+
+/* The token of "Bearer <token>": scheme in any case, then one or more blanks. */
+static bool bearer_token(const char *header, kapi_str *out) {
+    if (!header || strncasecmp(header, "bearer", 6) != 0)
+        return false;
+    const char *p = header + 6, *end;
+    if (*p != ' ' && *p != '\t')
+        return false;
+    p += strspn(p, " \t");
+    end = p + strlen(p);
+    while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+        end--;
+    *out = (kapi_str){p, (size_t)(end - p)};
+    return out->len > 0;
+}
+
+bool kapi_auth_authenticate(const kapi_auth *a, const char *authorization, void *peer_cert,
+                            kapi_user *out) {
+    kapi_str token;
+    const kapi_user *u;
+    /* kube-apiserver's order: a verified client certificate first, then a bearer token. */
+    if (peer_cert && kapi_auth__certs_user(a->certs, peer_cert, out))
+        return true;
+    if (!bearer_token(authorization, &token) || !(u = find_token(a, token)))
+        return false;
+    *out = *u;
+    return true;
+}
+
+bool kapi_user_is_master(const kapi_user *u) {
+    for (const char *const *g = u->groups; g && *g; g++)
+        if (strcmp(*g, "system:masters") == 0)
+            return true;
+    return false;
+}
