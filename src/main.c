@@ -1,8 +1,209 @@
-/* kapi: command line, start-up and shutdown. */
+/*
+ * kapi: the command line, start-up and shutdown. Wires the modules together: the store
+ * and the registry under the API pipeline, the pipeline as the HTTP server's handler.
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-int main(void)
+#include "api/api.h"
+
+#define MAX_BODY (3u << 20)
+#define WORKERS 64
+
+typedef struct options {
+    const char *data_dir, *bind_address, *cert_file, *key_file, *token_file, *client_ca_file;
+    int port;
+} options;
+
+typedef struct server {
+    uv_loop_t loop;
+    uv_signal_t sigterm, sigint;
+    kapi_http_server *http;
+    kapi_api *api;
+    bool stopping;
+} server;
+
+static void usage(FILE *f)
 {
-    fputs("kapi: not wired yet\n", stderr);
-    return 1;
+    fputs("usage: kapi [--data-dir DIR] [--bind-address 127.0.0.1] [--secure-port 6443]\n"
+          "            [--tls-cert-file F --tls-private-key-file F] [--client-ca-file F]\n"
+          "            [--token-auth-file F]\n",
+          f);
+}
+
+static int parse_options(options *o, int argc, char **argv)
+{
+    enum { DATA_DIR = 1, BIND, PORT, CERT, KEY, TOKENS, CLIENT_CA, HELP };
+    static const struct option longs[] = {
+        {"data-dir", required_argument, NULL, DATA_DIR},
+        {"bind-address", required_argument, NULL, BIND},
+        {"secure-port", required_argument, NULL, PORT},
+        {"tls-cert-file", required_argument, NULL, CERT},
+        {"tls-private-key-file", required_argument, NULL, KEY},
+        {"token-auth-file", required_argument, NULL, TOKENS},
+        {"client-ca-file", required_argument, NULL, CLIENT_CA},
+        {"help", no_argument, NULL, HELP},
+        {NULL, 0, NULL, 0},
+    };
+    *o = (options){.data_dir = "kapi-data", .bind_address = "127.0.0.1", .port = 6443};
+    int c;
+    char *end;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        switch (c) {
+        case DATA_DIR: o->data_dir = optarg; break;
+        case BIND: o->bind_address = optarg; break;
+        case PORT:
+            o->port = (int)strtol(optarg, &end, 10);
+            if (*end || o->port < 0 || o->port > 65535) {
+                fprintf(stderr, "kapi: --secure-port: not a port: %s\n", optarg);
+                return 2;
+            }
+            break;
+        case CERT: o->cert_file = optarg; break;
+        case KEY: o->key_file = optarg; break;
+        case TOKENS: o->token_file = optarg; break;
+        case CLIENT_CA: o->client_ca_file = optarg; break;
+        case HELP:
+        case 'h': usage(stdout); return 1;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc || !o->cert_file != !o->key_file) {
+        if (!o->cert_file != !o->key_file)
+            fputs("kapi: --tls-cert-file and --tls-private-key-file go together\n", stderr);
+        usage(stderr);
+        return 2;
+    }
+    return 0;
+}
+
+static void on_http_closed(void *ctx)
+{
+    server *s = ctx;
+    uv_close((uv_handle_t *)&s->sigterm, NULL);
+    uv_close((uv_handle_t *)&s->sigint, NULL);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    server *s = h->data;
+    (void)signum;
+    if (s->stopping)
+        return;
+    s->stopping = true;
+    fputs("kapi: shutting down\n", stderr);
+    kapi_api_set_shutting_down(s->api);
+    kapi_http_server_shutdown(s->http, on_http_closed, s);
+}
+
+static kapi_error *ensure_default_namespaces(kapi_api *api)
+{
+    static const char *const names[] = {"default", "kube-system", "kube-public",
+                                        "kube-node-lease"};
+    kapi_error *err = NULL;
+    for (size_t i = 0; !err && i < KAPI_ARRAY_LEN(names); i++)
+        err = kapi_api_ensure_namespace(api, names[i]);
+    return err;
+}
+
+/* The address clients use: a wildcard bind is reached through loopback. */
+static const char *client_host(const char *bind)
+{
+    return strcmp(bind, "0.0.0.0") == 0 || strcmp(bind, "::") == 0 || !*bind ? "127.0.0.1" : bind;
+}
+
+static int run(const options *o)
+{
+    server s = {0};
+    kapi_pki pki = {0};
+    kapi_auth *auth = NULL;
+    kapi_registry *reg = NULL;
+    kapi_store *store = NULL;
+    kapi_error *err = NULL;
+    char *db = kapi_xprintf("%s/kapi.db", o->data_dir);
+    char *kubeconfig = kapi_xprintf("%s/kubeconfig", o->data_dir);
+    char *address = NULL, *url = NULL;
+    int rc = 1;
+
+    if ((err = kapi_pki_ensure(&pki, o->data_dir, o->bind_address)) != NULL ||
+        (err = kapi_auth_new(&auth, o->data_dir, o->token_file)) != NULL ||
+        (err = kapi_registry_new(&reg)) != NULL)
+        goto done;
+    kapi_store_options so = {.path = db, .history_seconds = 300};
+    if ((err = kapi_store_open(&store, &so)) != NULL)
+        goto done;
+    uv_loop_init(&s.loop);
+    const char *host = client_host(o->bind_address);
+    bool v6 = strchr(host, ':') != NULL;
+    kapi_http_config hc = {
+        .bind_address = o->bind_address,
+        .port = o->port,
+        .cert_file = o->cert_file ? o->cert_file : pki.server_cert,
+        .key_file = o->key_file ? o->key_file : pki.server_key,
+        .client_ca_file = o->client_ca_file,
+        .max_body = MAX_BODY,
+        .workers = WORKERS,
+        .handler = kapi_api_handle,
+    };
+    kapi_api_config ac = {.store = store, .registry = reg, .auth = auth};
+    s.api = kapi_api_new(&ac);
+    hc.handler_ctx = s.api;
+    if ((err = kapi_http_server_new(&s.http, &s.loop, &hc)) != NULL)
+        goto done_loop;
+    int port = kapi_http_server_port(s.http);
+    address = kapi_xprintf(v6 ? "[%s]:%d" : "%s:%d", host, port);
+    url = kapi_xprintf("https://%s", address);
+    /* Known only once bound (--secure-port 0); no request is served before the loop runs. */
+    kapi_api_set_server_address(s.api, address);
+    if ((err = ensure_default_namespaces(s.api)) != NULL ||
+        (err = kapi_kubeconfig_write(kubeconfig, url, o->cert_file ? o->cert_file : pki.ca_cert,
+                                     kapi_auth_admin_token(auth))) != NULL) {
+        kapi_http_server_shutdown(s.http, NULL, NULL);
+        uv_run(&s.loop, UV_RUN_DEFAULT);
+        goto done_loop;
+    }
+    uv_signal_init(&s.loop, &s.sigterm);
+    uv_signal_init(&s.loop, &s.sigint);
+    s.sigterm.data = s.sigint.data = &s;
+    uv_signal_start(&s.sigterm, on_signal, SIGTERM);
+    uv_signal_start(&s.sigint, on_signal, SIGINT);
+    char abs[PATH_MAX];
+    printf("kapi: serving on %s\nexport KUBECONFIG=%s\n", url,
+           realpath(kubeconfig, abs) ? abs : kubeconfig);
+    fflush(stdout);
+    uv_run(&s.loop, UV_RUN_DEFAULT);
+    rc = 0;
+done_loop:
+    if (s.http)
+        kapi_http_server_free(s.http);
+    uv_loop_close(&s.loop);
+done:
+    if (err) {
+        fprintf(stderr, "kapi: %s\n", err->message);
+        kapi_error_free(err);
+    }
+    kapi_api_free(s.api);
+    kapi_store_free(store);
+    kapi_registry_free(reg);
+    kapi_auth_free(auth);
+    kapi_pki_dispose(&pki);
+    free(db);
+    free(kubeconfig);
+    free(address);
+    free(url);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    int rc = parse_options(&o, argc, argv);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    signal(SIGPIPE, SIG_IGN);
+    return run(&o);
 }

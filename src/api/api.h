@@ -23,7 +23,6 @@ typedef struct kapi_api_config {
     kapi_store *store;
     const kapi_registry *registry;
     const kapi_auth *auth;
-    const char *server_address; /* "127.0.0.1:6443", for /api's serverAddressByClientCIDRs */
 } kapi_api_config;
 
 kapi_api *kapi_api_new(const kapi_api_config *cfg);
@@ -34,6 +33,9 @@ void kapi_api_handle(kapi_http_request *req, void *ctx);
 
 /* Creates the namespace if it does not exist yet (start-up: default, kube-system, ...). */
 kapi_error *kapi_api_ensure_namespace(kapi_api *api, const char *name);
+
+/* Sets the address /api reports (host:port), once the port is bound; before serving. */
+void kapi_api_set_server_address(kapi_api *api, const char *address);
 
 /* Stops serving new requests with success: /readyz answers 503 from now on. */
 void kapi_api_set_shutting_down(kapi_api *api);

@@ -13,7 +13,7 @@ kapi_api *kapi_api_new(const kapi_api_config *cfg)
     api->store = cfg->store;
     api->registry = cfg->registry;
     api->auth = cfg->auth;
-    api->server_address = kapi_xstrdup(cfg->server_address ? cfg->server_address : "");
+    api->server_address = kapi_xstrdup("");
     atomic_init(&api->shutting_down, false);
     return api;
 }
@@ -24,6 +24,12 @@ void kapi_api_free(kapi_api *api)
         return;
     free((void *)api->server_address);
     free(api);
+}
+
+void kapi_api_set_server_address(kapi_api *api, const char *address)
+{
+    free((void *)api->server_address);
+    api->server_address = kapi_xstrdup(address);
 }
 
 void kapi_api_set_shutting_down(kapi_api *api)
