@@ -122,6 +122,8 @@ typedef struct kapi_store_list_opts {
     size_t limit;         /* at most this many items; 0: no limit */
 } kapi_store_list_opts;
 
+/* The result of a list. (The typedef cannot be named kapi_store_list: C gives the function
+ * kapi_store_list and a typedef one namespace; the struct tag keeps the name.) */
 typedef struct kapi_store_list {
     kapi_obj **items; /* references owned by the list, in key order */
     size_t n;
@@ -129,9 +131,11 @@ typedef struct kapi_store_list {
     size_t remaining; /* keys under the prefix after the last item returned */
 } kapi_store_list_result;
 
-/* Lists the objects under a prefix, in key order. */
+/* Lists the objects under a prefix, in key order; out is filled on KAPI_STORE_OK and
+ * empty otherwise (disposing it is always safe). */
 kapi_store_rc kapi_store_list(kapi_store *st, const kapi_store_list_opts *opts,
                               kapi_store_list_result *out);
+/* Drops the list's references and its array; l is left empty. */
 void kapi_store_list_dispose(kapi_store_list_result *l);
 
 #endif

@@ -1,0 +1,388 @@
+/*
+ * sqlite: the embedded backend (DESIGN.md, "Storage contract").
+ *
+ * One table `log` holds a row per revision: (rev, key, op, create_rev, rv_off, value) with
+ * value the stamped JSON bytes (for DELETE, the last state stamped with the deletion's
+ * revision). An index on (key, rev) serves recovery, history reads and compaction. Table
+ * `meta` records the compacted revision: history older than it is gone.
+ *
+ * Durability: WAL journal with synchronous=FULL, so a committed transaction has been
+ * fsync'd. The committer thread owns the write connection; history reads use a pool of
+ * read connections, each in its own read transaction (a WAL snapshot), so they see a
+ * consistent log while writes and compactions go on.
+ */
+#include "store/store_int.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BUSY_TIMEOUT_MS 5000
+
+static const char SCHEMA[] =
+    "PRAGMA journal_mode=WAL;"
+    "PRAGMA synchronous=FULL;"
+    "CREATE TABLE IF NOT EXISTS log(rev INTEGER PRIMARY KEY, key BLOB NOT NULL,"
+    " op INTEGER NOT NULL, create_rev INTEGER NOT NULL, rv_off INTEGER NOT NULL,"
+    " value BLOB NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS log_key ON log(key, rev);"
+    "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+    "INSERT OR IGNORE INTO meta VALUES('compacted', 0);";
+
+static const char SQL_INSERT[] =
+    "INSERT INTO log(rev, key, op, create_rev, rv_off, value) VALUES(?1, ?2, ?3, ?4, ?5, ?6)";
+static const char SQL_COMPACTED[] = "SELECT value FROM meta WHERE name = 'compacted'";
+static const char SQL_LAST_REV[] = "SELECT max(rev) FROM log";
+static const char SQL_LOAD[] =
+    "SELECT rev, key, op, create_rev, rv_off, value FROM log"
+    " WHERE rev IN (SELECT max(rev) FROM log GROUP BY key) AND op != 2";
+/* The row with max(rev) of each group supplies the bare columns (SQLite guarantees it). */
+static const char SQL_HISTORY[] =
+    "SELECT max(rev), key, op, create_rev, rv_off, value FROM log"
+    " WHERE key >= ?1 AND key > ?2 AND key < ?3 AND rev <= ?4 GROUP BY key ORDER BY key";
+static const char SQL_HISTORY_OPEN[] =
+    "SELECT max(rev), key, op, create_rev, rv_off, value FROM log"
+    " WHERE key >= ?1 AND key > ?2 AND rev <= ?4 GROUP BY key ORDER BY key";
+static const char SQL_COMPACT_SUPERSEDED[] =
+    "DELETE FROM log WHERE rev IN (SELECT o.rev FROM log AS n JOIN log AS o"
+    " ON o.key = n.key AND o.rev < n.rev WHERE n.rev > ?1 AND n.rev <= ?2)";
+static const char SQL_COMPACT_DELETED[] =
+    "DELETE FROM log WHERE rev > ?1 AND rev <= ?2 AND op = 2";
+static const char SQL_SET_COMPACTED[] = "UPDATE meta SET value = ?2 WHERE name = 'compacted'";
+
+/* A read connection of the pool. */
+typedef struct reader {
+    sqlite3 *db;
+    struct reader *next;
+} reader;
+
+typedef struct sqlite_backend {
+    char *path;
+    sqlite3 *db; /* the write connection: the committer's */
+    sqlite3_stmt *insert;
+    int64_t compacted;
+    pthread_mutex_t pool_lock;
+    reader *idle;
+} sqlite_backend;
+
+static void report(sqlite3 *db, const char *what)
+{
+    fprintf(stderr, "kapi: store: sqlite: %s: %s\n", what, sqlite3_errmsg(db));
+}
+
+static kapi_error *db_open(sqlite3 **out, const char *path, const char *init)
+{
+    kapi_error *err = NULL;
+    sqlite3 *db = NULL;
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK ||
+        sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS) != SQLITE_OK ||
+        (init && sqlite3_exec(db, init, NULL, NULL, NULL) != SQLITE_OK)) {
+        err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "store: %s: %s", path,
+                             db ? sqlite3_errmsg(db) : "cannot open");
+        sqlite3_close(db);
+        db = NULL;
+    }
+    *out = db;
+    return err;
+}
+
+static int exec(sqlite3 *db, const char *sql)
+{
+    if (sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK)
+        return 0;
+    report(db, sql);
+    return -1;
+}
+
+/* Runs a one-value query; *out gets the integer (0 for NULL). */
+static int query_int(sqlite3 *db, const char *sql, int64_t *out)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+        goto done;
+    int step = sqlite3_step(s);
+    if (step != SQLITE_ROW && step != SQLITE_DONE)
+        goto done;
+    *out = step == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+    rc = 0;
+done:
+    if (rc)
+        report(db, sql);
+    sqlite3_finalize(s);
+    return rc;
+}
+
+static void bind_str(sqlite3_stmt *s, int i, kapi_str v)
+{
+    /* A zero-length blob, not NULL, for the empty slice. */
+    sqlite3_bind_blob(s, i, v.len ? v.ptr : "", (int)v.len, SQLITE_STATIC);
+}
+
+static kapi_str column_str(sqlite3_stmt *s, int i)
+{
+    const void *p = sqlite3_column_blob(s, i);
+    return (kapi_str){p ? p : "", (size_t)sqlite3_column_bytes(s, i)};
+}
+
+static void column_row(sqlite3_stmt *s, kapi_store_row *row)
+{
+    row->rev = sqlite3_column_int64(s, 0);
+    row->key = column_str(s, 1);
+    row->op = (kapi_store_op)sqlite3_column_int(s, 2);
+    row->create_rev = sqlite3_column_int64(s, 3);
+    row->rv_off = (uint32_t)sqlite3_column_int64(s, 4);
+    row->value = column_str(s, 5);
+}
+
+/* Steps a row query to its end, handing every row to fn. */
+static int stream(sqlite3_stmt *s, kapi_store_row_fn fn, void *ctx)
+{
+    int step;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        kapi_store_row row;
+        column_row(s, &row);
+        if (fn(ctx, &row) != 0)
+            return 0;
+    }
+    return step == SQLITE_DONE ? 0 : -1;
+}
+
+static void backend_close(void *p)
+{
+    sqlite_backend *b = p;
+    if (!b)
+        return;
+    while (b->idle) {
+        reader *r = b->idle;
+        b->idle = r->next;
+        sqlite3_close(r->db);
+        free(r);
+    }
+    sqlite3_finalize(b->insert);
+    sqlite3_close(b->db);
+    pthread_mutex_destroy(&b->pool_lock);
+    free(b->path);
+    free(b);
+}
+
+static kapi_error *backend_open(void **out, const kapi_store_options *opts)
+{
+    kapi_error *err = NULL;
+    sqlite_backend *b = kapi_xcalloc(1, sizeof(*b));
+    b->path = kapi_xstrdup(opts->path);
+    pthread_mutex_init(&b->pool_lock, NULL);
+    if ((err = db_open(&b->db, b->path, SCHEMA)) != NULL)
+        goto done;
+    if (sqlite3_prepare_v3(b->db, SQL_INSERT, -1, SQLITE_PREPARE_PERSISTENT, &b->insert, NULL) !=
+            SQLITE_OK ||
+        query_int(b->db, SQL_COMPACTED, &b->compacted) != 0)
+        err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "store: %s: %s", b->path,
+                             sqlite3_errmsg(b->db));
+done:
+    if (err) {
+        backend_close(b);
+        b = NULL;
+    }
+    *out = b;
+    return err;
+}
+
+static kapi_error *backend_load(void *p, kapi_store_row_fn fn, void *ctx, int64_t *last_rev,
+                                int64_t *compacted_rev)
+{
+    sqlite_backend *b = p;
+    sqlite3_stmt *s = NULL;
+    int64_t last = 0;
+    int rc = -1;
+    if (exec(b->db, "BEGIN") != 0)
+        goto done;
+    if (sqlite3_prepare_v2(b->db, SQL_LOAD, -1, &s, NULL) != SQLITE_OK ||
+        stream(s, fn, ctx) != 0 || query_int(b->db, SQL_LAST_REV, &last) != 0)
+        goto done;
+    rc = 0;
+done:
+    sqlite3_finalize(s);
+    exec(b->db, "COMMIT");
+    if (rc)
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "store: %s: load: %s", b->path,
+                              sqlite3_errmsg(b->db));
+    *compacted_rev = b->compacted;
+    *last_rev = last > b->compacted ? last : b->compacted;
+    return NULL;
+}
+
+static int insert_row(sqlite_backend *b, const kapi_store_row *row)
+{
+    sqlite3_stmt *s = b->insert;
+    sqlite3_bind_int64(s, 1, row->rev);
+    bind_str(s, 2, row->key);
+    sqlite3_bind_int(s, 3, (int)row->op);
+    sqlite3_bind_int64(s, 4, row->create_rev);
+    sqlite3_bind_int64(s, 5, row->rv_off);
+    bind_str(s, 6, row->value);
+    int step = sqlite3_step(s);
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    if (step == SQLITE_DONE)
+        return 0;
+    report(b->db, "insert");
+    return -1;
+}
+
+static int backend_append(void *p, const kapi_store_row *rows, size_t n)
+{
+    sqlite_backend *b = p;
+    if (exec(b->db, "BEGIN IMMEDIATE") != 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (insert_row(b, &rows[i]) != 0)
+            goto fail;
+    }
+    if (exec(b->db, "COMMIT") == 0)
+        return 0;
+fail:
+    if (!sqlite3_get_autocommit(b->db))
+        exec(b->db, "ROLLBACK");
+    return -1;
+}
+
+static reader *reader_take(sqlite_backend *b)
+{
+    pthread_mutex_lock(&b->pool_lock);
+    reader *r = b->idle;
+    if (r)
+        b->idle = r->next;
+    pthread_mutex_unlock(&b->pool_lock);
+    if (r)
+        return r;
+    r = kapi_xcalloc(1, sizeof(*r));
+    kapi_error *err = db_open(&r->db, b->path, NULL);
+    if (err) {
+        fprintf(stderr, "kapi: %s\n", err->message);
+        kapi_error_free(err);
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+static void reader_give(sqlite_backend *b, reader *r)
+{
+    pthread_mutex_lock(&b->pool_lock);
+    r->next = b->idle;
+    b->idle = r;
+    pthread_mutex_unlock(&b->pool_lock);
+}
+
+/* The smallest key above every key that starts with prefix; false when there is none. */
+static bool prefix_end(kapi_str prefix, char *buf)
+{
+    size_t n = prefix.len;
+    memcpy(buf, prefix.ptr, n);
+    while (n > 0 && (unsigned char)buf[n - 1] == 0xff)
+        n--;
+    if (n == 0)
+        return false;
+    buf[n - 1] = (char)((unsigned char)buf[n - 1] + 1);
+    buf[n] = '\0';
+    return true;
+}
+
+static kapi_store_rc read_snapshot(sqlite3 *db, kapi_str prefix, kapi_str start_after,
+                                  int64_t rev, kapi_store_row_fn fn, void *ctx)
+{
+    kapi_store_rc rc = KAPI_STORE_IO;
+    sqlite3_stmt *s = NULL;
+    char *end = kapi_xmalloc(prefix.len + 1);
+    bool bounded = prefix_end(prefix, end);
+    int64_t compacted = 0;
+    if (query_int(db, SQL_COMPACTED, &compacted) != 0)
+        goto done;
+    if (rev < compacted) {
+        rc = KAPI_STORE_GONE;
+        goto done;
+    }
+    const char *sql = bounded ? SQL_HISTORY : SQL_HISTORY_OPEN;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+        goto done;
+    bind_str(s, 1, prefix);
+    bind_str(s, 2, start_after);
+    if (bounded)
+        sqlite3_bind_blob(s, 3, end, (int)strlen(end), SQLITE_STATIC);
+    sqlite3_bind_int64(s, 4, rev);
+    if (stream(s, fn, ctx) == 0)
+        rc = KAPI_STORE_OK;
+done:
+    if (rc == KAPI_STORE_IO)
+        report(db, "history");
+    sqlite3_finalize(s);
+    free(end);
+    return rc;
+}
+
+static kapi_store_rc backend_read_history(void *p, kapi_str prefix, kapi_str start_after,
+                                          int64_t rev, kapi_store_row_fn fn, void *ctx)
+{
+    sqlite_backend *b = p;
+    reader *r = reader_take(b);
+    if (!r)
+        return KAPI_STORE_IO;
+    kapi_store_rc rc = KAPI_STORE_IO;
+    /* One read transaction: the compacted revision and the rows come from one snapshot. */
+    if (exec(r->db, "BEGIN") == 0) {
+        rc = read_snapshot(r->db, prefix, start_after, rev, fn, ctx);
+        exec(r->db, "COMMIT");
+    }
+    reader_give(b, r);
+    return rc;
+}
+
+static int bind_exec(sqlite3 *db, const char *sql, int64_t from, int64_t to)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+        goto done;
+    sqlite3_bind_int64(s, 1, from);
+    sqlite3_bind_int64(s, 2, to);
+    if (sqlite3_step(s) == SQLITE_DONE)
+        rc = 0;
+done:
+    if (rc)
+        report(db, sql);
+    sqlite3_finalize(s);
+    return rc;
+}
+
+static int backend_compact(void *p, int64_t rev)
+{
+    sqlite_backend *b = p;
+    if (rev <= b->compacted)
+        return 0;
+    if (exec(b->db, "BEGIN IMMEDIATE") != 0)
+        return -1;
+    if (bind_exec(b->db, SQL_COMPACT_SUPERSEDED, b->compacted, rev) != 0 ||
+        bind_exec(b->db, SQL_COMPACT_DELETED, b->compacted, rev) != 0 ||
+        bind_exec(b->db, SQL_SET_COMPACTED, b->compacted, rev) != 0 ||
+        exec(b->db, "COMMIT") != 0) {
+        if (!sqlite3_get_autocommit(b->db))
+            exec(b->db, "ROLLBACK");
+        return -1;
+    }
+    b->compacted = rev;
+    return 0;
+}
+
+const kapi_store_backend_ops kapi_store__sqlite_ops = {
+    .name = "sqlite",
+    .open = backend_open,
+    .load = backend_load,
+    .append = backend_append,
+    .read_history = backend_read_history,
+    .compact = backend_compact,
+    .close = backend_close,
+};

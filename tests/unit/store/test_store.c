@@ -1,0 +1,758 @@
+/* Unit tests for src/store: writes and their return codes, revision stamping, lists (latest
+ * and at a past revision), recovery, the observer, group commit, crash consistency. */
+#include "store/store_int.h"
+#include "test.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
+
+/* The runner ends a test with _exit(), which skips LeakSanitizer's exit check: tests that
+ * must be leak-clean ask for the check themselves. */
+static void check_no_leaks(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    CHECK(__lsan_do_recoverable_leak_check() == 0);
+#endif
+}
+
+/* ---- helpers ---- */
+
+static char *db_path(void)
+{
+    return kapi_xprintf("%s/store.db", test_tmpdir());
+}
+
+static kapi_store *open_store_with(kapi_store_observer obs, void *ctx,
+                                   const kapi_store_backend_ops *ops)
+{
+    char *path = db_path();
+    kapi_store_options opts = {.path = path, .observer = obs, .observer_ctx = ctx};
+    kapi_store *st = NULL;
+    kapi_error *err = kapi_store__open_with(&st, &opts, ops);
+    if (err)
+        test_fail(__FILE__, __LINE__, "open: %s", err->message);
+    free(path);
+    return st;
+}
+
+static kapi_store *open_store(void)
+{
+    char *path = db_path();
+    kapi_store_options opts = {.path = path};
+    kapi_store *st = NULL;
+    kapi_error *err = kapi_store_open(&st, &opts);
+    if (err)
+        test_fail(__FILE__, __LINE__, "open: %s", err->message);
+    free(path);
+    return st;
+}
+
+/* A write of {"v":"<v>","rv":""} with rv_off inside the rv quotes. */
+typedef struct doc {
+    char buf[256];
+    kapi_store_write w;
+} doc;
+
+static kapi_store_write *mkwrite(doc *d, kapi_store_op op, const char *key, const char *v,
+                                 int64_t expect)
+{
+    snprintf(d->buf, sizeof(d->buf), "{\"v\":\"%s\",\"rv\":\"\"}", v ? v : "");
+    d->w = (kapi_store_write){
+        .op = op,
+        .key = kapi_str_c(key),
+        .expect_rev = expect,
+        .value = kapi_str_c(d->buf),
+        .rv_off = (size_t)(strstr(d->buf, "\"rv\":\"") - d->buf) + 6,
+    };
+    return &d->w;
+}
+
+/* Commits one write; returns the rc and the result's revision in *rev (0 if none). */
+static kapi_store_rc commit(kapi_store *st, kapi_store_op op, const char *key, const char *v,
+                            int64_t expect, int64_t *rev)
+{
+    doc d;
+    kapi_store_rc rc = kapi_store_commit(st, mkwrite(&d, op, key, v, expect));
+    if (rev)
+        *rev = d.w.result ? d.w.result->rev : 0;
+    kapi_obj_unref(d.w.result);
+    kapi_obj_unref(d.w.current);
+    return rc;
+}
+
+static char *expect_doc(const char *v, int64_t rev)
+{
+    return kapi_xprintf("{\"v\":\"%s\",\"rv\":\"%" PRId64 "\"}", v, rev);
+}
+
+/* Checks the bytes at key; v NULL: absent. */
+static void check_get(kapi_store *st, const char *key, const char *v, int64_t rev)
+{
+    kapi_obj *o = NULL;
+    kapi_store_rc rc = kapi_store_get(st, kapi_str_c(key), &o);
+    if (!v) {
+        CHECK_INT_EQ(rc, KAPI_STORE_NOT_FOUND);
+        CHECK(o == NULL);
+        return;
+    }
+    CHECK_INT_EQ(rc, KAPI_STORE_OK);
+    char *want = expect_doc(v, rev);
+    CHECK_STR_EQ(o->data, want);
+    CHECK_INT_EQ(o->len, strlen(want));
+    CHECK_INT_EQ(o->rev, rev);
+    CHECK_STR_EQ(o->key, key);
+    free(want);
+    kapi_obj_unref(o);
+}
+
+/* Lists and renders the result as "key=v@rev,key=v@rev|remaining". */
+static kapi_store_rc list_str(kapi_store *st, const char *prefix, int64_t rev,
+                              const char *start_after, size_t limit, char **out)
+{
+    kapi_store_list_opts opts = {
+        .prefix = kapi_str_c(prefix),
+        .rev = rev,
+        .start_after = kapi_str_c(start_after),
+        .limit = limit,
+    };
+    kapi_store_list_result l;
+    kapi_store_rc rc = kapi_store_list(st, &opts, &l);
+    kapi_buf b;
+    kapi_buf_init(&b);
+    for (size_t i = 0; i < l.n; i++) {
+        char v[64] = "";
+        sscanf(l.items[i]->data, "{\"v\":\"%63[^\"]", v);
+        kapi_buf_printf(&b, "%s%s=%s@%" PRId64, i ? "," : "", l.items[i]->key, v,
+                        l.items[i]->rev);
+    }
+    kapi_buf_printf(&b, "|%zu", l.remaining);
+    if (rc == KAPI_STORE_OK && rev)
+        CHECK_INT_EQ(l.rev, rev);
+    kapi_store_list_dispose(&l);
+    *out = kapi_buf_detach(&b, NULL);
+    kapi_buf_dispose(&b);
+    return rc;
+}
+
+#define CHECK_LIST(st, prefix, rev, after, limit, want)                                            \
+    do {                                                                                           \
+        char *got_;                                                                                \
+        CHECK_INT_EQ(list_str(st, prefix, rev, after, limit, &got_), KAPI_STORE_OK);               \
+        CHECK_STR_EQ(got_, want);                                                                  \
+        free(got_);                                                                                \
+    } while (0)
+
+/* ---- writes ---- */
+
+TEST(store_create_get)
+{
+    kapi_store *st = open_store();
+    CHECK_INT_EQ(kapi_store_revision(st), 0);
+    doc d;
+    CHECK_INT_EQ(kapi_store_commit(st, mkwrite(&d, KAPI_STORE_CREATE, "/g/r/ns/a", "x", 0)),
+                 KAPI_STORE_OK);
+    CHECK(d.w.result != NULL && d.w.current == NULL);
+    CHECK_STR_EQ(d.w.result->data, "{\"v\":\"x\",\"rv\":\"1\"}");
+    CHECK_INT_EQ(d.w.result->rev, 1);
+    CHECK_INT_EQ(d.w.result->create_rev, 1);
+    CHECK_INT_EQ(d.w.result->rv_len, 1);
+    CHECK(memcmp(d.w.result->data + d.w.result->rv_off, "1\"", 2) == 0);
+    kapi_obj_unref(d.w.result);
+    CHECK_INT_EQ(kapi_store_revision(st), 1);
+    check_get(st, "/g/r/ns/a", "x", 1);
+    check_get(st, "/g/r/ns/b", NULL, 0);
+
+    CHECK_INT_EQ(kapi_store_commit(st, mkwrite(&d, KAPI_STORE_CREATE, "/g/r/ns/a", "y", 0)),
+                 KAPI_STORE_EXISTS);
+    CHECK(d.w.result == NULL && d.w.current == NULL);
+    CHECK_INT_EQ(kapi_store_revision(st), 1); /* failed writes take no revision */
+    check_get(st, "/g/r/ns/a", "x", 1);
+    kapi_store_free(st);
+    check_no_leaks();
+}
+
+TEST(store_stamp_empty_value)
+{
+    kapi_store *st = open_store();
+    kapi_store_write w = {.op = KAPI_STORE_CREATE, .key = KAPI_STR("/k"), .value = KAPI_STR("")};
+    CHECK_INT_EQ(kapi_store_commit(st, &w), KAPI_STORE_OK);
+    CHECK_STR_EQ(w.result->data, "1");
+    kapi_obj_unref(w.result);
+    w = (kapi_store_write){.op = KAPI_STORE_CREATE, .key = KAPI_STR("/j"),
+                           .value = KAPI_STR("{\"rv\":\"\"}"), .rv_off = 7};
+    CHECK_INT_EQ(kapi_store_commit(st, &w), KAPI_STORE_OK);
+    CHECK_STR_EQ(w.result->data, "{\"rv\":\"2\"}");
+    kapi_obj_unref(w.result);
+    kapi_store_free(st);
+    check_no_leaks();
+}
+
+TEST(store_update_cas)
+{
+    kapi_store *st = open_store();
+    int64_t rev = 0;
+    CHECK_INT_EQ(commit(st, KAPI_STORE_UPDATE, "/k/a", "x", 0, &rev), KAPI_STORE_NOT_FOUND);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_UPDATE, "/k/a", "x", 5, &rev), KAPI_STORE_NOT_FOUND);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/k/a", "x", 0, &rev), KAPI_STORE_OK);
+    CHECK_INT_EQ(rev, 1);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/k/b", "x", 0, &rev), KAPI_STORE_OK);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_UPDATE, "/k/a", "y", 0, &rev), KAPI_STORE_OK);
+    CHECK_INT_EQ(rev, 3);
+
+    doc d;
+    CHECK_INT_EQ(kapi_store_commit(st, mkwrite(&d, KAPI_STORE_UPDATE, "/k/a", "z", 1)),
+                 KAPI_STORE_CONFLICT);
+    CHECK(d.w.result == NULL);
+    CHECK(d.w.current != NULL);
+    CHECK_INT_EQ(d.w.current->rev, 3);
+    CHECK_STR_EQ(d.w.current->data, "{\"v\":\"y\",\"rv\":\"3\"}");
+    kapi_obj_unref(d.w.current);
+
+    CHECK_INT_EQ(kapi_store_commit(st, mkwrite(&d, KAPI_STORE_UPDATE, "/k/a", "z", 3)),
+                 KAPI_STORE_OK);
+    CHECK_INT_EQ(d.w.result->rev, 4);
+    CHECK_INT_EQ(d.w.result->create_rev, 1);
+    CHECK_STR_EQ(d.w.result->data, "{\"v\":\"z\",\"rv\":\"4\"}");
+    CHECK(d.w.current == NULL);
+    kapi_obj_unref(d.w.result);
+    check_get(st, "/k/a", "z", 4);
+    CHECK_INT_EQ(kapi_store_revision(st), 4);
+    kapi_store_free(st);
+    check_no_leaks();
+}
+
+TEST(store_delete)
+{
+    kapi_store *st = open_store();
+    int64_t rev;
+    CHECK_INT_EQ(commit(st, KAPI_STORE_DELETE, "/k/a", NULL, 0, &rev), KAPI_STORE_NOT_FOUND);
+    for (int i = 0; i < 9; i++) /* revisions 1..9: the deletion's revision has two digits */
+        CHECK_INT_EQ(commit(st, i ? KAPI_STORE_UPDATE : KAPI_STORE_CREATE, "/k/a", "x", 0, &rev),
+                     KAPI_STORE_OK);
+    CHECK_INT_EQ(rev, 9);
+
+    doc d;
+    CHECK_INT_EQ(kapi_store_commit(st, mkwrite(&d, KAPI_STORE_DELETE, "/k/a", NULL, 8)),
+                 KAPI_STORE_CONFLICT);
+    CHECK_INT_EQ(d.w.current->rev, 9);
+    kapi_obj_unref(d.w.current);
+
+    CHECK_INT_EQ(kapi_store_commit(st, mkwrite(&d, KAPI_STORE_DELETE, "/k/a", NULL, 9)),
+                 KAPI_STORE_OK);
+    kapi_obj *r = d.w.result;
+    CHECK_STR_EQ(r->data, "{\"v\":\"x\",\"rv\":\"10\"}");
+    CHECK_INT_EQ(r->len, strlen(r->data));
+    CHECK_INT_EQ(r->rev, 10);
+    CHECK_INT_EQ(r->create_rev, 1);
+    CHECK_INT_EQ(r->rv_len, 2);
+    CHECK(memcmp(r->data + r->rv_off, "10", 2) == 0);
+    kapi_obj_unref(r);
+    check_get(st, "/k/a", NULL, 0);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_DELETE, "/k/a", NULL, 0, &rev), KAPI_STORE_NOT_FOUND);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_UPDATE, "/k/a", "y", 0, &rev), KAPI_STORE_NOT_FOUND);
+
+    CHECK_INT_EQ(kapi_store_commit(st, mkwrite(&d, KAPI_STORE_CREATE, "/k/a", "n", 0)),
+                 KAPI_STORE_OK);
+    CHECK_INT_EQ(d.w.result->create_rev, 11);
+    kapi_obj_unref(d.w.result);
+    kapi_store_free(st);
+    check_no_leaks();
+}
+
+/* ---- lists ---- */
+
+TEST(store_list_latest)
+{
+    kapi_store *st = open_store();
+    const char *keys[] = {"/g/r/b/2", "/g/r/a/1", "/g/r/b/1", "/g/r/a/2", "/g/r/a/3",
+                          "/g/q/a/1", "/g/rr/a/1", "/h/x"};
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(keys); i++)
+        CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, keys[i], "v", 0, NULL), KAPI_STORE_OK);
+
+    CHECK_LIST(st, "/g/r/", 0, "", 0,
+               "/g/r/a/1=v@2,/g/r/a/2=v@4,/g/r/a/3=v@5,/g/r/b/1=v@3,/g/r/b/2=v@1|0");
+    CHECK_LIST(st, "/g/r/", 0, "", 2, "/g/r/a/1=v@2,/g/r/a/2=v@4|3");
+    CHECK_LIST(st, "/g/r/", 0, "/g/r/a/2", 2, "/g/r/a/3=v@5,/g/r/b/1=v@3|1");
+    CHECK_LIST(st, "/g/r/", 0, "/g/r/b/1", 2, "/g/r/b/2=v@1|0");
+    CHECK_LIST(st, "/g/r/", 0, "/g/r/b/2", 2, "|0");
+    CHECK_LIST(st, "/g/r/", 0, "/g/r/a/1x", 0, "/g/r/a/2=v@4,/g/r/a/3=v@5,/g/r/b/1=v@3,/g/r/b/2=v@1|0");
+    CHECK_LIST(st, "/g/r/", 0, "/a", 1, "/g/r/a/1=v@2|4");  /* start_after before the prefix */
+    CHECK_LIST(st, "/g/r/", 0, "/z", 1, "|0");              /* start_after past the prefix */
+    CHECK_LIST(st, "/g/r/a/", 0, "", 1, "/g/r/a/1=v@2|2");
+    CHECK_LIST(st, "/g/r/a/3", 0, "", 0, "/g/r/a/3=v@5|0"); /* a prefix that is a whole key */
+    CHECK_LIST(st, "/nope/", 0, "", 0, "|0");
+    CHECK_LIST(st, "", 0, "", 3, "/g/q/a/1=v@6,/g/r/a/1=v@2,/g/r/a/2=v@4|5");
+    CHECK_LIST(st, "", 0, "/g/rr/a/1", 0, "/h/x=v@8|0");
+
+    kapi_store_list_opts opts = {.prefix = KAPI_STR("/g/")};
+    kapi_store_list_result l;
+    CHECK_INT_EQ(kapi_store_list(st, &opts, &l), KAPI_STORE_OK);
+    CHECK_INT_EQ(l.rev, 8);
+    CHECK_INT_EQ(l.n, 7);
+    kapi_store_list_dispose(&l);
+    CHECK(l.items == NULL && l.n == 0);
+    kapi_store_free(st);
+    check_no_leaks();
+}
+
+/* Pages through a big list and checks order, count and remaining against the keys made. */
+TEST(store_list_paging_many)
+{
+    kapi_store__index ix;
+    kapi_store__index_init(&ix);
+    enum { N = 20000 };
+    char key[64];
+    srand(7);
+    for (int i = 0; i < N; i++) { /* random order, some replaced, every third removed */
+        int k = rand() % N;
+        snprintf(key, sizeof(key), "/g/r/ns%d/obj%05d", k % 3, k);
+        kapi_store__index_put(&ix, kapi_store__obj_new(kapi_str_c(key), i + 1, i + 1,
+                                                       KAPI_STR(""), KAPI_STR("")));
+    }
+    for (int k = 0; k < N; k += 3) {
+        snprintf(key, sizeof(key), "/g/r/ns%d/obj%05d", k % 3, k);
+        kapi_store__index_remove(&ix, kapi_str_c(key));
+    }
+    /* the expected count under ns1: present keys k with k % 3 == 1 */
+    size_t total = kapi_store__index_count(&ix), want = 0;
+    for (int k = 1; k < N; k += 3) {
+        snprintf(key, sizeof(key), "/g/r/ns1/obj%05d", k);
+        want += kapi_store__index_get(&ix, kapi_str_c(key)) != NULL;
+    }
+    CHECK(want > 1000);
+    size_t seen = 0;
+    char last[64] = "";
+    for (;;) {
+        kapi_store_list_result l;
+        kapi_store__index_list(&ix, KAPI_STR("/g/r/ns1/"), kapi_str_c(last), 333, &l);
+        for (size_t i = 0; i < l.n; i++) {
+            CHECK(strncmp(l.items[i]->key, "/g/r/ns1/", 9) == 0);
+            CHECK(strcmp(l.items[i]->key, last) > 0);
+            snprintf(last, sizeof(last), "%s", l.items[i]->key);
+        }
+        seen += l.n;
+        CHECK_INT_EQ(l.remaining, want - seen);
+        size_t n = l.n;
+        kapi_store_list_dispose(&l);
+        if (n < 333)
+            break;
+    }
+    CHECK_INT_EQ(seen, want);
+    kapi_store_list_result all;
+    kapi_store__index_list(&ix, KAPI_STR(""), KAPI_STR(""), 0, &all);
+    CHECK_INT_EQ(all.n, total);
+    for (size_t i = 1; i < all.n; i++)
+        CHECK(strcmp(all.items[i - 1]->key, all.items[i]->key) < 0);
+    kapi_store_list_dispose(&all);
+    kapi_store__index_dispose(&ix);
+    check_no_leaks();
+}
+
+TEST(store_list_history)
+{
+    kapi_store *st = open_store();
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/p/a", "a1", 0, NULL), KAPI_STORE_OK); /* 1 */
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/p/b", "b1", 0, NULL), KAPI_STORE_OK); /* 2 */
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/p/c", "c1", 0, NULL), KAPI_STORE_OK); /* 3 */
+    CHECK_INT_EQ(commit(st, KAPI_STORE_UPDATE, "/p/b", "b2", 0, NULL), KAPI_STORE_OK); /* 4 */
+    CHECK_INT_EQ(commit(st, KAPI_STORE_DELETE, "/p/a", NULL, 0, NULL), KAPI_STORE_OK); /* 5 */
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/p/d", "d1", 0, NULL), KAPI_STORE_OK); /* 6 */
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/q/x", "x1", 0, NULL), KAPI_STORE_OK); /* 7 */
+    CHECK_INT_EQ(commit(st, KAPI_STORE_UPDATE, "/p/c", "c2", 0, NULL), KAPI_STORE_OK); /* 8 */
+
+    CHECK_LIST(st, "/p/", 1, "", 0, "/p/a=a1@1|0");
+    CHECK_LIST(st, "/p/", 3, "", 0, "/p/a=a1@1,/p/b=b1@2,/p/c=c1@3|0");
+    CHECK_LIST(st, "/p/", 4, "", 0, "/p/a=a1@1,/p/b=b2@4,/p/c=c1@3|0");
+    CHECK_LIST(st, "/p/", 5, "", 0, "/p/b=b2@4,/p/c=c1@3|0");
+    CHECK_LIST(st, "/p/", 7, "", 0, "/p/b=b2@4,/p/c=c1@3,/p/d=d1@6|0");
+    CHECK_LIST(st, "/p/", 7, "", 1, "/p/b=b2@4|2");
+    CHECK_LIST(st, "/p/", 7, "/p/b", 1, "/p/c=c1@3|1");
+    CHECK_LIST(st, "/p/", 7, "/p/c", 5, "/p/d=d1@6|0");
+    CHECK_LIST(st, "", 7, "/p/d", 0, "/q/x=x1@7|0");
+    CHECK_LIST(st, "/p/", 8, "", 0, "/p/b=b2@4,/p/c=c2@8,/p/d=d1@6|0"); /* current: memory */
+
+    /* history rows carry the stamped bytes, byte for byte */
+    kapi_store_list_opts opts = {.prefix = KAPI_STR("/p/b"), .rev = 3};
+    kapi_store_list_result l;
+    CHECK_INT_EQ(kapi_store_list(st, &opts, &l), KAPI_STORE_OK);
+    CHECK_INT_EQ(l.n, 1);
+    CHECK_STR_EQ(l.items[0]->data, "{\"v\":\"b1\",\"rv\":\"2\"}");
+    CHECK_INT_EQ(l.items[0]->rv_len, 1);
+    CHECK(l.items[0]->data[l.items[0]->rv_off] == '2');
+    kapi_store_list_dispose(&l);
+
+    char *s;
+    CHECK_INT_EQ(list_str(st, "/p/", 9, "", 0, &s), KAPI_STORE_TOO_NEW);
+    free(s);
+    CHECK_INT_EQ(kapi_store__compact(st, 5), 0);
+    kapi_store_stats stats;
+    kapi_store__stats(st, &stats);
+    CHECK_INT_EQ(stats.compacted, 5);
+    CHECK_INT_EQ(list_str(st, "/p/", 4, "", 0, &s), KAPI_STORE_GONE);
+    free(s);
+    CHECK_INT_EQ(list_str(st, "/p/", 1, "", 0, &s), KAPI_STORE_GONE);
+    free(s);
+    CHECK_LIST(st, "/p/", 5, "", 0, "/p/b=b2@4,/p/c=c1@3|0");
+    CHECK_LIST(st, "/p/", 7, "", 0, "/p/b=b2@4,/p/c=c1@3,/p/d=d1@6|0");
+    CHECK_LIST(st, "/p/", 0, "", 0, "/p/b=b2@4,/p/c=c2@8,/p/d=d1@6|0");
+    kapi_store_free(st);
+    check_no_leaks();
+}
+
+/* ---- recovery ---- */
+
+TEST(store_recovery)
+{
+    kapi_store *st = open_store();
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/r/a", "a1", 0, NULL), KAPI_STORE_OK); /* 1 */
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/r/b", "b1", 0, NULL), KAPI_STORE_OK); /* 2 */
+    CHECK_INT_EQ(commit(st, KAPI_STORE_UPDATE, "/r/a", "a2", 0, NULL), KAPI_STORE_OK); /* 3 */
+    CHECK_INT_EQ(commit(st, KAPI_STORE_DELETE, "/r/b", NULL, 0, NULL), KAPI_STORE_OK); /* 4 */
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/r/c", "c1", 0, NULL), KAPI_STORE_OK); /* 5 */
+    CHECK_INT_EQ(commit(st, KAPI_STORE_DELETE, "/r/c", NULL, 0, NULL), KAPI_STORE_OK); /* 6 */
+    kapi_store_free(st);
+
+    st = open_store();
+    CHECK_INT_EQ(kapi_store_revision(st), 6); /* the last write was a delete */
+    check_get(st, "/r/a", "a2", 3);
+    check_get(st, "/r/b", NULL, 0);
+    check_get(st, "/r/c", NULL, 0);
+    kapi_obj *o;
+    CHECK_INT_EQ(kapi_store_get(st, KAPI_STR("/r/a"), &o), KAPI_STORE_OK);
+    CHECK_INT_EQ(o->create_rev, 1);
+    CHECK_INT_EQ(o->rv_len, 1);
+    CHECK(o->data[o->rv_off] == '3');
+    kapi_obj_unref(o);
+    CHECK_LIST(st, "/r/", 2, "", 0, "/r/a=a1@1,/r/b=b1@2|0");
+    int64_t rev;
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/r/d", "d1", 0, &rev), KAPI_STORE_OK);
+    CHECK_INT_EQ(rev, 7);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_UPDATE, "/r/a", "a3", 3, &rev), KAPI_STORE_OK);
+    CHECK_INT_EQ(rev, 8);
+    /* compact everything, including the tombstones: deleted keys stay deleted */
+    CHECK_INT_EQ(commit(st, KAPI_STORE_DELETE, "/r/d", NULL, 0, NULL), KAPI_STORE_OK); /* 9 */
+    CHECK_INT_EQ(kapi_store__compact(st, 9), 0);
+    kapi_store_free(st);
+
+    st = open_store();
+    CHECK_INT_EQ(kapi_store_revision(st), 9);
+    check_get(st, "/r/a", "a3", 8);
+    check_get(st, "/r/b", NULL, 0);
+    check_get(st, "/r/d", NULL, 0);
+    char *s;
+    CHECK_INT_EQ(list_str(st, "/r/", 8, "", 0, &s), KAPI_STORE_GONE); /* compaction is kept */
+    free(s);
+    CHECK_LIST(st, "/r/", 0, "", 0, "/r/a=a3@8|0");
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/r/b", "b2", 0, &rev), KAPI_STORE_OK);
+    CHECK_INT_EQ(rev, 10);
+    kapi_store_free(st);
+    check_no_leaks();
+}
+
+/* ---- the observer ---- */
+
+typedef struct seen {
+    kapi_buf log;
+    int64_t last_rev;
+    bool in_order;
+} seen;
+
+static void observe(void *ctx, const kapi_store_event *ev)
+{
+    seen *s = ctx;
+    if (ev->rev != s->last_rev + 1 || ev->obj->rev != ev->rev)
+        s->in_order = false;
+    s->last_rev = ev->rev;
+    kapi_buf_printf(&s->log, "%s %s@%" PRId64 " prev=%" PRId64 "%s;",
+                    ev->type == KAPI_STORE_EVENT_PUT ? "PUT" : "DEL", ev->obj->key, ev->rev,
+                    ev->prev ? ev->prev->rev : 0, strstr(ev->obj->data, "\"rv\":\"") ? "" : "!");
+}
+
+TEST(store_observer)
+{
+    seen s = {.in_order = true};
+    kapi_buf_init(&s.log);
+    kapi_store *st = open_store_with(observe, &s, &kapi_store__sqlite_ops);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/o/a", "1", 0, NULL), KAPI_STORE_OK);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/o/a", "1", 0, NULL), KAPI_STORE_EXISTS);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_UPDATE, "/o/a", "2", 0, NULL), KAPI_STORE_OK);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/o/b", "1", 0, NULL), KAPI_STORE_OK);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_DELETE, "/o/a", NULL, 0, NULL), KAPI_STORE_OK);
+    kapi_store_free(st);
+    CHECK(s.in_order);
+    CHECK_STR_EQ(s.log.ptr, "PUT /o/a@1 prev=0;PUT /o/a@2 prev=1;PUT /o/b@3 prev=0;"
+                            "DEL /o/a@4 prev=2;");
+    kapi_buf_dispose(&s.log);
+    check_no_leaks();
+}
+
+/* ---- group commit ---- */
+
+typedef struct worker {
+    kapi_store *st;
+    int id, n;
+    int64_t *revs;
+    int failures;
+} worker;
+
+static void *create_many(void *arg)
+{
+    worker *w = arg;
+    char key[64];
+    for (int i = 0; i < w->n; i++) {
+        snprintf(key, sizeof(key), "/c/t%d/k%04d", w->id, i);
+        if (commit(w->st, KAPI_STORE_CREATE, key, "v", 0, &w->revs[i]) != KAPI_STORE_OK)
+            w->failures++;
+    }
+    return NULL;
+}
+
+static int cmp_rev(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+TEST(store_concurrent_creates)
+{
+    enum { THREADS = 8, EACH = 500 };
+    seen s = {.in_order = true};
+    kapi_buf_init(&s.log);
+    kapi_store *st = open_store_with(observe, &s, &kapi_store__sqlite_ops);
+    static int64_t revs[THREADS * EACH];
+    pthread_t th[THREADS];
+    worker w[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        w[t] = (worker){.st = st, .id = t, .n = EACH, .revs = revs + t * EACH};
+        pthread_create(&th[t], NULL, create_many, &w[t]);
+    }
+    for (int t = 0; t < THREADS; t++) {
+        pthread_join(th[t], NULL);
+        CHECK_INT_EQ(w[t].failures, 0);
+    }
+    qsort(revs, THREADS * EACH, sizeof(revs[0]), cmp_rev);
+    for (int i = 0; i < THREADS * EACH; i++)
+        CHECK_INT_EQ(revs[i], i + 1);
+    CHECK_INT_EQ(kapi_store_revision(st), THREADS * EACH);
+    kapi_store_stats stats;
+    kapi_store__stats(st, &stats);
+    CHECK_INT_EQ(stats.writes, THREADS * EACH);
+    CHECK(stats.transactions < THREADS * EACH); /* batches formed */
+    printf("  %d writes in %" PRId64 " transactions\n", THREADS * EACH, stats.transactions);
+    CHECK(s.in_order);
+    CHECK_INT_EQ(s.last_rev, THREADS * EACH);
+    kapi_store_list_opts opts = {.prefix = KAPI_STR("/c/")};
+    kapi_store_list_result l;
+    CHECK_INT_EQ(kapi_store_list(st, &opts, &l), KAPI_STORE_OK);
+    CHECK_INT_EQ(l.n, THREADS * EACH);
+    kapi_store_list_dispose(&l);
+    kapi_store_free(st);
+    kapi_buf_dispose(&s.log);
+    check_no_leaks();
+}
+
+/* An observer that holds the committer on its first event, so that the writes queued
+ * meanwhile form one batch. */
+typedef struct gate {
+    int events;
+} gate;
+
+static void hold_first(void *ctx, const kapi_store_event *ev)
+{
+    gate *g = ctx;
+    (void)ev;
+    if (g->events++ == 0)
+        usleep(300 * 1000);
+}
+
+typedef struct queued {
+    kapi_store *st;
+    doc d;
+    kapi_store_rc rc;
+} queued;
+
+static void *commit_queued(void *arg)
+{
+    queued *q = arg;
+    q->rc = kapi_store_commit(q->st, &q->d.w);
+    return NULL;
+}
+
+/* Starts writes one after the other (each queued before the next) behind a held batch. */
+static void run_behind_gate(kapi_store *st, queued *q, size_t n)
+{
+    pthread_t first, th[16];
+    queued opener = {.st = st};
+    mkwrite(&opener.d, KAPI_STORE_CREATE, "/gate", "g", 0);
+    pthread_create(&first, NULL, commit_queued, &opener);
+    usleep(50 * 1000);
+    for (size_t i = 0; i < n; i++) {
+        q[i].st = st;
+        pthread_create(&th[i], NULL, commit_queued, &q[i]);
+        usleep(20 * 1000);
+    }
+    pthread_join(first, NULL);
+    CHECK_INT_EQ(opener.rc, KAPI_STORE_OK);
+    kapi_obj_unref(opener.d.w.result);
+    for (size_t i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+}
+
+TEST(store_batch_sees_itself)
+{
+    gate g = {0};
+    kapi_store *st = open_store_with(hold_first, &g, &kapi_store__sqlite_ops);
+    queued q[6];
+    memset(q, 0, sizeof(q));
+    mkwrite(&q[0].d, KAPI_STORE_CREATE, "/b/k", "1", 0);
+    mkwrite(&q[1].d, KAPI_STORE_UPDATE, "/b/k", "2", 2);  /* sees the create at 2 */
+    mkwrite(&q[2].d, KAPI_STORE_UPDATE, "/b/k", "x", 2);  /* conflict with the update at 3 */
+    mkwrite(&q[3].d, KAPI_STORE_DELETE, "/b/k", NULL, 3);
+    mkwrite(&q[4].d, KAPI_STORE_UPDATE, "/b/k", "y", 0);  /* deleted within the batch */
+    mkwrite(&q[5].d, KAPI_STORE_CREATE, "/b/k", "3", 0);
+    run_behind_gate(st, q, 6);
+    kapi_store_stats stats;
+    kapi_store__stats(st, &stats);
+    CHECK_INT_EQ(stats.transactions, 2);
+    CHECK_INT_EQ(q[0].rc, KAPI_STORE_OK);
+    CHECK_INT_EQ(q[0].d.w.result->rev, 2);
+    CHECK_INT_EQ(q[1].rc, KAPI_STORE_OK);
+    CHECK_INT_EQ(q[1].d.w.result->rev, 3);
+    CHECK_INT_EQ(q[1].d.w.result->create_rev, 2);
+    CHECK_INT_EQ(q[2].rc, KAPI_STORE_CONFLICT);
+    CHECK_INT_EQ(q[2].d.w.current->rev, 3);
+    CHECK_INT_EQ(q[3].rc, KAPI_STORE_OK);
+    CHECK_STR_EQ(q[3].d.w.result->data, "{\"v\":\"2\",\"rv\":\"4\"}");
+    CHECK_INT_EQ(q[4].rc, KAPI_STORE_NOT_FOUND);
+    CHECK_INT_EQ(q[5].rc, KAPI_STORE_OK);
+    CHECK_INT_EQ(q[5].d.w.result->rev, 5);
+    CHECK_INT_EQ(q[5].d.w.result->create_rev, 5);
+    for (int i = 0; i < 6; i++) {
+        kapi_obj_unref(q[i].d.w.result);
+        kapi_obj_unref(q[i].d.w.current);
+    }
+    check_get(st, "/b/k", "3", 5);
+    CHECK_LIST(st, "/b/", 3, "", 0, "/b/k=2@3|0");
+    CHECK_LIST(st, "/b/", 4, "", 0, "|0");
+    kapi_store_free(st);
+    check_no_leaks();
+}
+
+/* A backend that fails appends on demand: the plug-in point in use. */
+static kapi_store_backend_ops failing_ops;
+static atomic_int fail_appends;
+
+static int failing_append(void *b, const kapi_store_row *rows, size_t n)
+{
+    if (atomic_load(&fail_appends))
+        return -1;
+    return kapi_store__sqlite_ops.append(b, rows, n);
+}
+
+static void hold_then_fail(void *ctx, const kapi_store_event *ev)
+{
+    atomic_store(&fail_appends, 1);
+    hold_first(ctx, ev);
+}
+
+TEST(store_backend_failure)
+{
+    failing_ops = kapi_store__sqlite_ops;
+    failing_ops.append = failing_append;
+    gate g = {0};
+    kapi_store *st = open_store_with(hold_then_fail, &g, &failing_ops);
+    queued q[4];
+    memset(q, 0, sizeof(q));
+    mkwrite(&q[0].d, KAPI_STORE_CREATE, "/f/b", "1", 0);
+    mkwrite(&q[1].d, KAPI_STORE_UPDATE, "/gate", "2", 99); /* would conflict */
+    mkwrite(&q[2].d, KAPI_STORE_UPDATE, "/gate", "2", 0);
+    mkwrite(&q[3].d, KAPI_STORE_CREATE, "/gate", "2", 0); /* would exist */
+    run_behind_gate(st, q, 4); /* the gate's write succeeds, then appends fail */
+    for (int i = 0; i < 4; i++) {
+        CHECK_INT_EQ(q[i].rc, KAPI_STORE_IO);
+        CHECK(q[i].d.w.result == NULL && q[i].d.w.current == NULL);
+    }
+    kapi_store_stats stats;
+    kapi_store__stats(st, &stats);
+    CHECK_INT_EQ(stats.transactions, 2);
+    CHECK_INT_EQ(stats.writes, 1);
+    CHECK_INT_EQ(kapi_store_revision(st), 1);
+    check_get(st, "/gate", "g", 1);
+    check_get(st, "/f/b", NULL, 0);
+    CHECK_LIST(st, "", 0, "", 0, "/gate=g@1|0");
+    atomic_store(&fail_appends, 0);
+    int64_t rev;
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/f/b", "1", 0, &rev), KAPI_STORE_OK);
+    CHECK_INT_EQ(rev, 2); /* the failed revisions were not used up */
+    kapi_store_free(st);
+    st = open_store();
+    check_get(st, "/f/b", "1", 2);
+    check_get(st, "/gate", "g", 1);
+    kapi_store_free(st);
+    check_no_leaks();
+}
+
+/* ---- crash consistency ---- */
+
+static void crash_child(int fd)
+{
+    kapi_store *st = open_store();
+    char key[64];
+    for (uint32_t i = 0;; i++) {
+        snprintf(key, sizeof(key), "/crash/k%06u", i);
+        if (commit(st, KAPI_STORE_CREATE, key, "v", 0, NULL) != KAPI_STORE_OK)
+            _exit(3);
+        if (write(fd, &i, sizeof(i)) != sizeof(i))
+            _exit(4);
+    }
+}
+
+TEST(store_crash_consistency)
+{
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        crash_child(fds[1]);
+    }
+    close(fds[1]);
+    uint32_t acked = 0, got;
+    int n = 0;
+    while (n < 300 && read(fds[0], &got, sizeof(got)) == sizeof(got)) {
+        acked = got;
+        n++;
+    }
+    CHECK_INT_EQ(n, 300);
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    while (read(fds[0], &got, sizeof(got)) == sizeof(got)) /* acknowledged before the kill */
+        acked = got;
+    close(fds[0]);
+    CHECK(WIFSIGNALED(status));
+
+    kapi_store *st = open_store();
+    char key[64];
+    for (uint32_t i = 0; i <= acked; i++) {
+        snprintf(key, sizeof(key), "/crash/k%06u", i);
+        kapi_obj *o = NULL;
+        CHECK_INT_EQ(kapi_store_get(st, kapi_str_c(key), &o), KAPI_STORE_OK);
+        CHECK_INT_EQ(o->rev, i + 1);
+        kapi_obj_unref(o);
+    }
+    CHECK(kapi_store_revision(st) >= (int64_t)acked + 1);
+    int64_t rev;
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/after", "v", 0, &rev), KAPI_STORE_OK);
+    CHECK_INT_EQ(rev, kapi_store_revision(st));
+    kapi_store_free(st);
+    check_no_leaks();
+}
