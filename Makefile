@@ -62,7 +62,7 @@ unit: $(BUILD)/unit-tests
 
 # The unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan:
-	CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -Wno-format-truncation" \
 	    $(MAKE) BUILD=build/asan build/asan/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 build/asan/unit-tests
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "codec/protobuf.h"
 
 static const char *internal_package(const char *group)
 {
@@ -223,30 +224,71 @@ static char *summarize(const char *body, size_t n)
     return kapi_xstrndup(body, n);
 }
 
+static kapi_error *unrecognized(const kapi_type *t, const char *what, const char *body, size_t n)
+{
+    char *sum = summarize(body, n);
+    kapi_error *err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                                     "the object provided is unrecognized (must be of type %s): "
+                                     "%s (%s)",
+                                     t->kind, what, sum);
+    free(sum);
+    return err;
+}
+
+/* A protobuf body: the envelope names the kind, raw holds the object's message. */
+static kapi_error *decode_protobuf(kapi_req *r, json_t **out)
+{
+    const kapi_type *t = r->type;
+    kapi_str av, kind, raw;
+    char *perr = NULL;
+    kapi_error *err = NULL;
+    if (!kapi_pb_envelope(r->http->body, r->http->body_len, &av, &kind, &raw, &perr)) {
+        err = unrecognized(t, perr, r->http->body, r->http->body_len);
+        free(perr);
+        return err;
+    }
+    if (!kapi_str_eqc(kind, t->kind) || !kapi_str_eqc(av, t->group_version) ||
+        !t->protobuf_message)
+        return kapi_error_new(KAPI_STATUS_UNSUPPORTED_MEDIA_TYPE,
+                              "the body of the request was in an unknown format - accepted "
+                              "media types include: application/json");
+    *out = kapi_pb_to_json(kapi_registry_proto(r->api->registry), t->protobuf_message, raw.ptr,
+                           raw.len, &perr);
+    if (!*out) {
+        err = unrecognized(t, perr, r->http->body, r->http->body_len);
+        free(perr);
+        return err;
+    }
+    json_object_set_new(*out, "kind", json_stringn(kind.ptr, kind.len));
+    json_object_set_new(*out, "apiVersion", json_stringn(av.ptr, av.len));
+    return NULL;
+}
+
+static bool media_is(const char *ct, const char *type)
+{
+    size_t n = strcspn(ct, "; \t");
+    return n == strlen(type) && strncasecmp(ct, type, n) == 0;
+}
+
 kapi_error *kapi_api__decode_body(kapi_req *r, json_t **out)
 {
     const char *ct = kapi_http_header_get(r->http, "content-type");
     *out = NULL;
-    if (ct && *ct) {
-        size_t n = strcspn(ct, "; \t");
-        if (!(n == 16 && strncasecmp(ct, "application/json", 16) == 0))
-            return kapi_error_new(KAPI_STATUS_UNSUPPORTED_MEDIA_TYPE,
-                                  "the body of the request was in an unknown format - accepted "
-                                  "media types include: application/json, application/yaml, "
-                                  "application/vnd.kubernetes.protobuf");
-    }
+    if (ct && media_is(ct, KAPI_PROTOBUF_MEDIA_TYPE) && r->type->protobuf_message)
+        return decode_protobuf(r, out);
+    if (ct && *ct && !media_is(ct, "application/json"))
+        return kapi_error_new(KAPI_STATUS_UNSUPPORTED_MEDIA_TYPE,
+                              "the body of the request was in an unknown format - accepted "
+                              "media types include: application/json%s",
+                              r->type->protobuf_message ? ", " KAPI_PROTOBUF_MEDIA_TYPE : "");
     char *perr = NULL;
     json_t *v = kapi_json_parse(r->http->body, r->http->body_len, &perr);
     if (!v || !json_is_object(v)) {
-        char *sum = summarize(r->http->body, r->http->body_len);
-        kapi_error *err = kapi_error_new(
-            KAPI_STATUS_BAD_REQUEST,
-            "the object provided is unrecognized (must be of type %s): couldn't get version/kind; "
-            "json parse error: %s (%s)",
-            r->type->kind,
-            perr ? perr : "json: cannot unmarshal non-object into Go value of type struct",
-            sum);
-        free(sum);
+        char *what = kapi_xprintf(
+            "couldn't get version/kind; json parse error: %s",
+            perr ? perr : "json: cannot unmarshal non-object into Go value of type struct");
+        kapi_error *err = unrecognized(r->type, what, r->http->body, r->http->body_len);
+        free(what);
         free(perr);
         json_decref(v);
         return err;

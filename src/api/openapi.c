@@ -48,7 +48,7 @@ static char *def_name(const kapi_type *t)
 
 static json_t *ref(bool v3, const char *name)
 {
-    return json_pack("{s:s++}", "$ref", v3 ? "#/components/schemas/" : "#/definitions/", name);
+    return json_pack("{s:s+}", "$ref", v3 ? "#/components/schemas/" : "#/definitions/", name);
 }
 
 typedef struct param {
@@ -124,7 +124,7 @@ static json_t *operation(bool v3, const kapi_type *t, const char *action, const 
         "application/json-patch+json", "application/merge-patch+json",
         "application/strategic-merge-patch+json", "application/apply-patch+yaml", NULL};
     bool patch = strcmp(action, "patch") == 0;
-    json_t *op = json_pack("{s:s,s:s++}", "description", what, "operationId", action, t->kind);
+    json_t *op = json_pack("{s:s,s:s+}", "description", what, "operationId", action, t->kind);
     json_t *params = json_array();
     if (strcmp(action, "list") == 0 || strcmp(action, "deletecollection") == 0)
         add_params(params, v3, p_list, KAPI_ARRAY_LEN(p_list));
@@ -360,7 +360,7 @@ static void build(void)
         doc *d = &cache.docs[cache.ndocs++];
         build_v3_doc(d, reg, t->group, t->version);
         json_object_set_new(index, d->path,
-                            json_pack("{s:s++}", "serverRelativeURL", "/openapi/v3/", d->path,
+                            json_pack("{s:s+++}", "serverRelativeURL", "/openapi/v3/", d->path,
                                       "?hash=", d->hash));
     }
     cache.v2 = encode_doc(json_pack("{s:s,s:o,s:o,s:o}", "swagger", "2.0", "info", info(),

@@ -16,6 +16,7 @@ extern const struct {
 struct kapi_registry {
     kapi_type *types;
     size_t ntypes;
+    json_t *proto; /* protobuf message tables, merged */
 };
 
 /* A NULL-terminated vector of the strings of a JSON array (borrowed from def). */
@@ -90,6 +91,7 @@ static kapi_error *load_type(kapi_type *t, const char *name, json_t *def)
     t->storage_version_hash = kapi_registry_storage_hash(
         t->storage_group, kapi_json_path_str(storage, "version") ?: "",
         kapi_json_path_str(storage, "kind") ?: "");
+    t->protobuf_message = kapi_json_path_str(def, "protobufMessage");
     t->strategy = kapi_registry__strategy(kapi_json_path_str(def, "strategy"));
     if (!t->strategy)
         return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type file %s: unknown strategy",
@@ -119,6 +121,7 @@ kapi_error *kapi_registry_new(kapi_registry **out)
     while (kapi_embedded_files[n].name)
         n++;
     r->types = kapi_xcalloc(n ? n : 1, sizeof(*r->types));
+    r->proto = json_object();
     for (size_t i = 0; i < n; i++) {
         char *perr = NULL;
         json_t *def = kapi_json_parse((const char *)kapi_embedded_files[i].data,
@@ -130,8 +133,13 @@ kapi_error *kapi_registry_new(kapi_registry **out)
             json_decref(def);
             goto done;
         }
-        r->ntypes++;
-        if ((err = load_type(&r->types[i], kapi_embedded_files[i].name, def)) != NULL)
+        if (strstr(kapi_embedded_files[i].name, ".proto.json")) {
+            json_object_update(r->proto, def);
+            json_decref(def);
+            continue;
+        }
+        json_object_update(r->proto, json_object_get(def, "protobuf"));
+        if ((err = load_type(&r->types[r->ntypes++], kapi_embedded_files[i].name, def)) != NULL)
             goto done;
     }
     qsort(r->types, r->ntypes, sizeof(*r->types), type_order);
@@ -163,7 +171,13 @@ void kapi_registry_free(kapi_registry *r)
         json_decref(t->def);
     }
     free(r->types);
+    json_decref(r->proto);
     free(r);
+}
+
+const json_t *kapi_registry_proto(const kapi_registry *r)
+{
+    return r->proto;
 }
 
 const kapi_type *kapi_registry_lookup(const kapi_registry *r, kapi_str group, kapi_str version,

@@ -61,6 +61,7 @@ struct kapi_type {
     /* Discovery's storageVersionHash: the storage group/version/kind, hashed. */
     const char *storage_version_hash;
     const kapi_type_strategy *strategy;
+    const char *protobuf_message; /* the object's protobuf message, or NULL */
     json_t *def; /* the parsed type file, for what only some consumers read */
 };
 
@@ -69,6 +70,10 @@ typedef struct kapi_registry kapi_registry;
 /* Loads the embedded built-in types. */
 kapi_error *kapi_registry_new(kapi_registry **out);
 void kapi_registry_free(kapi_registry *r);
+
+/* The protobuf message tables of every type (codec/protobuf.h), merged: the
+ * *.proto.json files and each type file's "protobuf" member. Borrowed. */
+const json_t *kapi_registry_proto(const kapi_registry *r);
 
 /* The type served at group/version/plural, or NULL. */
 const kapi_type *kapi_registry_lookup(const kapi_registry *r, kapi_str group, kapi_str version,

@@ -1,0 +1,70 @@
+# Helpers for the end-to-end tests: start and stop a kapi on loopback, check results,
+# count them. Source it; call e2e_finish at the end.
+
+E2E_PASSED=0
+E2E_FAILED=0
+
+# A free TCP port on 127.0.0.1.
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# start_kapi BIN DATA_DIR PORT: starts kapi in the background and waits for /readyz.
+start_kapi() {
+    "$1" --data-dir "$2" --secure-port "$3" >"$2.log" 2>&1 &
+    KAPI_PID=$!
+    for _ in $(seq 1 100); do
+        if curl -sk "https://127.0.0.1:$3/readyz" 2>/dev/null | grep -q ok; then
+            return 0
+        fi
+        sleep 0.05
+    done
+    echo "kapi did not become ready; its log:"
+    cat "$2.log"
+    return 1
+}
+
+stop_kapi() {
+    if [ -n "${KAPI_PID:-}" ]; then
+        kill -TERM "$KAPI_PID" 2>/dev/null
+        wait "$KAPI_PID" 2>/dev/null
+        KAPI_PID=
+    fi
+}
+
+pass() {
+    echo "PASS $1"
+    E2E_PASSED=$((E2E_PASSED + 1))
+}
+
+fail() {
+    echo "FAIL $1${2:+: $2}"
+    E2E_FAILED=$((E2E_FAILED + 1))
+}
+
+# check NAME COMMAND...: passes when the command succeeds.
+check() {
+    local name=$1
+    shift
+    local out
+    if out=$("$@" 2>&1); then
+        pass "$name"
+    else
+        fail "$name" "$(echo "$out" | tail -3 | tr '\n' ' ')"
+    fi
+}
+
+# expect_eq NAME EXPECTED ACTUAL
+expect_eq() {
+    if [ "$2" = "$3" ]; then
+        pass "$1"
+    else
+        fail "$1" "expected '$2', got '$3'"
+    fi
+}
+
+e2e_finish() {
+    stop_kapi
+    echo "$E2E_PASSED passed, $E2E_FAILED failed"
+    [ "$E2E_FAILED" -eq 0 ]
+}
