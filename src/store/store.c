@@ -68,7 +68,6 @@ struct kapi_store {
     pthread_cond_t qcond;
     pending *qhead, **qtail;
     bool closing;
-    bool started;
     pthread_t committer;
 
     /* The committer's own. */
@@ -118,8 +117,9 @@ static kapi_obj *stamp(const kapi_store_write *w, const kapi_obj *cur, int64_t r
         return kapi_store__obj_new(w->key, rev, cur->create_rev, head, tail);
     }
     assert(w->rv_off <= w->value.len);
-    kapi_str head = {w->value.ptr, w->rv_off};
-    kapi_str tail = {w->value.ptr + w->rv_off, w->value.len - w->rv_off};
+    const char *v = w->value.ptr ? w->value.ptr : "";
+    kapi_str head = {v, w->rv_off};
+    kapi_str tail = {v + w->rv_off, w->value.len - w->rv_off};
     int64_t create_rev = w->op == KAPI_STORE_CREATE ? rev : cur->create_rev;
     return kapi_store__obj_new(w->key, rev, create_rev, head, tail);
 }
