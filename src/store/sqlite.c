@@ -3,7 +3,9 @@
  *
  * One table `log` holds a row per revision: (rev, key, op, create_rev, rv_off, value) with
  * value the stamped JSON bytes (for DELETE, the last state stamped with the deletion's
- * revision). An index on (key, rev) serves recovery, history reads and compaction. Table
+ * revision). An index on (key, rev, op) serves recovery, compaction and history reads (it
+ * covers the search for each key's state at a revision, so the table is read only for the
+ * rows returned, not for those merely counted). Table
  * `meta` records the compacted revision: history older than it is gone.
  *
  * Durability: WAL journal with synchronous=FULL, so a committed transaction has been
@@ -27,7 +29,7 @@ static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS log(rev INTEGER PRIMARY KEY, key BLOB NOT NULL,"
     " op INTEGER NOT NULL, create_rev INTEGER NOT NULL, rv_off INTEGER NOT NULL,"
     " value BLOB NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS log_key ON log(key, rev);"
+    "CREATE INDEX IF NOT EXISTS log_key ON log(key, rev, op);"
     "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
     "INSERT OR IGNORE INTO meta VALUES('compacted', 0);";
 
@@ -38,13 +40,15 @@ static const char SQL_LAST_REV[] = "SELECT max(rev) FROM log";
 static const char SQL_LOAD[] =
     "SELECT rev, key, op, create_rev, rv_off, value FROM log"
     " WHERE rev IN (SELECT max(rev) FROM log GROUP BY key) AND op != 2";
-/* The row with max(rev) of each group supplies the bare columns (SQLite guarantees it). */
+/* The row with max(rev) of each group supplies the bare column op (SQLite guarantees it). */
 static const char SQL_HISTORY[] =
-    "SELECT max(rev), key, op, create_rev, rv_off, value FROM log"
+    "SELECT max(rev), op FROM log"
     " WHERE key >= ?1 AND key > ?2 AND key < ?3 AND rev <= ?4 GROUP BY key ORDER BY key";
 static const char SQL_HISTORY_OPEN[] =
-    "SELECT max(rev), key, op, create_rev, rv_off, value FROM log"
+    "SELECT max(rev), op FROM log"
     " WHERE key >= ?1 AND key > ?2 AND rev <= ?4 GROUP BY key ORDER BY key";
+static const char SQL_ROW[] =
+    "SELECT rev, key, op, create_rev, rv_off, value FROM log WHERE rev = ?1";
 static const char SQL_COMPACT_SUPERSEDED[] =
     "DELETE FROM log WHERE rev IN (SELECT o.rev FROM log AS n JOIN log AS o"
     " ON o.key = n.key AND o.rev < n.rev WHERE n.rev > ?1 AND n.rev <= ?2)";
@@ -292,49 +296,87 @@ static bool prefix_end(kapi_str prefix, char *buf)
     return true;
 }
 
-static kapi_store_rc read_snapshot(sqlite3 *db, kapi_str prefix, kapi_str start_after,
-                                  int64_t rev, kapi_store_row_fn fn, void *ctx)
+/* Hands the row at rev to fn. */
+static int emit_row(sqlite3_stmt *row, int64_t rev, kapi_store_row_fn fn, void *ctx)
+{
+    sqlite3_bind_int64(row, 1, rev);
+    int rc = sqlite3_step(row) == SQLITE_ROW ? 0 : -1;
+    if (rc == 0) {
+        kapi_store_row r;
+        column_row(row, &r);
+        fn(ctx, &r);
+    }
+    sqlite3_reset(row);
+    return rc;
+}
+
+/* Walks each key's state at the revision: live ones are returned up to the limit, then
+ * counted. */
+static int walk_history(sqlite3_stmt *keys, sqlite3_stmt *row, size_t limit,
+                        kapi_store_row_fn fn, void *ctx, size_t *remaining)
+{
+    size_t n = 0;
+    int step;
+    while ((step = sqlite3_step(keys)) == SQLITE_ROW) {
+        if (sqlite3_column_int(keys, 1) == KAPI_STORE_DELETE)
+            continue;
+        if (limit && n == limit) {
+            (*remaining)++;
+            continue;
+        }
+        if (emit_row(row, sqlite3_column_int64(keys, 0), fn, ctx) != 0)
+            return -1;
+        n++;
+    }
+    return step == SQLITE_DONE ? 0 : -1;
+}
+
+static kapi_store_rc read_snapshot(sqlite3 *db, const kapi_store_list_opts *q,
+                                  kapi_store_row_fn fn, void *ctx, size_t *remaining)
 {
     kapi_store_rc rc = KAPI_STORE_IO;
-    sqlite3_stmt *s = NULL;
-    char *end = kapi_xmalloc(prefix.len + 1);
-    bool bounded = prefix_end(prefix, end);
+    sqlite3_stmt *keys = NULL, *row = NULL;
+    char *end = kapi_xmalloc(q->prefix.len + 1);
+    bool bounded = prefix_end(q->prefix, end);
     int64_t compacted = 0;
     if (query_int(db, SQL_COMPACTED, &compacted) != 0)
         goto done;
-    if (rev < compacted) {
+    if (q->rev < compacted) {
         rc = KAPI_STORE_GONE;
         goto done;
     }
     const char *sql = bounded ? SQL_HISTORY : SQL_HISTORY_OPEN;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db, sql, -1, &keys, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, SQL_ROW, -1, &row, NULL) != SQLITE_OK)
         goto done;
-    bind_str(s, 1, prefix);
-    bind_str(s, 2, start_after);
+    bind_str(keys, 1, q->prefix);
+    bind_str(keys, 2, q->start_after);
     if (bounded)
-        sqlite3_bind_blob(s, 3, end, (int)strlen(end), SQLITE_STATIC);
-    sqlite3_bind_int64(s, 4, rev);
-    if (stream(s, fn, ctx) == 0)
+        sqlite3_bind_blob(keys, 3, end, (int)strlen(end), SQLITE_STATIC);
+    sqlite3_bind_int64(keys, 4, q->rev);
+    if (walk_history(keys, row, q->limit, fn, ctx, remaining) == 0)
         rc = KAPI_STORE_OK;
 done:
     if (rc == KAPI_STORE_IO)
         report(db, "history");
-    sqlite3_finalize(s);
+    sqlite3_finalize(keys);
+    sqlite3_finalize(row);
     free(end);
     return rc;
 }
 
-static kapi_store_rc backend_read_history(void *p, kapi_str prefix, kapi_str start_after,
-                                          int64_t rev, kapi_store_row_fn fn, void *ctx)
+static kapi_store_rc backend_read_history(void *p, const kapi_store_list_opts *q,
+                                          kapi_store_row_fn fn, void *ctx, size_t *remaining)
 {
     sqlite_backend *b = p;
     reader *r = reader_take(b);
     if (!r)
         return KAPI_STORE_IO;
     kapi_store_rc rc = KAPI_STORE_IO;
+    *remaining = 0;
     /* One read transaction: the compacted revision and the rows come from one snapshot. */
     if (exec(r->db, "BEGIN") == 0) {
-        rc = read_snapshot(r->db, prefix, start_after, rev, fn, ctx);
+        rc = read_snapshot(r->db, q, fn, ctx, remaining);
         exec(r->db, "COMMIT");
     }
     reader_give(b, r);

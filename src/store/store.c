@@ -29,6 +29,9 @@
 #define MAX_MARKS 64
 #define IDLE_TICK_NS 1000000000LL
 #define MIN_MARK_INTERVAL_NS 100000000LL
+/* Compaction goes in steps of at most this many revisions, so that it never holds the
+ * backend (and the writers) for long. */
+#define COMPACT_STEP 20000
 
 /* A queued write, on the writer's stack until the committer is done with it. */
 typedef struct pending {
@@ -65,13 +68,13 @@ struct kapi_store {
     pthread_cond_t qcond;
     pending *qhead, **qtail;
     bool closing;
-    bool started;
     pthread_t committer;
 
     /* The committer's own. */
     mark marks[MAX_MARKS];
     size_t mark_head, nmarks;
     int64_t mark_interval_ns;
+    int64_t compact_target; /* what has left the window: compacted step by step */
     pending **batch;
     kapi_store_row *rows;
 
@@ -114,8 +117,9 @@ static kapi_obj *stamp(const kapi_store_write *w, const kapi_obj *cur, int64_t r
         return kapi_store__obj_new(w->key, rev, cur->create_rev, head, tail);
     }
     assert(w->rv_off <= w->value.len);
-    kapi_str head = {w->value.ptr, w->rv_off};
-    kapi_str tail = {w->value.ptr + w->rv_off, w->value.len - w->rv_off};
+    const char *v = w->value.ptr ? w->value.ptr : "";
+    kapi_str head = {v, w->rv_off};
+    kapi_str tail = {v + w->rv_off, w->value.len - w->rv_off};
     int64_t create_rev = w->op == KAPI_STORE_CREATE ? rev : cur->create_rev;
     return kapi_store__obj_new(w->key, rev, create_rev, head, tail);
 }
@@ -254,19 +258,21 @@ static void add_mark(kapi_store *st, int64_t now)
     st->nmarks++;
 }
 
-/* Notes the time and compacts what has left the window. */
+/* Notes the time and compacts (one step) what has left the window. */
 static void maintain(kapi_store *st)
 {
     int64_t now = kapi_time_mono_ns();
-    int64_t target = 0;
     add_mark(st, now);
     while (st->nmarks && st->marks[st->mark_head].ns <= now - st->history_ns) {
-        target = st->marks[st->mark_head].rev;
+        st->compact_target = st->marks[st->mark_head].rev;
         st->mark_head = (st->mark_head + 1) % MAX_MARKS;
         st->nmarks--;
     }
-    if (target > atomic_load(&st->compacted))
-        compact_to(st, target);
+    int64_t done = atomic_load(&st->compacted);
+    if (st->compact_target > done) {
+        int64_t step = st->compact_target - done;
+        compact_to(st, done + (step < COMPACT_STEP ? step : COMPACT_STEP));
+    }
 }
 
 /* ---- the committer ---- */
@@ -278,9 +284,12 @@ static size_t take_batch(kapi_store *st, bool *closing)
     size_t n = 0;
     pthread_mutex_lock(&st->qlock);
     if (!st->qhead && !st->closing) {
+        int64_t tick = st->mark_interval_ns < IDLE_TICK_NS ? st->mark_interval_ns : IDLE_TICK_NS;
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += IDLE_TICK_NS / 1000000000LL;
+        int64_t ns = ts.tv_nsec + tick;
+        ts.tv_sec += (time_t)(ns / 1000000000LL);
+        ts.tv_nsec = (long)(ns % 1000000000LL);
         pthread_cond_timedwait(&st->qcond, &st->qlock, &ts);
     }
     while (st->qhead && n < MAX_BATCH) {
@@ -404,6 +413,7 @@ void kapi_store_free(kapi_store *st)
 kapi_store_rc kapi_store_commit(kapi_store *st, kapi_store_write *w)
 {
     pending p = {.w = w, .rc = KAPI_STORE_IO};
+    assert(w->key.len == 0 || !memchr(w->key.ptr, '\0', w->key.len)); /* keys are paths */
     w->result = w->current = NULL;
     pthread_cond_init(&p.cond, NULL);
     pthread_mutex_lock(&st->qlock);
@@ -441,19 +451,12 @@ kapi_store_rc kapi_store_get(kapi_store *st, kapi_str key, kapi_obj **out)
 typedef struct history {
     kapi_store_list_result *out;
     size_t cap;
-    size_t limit;
 } history;
 
 static int history_row(void *ctx, const kapi_store_row *row)
 {
     history *h = ctx;
     kapi_store_list_result *l = h->out;
-    if (row->op == KAPI_STORE_DELETE)
-        return 0;
-    if (h->limit && l->n == h->limit) {
-        l->remaining++;
-        return 0;
-    }
     if (l->n == h->cap) {
         h->cap = h->cap ? 2 * h->cap : 64;
         l->items = kapi_xrealloc(l->items, h->cap * sizeof(*l->items));
@@ -469,9 +472,9 @@ static kapi_store_rc list_history(kapi_store *st, const kapi_store_list_opts *op
         return KAPI_STORE_TOO_NEW;
     if (opts->rev < atomic_load(&st->compacted))
         return KAPI_STORE_GONE;
-    history h = {.out = out, .limit = opts->limit};
-    kapi_store_rc rc = st->ops->read_history(st->backend, opts->prefix, opts->start_after,
-                                             opts->rev, history_row, &h);
+    history h = {.out = out};
+    kapi_store_rc rc =
+        st->ops->read_history(st->backend, opts, history_row, &h, &out->remaining);
     if (rc != KAPI_STORE_OK) {
         kapi_store_list_dispose(out);
         return rc;

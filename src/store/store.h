@@ -57,7 +57,7 @@ typedef enum kapi_store_op {
     KAPI_STORE_DELETE,
 } kapi_store_op;
 
-/* One write. */
+/* One write. The key is a path: no NUL bytes. */
 typedef struct kapi_store_write {
     kapi_store_op op;
     kapi_str key;
@@ -89,6 +89,8 @@ typedef struct kapi_store_event {
     const kapi_obj *prev; /* the state before this change, or NULL on create */
 } kapi_store_event;
 
+/* Runs on the committer, before the batch's writers wake: it must be quick, and must not
+ * call kapi_store_commit (that would wait for itself); reads are fine. */
 typedef void (*kapi_store_observer)(void *ctx, const kapi_store_event *ev);
 
 typedef struct kapi_store_options {

@@ -80,12 +80,13 @@ typedef struct kapi_store_backend_ops {
     /* Writes rows (consecutive revisions) durably in one transaction: all or none.
      * Returns 0, or -1 when nothing was written. */
     int (*append)(void *b, const kapi_store_row *rows, size_t n);
-    /* Streams, in key order, the latest row at or before rev (DELETE rows included) of
-     * each key under prefix and after start_after (empty: from the start). Returns
-     * KAPI_STORE_OK, KAPI_STORE_GONE when rev is older than the compacted revision, or
-     * KAPI_STORE_IO. */
-    kapi_store_rc (*read_history)(void *b, kapi_str prefix, kapi_str start_after, int64_t rev,
-                                  kapi_store_row_fn fn, void *ctx);
+    /* A list at a past revision (q->rev): streams, in key order, the state at q->rev of
+     * the live keys under q->prefix after q->start_after (empty: from the start), at most
+     * q->limit rows (0: no limit), and counts the live keys after them into *remaining.
+     * Returns KAPI_STORE_OK, KAPI_STORE_GONE when q->rev is older than the compacted
+     * revision, or KAPI_STORE_IO. */
+    kapi_store_rc (*read_history)(void *b, const kapi_store_list_opts *q, kapi_store_row_fn fn,
+                                  void *ctx, size_t *remaining);
     /* Drops every row at or before rev that a later row at or before rev supersedes, and
      * every DELETE row at or before rev; records rev as the compacted revision, so that the
      * state at any revision >= rev stays readable. Returns 0 or -1. */

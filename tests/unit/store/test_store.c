@@ -181,7 +181,7 @@ TEST(store_create_get)
 TEST(store_stamp_empty_value)
 {
     kapi_store *st = open_store();
-    kapi_store_write w = {.op = KAPI_STORE_CREATE, .key = KAPI_STR("/k"), .value = KAPI_STR("")};
+    kapi_store_write w = {.op = KAPI_STORE_CREATE, .key = KAPI_STR("/k")}; /* NULL value */
     CHECK_INT_EQ(kapi_store_commit(st, &w), KAPI_STORE_OK);
     CHECK_STR_EQ(w.result->data, "1");
     kapi_obj_unref(w.result);
@@ -406,6 +406,35 @@ TEST(store_list_history)
     check_no_leaks();
 }
 
+/* The window: with history_seconds = 1, revisions older than a second are compacted by
+ * the store itself. */
+TEST(store_history_window)
+{
+    char *path = db_path();
+    kapi_store_options opts = {.path = path, .history_seconds = 1};
+    kapi_store *st = NULL;
+    CHECK(kapi_store_open(&st, &opts) == NULL);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/w/a", "1", 0, NULL), KAPI_STORE_OK); /* 1 */
+    CHECK_INT_EQ(commit(st, KAPI_STORE_UPDATE, "/w/a", "2", 0, NULL), KAPI_STORE_OK); /* 2 */
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/w/b", "1", 0, NULL), KAPI_STORE_OK); /* 3 */
+    CHECK_LIST(st, "/w/", 1, "", 0, "/w/a=1@1|0");
+    kapi_store_stats stats = {0};
+    for (int i = 0; i < 40 && stats.compacted < 3; i++) { /* the idle tick compacts */
+        usleep(100 * 1000);
+        kapi_store__stats(st, &stats);
+    }
+    CHECK_INT_EQ(stats.compacted, 3);
+    char *s;
+    CHECK_INT_EQ(list_str(st, "/w/", 2, "", 0, &s), KAPI_STORE_GONE);
+    free(s);
+    CHECK_LIST(st, "/w/", 3, "", 0, "/w/a=2@2,/w/b=1@3|0");
+    CHECK_INT_EQ(commit(st, KAPI_STORE_DELETE, "/w/b", NULL, 0, NULL), KAPI_STORE_OK); /* 4 */
+    CHECK_LIST(st, "/w/", 3, "", 0, "/w/a=2@2,/w/b=1@3|0");
+    kapi_store_free(st);
+    free(path);
+    check_no_leaks();
+}
+
 /* ---- recovery ---- */
 
 TEST(store_recovery)
@@ -514,6 +543,44 @@ static void *create_many(void *arg)
     return NULL;
 }
 
+/* Reads while the writers write: lists stay sorted and never go back in revision. */
+typedef struct reading {
+    kapi_store *st;
+    atomic_int stop;
+    int bad, lists;
+} reading;
+
+static bool list_ok(kapi_store *st, int64_t rev, int64_t *seen_rev)
+{
+    kapi_store_list_opts opts = {.prefix = KAPI_STR("/c/t1/"), .limit = 50, .rev = rev};
+    kapi_store_list_result l;
+    kapi_store_rc rc = kapi_store_list(st, &opts, &l);
+    bool ok = rc == KAPI_STORE_OK && (rev || l.rev >= *seen_rev);
+    for (size_t i = 1; ok && i < l.n; i++)
+        ok = strcmp(l.items[i - 1]->key, l.items[i]->key) < 0 && l.items[i]->rev <= l.rev;
+    if (!rev)
+        *seen_rev = l.rev;
+    kapi_store_list_dispose(&l);
+    return ok;
+}
+
+static void *read_many(void *arg)
+{
+    reading *r = arg;
+    int64_t seen_rev = 0;
+    while (!atomic_load(&r->stop)) {
+        kapi_obj *o = NULL;
+        if (kapi_store_get(r->st, KAPI_STR("/c/t0/k0000"), &o) == KAPI_STORE_OK)
+            kapi_obj_unref(o);
+        if (!list_ok(r->st, 0, &seen_rev))
+            r->bad++;
+        if (seen_rev > 2 && !list_ok(r->st, seen_rev / 2, &seen_rev))
+            r->bad++;
+        r->lists++;
+    }
+    return NULL;
+}
+
 static int cmp_rev(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -527,8 +594,10 @@ TEST(store_concurrent_creates)
     kapi_buf_init(&s.log);
     kapi_store *st = open_store_with(observe, &s, &kapi_store__sqlite_ops);
     static int64_t revs[THREADS * EACH];
-    pthread_t th[THREADS];
+    pthread_t th[THREADS], reader;
     worker w[THREADS];
+    reading r = {.st = st};
+    pthread_create(&reader, NULL, read_many, &r);
     for (int t = 0; t < THREADS; t++) {
         w[t] = (worker){.st = st, .id = t, .n = EACH, .revs = revs + t * EACH};
         pthread_create(&th[t], NULL, create_many, &w[t]);
@@ -537,6 +606,10 @@ TEST(store_concurrent_creates)
         pthread_join(th[t], NULL);
         CHECK_INT_EQ(w[t].failures, 0);
     }
+    atomic_store(&r.stop, 1);
+    pthread_join(reader, NULL);
+    CHECK_INT_EQ(r.bad, 0);
+    CHECK(r.lists > 0);
     qsort(revs, THREADS * EACH, sizeof(revs[0]), cmp_rev);
     for (int i = 0; i < THREADS * EACH; i++)
         CHECK_INT_EQ(revs[i], i + 1);
