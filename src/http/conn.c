@@ -1,0 +1,335 @@
+/*
+ * conn: one accepted connection on the loop thread: reading (into TLS or straight into
+ * the parser), the write queue (libuv's, one uv_write per response piece), and closing,
+ * either gracefully (write what is queued, shut the write side, linger for the peer's
+ * EOF so that it reads our last answer instead of a reset) or at once.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "http/http_int.h"
+
+/* One uv_write and what to release when it completes. */
+typedef struct write_req {
+    uv_write_t req;
+    kapi_conn *conn;
+    kapi_http_chunk *chunks;
+    size_t nchunks;
+    char *owned[2];
+    kapi_http_stream *stream;
+    size_t stream_bytes;
+} write_req;
+
+static void on_read(uv_stream_t *h, ssize_t nread, const uv_buf_t *buf);
+
+static void conn_free(kapi_conn *c)
+{
+    kapi_http_server *srv = c->srv;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        srv->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    srv->nconns--;
+    if (c->req)
+        kapi_http__req_free(c->req);
+    if (c->ssl)
+        SSL_free(c->ssl); /* frees both BIOs */
+    kapi_buf_dispose(&c->in);
+    free(c);
+    kapi_http__maybe_finish(srv);
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+    kapi_conn *c = h->data;
+    if (--c->open_handles > 0)
+        return;
+    if (c->state == KAPI_CONN_HANDLING)
+        c->dead = true; /* the handler still has the request: free on its answer */
+    else
+        conn_free(c);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    kapi_conn *c = h->data;
+    (void)suggested;
+    *buf = uv_buf_init(c->srv->read_buf, sizeof(c->srv->read_buf));
+}
+
+static void start_reading(kapi_conn *c)
+{
+    if (c->reading || c->closing || c->peer_eof)
+        return;
+    if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
+        c->reading = true;
+}
+
+static void stop_reading(kapi_conn *c)
+{
+    if (!c->reading)
+        return;
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    c->reading = false;
+}
+
+static void format_remote_addr(kapi_conn *c)
+{
+    struct sockaddr_storage ss;
+    int len = sizeof(ss);
+    char ip[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0) {
+        if (ss.ss_family == AF_INET6) {
+            uv_ip6_name((struct sockaddr_in6 *)&ss, ip, sizeof(ip));
+            port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+        } else {
+            uv_ip4_name((struct sockaddr_in *)&ss, ip, sizeof(ip));
+            port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+        }
+    }
+    snprintf(c->remote_addr, sizeof(c->remote_addr), strchr(ip, ':') ? "[%s]:%d" : "%s:%d",
+             ip, port);
+}
+
+void kapi_http__conn_accept(kapi_http_server *srv)
+{
+    kapi_conn *c = kapi_xcalloc(1, sizeof(*c));
+    c->srv = srv;
+    kapi_buf_init(&c->in);
+    uv_tcp_init(srv->loop, &c->tcp);
+    uv_timer_init(srv->loop, &c->timer);
+    c->tcp.data = c->timer.data = c->shutdown_req.data = c;
+    c->open_handles = 2;
+    c->next = srv->conns;
+    if (c->next)
+        c->next->prev = c;
+    srv->conns = c;
+    srv->nconns++;
+    if (uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)&c->tcp) < 0) {
+        kapi_http__conn_close(c);
+        return;
+    }
+    uv_tcp_nodelay(&c->tcp, 1);
+    format_remote_addr(c);
+    c->proto = KAPI_CONN_HTTP1;
+    if (srv->ssl_ctx)
+        kapi_http__tls_conn_init(c, srv->ssl_ctx);
+    kapi_http__parse_init(c);
+    start_reading(c);
+}
+
+/* Parses requests from data while the conn is ready for one; returns bytes consumed. */
+static size_t parse_from(kapi_conn *c, const char *data, size_t len)
+{
+    size_t done = 0;
+    while (done < len && c->state == KAPI_CONN_READING && !c->discard)
+        done += kapi_http__parse(c, data + done, len - done);
+    return done;
+}
+
+static bool ready_to_parse(kapi_conn *c)
+{
+    return c->state == KAPI_CONN_READING && !c->discard &&
+           uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) <= KAPI_HTTP__WRITE_HIGH;
+}
+
+void kapi_http__conn_input(kapi_conn *c, const char *data, size_t len)
+{
+    size_t n = 0;
+    if (c->discard)
+        return;
+    if (c->in.len == 0 && ready_to_parse(c))
+        n = parse_from(c, data, len);
+    if (n < len && !c->discard)
+        kapi_buf_put(&c->in, data + n, len - n);
+    if (c->in.len > 0 && ready_to_parse(c))
+        kapi_http__conn_resume(c);
+    if (c->in.len > KAPI_HTTP__INBUF_HIGH)
+        stop_reading(c);
+}
+
+void kapi_http__conn_resume(kapi_conn *c)
+{
+    size_t n;
+    if (c->closing || c->finishing || !ready_to_parse(c))
+        return;
+    n = parse_from(c, c->in.ptr, c->in.len);
+    memmove(c->in.ptr, c->in.ptr + n, c->in.len - n);
+    c->in.len -= n;
+    c->in.ptr[c->in.len] = '\0';
+    if (c->discard)
+        return;
+    if (c->state == KAPI_CONN_READING && c->peer_eof)
+        kapi_http__conn_finish(c); /* nothing more will come */
+    else if (c->in.len <= KAPI_HTTP__INBUF_HIGH)
+        start_reading(c);
+}
+
+void kapi_http__conn_request_done(kapi_conn *c, bool close_after)
+{
+    c->state = KAPI_CONN_READING;
+    if (c->dead) {
+        conn_free(c);
+        return;
+    }
+    if (close_after || c->srv->shutting_down)
+        kapi_http__conn_finish(c);
+    else
+        kapi_http__conn_resume(c);
+}
+
+void kapi_http__conn_eof(kapi_conn *c)
+{
+    stop_reading(c);
+    c->peer_eof = true;
+    if (c->finishing || c->state == KAPI_CONN_STREAMING)
+        kapi_http__conn_close(c); /* lingering done, or a watcher went away */
+    else if (c->state == KAPI_CONN_READING)
+        kapi_http__conn_resume(c); /* serves complete pipelined requests, then finishes */
+    /* HANDLING: the answer is still written, then the conn finishes. */
+}
+
+static void on_read(uv_stream_t *h, ssize_t nread, const uv_buf_t *buf)
+{
+    kapi_conn *c = h->data;
+    if (nread == UV_EOF) {
+        kapi_http__conn_eof(c);
+    } else if (nread < 0) {
+        kapi_http__conn_close(c);
+    } else if (nread > 0 && c->discard) {
+        c->unread = true;
+    } else if (nread > 0) {
+        if (c->ssl)
+            kapi_http__tls_input(c, buf->base, (size_t)nread);
+        else
+            kapi_http__conn_input(c, buf->base, (size_t)nread);
+    }
+}
+
+static void write_done(write_req *w)
+{
+    kapi_http__chunks_release(w->chunks, w->nchunks);
+    free(w->owned[0]);
+    free(w->owned[1]);
+    if (w->stream) {
+        kapi_http__stream_written(w->stream, w->stream_bytes);
+        kapi_http__stream_unref(w->stream);
+    }
+    free(w);
+}
+
+static void on_write(uv_write_t *req, int status)
+{
+    write_req *w = req->data;
+    kapi_conn *c = w->conn;
+    write_done(w);
+    if (status < 0)
+        kapi_http__conn_close(c);
+    else
+        kapi_http__conn_resume(c); /* parsing may wait for the write queue to drain */
+}
+
+static void submit(kapi_conn *c, write_req *w, const uv_buf_t *bufs, size_t nbufs)
+{
+    w->req.data = w;
+    if (c->closing || uv_write(&w->req, (uv_stream_t *)&c->tcp, bufs, nbufs, on_write) < 0) {
+        write_done(w);
+        kapi_http__conn_close(c);
+    }
+}
+
+void kapi_http__conn_write(kapi_conn *c, const uv_buf_t *bufs, size_t nbufs,
+                           kapi_http_chunk *chunks, size_t nchunks, char *owned,
+                           kapi_http_stream *s, size_t stream_bytes)
+{
+    write_req *w = kapi_xcalloc(1, sizeof(*w));
+    uv_buf_t ct;
+    w->conn = c;
+    w->chunks = chunks;
+    w->nchunks = nchunks;
+    w->owned[0] = owned;
+    w->stream = s;
+    w->stream_bytes = stream_bytes;
+    if (!c->ssl || c->closing) {
+        submit(c, w, bufs, nbufs);
+        return;
+    }
+    /* TLS: every piece goes through SSL_write; one buffer of records goes out. */
+    w->owned[1] = kapi_http__tls_encrypt(c, bufs, nbufs, &ct.len);
+    ct.base = w->owned[1];
+    if (ct.len == 0) {
+        write_done(w);
+        return;
+    }
+    submit(c, w, &ct, 1);
+}
+
+void kapi_http__conn_send_raw(kapi_conn *c, char *data, size_t len)
+{
+    write_req *w = kapi_xcalloc(1, sizeof(*w));
+    uv_buf_t b = uv_buf_init(data, len);
+    w->conn = c;
+    w->owned[0] = data;
+    submit(c, w, &b, 1);
+}
+
+static void on_linger_timeout(uv_timer_t *t)
+{
+    kapi_http__conn_close(t->data);
+}
+
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+    kapi_conn *c = req->data;
+    if (c->closing)
+        return;
+    if (status < 0 || c->peer_eof || (!c->unread && c->in.len == 0)) {
+        kapi_http__conn_close(c); /* nothing of the peer's left unread: no RST to fear */
+        return;
+    }
+    /* Keep reading (and dropping) until the peer closes, so it gets our answer, not RST. */
+    uv_timer_start(&c->timer, on_linger_timeout, KAPI_HTTP__LINGER_MS, 0);
+    start_reading(c);
+}
+
+void kapi_http__conn_finish(kapi_conn *c)
+{
+    if (c->finishing || c->closing)
+        return;
+    c->finishing = true;
+    c->discard = true;
+    if (c->ssl)
+        kapi_http__tls_close_notify(c);
+    if (uv_shutdown(&c->shutdown_req, (uv_stream_t *)&c->tcp, on_shutdown) < 0)
+        kapi_http__conn_close(c);
+}
+
+void kapi_http__conn_close(kapi_conn *c)
+{
+    if (c->closing)
+        return;
+    c->closing = true;
+    c->discard = true;
+    c->reading = false;
+    if (c->stream)
+        kapi_http__stream_detach(c, false);
+    uv_timer_stop(&c->timer);
+    uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
+    uv_close((uv_handle_t *)&c->timer, on_handle_closed);
+}
+
+void kapi_http__conn_error(kapi_conn *c, int status)
+{
+    const char *reason = kapi_http__reason(status);
+    char *msg = kapi_xprintf("HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                             "Content-Length: %zu\r\nConnection: close\r\n\r\n%s\n",
+                             status, reason, strlen(reason) + 1, reason);
+    uv_buf_t b = uv_buf_init(msg, strlen(msg));
+    kapi_http__conn_write(c, &b, 1, NULL, 0, msg, NULL, 0);
+    kapi_http__conn_finish(c);
+}

@@ -1,0 +1,207 @@
+/*
+ * respond: complete responses. The handler's thread formats the status line and headers
+ * and posts them with the body chunks to the loop thread, which adds Content-Length and
+ * Connection and writes head and chunks with one uv_write (no copy of the body for plain
+ * HTTP; SSL_write per chunk for TLS). Also the chunk helpers, reason phrases and header
+ * lookup.
+ */
+#include <string.h>
+#include <strings.h>
+
+#include "http/http_int.h"
+
+static const struct {
+    int code;
+    const char *reason;
+} reasons[] = {
+    {100, "Continue"},
+    {101, "Switching Protocols"},
+    {200, "OK"},
+    {201, "Created"},
+    {202, "Accepted"},
+    {203, "Non-Authoritative Information"},
+    {204, "No Content"},
+    {206, "Partial Content"},
+    {301, "Moved Permanently"},
+    {302, "Found"},
+    {303, "See Other"},
+    {304, "Not Modified"},
+    {307, "Temporary Redirect"},
+    {308, "Permanent Redirect"},
+    {400, "Bad Request"},
+    {401, "Unauthorized"},
+    {403, "Forbidden"},
+    {404, "Not Found"},
+    {405, "Method Not Allowed"},
+    {406, "Not Acceptable"},
+    {408, "Request Timeout"},
+    {409, "Conflict"},
+    {410, "Gone"},
+    {411, "Length Required"},
+    {412, "Precondition Failed"},
+    {413, "Request Entity Too Large"},
+    {414, "Request-URI Too Long"},
+    {415, "Unsupported Media Type"},
+    {416, "Requested Range Not Satisfiable"},
+    {417, "Expectation Failed"},
+    {422, "Unprocessable Entity"},
+    {426, "Upgrade Required"},
+    {428, "Precondition Required"},
+    {429, "Too Many Requests"},
+    {431, "Request Header Fields Too Large"},
+    {500, "Internal Server Error"},
+    {501, "Not Implemented"},
+    {502, "Bad Gateway"},
+    {503, "Service Unavailable"},
+    {504, "Gateway Timeout"},
+    {505, "HTTP Version Not Supported"},
+};
+
+const char *kapi_http__reason(int status)
+{
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(reasons); i++)
+        if (reasons[i].code == status)
+            return reasons[i].reason;
+    return "Unknown";
+}
+
+const char *kapi_http_header_get(const kapi_http_request *req, const char *name)
+{
+    for (size_t i = 0; i < req->nheaders; i++)
+        if (strcasecmp(req->headers[i].name, name) == 0)
+            return req->headers[i].value;
+    return NULL;
+}
+
+kapi_http_chunk kapi_http_chunk_copy(const void *p, size_t n)
+{
+    char *copy = kapi_xmalloc(n);
+    if (n)
+        memcpy(copy, p, n);
+    return kapi_http_chunk_take(copy, n);
+}
+
+kapi_http_chunk kapi_http_chunk_take(char *p, size_t n)
+{
+    return (kapi_http_chunk){.ptr = p, .len = n, .release = free, .owner = p};
+}
+
+void kapi_http__chunks_release(kapi_http_chunk *chunks, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (chunks[i].release)
+            chunks[i].release(chunks[i].owner);
+    free(chunks);
+}
+
+void kapi_http__msg_free(kapi_http_msg *m)
+{
+    kapi_http__req_free(m->req);
+    kapi_http__chunks_release(m->chunks, m->nchunks);
+    kapi_buf_dispose(&m->head);
+    if (m->stream)
+        kapi_http__stream_unref(m->stream);
+    free(m);
+}
+
+/* Headers the http layer writes itself; the handler's are dropped. */
+static bool reserved_header(const char *name)
+{
+    static const char *const reserved[] = {"content-length", "transfer-encoding", "connection"};
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(reserved); i++)
+        if (strcasecmp(name, reserved[i]) == 0)
+            return true;
+    return false;
+}
+
+/* A header that would split the response (CR or LF) is dropped, never written. */
+static bool unsafe_header(const kapi_http_header *h)
+{
+    return !h->name || !h->value || strpbrk(h->name, "\r\n:") || strpbrk(h->value, "\r\n");
+}
+
+kapi_http_msg *kapi_http__msg_new(kapi_http_msg_kind kind, kapi_http_req *req, int status,
+                                  const kapi_http_header *headers, size_t nheaders)
+{
+    kapi_http_msg *m = kapi_xcalloc(1, sizeof(*m));
+    m->kind = kind;
+    m->req = req;
+    m->status = status;
+    kapi_buf_init(&m->head);
+    kapi_buf_printf(&m->head, "HTTP/1.1 %d %s\r\n", status, kapi_http__reason(status));
+    for (size_t i = 0; i < nheaders; i++) {
+        if (unsafe_header(&headers[i]) || reserved_header(headers[i].name))
+            continue;
+        kapi_buf_printf(&m->head, "%s: %s\r\n", headers[i].name, headers[i].value);
+    }
+    return m;
+}
+
+void kapi_http_respond(kapi_http_request *pub, int status, const kapi_http_header *headers,
+                       size_t nheaders, const kapi_http_chunk *body, size_t nchunks)
+{
+    kapi_http_req *req = (kapi_http_req *)pub;
+    kapi_http_msg *m = kapi_http__msg_new(KAPI_HTTP__MSG_RESPONSE, req, status, headers,
+                                          nheaders);
+    m->chunks = kapi_xmalloc(nchunks * sizeof(*m->chunks));
+    m->nchunks = nchunks;
+    for (size_t i = 0; i < nchunks; i++) {
+        m->chunks[i] = body[i];
+        m->body_len += body[i].len;
+    }
+    kapi_http__post(req->conn->srv, m);
+}
+
+const char *kapi_http__connection(const kapi_http_req *req, bool close_after)
+{
+    if (close_after)
+        return "close";
+    return req->keep_alive_10 ? "keep-alive" : NULL;
+}
+
+void kapi_http__write_head(kapi_conn *c, kapi_buf *head, const char *connection,
+                           kapi_http_chunk *chunks, size_t nchunks)
+{
+    uv_buf_t *bufs = kapi_xmalloc((nchunks + 1) * sizeof(*bufs));
+    char *p;
+    size_t len;
+    if (connection)
+        kapi_buf_printf(head, "Connection: %s\r\n", connection);
+    kapi_buf_puts(head, "\r\n");
+    p = kapi_buf_detach(head, &len);
+    bufs[0] = uv_buf_init(p, len);
+    for (size_t i = 0; i < nchunks; i++)
+        bufs[i + 1] = uv_buf_init((char *)chunks[i].ptr, chunks[i].len);
+    kapi_http__conn_write(c, bufs, nchunks + 1, chunks, nchunks, p, NULL, 0);
+    free(bufs);
+}
+
+/* 1xx, 204 and 304 answers carry no body (and 1xx/204 no Content-Length). */
+static bool has_no_body(int status, const char *method)
+{
+    return status < 200 || status == 204 || status == 304 || strcmp(method, "HEAD") == 0;
+}
+
+void kapi_http__on_response(kapi_http_msg *m)
+{
+    kapi_conn *c = m->req->conn;
+    bool close_after = m->req->close_after || c->srv->shutting_down;
+    const char *connection = kapi_http__connection(m->req, close_after);
+    if (c->dead || c->closing) {
+        kapi_http__msg_free(m);
+        kapi_http__conn_request_done(c, true);
+        return;
+    }
+    if (m->status >= 200 && m->status != 204 && m->status != 304)
+        kapi_buf_printf(&m->head, "Content-Length: %zu\r\n", m->body_len);
+    if (has_no_body(m->status, m->req->pub.method)) {
+        kapi_http__chunks_release(m->chunks, m->nchunks);
+        m->chunks = NULL;
+        m->nchunks = 0;
+    }
+    kapi_http__write_head(c, &m->head, connection, m->chunks, m->nchunks);
+    m->chunks = NULL; /* the write owns them now */
+    m->nchunks = 0;
+    kapi_http__msg_free(m);
+    kapi_http__conn_request_done(c, close_after);
+}

@@ -1,0 +1,355 @@
+/*
+ * stream: chunked responses kept open by a producer on any thread (watch).
+ *
+ * The producer queues chunks under the stream's mutex and wakes the loop with one FLUSH
+ * message at a time; the loop writes each chunk as an HTTP/1.1 chunk. What is queued and
+ * not yet written counts against max_queued; past it the stream is closed and the client
+ * dropped (a slow watcher must not hold memory or slow anyone else).
+ *
+ * Lifetime: refcounted (producer, attached conn, each message and write naming it), so
+ * the producer may keep its handle after the connection and even the server are gone.
+ * A closed stream never touches its server again: writes fail at once on the caller's
+ * thread. on_close runs at most once, on the loop thread, and never after
+ * kapi_http_stream_end has returned (end waits for a callback that is running).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "http/http_int.h"
+
+struct kapi_http_stream {
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* signalled when on_close has finished running */
+    int refs;
+    kapi_http_server *srv; /* may be posted to while !closed */
+    kapi_conn *conn;       /* loop thread: the attached conn, NULL before or after */
+    bool close_after;      /* the conn closes once the stream ends */
+    bool closed;           /* no more writes: ended, client gone, limit hit, shutdown */
+    bool ended;            /* the producer called kapi_http_stream_end */
+    bool flush_posted;     /* a FLUSH message is queued */
+    bool fired;            /* on_close has been claimed */
+    bool cb_running;
+    pthread_t cb_thread;
+    size_t queued, max_queued;
+    kapi_http_chunk *pending;
+    size_t npending, pending_cap;
+    void (*cb)(void *ctx);
+    void *cb_ctx;
+};
+
+static const char crlf[] = "\r\n";
+static const char last_chunk[] = "0\r\n\r\n";
+
+static void ref_locked(kapi_http_stream *s)
+{
+    s->refs++;
+}
+
+void kapi_http__stream_unref(kapi_http_stream *s)
+{
+    bool last;
+    pthread_mutex_lock(&s->mu);
+    last = --s->refs == 0;
+    pthread_mutex_unlock(&s->mu);
+    if (!last)
+        return;
+    kapi_http__chunks_release(s->pending, s->npending);
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+void kapi_http__stream_written(kapi_http_stream *s, size_t bytes)
+{
+    pthread_mutex_lock(&s->mu);
+    s->queued -= bytes;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Posts a message about s to the loop; the message holds a reference. Lock held, and
+ * the stream not closed before this change, so the server is alive. */
+static void post_locked(kapi_http_stream *s, kapi_http_msg_kind kind)
+{
+    kapi_http_msg *m = kapi_xcalloc(1, sizeof(*m));
+    kapi_buf_init(&m->head);
+    m->kind = kind;
+    m->stream = s;
+    ref_locked(s);
+    kapi_http__post(s->srv, m);
+}
+
+/* Runs on_close (claimed by the caller, who holds the lock; returns with it released).
+ * A reference is held across the call: the callback may end the stream. */
+static void run_on_close_locked(kapi_http_stream *s)
+{
+    void (*cb)(void *) = s->cb;
+    void *ctx = s->cb_ctx;
+    s->cb_running = true;
+    s->cb_thread = pthread_self();
+    ref_locked(s);
+    pthread_mutex_unlock(&s->mu);
+    cb(ctx);
+    pthread_mutex_lock(&s->mu);
+    s->cb_running = false;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    kapi_http__stream_unref(s);
+}
+
+/* Loop thread: the stream is closed under the producer; tell it once. */
+static void fire_on_close(kapi_http_stream *s)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->fired || s->ended || !s->cb) {
+        pthread_mutex_unlock(&s->mu);
+        return;
+    }
+    s->fired = true;
+    run_on_close_locked(s);
+}
+
+/* Takes the pending chunks out (an owned array); *n gets their count. */
+static kapi_http_chunk *take_pending_locked(kapi_http_stream *s, size_t *n)
+{
+    kapi_http_chunk *chunks = s->pending;
+    *n = s->npending;
+    s->pending = NULL;
+    s->npending = s->pending_cap = 0;
+    return chunks;
+}
+
+/* Writes chunks as HTTP/1.1 chunks (size line, data, CRLF), then the last chunk if asked. */
+static void write_chunks(kapi_conn *c, kapi_http_stream *s, kapi_http_chunk *chunks, size_t n,
+                         bool terminate)
+{
+    uv_buf_t *bufs;
+    char *lines, *line;
+    size_t nbufs = 0, bytes = 0;
+    if (n == 0 && !terminate) {
+        free(chunks);
+        return;
+    }
+    bufs = kapi_xmalloc((3 * n + 1) * sizeof(*bufs));
+    lines = line = kapi_xmalloc(20 * n + 1);
+    for (size_t i = 0; i < n; i++) {
+        int len = snprintf(line, 20, "%zx\r\n", chunks[i].len);
+        bufs[nbufs++] = uv_buf_init(line, (unsigned)len);
+        bufs[nbufs++] = uv_buf_init((char *)chunks[i].ptr, chunks[i].len);
+        bufs[nbufs++] = uv_buf_init((char *)crlf, 2);
+        line += len;
+        bytes += chunks[i].len;
+    }
+    if (terminate)
+        bufs[nbufs++] = uv_buf_init((char *)last_chunk, sizeof(last_chunk) - 1);
+    pthread_mutex_lock(&s->mu);
+    ref_locked(s); /* the write's */
+    pthread_mutex_unlock(&s->mu);
+    kapi_http__conn_write(c, bufs, nbufs, chunks, n, lines, s, bytes);
+    free(bufs);
+}
+
+/* Loop thread: unlinks s from c and drops the conn's reference. */
+static void unlink_conn(kapi_conn *c, kapi_http_stream *s)
+{
+    c->stream = NULL;
+    c->state = KAPI_CONN_READING;
+    s->conn = NULL;
+    kapi_http__stream_unref(s);
+}
+
+void kapi_http__stream_detach(kapi_conn *c, bool graceful)
+{
+    kapi_http_stream *s = c->stream;
+    kapi_http_chunk *chunks;
+    size_t n;
+    pthread_mutex_lock(&s->mu);
+    s->closed = true;
+    chunks = take_pending_locked(s, &n);
+    pthread_mutex_unlock(&s->mu);
+    if (graceful)
+        write_chunks(c, s, chunks, n, true);
+    else
+        kapi_http__chunks_release(chunks, n);
+    fire_on_close(s);
+    unlink_conn(c, s);
+}
+
+kapi_http_stream *kapi_http_stream_start(kapi_http_request *pub, int status,
+                                         const kapi_http_header *headers, size_t nheaders,
+                                         size_t max_queued)
+{
+    kapi_http_req *req = (kapi_http_req *)pub;
+    kapi_http_stream *s = kapi_xcalloc(1, sizeof(*s));
+    kapi_http_msg *m = kapi_http__msg_new(KAPI_HTTP__MSG_STREAM_START, req, status, headers,
+                                          nheaders);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    s->refs = 2; /* the producer's and the message's */
+    s->srv = req->conn->srv;
+    s->max_queued = max_queued;
+    kapi_buf_puts(&m->head, "Transfer-Encoding: chunked\r\n");
+    m->stream = s;
+    kapi_http__post(s->srv, m);
+    return s;
+}
+
+bool kapi_http_stream_write(kapi_http_stream *s, kapi_http_chunk chunk)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->closed || s->queued + chunk.len > s->max_queued) {
+        if (!s->closed)
+            post_locked(s, KAPI_HTTP__MSG_STREAM_ABORT); /* over the limit: drop the client */
+        s->closed = true;
+        pthread_mutex_unlock(&s->mu);
+        if (chunk.release)
+            chunk.release(chunk.owner);
+        return false;
+    }
+    if (chunk.len > 0) { /* an empty HTTP chunk would end the response */
+        if (s->npending == s->pending_cap) {
+            s->pending_cap = s->pending_cap ? 2 * s->pending_cap : 8;
+            s->pending = kapi_xrealloc(s->pending, s->pending_cap * sizeof(*s->pending));
+        }
+        s->pending[s->npending++] = chunk;
+        s->queued += chunk.len;
+        chunk.release = NULL;
+    }
+    if (s->npending > 0 && !s->flush_posted) {
+        s->flush_posted = true;
+        post_locked(s, KAPI_HTTP__MSG_STREAM_FLUSH);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (chunk.release)
+        chunk.release(chunk.owner);
+    return true;
+}
+
+void kapi_http_stream_on_close(kapi_http_stream *s, void (*cb)(void *ctx), void *ctx)
+{
+    pthread_mutex_lock(&s->mu);
+    s->cb = cb;
+    s->cb_ctx = ctx;
+    if (!cb || !s->closed || s->fired || s->ended) {
+        pthread_mutex_unlock(&s->mu);
+        return;
+    }
+    /* Closed before the callback was set: it still runs once. From a worker (the usual
+     * case) the server is alive and the loop runs it; otherwise it runs here. */
+    s->fired = true;
+    if (kapi_http__on_worker(s->srv)) {
+        post_locked(s, KAPI_HTTP__MSG_STREAM_NOTIFY);
+        pthread_mutex_unlock(&s->mu);
+        return;
+    }
+    run_on_close_locked(s);
+}
+
+void kapi_http_stream_end(kapi_http_stream *s)
+{
+    pthread_mutex_lock(&s->mu);
+    while (s->cb_running && !pthread_equal(s->cb_thread, pthread_self()))
+        pthread_cond_wait(&s->cv, &s->mu);
+    s->ended = true;
+    if (!s->closed) {
+        s->closed = true;
+        post_locked(s, KAPI_HTTP__MSG_STREAM_END);
+    }
+    pthread_mutex_unlock(&s->mu);
+    kapi_http__stream_unref(s); /* the producer's */
+}
+
+/* START: write the head and attach, or end at once if the conn or server is going. */
+static void on_start(kapi_http_msg *m)
+{
+    kapi_http_stream *s = m->stream;
+    kapi_conn *c = m->req->conn;
+    bool close_after = m->req->close_after || c->srv->shutting_down;
+    if (c->dead || c->closing) {
+        pthread_mutex_lock(&s->mu);
+        s->closed = true;
+        pthread_mutex_unlock(&s->mu);
+        fire_on_close(s);
+        kapi_http__conn_request_done(c, true);
+        return;
+    }
+    kapi_http__write_head(c, &m->head, kapi_http__connection(m->req, close_after), NULL, 0);
+    pthread_mutex_lock(&s->mu);
+    ref_locked(s); /* the conn's */
+    pthread_mutex_unlock(&s->mu);
+    s->conn = c;
+    s->close_after = close_after;
+    c->stream = s;
+    c->state = KAPI_CONN_STREAMING;
+    if (c->srv->shutting_down) {
+        kapi_http__stream_detach(c, true);
+        kapi_http__conn_request_done(c, true);
+    }
+}
+
+static void on_flush(kapi_http_msg *m)
+{
+    kapi_http_stream *s = m->stream;
+    kapi_http_chunk *chunks;
+    size_t n, bytes = 0;
+    pthread_mutex_lock(&s->mu);
+    s->flush_posted = false;
+    chunks = take_pending_locked(s, &n);
+    if (!s->conn) {
+        for (size_t i = 0; i < n; i++)
+            bytes += chunks[i].len;
+        s->queued -= bytes;
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (s->conn)
+        write_chunks(s->conn, s, chunks, n, false);
+    else
+        kapi_http__chunks_release(chunks, n);
+}
+
+static void on_end(kapi_http_msg *m)
+{
+    kapi_http_stream *s = m->stream;
+    kapi_conn *c = s->conn;
+    kapi_http_chunk *chunks;
+    size_t n;
+    bool close_after = s->close_after;
+    pthread_mutex_lock(&s->mu);
+    chunks = take_pending_locked(s, &n);
+    pthread_mutex_unlock(&s->mu);
+    if (!c) {
+        kapi_http__chunks_release(chunks, n);
+        return;
+    }
+    write_chunks(c, s, chunks, n, true);
+    unlink_conn(c, s);
+    kapi_http__conn_request_done(c, close_after);
+}
+
+static void on_abort(kapi_http_msg *m)
+{
+    if (m->stream->conn)
+        kapi_http__conn_close(m->stream->conn);
+}
+
+static void on_notify(kapi_http_msg *m)
+{
+    kapi_http_stream *s = m->stream;
+    pthread_mutex_lock(&s->mu);
+    if (s->ended) {
+        pthread_mutex_unlock(&s->mu);
+        return;
+    }
+    run_on_close_locked(s);
+}
+
+static void (*const handlers[])(kapi_http_msg *m) = {
+    [KAPI_HTTP__MSG_STREAM_START] = on_start, [KAPI_HTTP__MSG_STREAM_FLUSH] = on_flush,
+    [KAPI_HTTP__MSG_STREAM_END] = on_end,     [KAPI_HTTP__MSG_STREAM_ABORT] = on_abort,
+    [KAPI_HTTP__MSG_STREAM_NOTIFY] = on_notify,
+};
+
+void kapi_http__on_stream_msg(kapi_http_msg *m)
+{
+    handlers[m->kind](m);
+    kapi_http__msg_free(m);
+}

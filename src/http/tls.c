@@ -1,0 +1,191 @@
+/*
+ * tls: OpenSSL over memory BIOs. libuv reads go into the read BIO, SSL_read hands the
+ * plaintext to the parser, and whatever OpenSSL puts in the write BIO (handshake records,
+ * encrypted answers, alerts) goes out with uv_write. Plain HTTP skips this file and
+ * nothing else changes. ALPN offers "http/1.1" only; choosing h2 later means offering it
+ * here and switching kapi_conn.proto after the handshake.
+ */
+#include <openssl/err.h>
+#include <openssl/x509.h>
+#include <string.h>
+
+#include "http/http_int.h"
+
+#define TLS_PLAIN_BUF (16u * 1024)
+
+static kapi_error *ssl_error(const char *what, const char *file)
+{
+    char msg[256] = "unknown error";
+    unsigned long e = ERR_get_error();
+    if (e)
+        ERR_error_string_n(e, msg, sizeof(msg));
+    ERR_clear_error();
+    return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "%s %s: %s", what, file ? file : "",
+                          msg);
+}
+
+/* ALPN: the protocols we speak, in wire format; h2 would go first here. */
+static const unsigned char alpn_protos[] = "\x08http/1.1";
+
+static int select_alpn(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                       const unsigned char *in, unsigned int inlen, void *arg)
+{
+    (void)ssl;
+    (void)arg;
+    if (SSL_select_next_proto((unsigned char **)out, outlen, alpn_protos,
+                              sizeof(alpn_protos) - 1, in, inlen) == OPENSSL_NPN_NEGOTIATED)
+        return SSL_TLSEXT_ERR_OK;
+    return SSL_TLSEXT_ERR_NOACK; /* no common protocol: go on without ALPN */
+}
+
+/* Client certificates are requested, not required; a bad one does not fail the handshake
+ * (the request is then simply not authenticated by certificate), as kube-apiserver does.
+ * The real verdict is read with SSL_get_verify_result. */
+static int accept_any_cert(int preverify_ok, X509_STORE_CTX *x)
+{
+    (void)preverify_ok;
+    (void)x;
+    return 1;
+}
+
+static kapi_error *load_client_ca(SSL_CTX *ctx, const char *ca_file)
+{
+    STACK_OF(X509_NAME) *names;
+    static const unsigned char sid_ctx[] = "kapi";
+    if (SSL_CTX_load_verify_locations(ctx, ca_file, NULL) != 1)
+        return ssl_error("load client CA", ca_file);
+    if ((names = SSL_load_client_CA_file(ca_file)) != NULL)
+        SSL_CTX_set_client_CA_list(ctx, names);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, accept_any_cert);
+    SSL_CTX_set_session_id_context(ctx, sid_ctx, sizeof(sid_ctx) - 1);
+    return NULL;
+}
+
+kapi_error *kapi_http__tls_ctx_new(SSL_CTX **out, const kapi_http_config *cfg)
+{
+    kapi_error *err = NULL;
+    const char *key = cfg->key_file ? cfg->key_file : cfg->cert_file;
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    if (!ctx)
+        return ssl_error("SSL_CTX_new", NULL);
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+    SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+    if (SSL_CTX_use_certificate_chain_file(ctx, cfg->cert_file) != 1) {
+        err = ssl_error("load certificate", cfg->cert_file);
+        goto done;
+    }
+    if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_check_private_key(ctx) != 1) {
+        err = ssl_error("load private key", key);
+        goto done;
+    }
+    if (cfg->client_ca_file && (err = load_client_ca(ctx, cfg->client_ca_file)) != NULL)
+        goto done;
+    SSL_CTX_set_alpn_select_cb(ctx, select_alpn, NULL);
+done:
+    if (err) {
+        SSL_CTX_free(ctx);
+        ctx = NULL;
+    }
+    *out = ctx;
+    return err;
+}
+
+void kapi_http__tls_conn_init(kapi_conn *c, SSL_CTX *ctx)
+{
+    c->ssl = SSL_new(ctx);
+    c->rbio = BIO_new(BIO_s_mem());
+    c->wbio = BIO_new(BIO_s_mem());
+    if (!c->ssl || !c->rbio || !c->wbio)
+        abort(); /* allocation failure */
+    SSL_set_bio(c->ssl, c->rbio, c->wbio);
+    SSL_set_accept_state(c->ssl);
+}
+
+/* Takes what OpenSSL has written into the write BIO; *len_out may be 0. */
+static char *drain(kapi_conn *c, size_t *len_out)
+{
+    size_t n = BIO_ctrl_pending(c->wbio);
+    char *p = kapi_xmalloc(n);
+    int got = n ? BIO_read(c->wbio, p, (int)n) : 0;
+    *len_out = got > 0 ? (size_t)got : 0;
+    return p;
+}
+
+static void flush(kapi_conn *c)
+{
+    size_t n;
+    char *p = drain(c, &n);
+    if (n == 0 || c->closing) {
+        free(p);
+        return;
+    }
+    kapi_http__conn_send_raw(c, p, n);
+}
+
+/* Handles a non-data result of SSL_read: the peer's close_notify is an EOF, a protocol
+ * error ends the connection (after the alert, if any, is flushed). */
+static void read_failed(kapi_conn *c, int rc)
+{
+    int e = SSL_get_error(c->ssl, rc);
+    ERR_clear_error();
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+        return;
+    flush(c);
+    if (e == SSL_ERROR_ZERO_RETURN)
+        kapi_http__conn_eof(c);
+    else
+        kapi_http__conn_finish(c);
+}
+
+void kapi_http__tls_input(kapi_conn *c, const char *data, size_t len)
+{
+    char plain[TLS_PLAIN_BUF];
+    int rc;
+    BIO_write(c->rbio, data, (int)len);
+    while (!c->discard) {
+        ERR_clear_error();
+        rc = SSL_read(c->ssl, plain, sizeof(plain));
+        if (rc <= 0) {
+            read_failed(c, rc);
+            break;
+        }
+        kapi_http__conn_input(c, plain, (size_t)rc);
+    }
+    flush(c); /* handshake records, alerts */
+}
+
+char *kapi_http__tls_encrypt(kapi_conn *c, const uv_buf_t *bufs, size_t nbufs, size_t *len_out)
+{
+    for (size_t i = 0; i < nbufs; i++) {
+        const char *p = bufs[i].base;
+        size_t left = bufs[i].len;
+        while (left > 0) {
+            int n = left > (1u << 30) ? (1 << 30) : (int)left;
+            ERR_clear_error();
+            if ((n = SSL_write(c->ssl, p, n)) <= 0)
+                goto done; /* the connection is broken; the write below fails it */
+            p += n;
+            left -= (size_t)n;
+        }
+    }
+done:
+    return drain(c, len_out);
+}
+
+void kapi_http__tls_close_notify(kapi_conn *c)
+{
+    ERR_clear_error();
+    if (SSL_is_init_finished(c->ssl))
+        SSL_shutdown(c->ssl);
+    ERR_clear_error();
+    flush(c);
+}
+
+void *kapi_http__tls_peer_cert(kapi_conn *c)
+{
+    if (!c->ssl || SSL_get_verify_result(c->ssl) != X509_V_OK)
+        return NULL;
+    return SSL_get0_peer_certificate(c->ssl);
+}

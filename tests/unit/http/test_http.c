@@ -1,0 +1,435 @@
+/* Unit tests for src/http over plain HTTP: requests, keep-alive, pipelining, bodies,
+ * limits, streams, malformed input and shutdown. */
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "test.h"
+
+static atomic_int on_close_calls;
+static atomic_int stream_write_failed;
+static atomic_int hold_started;
+static pthread_mutex_t hold_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_cv = PTHREAD_COND_INITIALIZER;
+static bool hold_closed;
+
+static void respond_text(kapi_http_request *req, int status, char *text)
+{
+    kapi_http_header h[] = {{"Content-Type", "text/plain"}};
+    kapi_http_chunk body = kapi_http_chunk_take(text, strlen(text));
+    kapi_http_respond(req, status, h, 1, &body, 1);
+}
+
+/* "/echo": what the handler saw, then the body. */
+static void echo(kapi_http_request *req)
+{
+    const char *foo = kapi_http_header_get(req, "X-FOO");
+    if (memmem(req->query.ptr, req->query.len, "sleep", 5))
+        usleep(100 * 1000); /* a pipelined successor must still come second */
+    respond_text(req, 200,
+                 kapi_xprintf("%s %.*s ? %.*s len=%zu tl=%d foo=%s\n%s", req->method,
+                              KAPI_STR_FMT(req->path), KAPI_STR_FMT(req->query), req->body_len,
+                              req->body_too_large, foo ? foo : "-", req->body));
+}
+
+static void hello(kapi_http_request *req)
+{
+    kapi_http_header h[] = {{"Content-Type", "text/plain"}, {"X-Test", "1"}};
+    kapi_http_chunk body[] = {{"hel", 3, NULL, NULL}, kapi_http_chunk_copy("lo", 2)};
+    kapi_http_respond(req, 200, h, 2, body, 2);
+}
+
+static void stream_abc(kapi_http_request *req)
+{
+    kapi_http_header h[] = {{"Content-Type", "application/json"}};
+    kapi_http_stream *s = kapi_http_stream_start(req, 200, h, 1, 1 << 20);
+    CHECK(kapi_http_stream_write(s, kapi_http_chunk_copy("a", 1)));
+    CHECK(kapi_http_stream_write(s, kapi_http_chunk_copy("bb", 2)));
+    usleep(10 * 1000);
+    CHECK(kapi_http_stream_write(s, (kapi_http_chunk){"ccc", 3, NULL, NULL}));
+    kapi_http_stream_end(s);
+}
+
+static void hold_on_close(void *ctx)
+{
+    (void)ctx;
+    on_close_calls++;
+    pthread_mutex_lock(&hold_mu);
+    hold_closed = true;
+    pthread_cond_broadcast(&hold_cv);
+    pthread_mutex_unlock(&hold_mu);
+}
+
+/* "/hold": a watch-like stream that ticks until the client or the server goes away. */
+static void hold(kapi_http_request *req)
+{
+    kapi_http_stream *s = kapi_http_stream_start(req, 200, NULL, 0, 1 << 20);
+    kapi_http_stream_on_close(s, hold_on_close, NULL);
+    hold_started = 1;
+    pthread_mutex_lock(&hold_mu);
+    while (!hold_closed) {
+        struct timespec ts;
+        pthread_mutex_unlock(&hold_mu);
+        if (!kapi_http_stream_write(s, kapi_http_chunk_copy("tick\n", 5)))
+            stream_write_failed++;
+        pthread_mutex_lock(&hold_mu);
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 20 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&hold_cv, &hold_mu, &ts);
+    }
+    pthread_mutex_unlock(&hold_mu);
+    kapi_http_stream_end(s);
+}
+
+/* "/limit": a stream whose first chunk is over its byte limit. */
+static void limit(kapi_http_request *req)
+{
+    kapi_http_stream *s = kapi_http_stream_start(req, 200, NULL, 0, 10);
+    if (!kapi_http_stream_write(s, kapi_http_chunk_copy("0123456789abcdef", 16)))
+        stream_write_failed++;
+    kapi_http_stream_end(s);
+}
+
+static void handler(kapi_http_request *req, void *ctx)
+{
+    static const struct {
+        const char *path;
+        void (*fn)(kapi_http_request *req);
+    } routes[] = {{"/echo", echo},   {"/hello", hello}, {"/stream", stream_abc},
+                  {"/hold", hold},   {"/limit", limit}};
+    (void)ctx;
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(routes); i++) {
+        if (kapi_str_eqc(req->path, routes[i].path)) {
+            routes[i].fn(req);
+            return;
+        }
+    }
+    respond_text(req, 404, kapi_xstrdup("not found\n"));
+}
+
+static void start(http_fixture *f)
+{
+    kapi_http_config cfg = fixture_config(handler);
+    fixture_start(f, &cfg);
+}
+
+TEST(http_get_simple)
+{
+    http_fixture f;
+    http_client c;
+    http_resp r;
+    start(&f);
+    client_connect(&c, f.port);
+    client_sends(&c, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+    CHECK(client_read_response(&c, &r));
+    CHECK_INT_EQ(r.status, 200);
+    CHECK(strncmp(r.head.ptr, "HTTP/1.1 200 OK\r\n", 17) == 0);
+    CHECK_STR_EQ(r.body.ptr, "hello");
+    CHECK_STR_EQ(resp_header(&r, "content-length"), "5");
+    CHECK_STR_EQ(resp_header(&r, "x-test"), "1");
+    CHECK(resp_header(&r, "connection") == NULL);
+    resp_dispose(&r);
+    client_sends(&c, "GET /nope HTTP/1.1\r\n\r\n");
+    CHECK(client_read_response(&c, &r));
+    CHECK(strncmp(r.head.ptr, "HTTP/1.1 404 Not Found\r\n", 24) == 0);
+    resp_dispose(&r);
+    client_close(&c);
+    fixture_stop(&f);
+}
+
+TEST(http_keep_alive_and_request_fields)
+{
+    http_fixture f;
+    http_client c;
+    http_resp r;
+    start(&f);
+    client_connect(&c, f.port);
+    client_sends(&c, "GET /echo?a=%2F&b HTTP/1.1\r\nHost: x\r\nX-Foo: bar\r\n\r\n");
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(r.body.ptr, "GET /echo ? a=%2F&b len=0 tl=0 foo=bar\n");
+    resp_dispose(&r);
+    client_sends(&c, "DELETE /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(r.body.ptr, "DELETE /echo ?  len=0 tl=0 foo=-\n");
+    resp_dispose(&r);
+    client_sends(&c, "GET http://example.com/echo?z=1 HTTP/1.1\r\n\r\n");
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(r.body.ptr, "GET /echo ? z=1 len=0 tl=0 foo=-\n");
+    resp_dispose(&r);
+    client_close(&c);
+    fixture_stop(&f);
+}
+
+TEST(http_10_closes)
+{
+    http_fixture f;
+    http_client c;
+    http_resp r;
+    start(&f);
+    client_connect(&c, f.port);
+    client_sends(&c, "GET /hello HTTP/1.0\r\n\r\n");
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(resp_header(&r, "connection"), "close");
+    CHECK(client_read_eof(&c));
+    resp_dispose(&r);
+    client_close(&c);
+    client_connect(&c, f.port);
+    client_sends(&c, "GET /hello HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(resp_header(&r, "connection"), "keep-alive");
+    resp_dispose(&r);
+    client_sends(&c, "GET /hello HTTP/1.0\r\n\r\n");
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(r.body.ptr, "hello");
+    resp_dispose(&r);
+    client_close(&c);
+    fixture_stop(&f);
+}
+
+TEST(http_pipelining_in_order)
+{
+    http_fixture f;
+    http_client c;
+    http_resp r;
+    start(&f);
+    client_connect(&c, f.port);
+    client_sends(&c, "GET /echo?first&sleep HTTP/1.1\r\n\r\n"
+                     "POST /echo?second HTTP/1.1\r\nContent-Length: 3\r\n\r\nxyz"
+                     "GET /hello HTTP/1.1\r\n\r\n");
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(r.body.ptr, "GET /echo ? first&sleep len=0 tl=0 foo=-\n");
+    resp_dispose(&r);
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(r.body.ptr, "POST /echo ? second len=3 tl=0 foo=-\nxyz");
+    resp_dispose(&r);
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(r.body.ptr, "hello");
+    resp_dispose(&r);
+    client_close(&c);
+    fixture_stop(&f);
+}
+
+TEST(http_post_bodies)
+{
+    http_fixture f;
+    http_client c;
+    http_resp r;
+    start(&f);
+    client_connect(&c, f.port);
+    client_sends(&c, "POST /echo HTTP/1.1\r\nContent-Length: 11\r\n\r\nhello ");
+    usleep(20 * 1000); /* the body arrives in two reads */
+    client_sends(&c, "world");
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(r.body.ptr, "POST /echo ?  len=11 tl=0 foo=-\nhello world");
+    resp_dispose(&r);
+    client_sends(&c, "PUT /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                     "5\r\nhello\r\n1;ext=1\r\n \r\n5\r\nworld\r\n0\r\n\r\n");
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(r.body.ptr, "PUT /echo ?  len=11 tl=0 foo=-\nhello world");
+    resp_dispose(&r);
+    client_sends(&c, "POST /echo HTTP/1.1\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n");
+    CHECK(client_read_response(&c, &r));
+    CHECK_INT_EQ(r.status, 100);
+    resp_dispose(&r);
+    client_sends(&c, "ok");
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(r.body.ptr, "POST /echo ?  len=2 tl=0 foo=-\nok");
+    resp_dispose(&r);
+    client_close(&c);
+    fixture_stop(&f);
+}
+
+TEST(http_body_too_large)
+{
+    http_fixture f;
+    http_client c;
+    http_resp r;
+    char *big = kapi_xmalloc(100000);
+    memset(big, 'x', 100000);
+    start(&f);
+    /* Content-Length over max_body: answered without reading the body, then closed. */
+    client_connect(&c, f.port);
+    client_sends(&c, "POST /echo HTTP/1.1\r\nContent-Length: 100000\r\n\r\n");
+    client_send(&c, big, 100000);
+    CHECK(client_read_response(&c, &r));
+    CHECK_INT_EQ(r.status, 200);
+    CHECK_STR_EQ(r.body.ptr, "POST /echo ?  len=0 tl=1 foo=-\n");
+    CHECK_STR_EQ(resp_header(&r, "connection"), "close");
+    CHECK(client_read_eof(&c));
+    resp_dispose(&r);
+    client_close(&c);
+    /* Chunked: found out while reading. */
+    client_connect(&c, f.port);
+    client_sends(&c, "POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3e8\r\n");
+    client_send(&c, big, 1000);
+    client_sends(&c, "\r\n3e8\r\n");
+    client_send(&c, big, 1000);
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(r.body.ptr, "POST /echo ?  len=0 tl=1 foo=-\n");
+    CHECK(client_read_eof(&c));
+    resp_dispose(&r);
+    client_close(&c);
+    free(big);
+    fixture_stop(&f);
+}
+
+TEST(http_stream_chunks_then_keep_alive)
+{
+    http_fixture f;
+    http_client c;
+    http_resp r;
+    start(&f);
+    client_connect(&c, f.port);
+    client_sends(&c, "GET /stream HTTP/1.1\r\n\r\nGET /hello HTTP/1.1\r\n\r\n");
+    CHECK(client_read_response(&c, &r));
+    CHECK_INT_EQ(r.status, 200);
+    CHECK_STR_EQ(resp_header(&r, "transfer-encoding"), "chunked");
+    CHECK(resp_header(&r, "content-length") == NULL);
+    CHECK_STR_EQ(r.body.ptr, "abbccc");
+    resp_dispose(&r);
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(r.body.ptr, "hello");
+    resp_dispose(&r);
+    client_close(&c);
+    fixture_stop(&f);
+}
+
+static void wait_for(atomic_int *v, int want)
+{
+    for (int i = 0; i < 500 && *v != want; i++)
+        usleep(10 * 1000);
+    CHECK_INT_EQ(*v, want);
+}
+
+TEST(http_stream_client_disconnect_runs_on_close)
+{
+    http_fixture f;
+    http_client c;
+    start(&f);
+    client_connect(&c, f.port);
+    client_sends(&c, "GET /hold HTTP/1.1\r\n\r\n");
+    CHECK(client_read_until(&c, "tick\n"));
+    client_close(&c);
+    wait_for(&on_close_calls, 1);
+    fixture_stop(&f);
+    CHECK_INT_EQ(on_close_calls, 1);
+}
+
+TEST(http_stream_over_limit_drops_client)
+{
+    http_fixture f;
+    http_client c;
+    start(&f);
+    client_connect(&c, f.port);
+    client_sends(&c, "GET /limit HTTP/1.1\r\n\r\n");
+    CHECK(client_read_eof(&c));
+    CHECK_INT_EQ(stream_write_failed, 1);
+    CHECK(strstr(c.carry.ptr, "0123456789") == NULL);
+    client_close(&c);
+    fixture_stop(&f);
+}
+
+TEST(http_shutdown_with_open_stream)
+{
+    http_fixture f;
+    http_client c, idle;
+    start(&f);
+    client_connect(&idle, f.port);
+    client_connect(&c, f.port);
+    client_sends(&c, "GET /hold HTTP/1.1\r\n\r\n");
+    wait_for(&hold_started, 1);
+    fixture_stop(&f);
+    CHECK_INT_EQ(on_close_calls, 1);
+    CHECK(client_read_eof(&c));
+    CHECK(strstr(c.carry.ptr, "tick\n") != NULL);
+    CHECK(c.carry.len >= 5 && strcmp(c.carry.ptr + c.carry.len - 5, "0\r\n\r\n") == 0);
+    CHECK(client_read_eof(&idle));
+    client_close(&c);
+    client_close(&idle);
+}
+
+TEST(http_shutdown_waits_for_in_flight)
+{
+    http_fixture f;
+    http_client c;
+    http_resp r;
+    start(&f);
+    client_connect(&c, f.port);
+    client_sends(&c, "GET /echo?sleep HTTP/1.1\r\n\r\n");
+    usleep(30 * 1000);
+    fixture_stop(&f);
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(r.body.ptr, "GET /echo ? sleep len=0 tl=0 foo=-\n");
+    CHECK_STR_EQ(resp_header(&r, "connection"), "close");
+    resp_dispose(&r);
+    client_close(&c);
+}
+
+static void expect_error(int port, const char *req, size_t len, int status)
+{
+    http_client c;
+    http_resp r;
+    client_connect(&c, port);
+    client_send(&c, req, len);
+    CHECK(client_read_response(&c, &r));
+    CHECK_INT_EQ(r.status, status);
+    CHECK(client_read_eof(&c));
+    resp_dispose(&r);
+    client_close(&c);
+}
+
+TEST(http_malformed_requests)
+{
+    http_fixture f;
+    static const char *const bad[] = {
+        "GARBAGE\r\n\r\n",
+        "GET / HTTP/1.1\r\nContent-Length: abc\r\n\r\n",
+        "GET / HTTP/1.1\r\nBad Header\r\n\r\n",
+        "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        "\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03",
+    };
+    size_t n = 2u << 20;
+    char *huge = kapi_xmalloc(n);
+    start(&f);
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(bad); i++)
+        expect_error(f.port, bad[i], strlen(bad[i]), 400);
+    /* Over 1 MiB of headers. */
+    memcpy(huge, "GET / HTTP/1.1\r\nX-Big: ", 23);
+    memset(huge + 23, 'a', n - 23);
+    expect_error(f.port, huge, n, 431);
+    /* Arbitrary bytes never crash the server. */
+    srand(42);
+    for (int round = 0; round < 50; round++) {
+        http_client c;
+        char junk[512];
+        for (size_t i = 0; i < sizeof(junk); i++)
+            junk[i] = (char)(rand() & 0xff);
+        client_connect(&c, f.port);
+        client_sends(&c, "POST /echo HTTP/1.1\r\n");
+        client_send(&c, junk, sizeof(junk));
+        client_read_eof(&c);
+        client_close(&c);
+    }
+    expect_error(f.port, "GARBAGE\r\n\r\n", 11, 400);
+    free(huge);
+    fixture_stop(&f);
+}
+
+TEST(http_helpers)
+{
+    kapi_http_header h[] = {{"content-type", "a"}, {"x-b", "b"}};
+    kapi_http_request req = {.headers = h, .nheaders = 2};
+    kapi_http_chunk c = kapi_http_chunk_copy("abc", 3);
+    CHECK_STR_EQ(kapi_http_header_get(&req, "Content-Type"), "a");
+    CHECK_STR_EQ(kapi_http_header_get(&req, "X-B"), "b");
+    CHECK(kapi_http_header_get(&req, "x-c") == NULL);
+    CHECK(c.len == 3 && memcmp(c.ptr, "abc", 3) == 0 && c.release);
+    c.release(c.owner);
+    c = kapi_http_chunk_take(kapi_xstrdup("xy"), 2);
+    c.release(c.owner);
+}

@@ -1,0 +1,169 @@
+/* Unit tests for src/http over TLS: round trip, ALPN, client certificates, streams. */
+#include <openssl/x509.h>
+
+#include "harness.h"
+#include "test.h"
+
+#define BIG_LEN (200 * 1024)
+
+/* "/cert": the verified client certificate's CN, or "none". */
+static void cert(kapi_http_request *req)
+{
+    char cn[256] = "none";
+    kapi_http_chunk body;
+    if (req->peer_certificate)
+        X509_NAME_get_text_by_NID(X509_get_subject_name(req->peer_certificate), NID_commonName,
+                                  cn, sizeof(cn));
+    body = kapi_http_chunk_take(kapi_xprintf("peer=%s body=%s", cn, req->body), 0);
+    body.len = strlen(body.ptr);
+    kapi_http_respond(req, 200, NULL, 0, &body, 1);
+}
+
+static void big(kapi_http_request *req)
+{
+    char *p = kapi_xmalloc(BIG_LEN);
+    kapi_http_chunk body[2];
+    for (size_t i = 0; i < BIG_LEN; i++)
+        p[i] = (char)('a' + i % 26);
+    body[0] = kapi_http_chunk_take(p, BIG_LEN / 2);
+    body[1] = (kapi_http_chunk){p + BIG_LEN / 2, BIG_LEN / 2, NULL, NULL};
+    kapi_http_respond(req, 200, NULL, 0, body, 2);
+}
+
+static void stream(kapi_http_request *req)
+{
+    kapi_http_stream *s = kapi_http_stream_start(req, 200, NULL, 0, 1 << 20);
+    for (int i = 0; i < 3; i++)
+        CHECK(kapi_http_stream_write(s, kapi_http_chunk_copy("{\"n\":1}\n", 8)));
+    kapi_http_stream_end(s);
+}
+
+static void handler(kapi_http_request *req, void *ctx)
+{
+    (void)ctx;
+    if (kapi_str_eqc(req->path, "/big"))
+        big(req);
+    else if (kapi_str_eqc(req->path, "/stream"))
+        stream(req);
+    else
+        cert(req);
+}
+
+typedef struct tls_setup {
+    char server_crt[512], server_key[512];
+    char client_crt[512], client_key[512];
+    char other_crt[512], other_key[512];
+} tls_setup;
+
+static void start_tls(http_fixture *f, tls_setup *t, bool client_ca)
+{
+    kapi_http_config cfg = fixture_config(handler);
+    make_cert(test_tmpdir(), "server", t->server_crt, t->server_key);
+    make_cert(test_tmpdir(), "client", t->client_crt, t->client_key);
+    make_cert(test_tmpdir(), "stranger", t->other_crt, t->other_key);
+    cfg.cert_file = t->server_crt;
+    cfg.key_file = t->server_key;
+    cfg.client_ca_file = client_ca ? t->client_crt : NULL;
+    fixture_start(f, &cfg);
+}
+
+TEST(http_tls_round_trip)
+{
+    http_fixture f;
+    tls_setup t;
+    http_client c;
+    http_resp r;
+    const unsigned char *proto;
+    unsigned int proto_len;
+    start_tls(&f, &t, false);
+    client_connect_tls(&c, f.port, NULL, NULL);
+    SSL_get0_alpn_selected(c.ssl, &proto, &proto_len);
+    CHECK(proto_len == 8 && memcmp(proto, "http/1.1", 8) == 0);
+    CHECK(SSL_version(c.ssl) >= TLS1_2_VERSION);
+    client_sends(&c, "POST /cert HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi");
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(r.body.ptr, "peer=none body=hi");
+    resp_dispose(&r);
+    client_sends(&c, "GET /big HTTP/1.1\r\n\r\nGET /stream HTTP/1.1\r\n\r\n");
+    CHECK(client_read_response(&c, &r));
+    CHECK_INT_EQ(r.body.len, BIG_LEN);
+    CHECK(r.body.ptr[0] == 'a' && r.body.ptr[BIG_LEN - 1] == (char)('a' + (BIG_LEN - 1) % 26));
+    resp_dispose(&r);
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(r.body.ptr, "{\"n\":1}\n{\"n\":1}\n{\"n\":1}\n");
+    resp_dispose(&r);
+    client_close(&c);
+    fixture_stop(&f);
+}
+
+TEST(http_tls_client_certificates)
+{
+    http_fixture f;
+    tls_setup t;
+    http_client c;
+    http_resp r;
+    start_tls(&f, &t, true);
+    client_connect_tls(&c, f.port, t.client_crt, t.client_key);
+    client_sends(&c, "GET /cert HTTP/1.1\r\n\r\n");
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(r.body.ptr, "peer=client body=");
+    resp_dispose(&r);
+    client_close(&c);
+    /* No certificate: requested, not required. */
+    client_connect_tls(&c, f.port, NULL, NULL);
+    client_sends(&c, "GET /cert HTTP/1.1\r\n\r\n");
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(r.body.ptr, "peer=none body=");
+    resp_dispose(&r);
+    client_close(&c);
+    /* A certificate the CA did not sign: the connection works, the request has no peer. */
+    client_connect_tls(&c, f.port, t.other_crt, t.other_key);
+    client_sends(&c, "GET /cert HTTP/1.1\r\n\r\n");
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(r.body.ptr, "peer=none body=");
+    resp_dispose(&r);
+    client_close(&c);
+    fixture_stop(&f);
+}
+
+TEST(http_tls_bad_handshake_and_plain_text)
+{
+    http_fixture f;
+    tls_setup t;
+    http_client c;
+    http_resp r;
+    start_tls(&f, &t, false);
+    client_connect(&c, f.port);
+    client_sends(&c, "GET / HTTP/1.1\r\n\r\n");
+    CHECK(client_read_eof(&c));
+    client_close(&c);
+    client_connect_tls(&c, f.port, NULL, NULL);
+    client_sends(&c, "NOT HTTP\r\n\r\n");
+    CHECK(client_read_response(&c, &r));
+    CHECK_INT_EQ(r.status, 400);
+    resp_dispose(&r);
+    client_close(&c);
+    fixture_stop(&f);
+}
+
+TEST(http_tls_config_errors)
+{
+    uv_loop_t loop;
+    kapi_http_server *srv = (kapi_http_server *)1;
+    kapi_http_config cfg = fixture_config(handler);
+    kapi_error *err;
+    char path[512];
+    uv_loop_init(&loop);
+    snprintf(path, sizeof(path), "%s/missing.pem", test_tmpdir());
+    cfg.cert_file = cfg.key_file = path;
+    err = kapi_http_server_new(&srv, &loop, &cfg);
+    CHECK(err != NULL && srv == NULL);
+    CHECK(strstr(err->message, "missing.pem") != NULL);
+    kapi_error_free(err);
+    cfg = fixture_config(handler);
+    cfg.bind_address = "not-an-address";
+    err = kapi_http_server_new(&srv, &loop, &cfg);
+    CHECK(err != NULL && srv == NULL);
+    kapi_error_free(err);
+    CHECK_INT_EQ(uv_loop_close(&loop), 0);
+}
