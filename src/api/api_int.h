@@ -92,9 +92,10 @@ void kapi_api__serve_openapi(kapi_req *r);
 /* rest.c: the verbs on a resolved type. */
 void kapi_api__serve_resource(kapi_req *r);
 /* Creates obj (the served view, a reference the function takes) of type t in ns; the
- * stored object (in the storage view) comes back in *out. */
+ * stored object (in the storage view) comes back in *out. With dry non-NULL nothing is
+ * stored and *dry gets the object that would have been (storage view). */
 kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, const char *ns,
-                             json_t *obj, kapi_obj **out);
+                             json_t *obj, kapi_obj **out, json_t **dry);
 
 /* objects.c: the generic rules of every object. */
 /* Checks kind/apiVersion of a decoded body against t, filling them in when absent. */

@@ -46,7 +46,7 @@ kapi_error *kapi_api_ensure_namespace(kapi_api *api, const char *name)
         kapi_registry_lookup(api->registry, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("namespaces"));
     json_t *obj = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
                             "metadata", "name", name);
-    kapi_error *err = kapi_api__create(api, &a, t, "", obj, &o);
+    kapi_error *err = kapi_api__create(api, &a, t, "", obj, &o, NULL);
     if (err && err->status == KAPI_STATUS_ALREADY_EXISTS) {
         kapi_error_free(err);
         err = NULL;

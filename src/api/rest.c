@@ -148,6 +148,33 @@ static void do_list(kapi_req *r)
     free(c);
 }
 
+/* dryRun: absent, or "All" (every stage runs, nothing is stored). */
+static kapi_error *dry_run(const kapi_req *r, bool *dry)
+{
+    const char *v = kapi_api__query(r, "dryRun");
+    *dry = v != NULL;
+    if (!v || strcmp(v, "All") == 0)
+        return NULL;
+    kapi_error *err = kapi_error_new(KAPI_STATUS_INVALID,
+                                     "dryRun: Unsupported value: \"%s\": supported values: \"All\"",
+                                     v);
+    kapi_error_add_cause(err, "FieldValueNotSupported", "dryRun",
+                         "Unsupported value: \"%s\": supported values: \"All\"", v);
+    return err;
+}
+
+/* Answers with an object that was not stored (dry run), in the type's view. */
+static void respond_unstored(kapi_req *r, const kapi_type *t, int status, json_t *stored)
+{
+    json_t *v = t->strategy->from_storage ? t->strategy->from_storage(t, stored) : stored;
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_json_encode(&b, v);
+    kapi_buf_putc(&b, '\n');
+    json_decref(v);
+    kapi_api__respond_json(r, status, &b);
+}
+
 /* The namespace rules of a write: the body may leave it out or repeat the path's. */
 static kapi_error *admit_namespace(const kapi_type *t, const char *ns, json_t *meta)
 {
@@ -177,17 +204,36 @@ static kapi_error *namespace_exists(kapi_api *api, kapi_arena *a, const char *ns
     return err;
 }
 
-/* Encodes obj (served view) in the storage view and commits it. */
+/* Encodes obj (served view) in the storage view and commits it; or, when dry is set,
+ * gives back in *dry the object that would have been stored (a create has no
+ * resourceVersion yet, an update keeps the current one). */
 static kapi_error *store_write(kapi_api *api, kapi_arena *a, const kapi_type *t, json_t *obj,
-                               kapi_store_op op, int64_t expect_rev, kapi_obj **out)
+                               kapi_store_op op, int64_t expect_rev, kapi_obj **out,
+                               json_t **dry)
 {
+    if (dry) {
+        json_t *stored = json_incref(obj);
+        if (t->strategy->to_storage)
+            stored = t->strategy->to_storage(t, stored);
+        json_t *meta = kapi_json_object_ensure(stored, "metadata");
+        if (op == KAPI_STORE_CREATE)
+            json_object_del(meta, "resourceVersion");
+        else
+            json_object_set_new(meta, "resourceVersion",
+                                json_sprintf("%lld", (long long)expect_rev));
+        *dry = kapi_api__canonical(stored);
+        json_decref(stored);
+        *out = NULL;
+        return NULL;
+    }
     json_t *stored = json_incref(obj);
     if (t->strategy->to_storage)
         stored = t->strategy->to_storage(t, stored);
+    json_object_set_new(kapi_json_object_ensure(stored, "metadata"), "resourceVersion",
+                        json_string(""));
     json_t *canon = kapi_api__canonical(stored);
     json_decref(stored);
     json_t *meta = json_object_get(canon, "metadata");
-    json_object_set_new(meta, "resourceVersion", json_string(""));
     const char *name = kapi_json_path_str(meta, "name");
     const char *ns = kapi_json_path_str(meta, "namespace");
     size_t len, rv_off;
@@ -211,7 +257,7 @@ static kapi_error *store_write(kapi_api *api, kapi_arena *a, const kapi_type *t,
 }
 
 kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, const char *ns,
-                             json_t *obj, kapi_obj **out)
+                             json_t *obj, kapi_obj **out, json_t **dry)
 {
     kapi_error *err;
     char uid[37], suffix[6];
@@ -248,7 +294,7 @@ kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, c
         json_object_del(meta, "generation");
     if (t->strategy->prepare_create)
         t->strategy->prepare_create(t, obj);
-    err = store_write(api, a, t, obj, KAPI_STORE_CREATE, 0, out);
+    err = store_write(api, a, t, obj, KAPI_STORE_CREATE, 0, out, dry);
 done:
     json_decref(obj);
     return err;
@@ -256,16 +302,21 @@ done:
 
 static void do_create(kapi_req *r)
 {
-    json_t *obj;
+    json_t *obj = NULL, *dry_obj = NULL;
     kapi_obj *o = NULL;
-    kapi_error *err = kapi_api__decode_body(r, &obj);
+    bool dry;
+    kapi_error *err = dry_run(r, &dry);
     if (!err)
-        err = kapi_api__create(r->api, &r->arena, r->type, r->info.ns, obj, &o);
-    if (err) {
+        err = kapi_api__decode_body(r, &obj);
+    if (!err)
+        err = kapi_api__create(r->api, &r->arena, r->type, r->info.ns, obj, &o,
+                               dry ? &dry_obj : NULL);
+    if (err)
         kapi_api__respond_error(r, err);
-        return;
-    }
-    respond_stored(r, r->type, 201, o);
+    else if (dry)
+        respond_unstored(r, r->type, 201, dry_obj);
+    else
+        respond_stored(r, r->type, 201, o);
 }
 
 /* metadata.resourceVersion of an update: "" (unconditional) or the revision it expects. */
@@ -310,7 +361,27 @@ static void keep_server_fields(const kapi_type *t, json_t *meta, const json_t *o
     json_object_set_new(meta, "generation", json_integer(gen));
 }
 
-static kapi_error *update(kapi_req *r, json_t *obj, kapi_obj **out, int *status)
+/* A write to a subresource changes only its part of the stored object: status, or a
+ * namespace's spec.finalizers (finalize). Returns the object to store. */
+static json_t *subresource_update(const char *sub, json_t *obj, const json_t *old)
+{
+    json_t *merged = json_deep_copy(old);
+    json_t *meta = json_object_get(obj, "metadata");
+    json_object_set(kapi_json_object_ensure(merged, "metadata"), "resourceVersion",
+                    json_object_get(meta, "resourceVersion") ?: json_string(""));
+    if (strcmp(sub, "status") == 0) {
+        json_t *st = json_object_get(obj, "status");
+        json_object_set(merged, "status", st ? st : json_object());
+    } else {
+        json_t *fin = kapi_json_path(obj, "spec.finalizers");
+        json_object_set(kapi_json_object_ensure(merged, "spec"), "finalizers",
+                        fin ? fin : json_array());
+    }
+    json_decref(obj);
+    return merged;
+}
+
+static kapi_error *update(kapi_req *r, json_t *obj, kapi_obj **out, int *status, json_t **dry)
 {
     const kapi_type *t = r->type;
     kapi_error *err;
@@ -335,7 +406,7 @@ static kapi_error *update(kapi_req *r, json_t *obj, kapi_obj **out, int *status)
         if (json_is_true(json_object_get(t->def, "createOnUpdate")) && expect == 0) {
             json_object_del(meta, "resourceVersion");
             *status = 201;
-            err = kapi_api__create(r->api, &r->arena, t, r->info.ns, json_incref(obj), out);
+            err = kapi_api__create(r->api, &r->arena, t, r->info.ns, json_incref(obj), out, dry);
         } else {
             err = err_not_found(r, t, name);
         }
@@ -348,12 +419,17 @@ static kapi_error *update(kapi_req *r, json_t *obj, kapi_obj **out, int *status)
     old = parse_stored(cur);
     if (t->strategy->from_storage)
         old = t->strategy->from_storage(t, old);
-    keep_server_fields(t, meta, json_object_get(old, "metadata"), obj, old);
-    if ((err = kapi_api__validate_name(&r->arena, t, obj)) != NULL)
-        goto done;
-    if (t->strategy->prepare_update)
-        t->strategy->prepare_update(t, obj, old);
-    err = store_write(r->api, &r->arena, t, obj, KAPI_STORE_UPDATE, cur->rev, out);
+    if (*r->info.subresource) {
+        obj = subresource_update(r->info.subresource, obj, old);
+        meta = json_object_get(obj, "metadata");
+    } else {
+        keep_server_fields(t, meta, json_object_get(old, "metadata"), obj, old);
+        if ((err = kapi_api__validate_name(&r->arena, t, obj)) != NULL)
+            goto done;
+        if (t->strategy->prepare_update)
+            t->strategy->prepare_update(t, obj, old);
+    }
+    err = store_write(r->api, &r->arena, t, obj, KAPI_STORE_UPDATE, cur->rev, out, dry);
 done:
     if (cur)
         kapi_obj_unref(cur);
@@ -364,17 +440,21 @@ done:
 
 static void do_update(kapi_req *r)
 {
-    json_t *obj;
+    json_t *obj = NULL, *dry_obj = NULL;
     kapi_obj *o = NULL;
     int status = 200;
-    kapi_error *err = kapi_api__decode_body(r, &obj);
+    bool dry;
+    kapi_error *err = dry_run(r, &dry);
     if (!err)
-        err = update(r, obj, &o, &status);
-    if (err) {
+        err = kapi_api__decode_body(r, &obj);
+    if (!err)
+        err = update(r, obj, &o, &status, dry ? &dry_obj : NULL);
+    if (err)
         kapi_api__respond_error(r, err);
-        return;
-    }
-    respond_stored(r, r->type, status, o);
+    else if (dry)
+        respond_unstored(r, r->type, status, dry_obj);
+    else
+        respond_stored(r, r->type, status, o);
 }
 
 /* Namespaces kube-apiserver itself needs; they cannot be deleted. */
@@ -385,32 +465,9 @@ static bool protected_namespace(const kapi_type *t, const char *name)
             strcmp(name, "kube-public") == 0);
 }
 
-static void do_delete(kapi_req *r)
+/* The Status of a successful delete: details name the resource by its plural. */
+static void respond_deleted(kapi_req *r, const kapi_type *t, const char *name, const char *uid)
 {
-    const kapi_type *t = r->type;
-    const char *name = r->info.name;
-    kapi_obj *cur = NULL, *gone = NULL;
-    kapi_error *err = NULL;
-    if (protected_namespace(t, name)) {
-        err = kapi_error_new(KAPI_STATUS_FORBIDDEN,
-                             "namespaces \"%s\" is forbidden: this namespace may not be deleted",
-                             name);
-        kapi_error_details(err, name, "", "namespaces");
-        kapi_api__respond_error(r, err);
-        return;
-    }
-    char *key = kapi_type_key(&r->arena, t, kapi_str_c(r->info.ns), kapi_str_c(name));
-    kapi_store_write w = {.op = KAPI_STORE_DELETE, .key = kapi_str_c(key)};
-    kapi_store_rc rc = kapi_store_commit(r->api->store, &w);
-    if (rc != KAPI_STORE_OK) {
-        if (w.current)
-            kapi_obj_unref(w.current);
-        kapi_api__respond_error(r, err_from_store(&r->arena, rc, t, name));
-        return;
-    }
-    gone = w.result;
-    json_t *o = parse_stored(gone);
-    const char *uid = kapi_json_path_str(o, "metadata.uid");
     kapi_buf b;
     kapi_buf_init(&b);
     kapi_buf_puts(&b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
@@ -423,10 +480,41 @@ static void do_delete(kapi_req *r)
     kapi_buf_printf(&b, ",\"kind\":\"%s\",\"uid\":", t->plural);
     kapi_json_put_string(&b, uid ? uid : "", uid ? strlen(uid) : 0);
     kapi_buf_puts(&b, "}}\n");
-    json_decref(o);
-    kapi_obj_unref(gone);
-    (void)cur;
     kapi_api__respond_json(r, 200, &b);
+}
+
+static void do_delete(kapi_req *r)
+{
+    const kapi_type *t = r->type;
+    const char *name = r->info.name;
+    kapi_error *err = NULL;
+    bool dry;
+    if ((err = dry_run(r, &dry)) != NULL) {
+        kapi_api__respond_error(r, err);
+        return;
+    }
+    if (protected_namespace(t, name)) {
+        err = kapi_error_new(KAPI_STATUS_FORBIDDEN,
+                             "namespaces \"%s\" is forbidden: this namespace may not be deleted",
+                             name);
+        kapi_error_details(err, name, "", "namespaces");
+        kapi_api__respond_error(r, err);
+        return;
+    }
+    char *key = kapi_type_key(&r->arena, t, kapi_str_c(r->info.ns), kapi_str_c(name));
+    kapi_store_write w = {.op = KAPI_STORE_DELETE, .key = kapi_str_c(key)};
+    kapi_store_rc rc = dry ? kapi_store_get(r->api->store, w.key, &w.result)
+                           : kapi_store_commit(r->api->store, &w);
+    if (w.current)
+        kapi_obj_unref(w.current);
+    if (rc != KAPI_STORE_OK) {
+        kapi_api__respond_error(r, err_from_store(&r->arena, rc, t, name));
+        return;
+    }
+    json_t *o = parse_stored(w.result);
+    respond_deleted(r, t, name, kapi_json_path_str(o, "metadata.uid"));
+    json_decref(o);
+    kapi_obj_unref(w.result);
 }
 
 /* Which verb a request may use here, given its path's shape; NULL when the method is
@@ -475,6 +563,15 @@ static kapi_error *resolve(kapi_req *r)
     return NULL;
 }
 
+/* The verbs served so far; any other answers 405. */
+static const struct {
+    const char *verb;
+    void (*serve)(kapi_req *r);
+} verbs[] = {
+    {"get", do_get}, {"list", do_list}, {"create", do_create}, {"update", do_update},
+    {"delete", do_delete},
+};
+
 void kapi_api__serve_resource(kapi_req *r)
 {
     kapi_error *err = resolve(r);
@@ -482,15 +579,11 @@ void kapi_api__serve_resource(kapi_req *r)
         kapi_api__respond_error(r, err);
         return;
     }
-    const char *v = r->info.verb;
-    if (strcmp(v, "get") == 0)
-        do_get(r);
-    else if (strcmp(v, "list") == 0)
-        do_list(r);
-    else if (strcmp(v, "create") == 0)
-        do_create(r);
-    else if (strcmp(v, "update") == 0)
-        do_update(r);
-    else
-        do_delete(r);
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(verbs); i++) {
+        if (strcmp(r->info.verb, verbs[i].verb) == 0) {
+            verbs[i].serve(r);
+            return;
+        }
+    }
+    kapi_api__respond_error(r, kapi_api__err_method_not_allowed());
 }

@@ -48,6 +48,7 @@ check "kubectl get cronjob x -o yaml has the schedule" grep -q "schedule: '\*/5 
 check "kubectl apply kept the last-applied annotation" grep -q "kubectl.kubernetes.io/last-applied-configuration" "$work/x.yaml"
 uid=$(kc get cronjob x -n demo -o jsonpath='{.metadata.uid}')
 rv=$(kc get cronjob x -n demo -o jsonpath='{.metadata.resourceVersion}')
+check "the CronJob has a uid and a resourceVersion" test -n "$uid" -a -n "$rv"
 check "kubectl create ns keep" kc create ns keep
 
 # Restart: everything created is still there, with the same uid and resourceVersion.
