@@ -34,6 +34,7 @@
 #define KAPI_HTTP__INBUF_HIGH (1u << 20)       /* unparsed input held before reads pause */
 #define KAPI_HTTP__WRITE_HIGH (1u << 20)       /* unwritten output before parsing pauses */
 #define KAPI_HTTP__LINGER_MS 2000 /* after a closing answer: wait this long for the peer */
+#define KAPI_HTTP__IDLE_MS 60000  /* a conn waiting for (the rest of) a request is closed */
 #define KAPI_HTTP__READ_BUF (64u * 1024)
 
 typedef struct kapi_conn kapi_conn;
@@ -110,7 +111,7 @@ typedef enum kapi_conn_proto { KAPI_CONN_HTTP1 } kapi_conn_proto;
 
 struct kapi_conn {
     uv_tcp_t tcp;
-    uv_timer_t timer;
+    uv_timer_t timer; /* idle timeout while READING, linger while finishing */
     uv_shutdown_t shutdown_req;
     kapi_http_server *srv;
     kapi_conn *prev, *next;
@@ -176,6 +177,8 @@ void kapi_http__conn_finish(kapi_conn *c);
 void kapi_http__conn_close(kapi_conn *c);
 /* The current request is answered: serve the next one or close. */
 void kapi_http__conn_request_done(kapi_conn *c, bool close_after);
+/* (Re)starts the idle timeout of a conn waiting for a request; stops it otherwise. */
+void kapi_http__conn_idle_timer(kapi_conn *c);
 /* Parses buffered input if the conn is ready for another request. */
 void kapi_http__conn_resume(kapi_conn *c);
 /* Writes a plain-text answer of the http layer itself (400, 431) and closes. */
