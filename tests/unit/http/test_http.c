@@ -172,6 +172,23 @@ TEST(http_keep_alive_and_request_fields)
     fixture_stop(&f);
 }
 
+TEST(http_head_has_no_body)
+{
+    http_fixture f;
+    http_client c;
+    const char *second;
+    start(&f);
+    client_connect(&c, f.port);
+    client_sends(&c, "HEAD /hello HTTP/1.1\r\n\r\nGET /hello HTTP/1.1\r\n\r\n");
+    CHECK(client_read_until(&c, "\r\n\r\nhello"));
+    CHECK(strstr(c.carry.ptr, "Content-Length: 5\r\n") != NULL);
+    second = strstr(c.carry.ptr + 1, "HTTP/1.1 200 OK");
+    CHECK(second != NULL && strstr(c.carry.ptr, "hello") == strrchr(c.carry.ptr, 'h'));
+    CHECK(strncmp(second - 4, "\r\n\r\n", 4) == 0);
+    client_close(&c);
+    fixture_stop(&f);
+}
+
 TEST(http_10_closes)
 {
     http_fixture f;
@@ -448,6 +465,38 @@ TEST(http_malformed_requests)
     }
     expect_error(f.port, "GARBAGE\r\n\r\n", 11, 400);
     free(huge);
+    fixture_stop(&f);
+}
+
+static void *client_thread(void *arg)
+{
+    http_fixture *f = arg;
+    http_client c;
+    http_resp r;
+    client_connect(&c, f->port);
+    for (int i = 0; i < 50; i++) {
+        char req[128], want[128];
+        snprintf(req, sizeof(req), "POST /echo?i=%d HTTP/1.1\r\nContent-Length: 1\r\n\r\n%d",
+                 i, i % 10);
+        snprintf(want, sizeof(want), "POST /echo ? i=%d len=1 tl=0 foo=-\n%d", i, i % 10);
+        client_sends(&c, req);
+        CHECK(client_read_response(&c, &r));
+        CHECK_STR_EQ(r.body.ptr, want);
+        resp_dispose(&r);
+    }
+    client_close(&c);
+    return NULL;
+}
+
+TEST(http_concurrent_clients)
+{
+    http_fixture f;
+    pthread_t t[8];
+    start(&f);
+    for (int i = 0; i < 8; i++)
+        CHECK(pthread_create(&t[i], NULL, client_thread, &f) == 0);
+    for (int i = 0; i < 8; i++)
+        pthread_join(t[i], NULL);
     fixture_stop(&f);
 }
 
