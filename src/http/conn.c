@@ -24,6 +24,23 @@ typedef struct write_req {
 
 static void on_read(uv_stream_t *h, ssize_t nread, const uv_buf_t *buf);
 
+static void on_idle_timeout(uv_timer_t *t)
+{
+    kapi_conn *c = t->data;
+    if (c->state == KAPI_CONN_READING && !c->finishing)
+        kapi_http__conn_close(c); /* slow or silent client */
+}
+
+void kapi_http__conn_idle_timer(kapi_conn *c)
+{
+    if (c->finishing || c->closing)
+        return; /* the timer is the linger timer now */
+    if (c->state == KAPI_CONN_READING)
+        uv_timer_start(&c->timer, on_idle_timeout, KAPI_HTTP__IDLE_MS, 0);
+    else
+        uv_timer_stop(&c->timer);
+}
+
 static void conn_free(kapi_conn *c)
 {
     kapi_http_server *srv = c->srv;
@@ -120,6 +137,7 @@ void kapi_http__conn_accept(kapi_http_server *srv)
     if (srv->ssl_ctx)
         kapi_http__tls_conn_init(c, srv->ssl_ctx);
     kapi_http__parse_init(c);
+    kapi_http__conn_idle_timer(c);
     start_reading(c);
 }
 
@@ -158,10 +176,11 @@ void kapi_http__conn_resume(kapi_conn *c)
     size_t n;
     if (c->closing || c->finishing || !ready_to_parse(c))
         return;
-    n = parse_from(c, c->in.ptr, c->in.len);
-    memmove(c->in.ptr, c->in.ptr + n, c->in.len - n);
-    c->in.len -= n;
-    c->in.ptr[c->in.len] = '\0';
+    if ((n = parse_from(c, c->in.ptr, c->in.len)) > 0) {
+        memmove(c->in.ptr, c->in.ptr + n, c->in.len - n);
+        c->in.len -= n;
+        c->in.ptr[c->in.len] = '\0';
+    }
     if (c->discard)
         return;
     if (c->state == KAPI_CONN_READING && c->peer_eof)
@@ -177,6 +196,7 @@ void kapi_http__conn_request_done(kapi_conn *c, bool close_after)
         conn_free(c);
         return;
     }
+    kapi_http__conn_idle_timer(c);
     if (close_after || c->srv->shutting_down)
         kapi_http__conn_finish(c);
     else
@@ -204,6 +224,7 @@ static void on_read(uv_stream_t *h, ssize_t nread, const uv_buf_t *buf)
     } else if (nread > 0 && c->discard) {
         c->unread = true;
     } else if (nread > 0) {
+        kapi_http__conn_idle_timer(c); /* activity: a slow upload is not idle */
         if (c->ssl)
             kapi_http__tls_input(c, buf->base, (size_t)nread);
         else
@@ -303,6 +324,9 @@ void kapi_http__conn_finish(kapi_conn *c)
         return;
     c->finishing = true;
     c->discard = true;
+    uv_timer_stop(&c->timer);
+    if (c->srv->shutting_down) /* a slow reader must not hold the shutdown up */
+        uv_timer_start(&c->timer, on_linger_timeout, KAPI_HTTP__LINGER_MS, 0);
     if (c->ssl)
         kapi_http__tls_close_notify(c);
     if (uv_shutdown(&c->shutdown_req, (uv_stream_t *)&c->tcp, on_shutdown) < 0)

@@ -34,6 +34,7 @@
 #define KAPI_HTTP__INBUF_HIGH (1u << 20)       /* unparsed input held before reads pause */
 #define KAPI_HTTP__WRITE_HIGH (1u << 20)       /* unwritten output before parsing pauses */
 #define KAPI_HTTP__LINGER_MS 2000 /* after a closing answer: wait this long for the peer */
+#define KAPI_HTTP__IDLE_MS 60000  /* a conn waiting for (the rest of) a request is closed */
 #define KAPI_HTTP__READ_BUF (64u * 1024)
 
 typedef struct kapi_conn kapi_conn;
@@ -67,10 +68,13 @@ typedef struct kapi_http_pool {
     kapi_http_server *srv;
 } kapi_http_pool;
 
+/* Starts n (at least 1) workers running srv's handler. */
 kapi_error *kapi_http__pool_init(kapi_http_pool *p, kapi_http_server *srv, int n);
+/* Queues a complete request for the handler (loop thread). */
 void kapi_http__pool_submit(kapi_http_pool *p, kapi_http_req *req);
 /* Workers finish what is queued, then exit, each waking the loop if notify. */
 void kapi_http__pool_stop(kapi_http_pool *p, bool notify);
+/* True once stopped and every worker has exited (they can be joined at once). */
 bool kapi_http__pool_exited(kapi_http_pool *p);
 /* Stops (if needed) and joins the workers. */
 void kapi_http__pool_dispose(kapi_http_pool *p);
@@ -110,7 +114,7 @@ typedef enum kapi_conn_proto { KAPI_CONN_HTTP1 } kapi_conn_proto;
 
 struct kapi_conn {
     uv_tcp_t tcp;
-    uv_timer_t timer;
+    uv_timer_t timer; /* idle timeout while READING, linger while finishing */
     uv_shutdown_t shutdown_req;
     kapi_http_server *srv;
     kapi_conn *prev, *next;
@@ -154,13 +158,17 @@ struct kapi_http_server {
 };
 
 /* server.c */
+/* Any thread: queues m for the loop thread and wakes it. */
 void kapi_http__post(kapi_http_server *srv, kapi_http_msg *m);
 /* Loop thread: a conn was freed or a worker exited; finishes shutdown when all are gone. */
 void kapi_http__maybe_finish(kapi_http_server *srv);
 
 /* conn.c */
+/* Accepts one connection from the listener and starts reading it. */
 void kapi_http__conn_accept(kapi_http_server *srv);
-/* Queues bufs for writing; the chunks (an owned array) and owned are released after. */
+/* Queues bufs for writing (TLS: encrypted first); the chunks (an owned array) and owned
+ * are released once written or dropped. s, if not NULL, is a stream reference given to
+ * the write; its stream_bytes stop counting as queued then. */
 void kapi_http__conn_write(kapi_conn *c, const uv_buf_t *bufs, size_t nbufs,
                            kapi_http_chunk *chunks, size_t nchunks, char *owned,
                            kapi_http_stream *s, size_t stream_bytes);
@@ -176,13 +184,17 @@ void kapi_http__conn_finish(kapi_conn *c);
 void kapi_http__conn_close(kapi_conn *c);
 /* The current request is answered: serve the next one or close. */
 void kapi_http__conn_request_done(kapi_conn *c, bool close_after);
+/* (Re)starts the idle timeout of a conn waiting for a request; stops it otherwise. */
+void kapi_http__conn_idle_timer(kapi_conn *c);
 /* Parses buffered input if the conn is ready for another request. */
 void kapi_http__conn_resume(kapi_conn *c);
 /* Writes a plain-text answer of the http layer itself (400, 431) and closes. */
 void kapi_http__conn_error(kapi_conn *c, int status);
 
 /* tls.c */
+/* The server context: cert/key, TLS 1.2+, ALPN, optional client CA (requested only). */
 kapi_error *kapi_http__tls_ctx_new(SSL_CTX **out, const kapi_http_config *cfg);
+/* Gives c its SSL object over two memory BIOs, in accept state. */
 void kapi_http__tls_conn_init(kapi_conn *c, SSL_CTX *ctx);
 /* Ciphertext from the socket: handshake, decrypt, feed kapi_http__conn_input. */
 void kapi_http__tls_input(kapi_conn *c, const char *data, size_t len);
@@ -194,9 +206,11 @@ void kapi_http__tls_close_notify(kapi_conn *c);
 void *kapi_http__tls_peer_cert(kapi_conn *c);
 
 /* parse.c */
+/* Readies c's parser for requests. */
 void kapi_http__parse_init(kapi_conn *c);
 /* Parses as much of data as one request needs; returns the bytes consumed. */
 size_t kapi_http__parse(kapi_conn *c, const char *data, size_t len);
+/* Frees a request and its arena (NULL is fine). */
 void kapi_http__req_free(kapi_http_req *req);
 
 /* respond.c */
@@ -204,9 +218,13 @@ void kapi_http__req_free(kapi_http_req *req);
  * ones dropped). */
 kapi_http_msg *kapi_http__msg_new(kapi_http_msg_kind kind, kapi_http_req *req, int status,
                                   const kapi_http_header *headers, size_t nheaders);
+/* The standard reason phrase of an HTTP status ("Unknown" if none). */
 const char *kapi_http__reason(int status);
+/* Frees a message with whatever it still owns (request, chunks, stream reference). */
 void kapi_http__msg_free(kapi_http_msg *m);
+/* Runs every chunk's release and frees the (heap) array. */
 void kapi_http__chunks_release(kapi_http_chunk *chunks, size_t n);
+/* Loop thread: writes a complete response to its conn (or drops it if the conn is gone). */
 void kapi_http__on_response(kapi_http_msg *m);
 /* Writes a response head: the worker-built part, Connection, and the blank line. */
 void kapi_http__write_head(kapi_conn *c, kapi_buf *head, const char *connection,
@@ -215,9 +233,11 @@ void kapi_http__write_head(kapi_conn *c, kapi_buf *head, const char *connection,
 const char *kapi_http__connection(const kapi_http_req *req, bool close_after);
 
 /* stream.c */
+/* Loop thread: handles (and frees) a START, FLUSH, END, ABORT or NOTIFY message. */
 void kapi_http__on_stream_msg(kapi_http_msg *m);
 /* The conn is going away (graceful: write the terminating chunk first); runs on_close. */
 void kapi_http__stream_detach(kapi_conn *c, bool graceful);
+/* Drops a reference; the last one frees the stream and any chunks still pending. */
 void kapi_http__stream_unref(kapi_http_stream *s);
 /* A write naming s has completed: bytes are no longer queued. */
 void kapi_http__stream_written(kapi_http_stream *s, size_t bytes);

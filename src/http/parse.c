@@ -13,6 +13,14 @@
 
 static const char continue_100[] = "HTTP/1.1 100 Continue\r\n\r\n";
 
+/* Empties b. (kapi_buf_clear writes the NUL even into base's shared empty buffer, a
+ * race between threads; an empty buffer needs nothing.) */
+static void buf_reset(kapi_buf *b)
+{
+    if (b->len > 0)
+        kapi_buf_clear(b);
+}
+
 static kapi_http_req *req_new(kapi_conn *c)
 {
     kapi_http_req *req = kapi_xcalloc(1, sizeof(*req));
@@ -81,8 +89,8 @@ static int commit_header(kapi_conn *c)
     h = &req->headers[req->nheaders++];
     h->name = kapi_arena_strndup(&req->arena, req->field.ptr, req->field.len);
     h->value = kapi_arena_strndup(&req->arena, req->value.ptr, req->value.len);
-    kapi_buf_clear(&req->field);
-    kapi_buf_clear(&req->value);
+    buf_reset(&req->field);
+    buf_reset(&req->value);
     req->in_value = false;
     return 0;
 }
@@ -143,7 +151,7 @@ static void mark_too_large(kapi_conn *c)
     c->req->close_after = true;
     c->discard = true; /* the rest of the body is never read */
     c->unread = true;
-    kapi_buf_clear(&c->req->body);
+    buf_reset(&c->req->body);
 }
 
 static bool expects_continue(kapi_http_req *req, http_parser *p)
@@ -221,6 +229,7 @@ static void dispatch(kapi_conn *c)
     req->pub.body = req->body.ptr;
     req->pub.body_len = req->body.len;
     c->state = KAPI_CONN_HANDLING;
+    kapi_http__conn_idle_timer(c);
     kapi_http__pool_submit(&c->srv->pool, req);
 }
 

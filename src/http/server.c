@@ -161,6 +161,16 @@ void kapi_http__post(kapi_http_server *srv, kapi_http_msg *m)
     uv_async_send(&srv->async);
 }
 
+/* An idle conn closes at once unless an answer is still being written or input is
+ * unread (then gracefully, so the client gets the answer and no reset). */
+static void close_idle(kapi_conn *c)
+{
+    if (c->in.len == 0 && uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) == 0)
+        kapi_http__conn_close(c);
+    else
+        kapi_http__conn_finish(c);
+}
+
 void kapi_http_server_shutdown(kapi_http_server *srv, void (*done)(void *ctx), void *ctx)
 {
     kapi_conn *c, *next;
@@ -177,7 +187,7 @@ void kapi_http_server_shutdown(kapi_http_server *srv, void (*done)(void *ctx), v
             kapi_http__stream_detach(c, true);
             kapi_http__conn_finish(c);
         } else if (c->state == KAPI_CONN_READING && !c->finishing) {
-            kapi_http__conn_close(c);
+            close_idle(c);
         }
     }
 }

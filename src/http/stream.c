@@ -264,7 +264,9 @@ static void on_start(kapi_http_msg *m)
     kapi_http_stream *s = m->stream;
     kapi_conn *c = m->req->conn;
     bool close_after = m->req->close_after || c->srv->shutting_down;
-    if (c->dead || c->closing) {
+    /* A client that half-closed while the handler ran is taken as gone: nothing would
+     * tell us later that a quiet watch has lost its reader. */
+    if (c->dead || c->closing || c->peer_eof) {
         pthread_mutex_lock(&s->mu);
         s->closed = true;
         pthread_mutex_unlock(&s->mu);

@@ -186,7 +186,7 @@ static bool read_chunked(http_client *c, http_resp *r)
 
 const char *resp_header(const http_resp *r, const char *name)
 {
-    static char value[1024];
+    static _Thread_local char value[1024];
     const char *line = strstr(r->head.ptr, "\r\n");
     size_t nlen = strlen(name);
     while (line && line[2] != '\r' && line[2] != '\0') {

@@ -52,7 +52,7 @@ bool client_read_until(http_client *c, const char *needle);
 /* Reads up to EOF; true if EOF (not a timeout) ended it. */
 bool client_read_eof(http_client *c);
 void resp_dispose(http_resp *r);
-/* The value of a response header, in static storage (case-insensitive name), or NULL. */
+/* The value of a response header, in thread-local storage (case-insensitive name), or NULL. */
 const char *resp_header(const http_resp *r, const char *name);
 
 /* Writes a throwaway self-signed (CA:TRUE) EC certificate and key into dir. */

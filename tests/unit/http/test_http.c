@@ -86,6 +86,13 @@ static void hold(kapi_http_request *req)
     kapi_http_stream_end(s);
 }
 
+/* "/slowhold": the client may be gone before the stream starts. */
+static void slow_hold(kapi_http_request *req)
+{
+    usleep(100 * 1000);
+    hold(req);
+}
+
 /* "/limit": a stream whose first chunk is over its byte limit. */
 static void limit(kapi_http_request *req)
 {
@@ -101,7 +108,7 @@ static void handler(kapi_http_request *req, void *ctx)
         const char *path;
         void (*fn)(kapi_http_request *req);
     } routes[] = {{"/echo", echo},   {"/hello", hello}, {"/stream", stream_abc},
-                  {"/hold", hold},   {"/limit", limit}};
+                  {"/hold", hold},   {"/limit", limit}, {"/slowhold", slow_hold}};
     (void)ctx;
     for (size_t i = 0; i < KAPI_ARRAY_LEN(routes); i++) {
         if (kapi_str_eqc(req->path, routes[i].path)) {
@@ -161,6 +168,23 @@ TEST(http_keep_alive_and_request_fields)
     CHECK(client_read_response(&c, &r));
     CHECK_STR_EQ(r.body.ptr, "GET /echo ? z=1 len=0 tl=0 foo=-\n");
     resp_dispose(&r);
+    client_close(&c);
+    fixture_stop(&f);
+}
+
+TEST(http_head_has_no_body)
+{
+    http_fixture f;
+    http_client c;
+    const char *second;
+    start(&f);
+    client_connect(&c, f.port);
+    client_sends(&c, "HEAD /hello HTTP/1.1\r\n\r\nGET /hello HTTP/1.1\r\n\r\n");
+    CHECK(client_read_until(&c, "\r\n\r\nhello"));
+    CHECK(strstr(c.carry.ptr, "Content-Length: 5\r\n") != NULL);
+    second = strstr(c.carry.ptr + 1, "HTTP/1.1 200 OK");
+    CHECK(second != NULL && strstr(c.carry.ptr, "hello") == strrchr(c.carry.ptr, 'h'));
+    CHECK(strncmp(second - 4, "\r\n\r\n", 4) == 0);
     client_close(&c);
     fixture_stop(&f);
 }
@@ -320,6 +344,30 @@ TEST(http_stream_client_disconnect_runs_on_close)
     CHECK_INT_EQ(on_close_calls, 1);
 }
 
+TEST(http_client_gone_while_handling)
+{
+    http_fixture f;
+    http_client c;
+    http_resp r;
+    start(&f);
+    client_connect(&c, f.port);
+    client_sends(&c, "GET /echo?sleep HTTP/1.1\r\n\r\n");
+    client_close(&c);
+    client_connect(&c, f.port);
+    client_sends(&c, "GET /slowhold HTTP/1.1\r\n\r\n");
+    client_close(&c);
+    wait_for(&on_close_calls, 1);
+    client_connect(&c, f.port);
+    client_sends(&c, "GET /hello HTTP/1.1\r\n\r\n");
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(r.body.ptr, "hello");
+    resp_dispose(&r);
+    client_close(&c);
+    usleep(150 * 1000); /* the /echo answer meets its dead conn */
+    fixture_stop(&f);
+    CHECK_INT_EQ(on_close_calls, 1);
+}
+
 TEST(http_stream_over_limit_drops_client)
 {
     http_fixture f;
@@ -417,6 +465,38 @@ TEST(http_malformed_requests)
     }
     expect_error(f.port, "GARBAGE\r\n\r\n", 11, 400);
     free(huge);
+    fixture_stop(&f);
+}
+
+static void *client_thread(void *arg)
+{
+    http_fixture *f = arg;
+    http_client c;
+    http_resp r;
+    client_connect(&c, f->port);
+    for (int i = 0; i < 50; i++) {
+        char req[128], want[128];
+        snprintf(req, sizeof(req), "POST /echo?i=%d HTTP/1.1\r\nContent-Length: 1\r\n\r\n%d",
+                 i, i % 10);
+        snprintf(want, sizeof(want), "POST /echo ? i=%d len=1 tl=0 foo=-\n%d", i, i % 10);
+        client_sends(&c, req);
+        CHECK(client_read_response(&c, &r));
+        CHECK_STR_EQ(r.body.ptr, want);
+        resp_dispose(&r);
+    }
+    client_close(&c);
+    return NULL;
+}
+
+TEST(http_concurrent_clients)
+{
+    http_fixture f;
+    pthread_t t[8];
+    start(&f);
+    for (int i = 0; i < 8; i++)
+        CHECK(pthread_create(&t[i], NULL, client_thread, &f) == 0);
+    for (int i = 0; i < 8; i++)
+        pthread_join(t[i], NULL);
     fixture_stop(&f);
 }
 

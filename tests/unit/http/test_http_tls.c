@@ -1,5 +1,7 @@
 /* Unit tests for src/http over TLS: round trip, ALPN, client certificates, streams. */
 #include <openssl/x509.h>
+#include <stdatomic.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "test.h"
@@ -38,10 +40,30 @@ static void stream(kapi_http_request *req)
     kapi_http_stream_end(s);
 }
 
+static atomic_int closed_calls;
+
+static void on_closed(void *ctx)
+{
+    (void)ctx;
+    closed_calls++;
+}
+
+/* "/hold": ticks until the server shuts down. */
+static void hold(kapi_http_request *req)
+{
+    kapi_http_stream *s = kapi_http_stream_start(req, 200, NULL, 0, 1 << 20);
+    kapi_http_stream_on_close(s, on_closed, NULL);
+    while (closed_calls == 0 && kapi_http_stream_write(s, kapi_http_chunk_copy("tick\n", 5)))
+        usleep(10 * 1000);
+    kapi_http_stream_end(s);
+}
+
 static void handler(kapi_http_request *req, void *ctx)
 {
     (void)ctx;
-    if (kapi_str_eqc(req->path, "/big"))
+    if (kapi_str_eqc(req->path, "/hold"))
+        hold(req);
+    else if (kapi_str_eqc(req->path, "/big"))
         big(req);
     else if (kapi_str_eqc(req->path, "/stream"))
         stream(req);
@@ -144,6 +166,22 @@ TEST(http_tls_bad_handshake_and_plain_text)
     resp_dispose(&r);
     client_close(&c);
     fixture_stop(&f);
+}
+
+TEST(http_tls_shutdown_with_open_stream)
+{
+    http_fixture f;
+    tls_setup t;
+    http_client c;
+    start_tls(&f, &t, false);
+    client_connect_tls(&c, f.port, NULL, NULL);
+    client_sends(&c, "GET /hold HTTP/1.1\r\n\r\n");
+    CHECK(client_read_until(&c, "tick\n"));
+    fixture_stop(&f);
+    CHECK_INT_EQ(closed_calls, 1);
+    CHECK(client_read_eof(&c)); /* close_notify after the last chunk */
+    CHECK(c.carry.len >= 5 && strcmp(c.carry.ptr + c.carry.len - 5, "0\r\n\r\n") == 0);
+    client_close(&c);
 }
 
 TEST(http_tls_config_errors)
