@@ -114,7 +114,8 @@ void kapi_buf_dispose(kapi_buf *b)
 void kapi_buf_clear(kapi_buf *b)
 {
     b->len = 0;
-    b->ptr[0] = '\0';
+    if (b->cap) /* the shared empty buffer is never written: threads share it */
+        b->ptr[0] = '\0';
 }
 
 void kapi_buf_grow(kapi_buf *b, size_t extra)
