@@ -1,0 +1,280 @@
+/*
+ * Unit tests for the API pipeline over a real http server (plain HTTP on loopback), a
+ * real store in the test's directory and the built-in registry: discovery documents,
+ * the verbs, and the Status bodies of errors.
+ */
+#include "api/api_int.h"
+#include "http/harness.h"
+#include "test.h"
+
+typedef struct env {
+    http_fixture http;
+    kapi_store *store;
+    kapi_registry *reg;
+    kapi_auth *auth;
+    kapi_api *api;
+    char auth_header[128];
+} env;
+
+static void env_start(env *e)
+{
+    char db[512];
+    snprintf(db, sizeof(db), "%s/kapi.db", test_tmpdir());
+    kapi_store_options so = {.path = db, .history_seconds = 300};
+    CHECK(kapi_store_open(&e->store, &so) == NULL);
+    CHECK(kapi_registry_new(&e->reg) == NULL);
+    CHECK(kapi_auth_new(&e->auth, test_tmpdir(), NULL) == NULL);
+    kapi_api_config ac = {.store = e->store, .registry = e->reg, .auth = e->auth};
+    e->api = kapi_api_new(&ac);
+    kapi_api_set_server_address(e->api, "127.0.0.1:6443");
+    CHECK(kapi_api_ensure_namespace(e->api, "default") == NULL);
+    kapi_http_config hc = fixture_config(kapi_api_handle);
+    hc.handler_ctx = e->api;
+    hc.max_body = 3u << 20;
+    fixture_start(&e->http, &hc);
+    snprintf(e->auth_header, sizeof(e->auth_header), "Authorization: Bearer %s\r\n",
+             kapi_auth_admin_token(e->auth));
+}
+
+static void env_stop(env *e)
+{
+    fixture_stop(&e->http);
+    kapi_api_free(e->api);
+    kapi_store_free(e->store);
+    kapi_registry_free(e->reg);
+    kapi_auth_free(e->auth);
+}
+
+/* One request on a new connection; returns the status and the parsed body in *body
+ * (NULL if the body is not JSON). */
+static int request(env *e, const char *method, const char *path, const char *body,
+                   json_t **out, kapi_buf *raw)
+{
+    http_client c;
+    http_resp resp;
+    kapi_buf req;
+    kapi_buf_init(&req);
+    kapi_buf_printf(&req, "%s %s HTTP/1.1\r\nHost: x\r\n%sContent-Type: application/json\r\n"
+                          "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+                    method, path, e->auth_header, body ? strlen(body) : 0, body ? body : "");
+    client_connect(&c, e->http.port);
+    client_send(&c, req.ptr, req.len);
+    CHECK(client_read_response(&c, &resp));
+    if (out)
+        *out = json_loads(resp.body.ptr, 0, NULL);
+    if (raw)
+        kapi_buf_put(raw, resp.body.ptr, resp.body.len);
+    int status = resp.status;
+    resp_dispose(&resp);
+    client_close(&c);
+    kapi_buf_dispose(&req);
+    return status;
+}
+
+/* The entry of an APIResourceList's resources named name. */
+static json_t *resource_named(json_t *list, const char *name)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(list, "resources"), i, r)
+    {
+        if (strcmp(json_string_value(json_object_get(r, "name")), name) == 0)
+            return r;
+    }
+    return NULL;
+}
+
+TEST(api_discovery_documents)
+{
+    env e = {0};
+    json_t *doc;
+    env_start(&e);
+    CHECK_INT_EQ(request(&e, "GET", "/api", NULL, &doc, NULL), 200);
+    CHECK_STR_EQ(kapi_json_path_str(doc, "kind"), "APIVersions");
+    CHECK_STR_EQ(json_string_value(json_array_get(json_object_get(doc, "versions"), 0)), "v1");
+    json_decref(doc);
+
+    CHECK_INT_EQ(request(&e, "GET", "/apis/batch/v1", NULL, &doc, NULL), 200);
+    json_t *cj = resource_named(doc, "cronjobs");
+    CHECK(cj != NULL);
+    CHECK_STR_EQ(kapi_json_path_str(cj, "kind"), "CronJob");
+    CHECK_STR_EQ(kapi_json_path_str(cj, "storageVersionHash"), "sd5LIXh4Fjs=");
+    CHECK(json_is_true(json_object_get(cj, "namespaced")));
+    CHECK_STR_EQ(json_string_value(json_array_get(json_object_get(cj, "shortNames"), 0)), "cj");
+    CHECK_INT_EQ(json_array_size(json_object_get(cj, "verbs")), 8);
+    CHECK(resource_named(doc, "cronjobs/status") != NULL);
+    json_decref(doc);
+
+    CHECK_INT_EQ(request(&e, "GET", "/api/v1", NULL, &doc, NULL), 200);
+    CHECK(json_object_get(doc, "apiVersion") == NULL); /* as kube-apiserver writes it */
+    json_t *ns = resource_named(doc, "namespaces");
+    CHECK(ns && json_array_size(json_object_get(ns, "verbs")) == 7);
+    CHECK(resource_named(doc, "namespaces/finalize") != NULL);
+    json_decref(doc);
+
+    CHECK_INT_EQ(request(&e, "GET", "/apis/networking.k8s.io", NULL, &doc, NULL), 200);
+    CHECK_STR_EQ(kapi_json_path_str(doc, "preferredVersion.version"), "v1alpha1");
+    json_decref(doc);
+
+    CHECK_INT_EQ(request(&e, "GET", "/apis/nope.example.com", NULL, NULL, NULL), 404);
+    CHECK_INT_EQ(request(&e, "GET", "/apis/batch/v9", NULL, &doc, NULL), 404);
+    CHECK_STR_EQ(kapi_json_path_str(doc, "reason"), "NotFound");
+    json_decref(doc);
+    CHECK_INT_EQ(request(&e, "POST", "/apis/batch/v1", "{}", &doc, NULL), 405);
+    CHECK_STR_EQ(kapi_json_path_str(doc, "reason"), "MethodNotAllowed");
+    json_decref(doc);
+    env_stop(&e);
+}
+
+TEST(api_discovery_lists_stored_crd_groups)
+{
+    env e = {0};
+    json_t *doc;
+    env_start(&e);
+    const char *crd =
+        "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+        "\"metadata\":{\"name\":\"widgets.example.com\"},\"spec\":{\"group\":\"example.com\","
+        "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"widgets\",\"kind\":\"Widget\"},"
+        "\"versions\":[{\"name\":\"v1alpha1\",\"served\":true,\"storage\":false},"
+        "{\"name\":\"v1\",\"served\":true,\"storage\":true},{\"name\":\"v2\",\"served\":false,"
+        "\"storage\":false}]}}";
+    CHECK_INT_EQ(request(&e, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                         crd, NULL, NULL),
+                 201);
+    CHECK_INT_EQ(request(&e, "GET", "/apis/example.com", NULL, &doc, NULL), 200);
+    CHECK_STR_EQ(kapi_json_path_str(doc, "preferredVersion.version"), "v1");
+    CHECK_INT_EQ(json_array_size(json_object_get(doc, "versions")), 2);
+    json_decref(doc);
+    CHECK_INT_EQ(request(&e, "GET", "/apis/example.com/v1", NULL, &doc, NULL), 200);
+    json_t *w = resource_named(doc, "widgets");
+    CHECK(w != NULL);
+    CHECK_STR_EQ(kapi_json_path_str(w, "singularName"), "widget");
+    json_decref(doc);
+    env_stop(&e);
+}
+
+TEST(api_crud_round_trip)
+{
+    env e = {0};
+    json_t *doc;
+    kapi_buf created, got;
+    kapi_buf_init(&created);
+    kapi_buf_init(&got);
+    env_start(&e);
+    const char *cj = "{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\",\"metadata\":{\"name\":"
+                     "\"c\",\"labels\":{\"b\":\"2\",\"a\":\"1\"}},\"spec\":{\"schedule\":\"* * * "
+                     "* *\"},\"status\":{\"active\":[]}}";
+    const char *path = "/apis/batch/v1/namespaces/default/cronjobs";
+    CHECK_INT_EQ(request(&e, "POST", path, cj, NULL, &created), 201);
+    CHECK_INT_EQ(request(&e, "GET", "/apis/batch/v1/namespaces/default/cronjobs/c", NULL, NULL,
+                         &got),
+                 200);
+    CHECK_STR_EQ(created.ptr, got.ptr); /* served from the stored bytes */
+    /* Kubernetes' member order: kind, apiVersion, metadata (name, namespace, uid,
+     * resourceVersion, generation, creationTimestamp, labels sorted), spec, status. */
+    CHECK(strstr(got.ptr, "{\"kind\":\"CronJob\",\"apiVersion\":\"batch/v1\",\"metadata\":{"
+                          "\"name\":\"c\",\"namespace\":\"default\",\"uid\":") == got.ptr);
+    CHECK(strstr(got.ptr, "\"generation\":1,\"creationTimestamp\":") != NULL);
+    CHECK(strstr(got.ptr, "\"labels\":{\"a\":\"1\",\"b\":\"2\"}") != NULL);
+    CHECK(strstr(got.ptr, "\"status\":{}") != NULL); /* a create cannot set status */
+    doc = json_loads(got.ptr, 0, NULL);
+    const char *rv = kapi_json_path_str(doc, "metadata.resourceVersion");
+    char *put = kapi_xprintf("{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\",\"metadata\":{"
+                             "\"name\":\"c\",\"resourceVersion\":\"%s\"},\"spec\":{\"schedule\":"
+                             "\"5 * * * *\"}}",
+                             rv);
+    json_t *upd;
+    CHECK_INT_EQ(request(&e, "PUT", "/apis/batch/v1/namespaces/default/cronjobs/c", put, &upd,
+                         NULL),
+                 200);
+    CHECK_INT_EQ(json_integer_value(kapi_json_path(upd, "metadata.generation")), 2);
+    CHECK(strcmp(kapi_json_path_str(upd, "metadata.resourceVersion"), rv) != 0);
+    CHECK_STR_EQ(kapi_json_path_str(upd, "metadata.uid"), kapi_json_path_str(doc, "metadata.uid"));
+    json_decref(upd);
+    /* The same body again carries a stale resourceVersion: 409. */
+    CHECK_INT_EQ(request(&e, "PUT", "/apis/batch/v1/namespaces/default/cronjobs/c", put, &upd,
+                         NULL),
+                 409);
+    CHECK_STR_EQ(kapi_json_path_str(upd, "reason"), "Conflict");
+    json_decref(upd);
+    free(put);
+    CHECK_INT_EQ(request(&e, "DELETE", "/apis/batch/v1/namespaces/default/cronjobs/c", NULL, &upd,
+                         NULL),
+                 200);
+    CHECK_STR_EQ(kapi_json_path_str(upd, "status"), "Success");
+    CHECK_STR_EQ(kapi_json_path_str(upd, "details.kind"), "cronjobs");
+    json_decref(upd);
+    CHECK_INT_EQ(request(&e, "GET", "/apis/batch/v1/namespaces/default/cronjobs/c", NULL, NULL,
+                         NULL),
+                 404);
+    json_decref(doc);
+    kapi_buf_dispose(&created);
+    kapi_buf_dispose(&got);
+    env_stop(&e);
+}
+
+TEST(api_events_two_views)
+{
+    env e = {0};
+    json_t *doc;
+    env_start(&e);
+    const char *ev = "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{"
+                     "\"name\":\"e1\"},\"eventTime\":\"2024-01-02T03:04:05.000001Z\",\"note\":"
+                     "\"hello\",\"regarding\":{\"kind\":\"CronJob\",\"name\":\"c\"},"
+                     "\"reportingController\":\"ctl\",\"reportingInstance\":\"i\",\"action\":"
+                     "\"A\",\"reason\":\"R\",\"type\":\"Normal\"}";
+    CHECK_INT_EQ(request(&e, "POST", "/apis/events.k8s.io/v1/namespaces/default/events", ev, &doc,
+                         NULL),
+                 201);
+    CHECK_STR_EQ(kapi_json_path_str(doc, "note"), "hello");
+    json_decref(doc);
+    CHECK_INT_EQ(request(&e, "GET", "/api/v1/namespaces/default/events/e1", NULL, &doc, NULL),
+                 200);
+    CHECK_STR_EQ(kapi_json_path_str(doc, "apiVersion"), "v1");
+    CHECK_STR_EQ(kapi_json_path_str(doc, "message"), "hello");
+    CHECK_STR_EQ(kapi_json_path_str(doc, "involvedObject.kind"), "CronJob");
+    CHECK_STR_EQ(kapi_json_path_str(doc, "reportingComponent"), "ctl");
+    CHECK(json_is_null(json_object_get(doc, "firstTimestamp")));
+    json_decref(doc);
+    CHECK_INT_EQ(request(&e, "GET", "/apis/events.k8s.io/v1/namespaces/default/events", NULL,
+                         &doc, NULL),
+                 200);
+    CHECK_STR_EQ(kapi_json_path_str(doc, "kind"), "EventList");
+    json_t *item = json_array_get(json_object_get(doc, "items"), 0);
+    CHECK_STR_EQ(kapi_json_path_str(item, "note"), "hello");
+    CHECK(json_object_get(item, "kind") == NULL); /* list items carry no kind */
+    json_decref(doc);
+    env_stop(&e);
+}
+
+TEST(api_errors_are_status)
+{
+    env e = {0};
+    json_t *doc;
+    env_start(&e);
+    const char *path = "/apis/batch/v1/namespaces/missing/cronjobs";
+    CHECK_INT_EQ(request(&e, "POST", path, "{\"metadata\":{\"name\":\"x\"}}", &doc, NULL), 404);
+    CHECK_STR_EQ(kapi_json_path_str(doc, "message"), "namespaces \"missing\" not found");
+    CHECK_STR_EQ(kapi_json_path_str(doc, "details.kind"), "namespaces");
+    json_decref(doc);
+    CHECK_INT_EQ(request(&e, "POST", "/api/v1/namespaces", "{\"metadata\":{}}", &doc, NULL), 422);
+    CHECK_STR_EQ(kapi_json_path_str(doc, "message"),
+                 "Namespace \"\" is invalid: metadata.name: Required value: name or generateName "
+                 "is required");
+    json_decref(doc);
+    CHECK_INT_EQ(request(&e, "POST", "/api/v1/namespaces", "[1]", &doc, NULL), 400);
+    CHECK_STR_EQ(kapi_json_path_str(doc, "reason"), "BadRequest");
+    json_decref(doc);
+    CHECK_INT_EQ(request(&e, "PATCH", "/api/v1/namespaces/default/status", "{}", &doc, NULL), 405);
+    json_decref(doc);
+    CHECK_INT_EQ(request(&e, "GET", "/api/v1/namespaces/default", NULL, NULL, NULL), 200);
+    CHECK_INT_EQ(request(&e, "DELETE", "/api/v1/namespaces/default", NULL, &doc, NULL), 403);
+    json_decref(doc);
+    CHECK_INT_EQ(request(&e, "POST", "/api/v1/namespaces?dryRun=All",
+                         "{\"metadata\":{\"name\":\"dry\"}}", &doc, NULL),
+                 201);
+    CHECK(kapi_json_path(doc, "metadata.resourceVersion") == NULL);
+    json_decref(doc);
+    CHECK_INT_EQ(request(&e, "GET", "/api/v1/namespaces/dry", NULL, NULL, NULL), 404);
+    env_stop(&e);
+}
