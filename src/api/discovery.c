@@ -96,6 +96,22 @@ static int version_order(const void *a, const void *b)
     return yn > xn ? 1 : yn < xn ? -1 : 0;
 }
 
+/* The served entries of a CRD's spec.versions when the CRD is in group (else empty); a
+ * new array of borrowed entries. */
+static json_t *crd_served(const json_t *crd, const char *group)
+{
+    json_t *out = json_array();
+    if (strcmp(kapi_json_path_str(crd, "spec.group") ?: "", group) != 0)
+        return out;
+    json_t *versions = kapi_json_path(crd, "spec.versions");
+    for (size_t j = 0; j < json_array_size(versions); j++) {
+        json_t *v = json_array_get(versions, j);
+        if (json_is_true(json_object_get(v, "served")) && kapi_json_path_str(v, "name"))
+            json_array_append(out, v);
+    }
+    return out;
+}
+
 /* The served versions of group in preference order, built-in or from CRDs. */
 static json_t *group_versions(kapi_req *r, const char *group, json_t *crds)
 {
@@ -115,18 +131,16 @@ static json_t *group_versions(kapi_req *r, const char *group, json_t *crds)
     json_t *crd;
     json_array_foreach(crds, idx, crd)
     {
-        if (strcmp(kapi_json_path_str(crd, "spec.group") ?: "", group) != 0)
-            continue;
-        json_t *versions = kapi_json_path(crd, "spec.versions");
-        for (size_t j = 0; j < json_array_size(versions); j++) {
-            json_t *v = json_array_get(versions, j);
-            const char *name = kapi_json_path_str(v, "name");
+        json_t *served = crd_served(crd, group);
+        for (size_t j = 0; j < json_array_size(served); j++) {
+            const char *name = kapi_json_path_str(json_array_get(served, j), "name");
             bool seen = false;
             for (size_t k = 0; k < json_array_size(vs); k++)
-                seen = seen || strcmp(json_string_value(json_array_get(vs, k)), name ?: "") == 0;
-            if (name && json_is_true(json_object_get(v, "served")) && !seen)
+                seen = seen || strcmp(json_string_value(json_array_get(vs, k)), name) == 0;
+            if (!seen)
                 json_array_append_new(vs, json_string(name));
         }
+        json_decref(served);
     }
     size_t n = json_array_size(vs);
     json_t **items = kapi_xcalloc(n ? n : 1, sizeof(*items));
@@ -372,15 +386,13 @@ void kapi_api__serve_resource_list(kapi_req *r, const char *group, const char *v
     json_t *crd;
     json_array_foreach(crds, idx, crd)
     {
-        if (strcmp(kapi_json_path_str(crd, "spec.group") ?: "", group) != 0)
-            continue;
-        json_t *versions = kapi_json_path(crd, "spec.versions");
-        for (size_t j = 0; j < json_array_size(versions); j++) {
-            json_t *v = json_array_get(versions, j);
-            if (json_is_true(json_object_get(v, "served")) &&
-                strcmp(kapi_json_path_str(v, "name") ?: "", version) == 0)
+        json_t *served = crd_served(crd, group);
+        for (size_t j = 0; j < json_array_size(served); j++) {
+            json_t *v = json_array_get(served, j);
+            if (strcmp(kapi_json_path_str(v, "name"), version) == 0)
                 put_crd_resources(&b, &first, crd, v);
         }
+        json_decref(served);
     }
     json_decref(crds);
     kapi_buf_puts(&b, "]}\n");

@@ -49,6 +49,18 @@ static json_t *parse_stored(const kapi_obj *o)
     return kapi_json_parse(o->data, o->len, NULL);
 }
 
+/* Answers with an object that was not stored (dry run), in the type's view. */
+static void respond_unstored(kapi_req *r, const kapi_type *t, int status, json_t *stored)
+{
+    json_t *v = t->strategy->from_storage ? t->strategy->from_storage(t, stored) : stored;
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_json_encode(&b, v);
+    kapi_buf_putc(&b, '\n');
+    json_decref(v);
+    kapi_api__respond_json(r, status, &b);
+}
+
 /* Answers with a stored object in the type's view: straight from the bytes when the
  * views are equal, converted otherwise. */
 static void respond_stored(kapi_req *r, const kapi_type *t, int status, kapi_obj *o)
@@ -57,14 +69,8 @@ static void respond_stored(kapi_req *r, const kapi_type *t, int status, kapi_obj
         kapi_api__respond_obj(r, status, o);
         return;
     }
-    json_t *v = t->strategy->from_storage(t, parse_stored(o));
+    respond_unstored(r, t, status, parse_stored(o));
     kapi_obj_unref(o);
-    kapi_buf b;
-    kapi_buf_init(&b);
-    kapi_json_encode(&b, v);
-    kapi_buf_putc(&b, '\n');
-    json_decref(v);
-    kapi_api__respond_json(r, status, &b);
 }
 
 static void do_get(kapi_req *r)
@@ -161,18 +167,6 @@ static kapi_error *dry_run(const kapi_req *r, bool *dry)
     kapi_error_add_cause(err, "FieldValueNotSupported", "dryRun",
                          "Unsupported value: \"%s\": supported values: \"All\"", v);
     return err;
-}
-
-/* Answers with an object that was not stored (dry run), in the type's view. */
-static void respond_unstored(kapi_req *r, const kapi_type *t, int status, json_t *stored)
-{
-    json_t *v = t->strategy->from_storage ? t->strategy->from_storage(t, stored) : stored;
-    kapi_buf b;
-    kapi_buf_init(&b);
-    kapi_json_encode(&b, v);
-    kapi_buf_putc(&b, '\n');
-    json_decref(v);
-    kapi_api__respond_json(r, status, &b);
 }
 
 /* The namespace rules of a write: the body may leave it out or repeat the path's. */
