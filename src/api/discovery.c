@@ -168,6 +168,8 @@ bool kapi_api__group_served(kapi_req *r, const char *group)
 
 bool kapi_api__group_version_served(kapi_req *r, const char *group, const char *version)
 {
+    if (kapi_registry_has_group_version(r->api->registry, kapi_str_c(group), kapi_str_c(version)))
+        return true;
     json_t *crds = stored_crds(r);
     json_t *vs = group_versions(r, group, crds);
     bool served = false;
