@@ -11,11 +11,14 @@
 #include "api/api.h"
 #include "codec/json.h"
 
+typedef struct kapi_openapi kapi_openapi;
+
 struct kapi_api {
     kapi_store *store;
     const kapi_registry *registry;
     const kapi_auth *auth;
     const char *server_address;
+    kapi_openapi *openapi; /* the documents, built from the registry at start */
     atomic_bool shutting_down;
 };
 
@@ -86,7 +89,9 @@ void kapi_api__serve_group_list(kapi_req *r);
 void kapi_api__serve_group(kapi_req *r, const char *group);
 void kapi_api__serve_resource_list(kapi_req *r, const char *group, const char *version);
 
-/* openapi.c: /openapi/v2 and /openapi/v3[/...]. */
+/* openapi.c: /openapi/v2 and /openapi/v3[/...], built once from the registry. */
+kapi_openapi *kapi_api__openapi_new(const kapi_registry *reg);
+void kapi_api__openapi_free(kapi_openapi *o);
 void kapi_api__serve_openapi(kapi_req *r);
 
 /* rest.c: the verbs on a resolved type. */

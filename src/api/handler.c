@@ -14,6 +14,7 @@ kapi_api *kapi_api_new(const kapi_api_config *cfg)
     api->registry = cfg->registry;
     api->auth = cfg->auth;
     api->server_address = kapi_xstrdup("");
+    api->openapi = kapi_api__openapi_new(cfg->registry);
     atomic_init(&api->shutting_down, false);
     return api;
 }
@@ -23,6 +24,7 @@ void kapi_api_free(kapi_api *api)
     if (!api)
         return;
     free((void *)api->server_address);
+    kapi_api__openapi_free(api->openapi);
     free(api);
 }
 

@@ -1,14 +1,13 @@
 /*
  * api/openapi: /openapi/v2 (one Swagger 2.0 document) and /openapi/v3 (an index and one
  * OpenAPI 3.0 document per group-version), generated from the registry. The documents
- * are built on first use and kept; built-in types do not change while kapi runs.
+ * are built once, when the kapi_api is made; built-in types do not change while kapi runs.
  *
  * Each operation carries x-kubernetes-action and x-kubernetes-group-version-kind and
  * lists its query parameters: kubectl reads the PATCH operation's fieldValidation
  * parameter to decide that the server validates fields itself.
  */
 #include <openssl/evp.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,17 +22,14 @@ typedef struct doc {
     char hash[65];
 } doc;
 
-static struct {
-    pthread_once_t once;
+struct kapi_openapi {
     char *v2;
     size_t v2_len;
     char *index;
     size_t index_len;
     doc *docs;
     size_t ndocs;
-} cache = {.once = PTHREAD_ONCE_INIT};
-
-static const kapi_registry *cache_registry;
+};
 
 /* The definition name of a type: io.k8s.api.<group's first label or core>.<v>.<Kind>. */
 static char *def_name(const kapi_type *t)
@@ -340,12 +336,12 @@ static void build_v3_doc(doc *d, const kapi_registry *reg, const char *group, co
     hash_hex(d->bytes, d->len, d->hash);
 }
 
-static void build(void)
+kapi_openapi *kapi_api__openapi_new(const kapi_registry *reg)
 {
-    const kapi_registry *reg = cache_registry;
+    kapi_openapi *o = kapi_xcalloc(1, sizeof(*o));
     json_t *paths = json_object(), *defs = json_object(), *index = json_object();
     add_meta_schemas(defs);
-    cache.docs = kapi_xcalloc(kapi_registry_count(reg) + 1, sizeof(*cache.docs));
+    o->docs = kapi_xcalloc(kapi_registry_count(reg) + 1, sizeof(*o->docs));
     for (size_t i = 0; i < kapi_registry_count(reg); i++) {
         const kapi_type *t = kapi_registry_at(reg, i);
         add_paths(paths, false, t);
@@ -357,16 +353,31 @@ static void build(void)
         }
         if (seen)
             continue;
-        doc *d = &cache.docs[cache.ndocs++];
+        doc *d = &o->docs[o->ndocs++];
         build_v3_doc(d, reg, t->group, t->version);
         json_object_set_new(index, d->path,
                             json_pack("{s:s+++}", "serverRelativeURL", "/openapi/v3/", d->path,
                                       "?hash=", d->hash));
     }
-    cache.v2 = encode_doc(json_pack("{s:s,s:o,s:o,s:o}", "swagger", "2.0", "info", info(),
-                                    "paths", paths, "definitions", defs),
-                          &cache.v2_len);
-    cache.index = encode_doc(json_pack("{s:o}", "paths", index), &cache.index_len);
+    o->v2 = encode_doc(json_pack("{s:s,s:o,s:o,s:o}", "swagger", "2.0", "info", info(), "paths",
+                                 paths, "definitions", defs),
+                       &o->v2_len);
+    o->index = encode_doc(json_pack("{s:o}", "paths", index), &o->index_len);
+    return o;
+}
+
+void kapi_api__openapi_free(kapi_openapi *o)
+{
+    if (!o)
+        return;
+    for (size_t i = 0; i < o->ndocs; i++) {
+        free(o->docs[i].path);
+        free(o->docs[i].bytes);
+    }
+    free(o->docs);
+    free(o->v2);
+    free(o->index);
+    free(o);
 }
 
 static void respond_static(kapi_req *r, const char *p, size_t n)
@@ -378,24 +389,23 @@ static void respond_static(kapi_req *r, const char *p, size_t n)
 
 void kapi_api__serve_openapi(kapi_req *r)
 {
-    cache_registry = r->api->registry;
-    pthread_once(&cache.once, build);
+    const kapi_openapi *o = r->api->openapi;
     if (strcmp(r->http->method, "GET") != 0 && strcmp(r->http->method, "HEAD") != 0) {
         kapi_api__respond_error(r, kapi_api__err_method_not_allowed());
         return;
     }
     if (strcmp(r->path, "/openapi/v2") == 0) {
-        respond_static(r, cache.v2, cache.v2_len);
+        respond_static(r, o->v2, o->v2_len);
         return;
     }
     if (strcmp(r->path, "/openapi/v3") == 0 || strcmp(r->path, "/openapi/v3/") == 0) {
-        respond_static(r, cache.index, cache.index_len);
+        respond_static(r, o->index, o->index_len);
         return;
     }
     if (strncmp(r->path, "/openapi/v3/", 12) == 0) {
-        for (size_t i = 0; i < cache.ndocs; i++)
-            if (strcmp(r->path + 12, cache.docs[i].path) == 0) {
-                respond_static(r, cache.docs[i].bytes, cache.docs[i].len);
+        for (size_t i = 0; i < o->ndocs; i++)
+            if (strcmp(r->path + 12, o->docs[i].path) == 0) {
+                respond_static(r, o->docs[i].bytes, o->docs[i].len);
                 return;
             }
     }

@@ -278,3 +278,46 @@ TEST(api_errors_are_status)
     CHECK_INT_EQ(request(&e, "GET", "/api/v1/namespaces/dry", NULL, NULL, NULL), 404);
     env_stop(&e);
 }
+
+/* kubectl reads the v3 index, then a group-version's document, and validates on the
+ * server when the PATCH operation lists fieldValidation. */
+TEST(api_openapi_documents)
+{
+    env e = {0};
+    json_t *idx, *doc;
+    env_start(&e);
+    CHECK_INT_EQ(request(&e, "GET", "/openapi/v3", NULL, &idx, NULL), 200);
+    const char *url = kapi_json_path_str(json_object_get(json_object_get(idx, "paths"),
+                                                         "apis/batch/v1"),
+                                         "serverRelativeURL");
+    CHECK(url && strncmp(url, "/openapi/v3/apis/batch/v1?hash=", 31) == 0);
+    CHECK(json_object_get(json_object_get(idx, "paths"), "api/v1") != NULL);
+    char path[64];
+    snprintf(path, sizeof(path), "%.*s", (int)(strchr(url, '?') - url), url);
+    CHECK_INT_EQ(request(&e, "GET", path, NULL, &doc, NULL), 200);
+    json_t *item = json_object_get(json_object_get(doc, "paths"),
+                                   "/apis/batch/v1/namespaces/{namespace}/cronjobs/{name}");
+    json_t *patch = json_object_get(item, "patch");
+    CHECK(patch != NULL);
+    /* An operation's x-kubernetes-group-version-kind is one object (a schema's is a list). */
+    CHECK_STR_EQ(kapi_json_path_str(json_object_get(patch, "x-kubernetes-group-version-kind"),
+                                    "kind"),
+                 "CronJob");
+    bool field_validation = false;
+    size_t i;
+    json_t *p;
+    json_array_foreach(json_object_get(patch, "parameters"), i, p)
+    {
+        field_validation = field_validation ||
+                           strcmp(kapi_json_path_str(p, "name"), "fieldValidation") == 0;
+    }
+    CHECK(field_validation);
+    json_t *schemas = kapi_json_path(doc, "components.schemas");
+    CHECK(json_object_get(schemas, "io.k8s.api.batch.v1.CronJob") != NULL);
+    json_decref(doc);
+    json_decref(idx);
+    CHECK_INT_EQ(request(&e, "GET", "/openapi/v2", NULL, &doc, NULL), 200);
+    CHECK_STR_EQ(kapi_json_path_str(doc, "swagger"), "2.0");
+    json_decref(doc);
+    env_stop(&e);
+}
