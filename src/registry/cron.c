@@ -37,9 +37,8 @@ static const bounds field_bounds[NFIELDS] = {
     {0, 59, NULL, 0}, {0, 59, NULL, 0},        {0, 23, NULL, 0},
     {1, 31, NULL, 0}, {1, 12, month_names, 1}, {0, 6, dow_names, 0},
 };
-static const unsigned field_options[NFIELDS] = {KAPI_CRON_SECOND, KAPI_CRON_MINUTE,
-                                                KAPI_CRON_HOUR,   KAPI_CRON_DOM,
-                                                KAPI_CRON_MONTH,  KAPI_CRON_DOW};
+static const unsigned field_options[NFIELDS] = {KAPI_CRON_SECOND, KAPI_CRON_MINUTE, KAPI_CRON_HOUR,
+                                                KAPI_CRON_DOM,    KAPI_CRON_MONTH,  KAPI_CRON_DOW};
 static const char *const field_defaults[NFIELDS] = {"0", "0", "0", "*", "*", "*"};
 
 /* The predefined schedules: masks for second, minute, hour, dom, month, dow. */
@@ -53,8 +52,8 @@ static const struct {
     {"@weekly", {1, 1, 1, SPAN(1, 31) | STAR, SPAN(1, 12) | STAR, 1}},
     {"@daily", {1, 1, 1, SPAN(1, 31) | STAR, SPAN(1, 12) | STAR, SPAN(0, 6) | STAR}},
     {"@midnight", {1, 1, 1, SPAN(1, 31) | STAR, SPAN(1, 12) | STAR, SPAN(0, 6) | STAR}},
-    {"@hourly", {1, 1, SPAN(0, 23) | STAR, SPAN(1, 31) | STAR, SPAN(1, 12) | STAR,
-                 SPAN(0, 6) | STAR}},
+    {"@hourly",
+     {1, 1, SPAN(0, 23) | STAR, SPAN(1, 31) | STAR, SPAN(1, 12) | STAR, SPAN(0, 6) | STAR}},
 };
 
 /* Go's units for time.ParseDuration, in nanoseconds. */
@@ -163,14 +162,13 @@ static kapi_error *parse_uint(kapi_str s, uint64_t *out)
     if (!go_atoi(s, &num, &range_error)) {
         char *q = quote(s);
         kapi_error *err =
-            invalid("failed to parse int from %.*s: strconv.Atoi: parsing %s: %s",
-                    KAPI_STR_FMT(s), q, range_error ? "value out of range" : "invalid syntax");
+            invalid("failed to parse int from %.*s: strconv.Atoi: parsing %s: %s", KAPI_STR_FMT(s),
+                    q, range_error ? "value out of range" : "invalid syntax");
         free(q);
         return err;
     }
     if (num < 0)
-        return invalid("negative number (%lld) not allowed: %.*s", (long long)num,
-                       KAPI_STR_FMT(s));
+        return invalid("negative number (%lld) not allowed: %.*s", (long long)num, KAPI_STR_FMT(s));
     *out = (uint64_t)num;
     return NULL;
 }
@@ -197,8 +195,8 @@ static uint64_t get_bits(uint64_t start, uint64_t end, uint64_t step)
 }
 
 /* The "N", "N-M" or "*" part of a range term into start and end; sets *star for "*"/"?". */
-static kapi_error *range_ends(kapi_str expr, kapi_str low_high, const bounds *b,
-                              uint64_t *start, uint64_t *end, bool *star)
+static kapi_error *range_ends(kapi_str expr, kapi_str low_high, const bounds *b, uint64_t *start,
+                              uint64_t *end, bool *star)
 {
     kapi_str low;
     kapi_error *err;
@@ -390,8 +388,9 @@ static char *parse_duration(kapi_str s, int64_t *out)
     if (s.len == 0)
         why = "invalid duration";
     while (!why && s.len > 0) {
-        if ((why = duration_term(&s, &term, &unit_name)) == NULL && (total += term) > UINT64_C(1)
-                                                                                          << 63)
+        why = duration_term(&s, &term, &unit_name);
+        total += why ? 0 : term;
+        if (total > UINT64_C(1) << 63)
             why = "invalid duration";
     }
     if (!why && !neg && total > (UINT64_C(1) << 63) - 1)
@@ -666,8 +665,8 @@ static int64_t spec_next(const kapi_cron *c, const zone *z, int64_t t)
     for (;;) {
         if (now(&k).year > year_limit)
             return 0;
-        if (month_stage(&k) || day_stage(&k) || hour_stage(&k) ||
-            clock_stage(&k, c->minute, 60) || clock_stage(&k, c->second, 1))
+        if (month_stage(&k) || day_stage(&k) || hour_stage(&k) || clock_stage(&k, c->minute, 60) ||
+            clock_stage(&k, c->second, 1))
             continue;
         return k.t;
     }
@@ -740,9 +739,8 @@ static kapi_error *take_location(kapi_cron *c, kapi_str *spec)
     if (!sp)
         return invalid("provided bad location %s: no schedule after the time zone", eq + 1);
     char *name = kapi_xstrndup(eq + 1, (size_t)(sp - eq - 1));
-    const char *why = name[0] && strcmp(name, "UTC") && strcmp(name, "Local")
-                          ? check_zone_name(name)
-                          : NULL;
+    const char *why =
+        name[0] && strcmp(name, "UTC") && strcmp(name, "Local") ? check_zone_name(name) : NULL;
     if (why) {
         kapi_error *err = strcmp(why, "unknown time zone") == 0
                               ? invalid("provided bad location %s: %s %s", name, why, name)
@@ -814,9 +812,8 @@ static kapi_error *count_error(kapi_str spec, size_t min, size_t max, size_t cou
     for (size_t i = 0; i < n && i < KAPI_ARRAY_LEN(f); i++)
         kapi_buf_printf(&b, "%s%.*s", i ? " " : "", KAPI_STR_FMT(f[i]));
     kapi_error *err =
-        min == max
-            ? invalid("expected exactly %zu fields, found %zu: [%s]", min, count, b.ptr)
-            : invalid("expected %zu to %zu fields, found %zu: [%s]", min, max, count, b.ptr);
+        min == max ? invalid("expected exactly %zu fields, found %zu: [%s]", min, count, b.ptr)
+                   : invalid("expected %zu to %zu fields, found %zu: [%s]", min, max, count, b.ptr);
     kapi_buf_dispose(&b);
     return err;
 }

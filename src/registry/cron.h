@@ -51,8 +51,8 @@ enum {
 
 /* A parsed schedule. Callers may read the members; only kapi_cron_parse writes them. */
 typedef struct kapi_cron {
-    bool every;     /* true: a constant-delay schedule (@every); masks and location unused */
-    int64_t delay;  /* @every: the delay in whole seconds, at least 1 */
+    bool every;    /* true: a constant-delay schedule (@every); masks and location unused */
+    int64_t delay; /* @every: the delay in whole seconds, at least 1 */
     uint64_t second, minute, hour, dom, month, dow; /* bit n = value n, plus the star bit */
     char *location; /* "Local" (no prefix), "UTC" or an IANA zone name */
 } kapi_cron;
