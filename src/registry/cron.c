@@ -1,0 +1,888 @@
+/*
+ * cron: robfig/cron v3's spec parser (Parser.Parse with its options, descriptors, @every
+ * with Go durations, TZ=/CRON_TZ= prefixes) and SpecSchedule.Next, with Go's time
+ * arithmetic reproduced over the system TZ database (see cron.h for the zone rules).
+ */
+#include "registry/cron.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/base.h"
+
+#define ZONEINFO_DIR "/usr/share/zoneinfo/"
+#define ALL_BITS (~UINT64_C(0))
+/* Bits lo..hi (hi < 63), a constant expression. */
+#define SPAN(lo, hi) ((ALL_BITS >> (63 - (hi))) & (ALL_BITS << (lo)))
+#define STAR KAPI_CRON_STAR_BIT
+#define NFIELDS 6
+
+/* A field's bounds and, for months and weekdays, its names (names[i] is value base + i). */
+typedef struct bounds {
+    unsigned min, max;
+    const char *const *names;
+    unsigned base;
+} bounds;
+
+static const char *const month_names[] = {"jan", "feb", "mar", "apr", "may", "jun", "jul",
+                                          "aug", "sep", "oct", "nov", "dec", NULL};
+static const char *const dow_names[] = {"sun", "mon", "tue", "wed", "thu", "fri", "sat", NULL};
+
+/* In the library's field order: second, minute, hour, dom, month, dow. */
+static const bounds field_bounds[NFIELDS] = {
+    {0, 59, NULL, 0}, {0, 59, NULL, 0},        {0, 23, NULL, 0},
+    {1, 31, NULL, 0}, {1, 12, month_names, 1}, {0, 6, dow_names, 0},
+};
+static const unsigned field_options[NFIELDS] = {KAPI_CRON_SECOND, KAPI_CRON_MINUTE, KAPI_CRON_HOUR,
+                                                KAPI_CRON_DOM,    KAPI_CRON_MONTH,  KAPI_CRON_DOW};
+static const char *const field_defaults[NFIELDS] = {"0", "0", "0", "*", "*", "*"};
+
+/* The predefined schedules: masks for second, minute, hour, dom, month, dow. */
+static const struct {
+    const char *name;
+    uint64_t masks[NFIELDS];
+} descriptors[] = {
+    {"@yearly", {1, 1, 1, 1 << 1, 1 << 1, SPAN(0, 6) | STAR}},
+    {"@annually", {1, 1, 1, 1 << 1, 1 << 1, SPAN(0, 6) | STAR}},
+    {"@monthly", {1, 1, 1, 1 << 1, SPAN(1, 12) | STAR, SPAN(0, 6) | STAR}},
+    {"@weekly", {1, 1, 1, SPAN(1, 31) | STAR, SPAN(1, 12) | STAR, 1}},
+    {"@daily", {1, 1, 1, SPAN(1, 31) | STAR, SPAN(1, 12) | STAR, SPAN(0, 6) | STAR}},
+    {"@midnight", {1, 1, 1, SPAN(1, 31) | STAR, SPAN(1, 12) | STAR, SPAN(0, 6) | STAR}},
+    {"@hourly",
+     {1, 1, SPAN(0, 23) | STAR, SPAN(1, 31) | STAR, SPAN(1, 12) | STAR, SPAN(0, 6) | STAR}},
+};
+
+/* Go's units for time.ParseDuration, in nanoseconds. */
+static const struct {
+    const char *name;
+    uint64_t ns;
+} duration_units[] = {
+    {"ns", 1},
+    {"us", 1000},
+    {"\xc2\xb5s", 1000}, /* U+00B5 micro sign */
+    {"\xce\xbcs", 1000}, /* U+03BC Greek mu */
+    {"ms", 1000000},
+    {"s", 1000000000},
+    {"m", UINT64_C(60000000000)},
+    {"h", UINT64_C(3600000000000)},
+};
+
+static kapi_error *invalid(const char *fmt, ...) KAPI_PRINTF(1, 2);
+
+/* A KAPI_STATUS_INVALID error with a formatted message. */
+static kapi_error *invalid(const char *fmt, ...)
+{
+    va_list ap;
+    kapi_buf b;
+    kapi_buf_init(&b);
+    va_start(ap, fmt);
+    kapi_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    kapi_error *err = kapi_error_new(KAPI_STATUS_INVALID, "%s", b.ptr);
+    kapi_buf_dispose(&b);
+    return err;
+}
+
+/* ---- strings ---- */
+
+static bool is_space(char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\v' || ch == '\f' || ch == '\r';
+}
+
+/* Go's strconv.Quote for the ASCII cases; other bytes as \xNN. */
+static char *quote(kapi_str s)
+{
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_buf_putc(&b, '"');
+    for (size_t i = 0; i < s.len; i++) {
+        unsigned char ch = (unsigned char)s.ptr[i];
+        if (ch == '"' || ch == '\\')
+            kapi_buf_putc(&b, '\\');
+        if (ch >= 0x20 && ch < 0x7f)
+            kapi_buf_putc(&b, (char)ch);
+        else
+            kapi_buf_printf(&b, "\\x%02x", ch);
+    }
+    kapi_buf_putc(&b, '"');
+    return kapi_buf_detach(&b, NULL);
+}
+
+/* Counts the pieces strings.Split(s, sep) would give. */
+static size_t count_pieces(kapi_str s, char sep)
+{
+    size_t n = 1;
+    for (size_t i = 0; i < s.len; i++)
+        n += s.ptr[i] == sep;
+    return n;
+}
+
+static bool str_is(kapi_str s, const char *lit)
+{
+    return kapi_str_eqc(s, lit);
+}
+
+/* ---- numbers and ranges (getRange, getField) ---- */
+
+/* strconv.Atoi: an optional sign and decimal digits that fit in int64. */
+static bool go_atoi(kapi_str s, int64_t *out, bool *range_error)
+{
+    size_t i = 0;
+    bool neg = false;
+    uint64_t v = 0, limit;
+    *range_error = false;
+    if (s.len > 0 && (s.ptr[0] == '+' || s.ptr[0] == '-'))
+        neg = s.ptr[i++] == '-';
+    if (i == s.len)
+        return false;
+    limit = neg ? UINT64_C(1) << 63 : (UINT64_C(1) << 63) - 1;
+    for (; i < s.len; i++) {
+        if (!isdigit((unsigned char)s.ptr[i]))
+            return false;
+        uint64_t digit = (uint64_t)(s.ptr[i] - '0');
+        *range_error = v > (limit - digit) / 10;
+        if (*range_error)
+            return false;
+        v = v * 10 + digit;
+    }
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return true;
+}
+
+/* The library's mustParseInt: a non-negative decimal integer. */
+static kapi_error *parse_uint(kapi_str s, uint64_t *out)
+{
+    int64_t num;
+    bool range_error;
+    if (!go_atoi(s, &num, &range_error)) {
+        char *q = quote(s);
+        kapi_error *err =
+            invalid("failed to parse int from %.*s: strconv.Atoi: parsing %s: %s", KAPI_STR_FMT(s),
+                    q, range_error ? "value out of range" : "invalid syntax");
+        free(q);
+        return err;
+    }
+    if (num < 0)
+        return invalid("negative number (%lld) not allowed: %.*s", (long long)num, KAPI_STR_FMT(s));
+    *out = (uint64_t)num;
+    return NULL;
+}
+
+/* A month or weekday name (any case), else a number. */
+static kapi_error *parse_int_or_name(kapi_str s, const bounds *b, uint64_t *out)
+{
+    for (size_t i = 0; b->names && b->names[i]; i++) {
+        if (s.len == strlen(b->names[i]) && strncasecmp(s.ptr, b->names[i], s.len) == 0) {
+            *out = b->base + i;
+            return NULL;
+        }
+    }
+    return parse_uint(s, out);
+}
+
+/* Bits start..end every step (the library's getBits). */
+static uint64_t get_bits(uint64_t start, uint64_t end, uint64_t step)
+{
+    uint64_t bits = 0;
+    for (uint64_t i = start; i <= end && i < 64; i += step)
+        bits |= UINT64_C(1) << i;
+    return bits;
+}
+
+/* The "N", "N-M" or "*" part of a range term into start and end; sets *star for "*"/"?". */
+static kapi_error *range_ends(kapi_str expr, kapi_str low_high, const bounds *b, uint64_t *start,
+                              uint64_t *end, bool *star)
+{
+    kapi_str low;
+    kapi_error *err;
+    size_t n = count_pieces(low_high, '-');
+    kapi_str_cut(&low_high, '-', &low);
+    *star = str_is(low, "*") || str_is(low, "?");
+    if (*star) {
+        *start = b->min;
+        *end = b->max;
+        return NULL;
+    }
+    if ((err = parse_int_or_name(low, b, start)) != NULL)
+        return err;
+    if (n == 1) {
+        *end = *start;
+        return NULL;
+    }
+    if (n == 2)
+        return parse_int_or_name(low_high, b, end);
+    return invalid("too many hyphens: %.*s", KAPI_STR_FMT(expr));
+}
+
+/* One range term ("5", "5-7", "5-7/2", "*", "*\/2") into a mask (the library's getRange). */
+static kapi_error *get_range(kapi_str expr, const bounds *b, uint64_t *out)
+{
+    kapi_str rest = expr, low_high;
+    uint64_t start, end, step = 1;
+    bool star;
+    kapi_error *err;
+    size_t nslash = count_pieces(expr, '/');
+    kapi_str_cut(&rest, '/', &low_high);
+    if ((err = range_ends(expr, low_high, b, &start, &end, &star)) != NULL)
+        return err;
+    if (nslash > 2)
+        return invalid("too many slashes: %.*s", KAPI_STR_FMT(expr));
+    if (nslash == 2) {
+        if ((err = parse_uint(rest, &step)) != NULL)
+            return err;
+        if (count_pieces(low_high, '-') == 1)
+            end = b->max; /* "N/step" means "N-max/step" */
+        star = star && step <= 1;
+    }
+    if (start < b->min)
+        return invalid("beginning of range (%llu) below minimum (%u): %.*s",
+                       (unsigned long long)start, b->min, KAPI_STR_FMT(expr));
+    if (end > b->max)
+        return invalid("end of range (%llu) above maximum (%u): %.*s", (unsigned long long)end,
+                       b->max, KAPI_STR_FMT(expr));
+    if (start > end)
+        return invalid("beginning of range (%llu) beyond end of range (%llu): %.*s",
+                       (unsigned long long)start, (unsigned long long)end, KAPI_STR_FMT(expr));
+    if (step == 0)
+        return invalid("step of range should be a positive number: %.*s", KAPI_STR_FMT(expr));
+    *out = get_bits(start, end, step) | (star ? STAR : 0);
+    return NULL;
+}
+
+/* A comma list of ranges (empty items are skipped, as strings.FieldsFunc does). */
+static kapi_error *get_field(kapi_str field, const bounds *b, uint64_t *out)
+{
+    kapi_str item;
+    kapi_error *err;
+    *out = 0;
+    while (field.len > 0) {
+        uint64_t bits;
+        kapi_str_cut(&field, ',', &item);
+        if (item.len == 0)
+            continue;
+        if ((err = get_range(item, b, &bits)) != NULL)
+            return err;
+        *out |= bits;
+    }
+    return NULL;
+}
+
+kapi_error *kapi_cron__range(uint64_t *out, const char *expr, unsigned min, unsigned max)
+{
+    bounds b = {min, max, NULL, 0};
+    return get_range(kapi_str_c(expr), &b, out);
+}
+
+kapi_error *kapi_cron__field(uint64_t *out, const char *expr, unsigned min, unsigned max)
+{
+    bounds b = {min, max, NULL, 0};
+    return get_field(kapi_str_c(expr), &b, out);
+}
+
+/* ---- Go durations (time.ParseDuration) ---- */
+
+/* Leading decimal digits into *v; false on overflow past 1<<63. */
+static bool leading_int(kapi_str *s, uint64_t *v)
+{
+    *v = 0;
+    for (; s->len > 0 && isdigit((unsigned char)*s->ptr); s->ptr++, s->len--) {
+        if (*v > (UINT64_C(1) << 63) / 10)
+            return false;
+        *v = *v * 10 + (uint64_t)(*s->ptr - '0');
+        if (*v > UINT64_C(1) << 63)
+            return false;
+    }
+    return true;
+}
+
+/* Fraction digits into *f with *scale = 10^digits (digits past overflow are dropped). */
+static void leading_fraction(kapi_str *s, uint64_t *f, double *scale)
+{
+    bool overflow = false;
+    *f = 0;
+    *scale = 1;
+    for (; s->len > 0 && isdigit((unsigned char)*s->ptr); s->ptr++, s->len--) {
+        if (overflow)
+            continue;
+        if (*f > (UINT64_C(1) << 63) / 10) {
+            overflow = true;
+            continue;
+        }
+        *f = *f * 10 + (uint64_t)(*s->ptr - '0');
+        *scale *= 10;
+    }
+}
+
+/* The unit at the front of s (up to the next digit or dot) into *ns; consumes it. */
+static bool take_unit(kapi_str *s, kapi_str *name, uint64_t *ns)
+{
+    size_t i = 0;
+    while (i < s->len && s->ptr[i] != '.' && !isdigit((unsigned char)s->ptr[i]))
+        i++;
+    *name = (kapi_str){s->ptr, i};
+    s->ptr += i;
+    s->len -= i;
+    for (size_t k = 0; k < KAPI_ARRAY_LEN(duration_units); k++) {
+        if (str_is(*name, duration_units[k].name)) {
+            *ns = duration_units[k].ns;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* One "<number><unit>" term of a duration into *d, nanoseconds; the Go error text if bad. */
+static const char *duration_term(kapi_str *s, uint64_t *d, kapi_str *unit_name)
+{
+    uint64_t v, f = 0, unit;
+    double scale = 1;
+    size_t before = s->len;
+    if (s->ptr[0] != '.' && !isdigit((unsigned char)s->ptr[0]))
+        return "invalid duration";
+    if (!leading_int(s, &v))
+        return "invalid duration";
+    bool pre = before != s->len, post = false;
+    if (s->len > 0 && s->ptr[0] == '.') {
+        s->ptr++, s->len--;
+        before = s->len;
+        leading_fraction(s, &f, &scale);
+        post = before != s->len;
+    }
+    if (!pre && !post)
+        return "invalid duration";
+    if (s->len == 0 || s->ptr[0] == '.' || isdigit((unsigned char)s->ptr[0]))
+        return "missing unit in duration";
+    if (!take_unit(s, unit_name, &unit))
+        return "unknown unit";
+    if (v > (UINT64_C(1) << 63) / unit)
+        return "invalid duration";
+    v *= unit;
+    if (f > 0)
+        v += (uint64_t)((double)f * ((double)unit / scale));
+    if (v > UINT64_C(1) << 63)
+        return "invalid duration";
+    *d = v;
+    return NULL;
+}
+
+/* time.ParseDuration into *out nanoseconds; on failure, Go's message ("time: ..."). */
+static char *parse_duration(kapi_str s, int64_t *out)
+{
+    kapi_str orig = s, unit_name = KAPI_STR_NULL;
+    uint64_t total = 0, term;
+    const char *why = NULL;
+    bool neg = false;
+    if (s.len > 0 && (s.ptr[0] == '-' || s.ptr[0] == '+')) {
+        neg = s.ptr[0] == '-';
+        s.ptr++, s.len--;
+    }
+    if (str_is(s, "0")) {
+        *out = 0;
+        return NULL;
+    }
+    if (s.len == 0)
+        why = "invalid duration";
+    while (!why && s.len > 0) {
+        why = duration_term(&s, &term, &unit_name);
+        total += why ? 0 : term;
+        if (total > UINT64_C(1) << 63)
+            why = "invalid duration";
+    }
+    if (!why && !neg && total > (UINT64_C(1) << 63) - 1)
+        why = "invalid duration";
+    if (!why) {
+        *out = neg ? (int64_t)(0 - total) : (int64_t)total;
+        return NULL;
+    }
+    char *q = quote(orig), *msg;
+    if (strcmp(why, "unknown unit") == 0) {
+        char *u = quote(unit_name);
+        msg = kapi_xprintf("time: unknown unit %s in duration %s", u, q);
+        free(u);
+    } else {
+        msg = kapi_xprintf("time: %s %s", why, q);
+    }
+    free(q);
+    return msg;
+}
+
+/* ---- zones ---- */
+
+/* Where next-time arithmetic takes UTC offsets from: a fixed offset, or glibc's current
+ * zone after TZ is set to path (path NULL: leave TZ alone, the process's Local zone). */
+typedef struct zone {
+    bool fixed;
+    int64_t offset;
+    char *path;
+} zone;
+
+/* time.LoadLocation's checks for an IANA name: no "..", not absolute, a TZif file. */
+static const char *check_zone_name(const char *name)
+{
+    char magic[4] = {0};
+    if (strstr(name, "..") || name[0] == '/' || name[0] == '\\')
+        return "time: invalid location name";
+    char *path = kapi_xprintf("%s%s", ZONEINFO_DIR, name);
+    FILE *f = fopen(path, "rb");
+    free(path);
+    bool ok = f && fread(magic, 1, 4, f) == 4 && memcmp(magic, "TZif", 4) == 0;
+    if (f)
+        fclose(f);
+    return ok ? NULL : "unknown time zone";
+}
+
+/* "+hhmm", "-hhmm" or "+hh:mm" into seconds east of UTC. */
+static bool parse_fixed_offset(const char *s, int64_t *out)
+{
+    int hh, mm, n = 0;
+    if ((s[0] != '+' && s[0] != '-') || strlen(s) < 5)
+        return false;
+    if (sscanf(s + 1, "%2d%n", &hh, &n) != 1 || n != 2)
+        return false;
+    const char *m = s + 3 + (s[3] == ':');
+    if (sscanf(m, "%2d%n", &mm, &n) != 1 || n != 2 || m[2] != '\0' || mm > 59)
+        return false;
+    *out = (s[0] == '-' ? -1 : 1) * (int64_t)(hh * 3600 + mm * 60);
+    return true;
+}
+
+/* The zone for a location name (see kapi_cron_next_in); false if it cannot be loaded. */
+static bool zone_resolve(const char *name, zone *z)
+{
+    *z = (zone){false, 0, NULL};
+    if (!name || strcmp(name, "Local") == 0)
+        return true;
+    z->fixed = true;
+    if (name[0] == '\0' || strcmp(name, "UTC") == 0)
+        return true;
+    if (parse_fixed_offset(name, &z->offset))
+        return true;
+    z->fixed = false;
+    if (check_zone_name(name) != NULL)
+        return false;
+    z->path = kapi_xprintf(":%s%s", ZONEINFO_DIR, name);
+    return true;
+}
+
+/* Seconds east of UTC at instant u. */
+static int64_t zone_offset(const zone *z, int64_t u)
+{
+    struct tm tm;
+    time_t tt = (time_t)u;
+    if (z->fixed)
+        return z->offset;
+    if (!localtime_r(&tt, &tm))
+        return 0;
+    return tm.tm_gmtoff;
+}
+
+/* ---- Go's calendar arithmetic ---- */
+
+typedef struct civil {
+    int64_t year;
+    int mon, day, hour, min, sec, wday;
+} civil;
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    return a / b - (a % b != 0 && (a < 0) != (b < 0));
+}
+
+static int64_t floor_mod(int64_t a, int64_t b)
+{
+    return a - floor_div(a, b) * b;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm). */
+static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
+{
+    y -= m <= 2;
+    int64_t era = floor_div(y, 400);
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* The wall clock at instant u in zone z. */
+static civil to_civil(const zone *z, int64_t u)
+{
+    int64_t local = u + zone_offset(z, u);
+    int64_t days = floor_div(local, 86400), secs = floor_mod(local, 86400);
+    int64_t zd = days + 719468, era = floor_div(zd, 146097);
+    int64_t doe = zd - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
+    civil c;
+    c.day = (int)(doy - (153 * mp + 2) / 5 + 1);
+    c.mon = (int)(mp < 10 ? mp + 3 : mp - 9);
+    c.year = yoe + era * 400 + (c.mon <= 2);
+    c.hour = (int)(secs / 3600);
+    c.min = (int)(secs / 60 % 60);
+    c.sec = (int)(secs % 60);
+    c.wday = (int)floor_mod(days + 4, 7); /* 1970-01-01 was a Thursday */
+    return c;
+}
+
+/* Go's time.Date: normalizes out-of-range fields, then picks the offset the way Go does
+ * for wall times that a DST change skips or repeats. */
+static int64_t go_date(const zone *z, int64_t y, int64_t mon, int64_t d, int64_t h, int64_t mi,
+                       int64_t s)
+{
+    int64_t m0 = mon - 1;
+    y += floor_div(m0, 12);
+    m0 = floor_mod(m0, 12);
+    int64_t wall = (days_from_civil(y, m0 + 1, 1) + d - 1) * 86400 + h * 3600 + mi * 60 + s;
+    int64_t off = zone_offset(z, wall);
+    if (off == 0)
+        return wall;
+    return wall - zone_offset(z, wall - off);
+}
+
+/* ---- SpecSchedule.Next ---- */
+
+/* The search state: the candidate instant and whether a field has been advanced yet. */
+typedef struct cursor {
+    const kapi_cron *c;
+    const zone *z;
+    int64_t t;
+    bool added;
+} cursor;
+
+static bool has(uint64_t mask, int v)
+{
+    return (mask >> v) & 1;
+}
+
+static civil now(const cursor *k)
+{
+    return to_civil(k->z, k->t);
+}
+
+/* If either day field has the star bit both must match, otherwise either one. */
+static bool day_matches(const kapi_cron *c, civil v)
+{
+    bool dom = has(c->dom, v.day), dow = has(c->dow, v.wday);
+    if ((c->dom & STAR) || (c->dow & STAR))
+        return dom && dow;
+    return dom || dow;
+}
+
+/* Advances to a matching month; true when the year wrapped (start over). */
+static bool month_stage(cursor *k)
+{
+    civil v = now(k);
+    while (!has(k->c->month, v.mon)) {
+        if (!k->added) {
+            k->added = true;
+            k->t = go_date(k->z, v.year, v.mon, 1, 0, 0, 0);
+            v = now(k);
+        }
+        k->t = go_date(k->z, v.year, v.mon + 1, v.day, v.hour, v.min, v.sec);
+        v = now(k);
+        if (v.mon == 1)
+            return true;
+    }
+    return false;
+}
+
+/* Advances to a matching day, keeping midnight across DST changes; true on month wrap. */
+static bool day_stage(cursor *k)
+{
+    civil v = now(k);
+    while (!day_matches(k->c, v)) {
+        if (!k->added) {
+            k->added = true;
+            k->t = go_date(k->z, v.year, v.mon, v.day, 0, 0, 0);
+            v = now(k);
+        }
+        k->t = go_date(k->z, v.year, v.mon, v.day + 1, v.hour, v.min, v.sec);
+        v = now(k);
+        if (v.hour != 0) {
+            k->t += (v.hour > 12 ? 24 - v.hour : -v.hour) * INT64_C(3600);
+            v = now(k);
+        }
+        if (v.day == 1)
+            return true;
+    }
+    return false;
+}
+
+/* Advances to a matching hour; true when the day wrapped. */
+static bool hour_stage(cursor *k)
+{
+    civil v = now(k);
+    while (!has(k->c->hour, v.hour)) {
+        if (!k->added) {
+            k->added = true;
+            k->t = go_date(k->z, v.year, v.mon, v.day, v.hour, 0, 0);
+        }
+        k->t += 3600;
+        v = now(k);
+        if (v.hour == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Advances to a matching minute (unit 60) or second (unit 1); true when it wrapped. */
+static bool clock_stage(cursor *k, uint64_t mask, int64_t unit)
+{
+    civil v = now(k);
+    while (!has(mask, unit == 60 ? v.min : v.sec)) {
+        if (!k->added) {
+            k->added = true;
+            k->t -= floor_mod(k->t, unit);
+        }
+        k->t += unit;
+        v = now(k);
+        if ((unit == 60 ? v.min : v.sec) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* A field with no value at all can never match: skip the five-year search. */
+static bool satisfiable(const kapi_cron *c)
+{
+    uint64_t m = ~STAR;
+    return (c->second & m) && (c->minute & m) && (c->hour & m) && (c->month & m) &&
+           ((c->dom | c->dow) & m);
+}
+
+static int64_t spec_next(const kapi_cron *c, const zone *z, int64_t t)
+{
+    cursor k = {c, z, t + 1, false};
+    int64_t year_limit = now(&k).year + 5;
+    if (!satisfiable(c))
+        return 0;
+    for (;;) {
+        if (now(&k).year > year_limit)
+            return 0;
+        if (month_stage(&k) || day_stage(&k) || hour_stage(&k) || clock_stage(&k, c->minute, 60) ||
+            clock_stage(&k, c->second, 1))
+            continue;
+        return k.t;
+    }
+}
+
+/* Serializes every change of TZ made here, and the lookups made under it. */
+static pthread_mutex_t tz_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Runs spec_next with glibc's zone set to z's file; restores TZ afterwards. */
+static int64_t spec_next_locked(const kapi_cron *c, const zone *z, int64_t t)
+{
+    pthread_mutex_lock(&tz_lock);
+    const char *old = getenv("TZ");
+    char *saved = old ? kapi_xstrdup(old) : NULL;
+    if (z->path)
+        setenv("TZ", z->path, 1);
+    tzset();
+    int64_t r = spec_next(c, z, t);
+    if (z->path && saved)
+        setenv("TZ", saved, 1);
+    else if (z->path)
+        unsetenv("TZ");
+    if (z->path)
+        tzset();
+    free(saved);
+    pthread_mutex_unlock(&tz_lock);
+    return r;
+}
+
+int64_t kapi_cron_next_in(const kapi_cron *c, int64_t unix_seconds, const char *zone_name)
+{
+    zone z;
+    int64_t r = 0;
+    if (c->every)
+        return unix_seconds + c->delay;
+    if (strcmp(c->location, "Local") != 0)
+        zone_name = c->location;
+    if (!zone_resolve(zone_name, &z))
+        return 0;
+    if (z.fixed)
+        r = spec_next(c, &z, unix_seconds);
+    else
+        r = spec_next_locked(c, &z, unix_seconds);
+    free(z.path);
+    return r;
+}
+
+int64_t kapi_cron_next(const kapi_cron *c, int64_t unix_seconds)
+{
+    return kapi_cron_next_in(c, unix_seconds, NULL);
+}
+
+/* ---- Parser.Parse ---- */
+
+bool kapi_cron_uses_tz_prefix(const char *spec)
+{
+    return strncmp(spec, "TZ=", 3) == 0 || strncmp(spec, "CRON_TZ=", 8) == 0;
+}
+
+/* Takes a "TZ=zone " / "CRON_TZ=zone " prefix off *spec into c->location ("Local" when
+ * there is none), checking that the zone loads. */
+static kapi_error *take_location(kapi_cron *c, kapi_str *spec)
+{
+    if (!kapi_cron_uses_tz_prefix(spec->ptr)) {
+        c->location = kapi_xstrdup("Local");
+        return NULL;
+    }
+    const char *eq = memchr(spec->ptr, '=', spec->len);
+    const char *sp = memchr(spec->ptr, ' ', spec->len);
+    if (!sp)
+        return invalid("provided bad location %s: no schedule after the time zone", eq + 1);
+    char *name = kapi_xstrndup(eq + 1, (size_t)(sp - eq - 1));
+    const char *why =
+        name[0] && strcmp(name, "UTC") && strcmp(name, "Local") ? check_zone_name(name) : NULL;
+    if (why) {
+        kapi_error *err = strcmp(why, "unknown time zone") == 0
+                              ? invalid("provided bad location %s: %s %s", name, why, name)
+                              : invalid("provided bad location %s: %s", name, why);
+        free(name);
+        return err;
+    }
+    c->location = name[0] ? name : kapi_xstrdup("UTC");
+    if (!name[0])
+        free(name);
+    spec->len -= (size_t)(sp - spec->ptr);
+    spec->ptr = sp;
+    while (spec->len > 0 && is_space(spec->ptr[0]))
+        spec->ptr++, spec->len--;
+    while (spec->len > 0 && is_space(spec->ptr[spec->len - 1]))
+        spec->len--;
+    return NULL;
+}
+
+/* A predefined schedule or "@every <duration>". */
+static kapi_error *parse_descriptor(kapi_cron *c, kapi_str spec)
+{
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(descriptors); i++) {
+        if (!str_is(spec, descriptors[i].name))
+            continue;
+        const uint64_t *m = descriptors[i].masks;
+        c->second = m[0], c->minute = m[1], c->hour = m[2];
+        c->dom = m[3], c->month = m[4], c->dow = m[5];
+        return NULL;
+    }
+    if (!kapi_str_has_prefix(spec, "@every "))
+        return invalid("unrecognized descriptor: %.*s", KAPI_STR_FMT(spec));
+    int64_t ns = 0;
+    char *why = parse_duration((kapi_str){spec.ptr + 7, spec.len - 7}, &ns);
+    if (why) {
+        kapi_error *err = invalid("failed to parse duration %.*s: %s", KAPI_STR_FMT(spec), why);
+        free(why);
+        return err;
+    }
+    c->every = true;
+    c->delay = ns < 1000000000 ? 1 : ns / 1000000000; /* Every(): at least 1s, whole seconds */
+    return NULL;
+}
+
+/* Splits spec on whitespace (strings.Fields); returns the count, at most cap stored. */
+static size_t split_fields(kapi_str spec, kapi_str *out, size_t cap)
+{
+    size_t n = 0, i = 0;
+    while (i < spec.len) {
+        while (i < spec.len && is_space(spec.ptr[i]))
+            i++;
+        size_t start = i;
+        while (i < spec.len && !is_space(spec.ptr[i]))
+            i++;
+        if (i > start && n < cap)
+            out[n] = (kapi_str){spec.ptr + start, i - start};
+        n += i > start;
+    }
+    return n;
+}
+
+/* The field-count error, listing the fields as Go prints a []string. */
+static kapi_error *count_error(kapi_str spec, size_t min, size_t max, size_t count)
+{
+    kapi_str f[64];
+    size_t n = split_fields(spec, f, KAPI_ARRAY_LEN(f));
+    kapi_buf b;
+    kapi_buf_init(&b);
+    for (size_t i = 0; i < n && i < KAPI_ARRAY_LEN(f); i++)
+        kapi_buf_printf(&b, "%s%.*s", i ? " " : "", KAPI_STR_FMT(f[i]));
+    kapi_error *err =
+        min == max ? invalid("expected exactly %zu fields, found %zu: [%s]", min, count, b.ptr)
+                   : invalid("expected %zu to %zu fields, found %zu: [%s]", min, max, count, b.ptr);
+    kapi_buf_dispose(&b);
+    return err;
+}
+
+/* The library's normalizeFields: checks the count and fills in the six fields. */
+static kapi_error *normalize_fields(kapi_str spec, unsigned options, kapi_str out[NFIELDS])
+{
+    kapi_str given[NFIELDS];
+    size_t optionals = 0, max = 0, n = 0;
+    if (options & KAPI_CRON_SECOND_OPTIONAL)
+        options |= KAPI_CRON_SECOND, optionals++;
+    if (options & KAPI_CRON_DOW_OPTIONAL)
+        options |= KAPI_CRON_DOW, optionals++;
+    if (optionals > 1)
+        return invalid("multiple optionals may not be configured");
+    for (size_t i = 0; i < NFIELDS; i++)
+        max += (options & field_options[i]) != 0;
+    size_t count = split_fields(spec, given, NFIELDS), min = max - optionals;
+    if (count < min || count > max)
+        return count_error(spec, min, max, count);
+    bool skip_second = count < max && (options & KAPI_CRON_SECOND_OPTIONAL);
+    for (size_t i = 0; i < NFIELDS; i++) {
+        bool present = (options & field_options[i]) && !(i == 0 && skip_second) && n < count;
+        out[i] = present ? given[n++] : kapi_str_c(field_defaults[i]);
+    }
+    return NULL;
+}
+
+/* Five or six fields into the masks. */
+static kapi_error *parse_fields(kapi_cron *c, kapi_str spec, unsigned options)
+{
+    kapi_str fields[NFIELDS];
+    uint64_t *masks[NFIELDS] = {&c->second, &c->minute, &c->hour, &c->dom, &c->month, &c->dow};
+    kapi_error *err = normalize_fields(spec, options, fields);
+    for (size_t i = 0; i < NFIELDS && !err; i++)
+        err = get_field(fields[i], &field_bounds[i], masks[i]);
+    return err;
+}
+
+kapi_error *kapi_cron_parse(kapi_cron **out, const char *spec, unsigned options)
+{
+    kapi_error *err = NULL;
+    kapi_str rest = kapi_str_c(spec);
+    kapi_cron *c = NULL;
+    *out = NULL;
+    if (rest.len == 0)
+        return invalid("empty spec string");
+    c = kapi_xcalloc(1, sizeof(*c));
+    if ((err = take_location(c, &rest)) != NULL)
+        goto done;
+    if (rest.len > 0 && rest.ptr[0] == '@') {
+        err = (options & KAPI_CRON_DESCRIPTOR)
+                  ? parse_descriptor(c, rest)
+                  : invalid("parser does not accept descriptors: %.*s", KAPI_STR_FMT(rest));
+    } else {
+        err = parse_fields(c, rest, options);
+    }
+done:
+    if (err)
+        kapi_cron_free(c);
+    else
+        *out = c;
+    return err;
+}
+
+void kapi_cron_free(kapi_cron *c)
+{
+    if (!c)
+        return;
+    free(c->location);
+    free(c);
+}
