@@ -124,9 +124,8 @@ static kapi_error *finish_invalid(kapi_error *err, const kapi_type *t, const cha
     return err;
 }
 
-kapi_error *kapi_api__validate_name(kapi_arena *a, const kapi_type *t, json_t *obj)
+kapi_error *kapi_api__validate_name(const kapi_type *t, json_t *obj)
 {
-    (void)a;
     json_t *meta = json_object_get(obj, "metadata");
     const char *name = kapi_json_path_str(meta, "name");
     const char *gen = kapi_json_path_str(meta, "generateName");

@@ -267,7 +267,7 @@ kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, c
         kapi_random_suffix(suffix, 5);
         json_object_set_new(meta, "name", json_sprintf("%.58s%s", gen, suffix));
     }
-    if ((err = kapi_api__validate_name(a, t, obj)) != NULL)
+    if ((err = kapi_api__validate_name(t, obj)) != NULL)
         goto done;
     const char *rv = kapi_json_path_str(meta, "resourceVersion");
     if (rv && *rv) {
@@ -418,7 +418,7 @@ static kapi_error *update(kapi_req *r, json_t *obj, kapi_obj **out, int *status,
         meta = json_object_get(obj, "metadata");
     } else {
         keep_server_fields(t, meta, json_object_get(old, "metadata"), obj, old);
-        if ((err = kapi_api__validate_name(&r->arena, t, obj)) != NULL)
+        if ((err = kapi_api__validate_name(t, obj)) != NULL)
             goto done;
         if (t->strategy->prepare_update)
             t->strategy->prepare_update(t, obj, old);

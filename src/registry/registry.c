@@ -40,15 +40,6 @@ char *kapi_registry_storage_hash(const char *group, const char *version, const c
     return kapi_xstrdup((char *)out);
 }
 
-static char *lower(const char *s)
-{
-    char *p = kapi_xstrdup(s);
-    for (char *c = p; *c; c++)
-        if (*c >= 'A' && *c <= 'Z')
-            *c = (char)(*c - 'A' + 'a');
-    return p;
-}
-
 static kapi_error *load_type(kapi_type *t, const char *name, json_t *def)
 {
     const char *fields[] = {"version", "kind", "plural", "strategy"};
@@ -65,7 +56,6 @@ static kapi_error *load_type(kapi_type *t, const char *name, json_t *def)
     t->kind = kapi_json_path_str(def, "kind");
     t->list_kind = kapi_xprintf("%sList", t->kind);
     t->plural = kapi_json_path_str(def, "plural");
-    t->singular = lower(t->kind);
     t->namespaced = json_is_true(json_object_get(def, "namespaced"));
     t->generation = json_is_true(json_object_get(def, "generation"));
     t->all_namespaces = json_is_true(json_object_get(def, "allNamespaces"));
@@ -163,7 +153,6 @@ void kapi_registry_free(kapi_registry *r)
         free((void *)t->subresources);
         free((void *)t->group_version);
         free((void *)t->list_kind);
-        free((void *)t->singular);
         free((void *)t->short_names);
         free((void *)t->categories);
         free((void *)t->verbs);

@@ -47,7 +47,6 @@ struct kapi_type {
     const char *group_version; /* "batch/v1", or "v1" for the core group */
     const char *kind, *list_kind;
     const char *plural;
-    const char *singular;    /* lower-case kind; discovery shows "" for built-ins */
     bool namespaced;
     bool generation;         /* metadata.generation is kept (types with a spec) */
     bool all_namespaces;     /* served across namespaces at the cluster path */

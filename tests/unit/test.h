@@ -1,6 +1,7 @@
 /*
  * test: the unit-test runner. Each test is a function registered with TEST(); the runner
- * forks a child per test (a crash or a hang fails that test only, with a 60 s timeout),
+ * forks a child per test (a crash or a hang fails that test only, with a 60 s timeout; under
+ * ASan, a leak fails it too, since the child ends with exit() and LeakSanitizer checks then),
  * prints "PASS name" or "FAIL name: file:line: what" and ends with "N passed, N failed".
  *
  *     TEST(store_create_get) { ... CHECK(x == 1); CHECK_STR_EQ(a, "b"); ... }

@@ -10,13 +10,6 @@
 #include <openssl/x509.h>
 #include <sys/stat.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/lsan_interface.h>
-/* The runner ends each test with _exit, which skips LeakSanitizer: ask it here. */
-#define CHECK_NO_LEAKS() CHECK(__lsan_do_recoverable_leak_check() == 0)
-#else
-#define CHECK_NO_LEAKS() ((void)0)
-#endif
 
 #define CHECK_OK(expr)                                                                             \
     do {                                                                                           \

@@ -9,19 +9,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/lsan_interface.h>
-#endif
-
-/* The runner ends a test with _exit(), which skips LeakSanitizer's exit check: tests that
- * must be leak-clean ask for the check themselves. */
-static void check_no_leaks(void)
-{
-#if defined(__SANITIZE_ADDRESS__)
-    CHECK(__lsan_do_recoverable_leak_check() == 0);
-#endif
-}
-
 /* ---- helpers ---- */
 
 static char *db_path(void)
@@ -175,7 +162,6 @@ TEST(store_create_get)
     CHECK_INT_EQ(kapi_store_revision(st), 1); /* failed writes take no revision */
     check_get(st, "/g/r/ns/a", "x", 1);
     kapi_store_free(st);
-    check_no_leaks();
 }
 
 TEST(store_stamp_empty_value)
@@ -191,7 +177,6 @@ TEST(store_stamp_empty_value)
     CHECK_STR_EQ(w.result->data, "{\"rv\":\"2\"}");
     kapi_obj_unref(w.result);
     kapi_store_free(st);
-    check_no_leaks();
 }
 
 TEST(store_update_cas)
@@ -225,7 +210,6 @@ TEST(store_update_cas)
     check_get(st, "/k/a", "z", 4);
     CHECK_INT_EQ(kapi_store_revision(st), 4);
     kapi_store_free(st);
-    check_no_leaks();
 }
 
 TEST(store_delete)
@@ -263,7 +247,6 @@ TEST(store_delete)
     CHECK_INT_EQ(d.w.result->create_rev, 11);
     kapi_obj_unref(d.w.result);
     kapi_store_free(st);
-    check_no_leaks();
 }
 
 /* ---- lists ---- */
@@ -299,7 +282,6 @@ TEST(store_list_latest)
     kapi_store_list_dispose(&l);
     CHECK(l.items == NULL && l.n == 0);
     kapi_store_free(st);
-    check_no_leaks();
 }
 
 /* Pages through a big list and checks order, count and remaining against the keys made. */
@@ -352,7 +334,6 @@ TEST(store_list_paging_many)
         CHECK(strcmp(all.items[i - 1]->key, all.items[i]->key) < 0);
     kapi_store_list_dispose(&all);
     kapi_store__index_dispose(&ix);
-    check_no_leaks();
 }
 
 TEST(store_list_history)
@@ -403,7 +384,6 @@ TEST(store_list_history)
     CHECK_LIST(st, "/p/", 7, "", 0, "/p/b=b2@4,/p/c=c1@3,/p/d=d1@6|0");
     CHECK_LIST(st, "/p/", 0, "", 0, "/p/b=b2@4,/p/c=c2@8,/p/d=d1@6|0");
     kapi_store_free(st);
-    check_no_leaks();
 }
 
 /* The window: with history_seconds = 1, revisions older than a second are compacted by
@@ -432,7 +412,6 @@ TEST(store_history_window)
     CHECK_LIST(st, "/w/", 3, "", 0, "/w/a=2@2,/w/b=1@3|0");
     kapi_store_free(st);
     free(path);
-    check_no_leaks();
 }
 
 /* ---- recovery ---- */
@@ -482,7 +461,6 @@ TEST(store_recovery)
     CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/r/b", "b2", 0, &rev), KAPI_STORE_OK);
     CHECK_INT_EQ(rev, 10);
     kapi_store_free(st);
-    check_no_leaks();
 }
 
 /* ---- the observer ---- */
@@ -519,7 +497,6 @@ TEST(store_observer)
     CHECK_STR_EQ(s.log.ptr, "PUT /o/a@1 prev=0;PUT /o/a@2 prev=1;PUT /o/b@3 prev=0;"
                             "DEL /o/a@4 prev=2;");
     kapi_buf_dispose(&s.log);
-    check_no_leaks();
 }
 
 /* ---- group commit ---- */
@@ -628,7 +605,6 @@ TEST(store_concurrent_creates)
     kapi_store_list_dispose(&l);
     kapi_store_free(st);
     kapi_buf_dispose(&s.log);
-    check_no_leaks();
 }
 
 /* An observer that holds the committer on its first event, so that the writes queued
@@ -715,7 +691,6 @@ TEST(store_batch_sees_itself)
     CHECK_LIST(st, "/b/", 3, "", 0, "/b/k=2@3|0");
     CHECK_LIST(st, "/b/", 4, "", 0, "|0");
     kapi_store_free(st);
-    check_no_leaks();
 }
 
 /* A backend that fails appends on demand: the plug-in point in use. */
@@ -769,7 +744,6 @@ TEST(store_backend_failure)
     check_get(st, "/f/b", "1", 2);
     check_get(st, "/gate", "g", 1);
     kapi_store_free(st);
-    check_no_leaks();
 }
 
 /* ---- crash consistency ---- */
@@ -827,5 +801,4 @@ TEST(store_crash_consistency)
     CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/after", "v", 0, &rev), KAPI_STORE_OK);
     CHECK_INT_EQ(rev, kapi_store_revision(st));
     kapi_store_free(st);
-    check_no_leaks();
 }
