@@ -1,0 +1,170 @@
+/*
+ * schema: structural schemas, the one description of every type (DESIGN.md invariant 1).
+ *
+ * A schema is compiled once from its JSON form (OpenAPI v2 / v3.0 Schema Object with the
+ * x-kubernetes-* extensions) into a tree of kapi_schema nodes that every consumer reads:
+ * the decode walk (unknown fields, Go type errors, Go zero values, defaults, member
+ * order), value validation (custom resources), the OpenAPI documents, strategic merge
+ * patch and protobuf.
+ *
+ * Built-in types are a kapi_schema_set: the definitions of the src/schema/defs files,
+ * which refer to each other with {"$ref": "#/definitions/<name>"}. Custom resources
+ * compile a standalone schema (no $ref) with kapi_schema_compile. Compiled schemas are
+ * immutable; any thread may read them.
+ *
+ * The facts only kapi reads, kept out of published documents:
+ *   x-kapi-protobuf            a property's protobuf field number
+ *   x-kapi-emit                the value Go's encoder writes for an absent property
+ *                              (non-pointer structs, fields without omitempty)
+ *   x-kapi-defaulter           a definition's conditional defaulting, done in C
+ *   x-kapi-required-on-create  properties required of new objects only
+ */
+#ifndef KAPI_SCHEMA_H
+#define KAPI_SCHEMA_H
+
+#include <jansson.h>
+#include <regex.h>
+
+#include "base/status.h"
+
+/* JSON types a node allows, as bits; 0 means any. */
+enum {
+    KAPI_SCHEMA_OBJECT = 1 << 0,
+    KAPI_SCHEMA_ARRAY = 1 << 1,
+    KAPI_SCHEMA_STRING = 1 << 2,
+    KAPI_SCHEMA_INTEGER = 1 << 3,
+    KAPI_SCHEMA_NUMBER = 1 << 4, /* integers are numbers too */
+    KAPI_SCHEMA_BOOLEAN = 1 << 5,
+    KAPI_SCHEMA_NULL = 1 << 6,
+};
+
+typedef struct kapi_schema kapi_schema;
+
+/* A definition's conditional defaulting, done in C (e.g. a Container's imagePullPolicy
+ * follows its image tag). obj is the object being defaulted; its static defaults are
+ * applied already, its members not yet walked. */
+typedef void (*kapi_schema_defaulter_fn)(json_t *obj);
+
+/* One member of "properties", in declared order (Go struct order for built-ins). The
+ * facts of the property itself live here, beside the schema of its value (which may be
+ * a shared definition reached through $ref). */
+typedef struct kapi_schema_prop {
+    const char *name;
+    const kapi_schema *schema;
+    const char *description;
+    json_t *default_value; /* NULL when none */
+    json_t *emit;          /* x-kapi-emit, or NULL */
+    int protobuf;          /* x-kapi-protobuf, 0 when none */
+} kapi_schema_prop;
+
+/* An optional bound: set says whether the keyword was given. */
+typedef struct kapi_schema_bound {
+    bool set, exclusive;
+    double value;
+} kapi_schema_bound;
+
+struct kapi_schema {
+    const char *def_name; /* the definition this node is, or NULL for an inline node */
+    const char *go_name;  /* the Go type name messages use ("CronJobSpec"), or NULL */
+    const json_t *src;    /* the JSON it was compiled from (owned by the set or root) */
+    unsigned types;
+    const char *format;
+    const char *description;
+    bool nullable;
+    json_t *enum_values;   /* array, or NULL */
+    json_t *default_value; /* NULL when none */
+
+    /* objects */
+    kapi_schema_prop *props;
+    size_t nprops;
+    const kapi_schema *additional; /* additionalProperties as a schema, or NULL */
+    bool additional_false;         /* additionalProperties: false */
+    const char *const *required;   /* NULL-terminated, or NULL */
+    const char *const *required_on_create;
+    int64_t min_props, max_props; /* -1 when unset */
+
+    /* arrays */
+    const kapi_schema *items;
+    int64_t min_items, max_items;
+    bool unique_items;
+
+    /* strings */
+    int64_t min_length, max_length;
+    const char *pattern;
+    regex_t *pattern_re; /* compiled pattern, or NULL */
+
+    /* numbers */
+    kapi_schema_bound minimum, maximum;
+    double multiple_of; /* 0 when unset */
+
+    /* combinators */
+    const kapi_schema *const *all_of, *const *any_of, *const *one_of; /* NULL-terminated */
+    const kapi_schema *not_schema;
+
+    /* x-kubernetes-* */
+    bool int_or_string, embedded_resource, preserve_unknown;
+    const char *list_type;                /* atomic, set, map, or NULL */
+    const char *const *list_map_keys;     /* NULL-terminated, or NULL */
+    const char *map_type;                 /* atomic, granular, or NULL */
+    const char *patch_strategy, *patch_merge_key;
+    json_t *gvk;                          /* x-kubernetes-group-version-kind, or NULL */
+
+    /* kapi facts */
+    const char *defaulter; /* x-kapi-defaulter */
+    kapi_schema_defaulter_fn defaulter_fn;
+};
+
+typedef struct kapi_schema_set kapi_schema_set;
+
+kapi_schema_set *kapi_schema_set_new(void);
+void kapi_schema_set_free(kapi_schema_set *s);
+/* Adds definitions (name → schema; the set keeps a reference). Call before compile. */
+kapi_error *kapi_schema_set_add(kapi_schema_set *s, json_t *definitions);
+/* Registers the C defaulter named by x-kapi-defaulter. Call before compile. */
+void kapi_schema_set_defaulter(kapi_schema_set *s, const char *name, kapi_schema_defaulter_fn fn);
+/* Compiles every definition, resolving $ref; errors name the definition and path. */
+kapi_error *kapi_schema_set_compile(kapi_schema_set *s);
+/* The compiled definition name, or NULL. */
+const kapi_schema *kapi_schema_set_get(const kapi_schema_set *s, const char *name);
+/* All definitions (name and raw JSON), for the OpenAPI documents. Borrowed. */
+const json_t *kapi_schema_set_definitions(const kapi_schema_set *s);
+
+/* A standalone schema (a CRD version's openAPIV3Schema): no $ref. On error, *out is NULL
+ * and the error names the path of the bad keyword. */
+typedef struct kapi_schema_root kapi_schema_root;
+kapi_error *kapi_schema_compile(const json_t *src, kapi_schema_root **out);
+const kapi_schema *kapi_schema_root_node(const kapi_schema_root *r);
+void kapi_schema_root_free(kapi_schema_root *r);
+
+/* ---- the decode walk ---- */
+
+typedef struct kapi_schema_walk {
+    kapi_arena *arena;
+    /* Type mismatches are Go decoding errors (built-in types): the walk stops with a
+     * 400 whose message is Go's ("json: cannot unmarshal string into Go struct field
+     * CronJobSpec.spec.suspend of type bool"). Without it mismatches are left for
+     * validation (custom resources). */
+    bool go_types;
+    /* Apply x-kapi-emit, default and the defaulters. */
+    bool defaults;
+    /* Rebuild objects with their members in schema order (Go struct order). */
+    bool reorder;
+    /* Out: paths of the fields the schema does not know, in document order
+     * ("spec.bogus", "spec.containers[0].extra"); they are removed from the object. */
+    const char **unknown;
+    size_t nunknown, unknown_cap;
+} kapi_schema_walk;
+
+/* Walks obj (a whole object) against s. Returns NULL, or the decoding error of the
+ * first type mismatch when go_types is set (its message lacks the "<Kind> in version
+ * ... cannot be handled as ..." prefix, which the caller knows). */
+kapi_error *kapi_schema_decode(const kapi_schema *s, json_t *obj, kapi_schema_walk *w);
+
+/* ---- value validation (custom resources; validate.c) ---- */
+
+/* Validates v against s (every keyword a structural schema may carry), appending
+ * Kubernetes-worded causes to err; path is the field path of v ("" at the root). */
+void kapi_schema_validate(const kapi_schema *s, const json_t *v, const char *path,
+                          kapi_error *err);
+
+#endif

@@ -1,0 +1,15 @@
+/*
+ * schema internals shared by the files of src/schema.
+ */
+#ifndef KAPI_SCHEMA_INT_H
+#define KAPI_SCHEMA_INT_H
+
+#include "schema/schema.h"
+
+/* Parses s as metav1.Time (RFC 3339) or, with micro, metav1.MicroTime (RFC 3339 with
+ * exactly six fractional digits), the way Go's time.Parse does. On success writes the
+ * value as Go encodes it again (UTC, "Z", seconds or microseconds) into out (at least
+ * 32 bytes) and returns NULL; otherwise a 400 worded as Go's parse error. */
+kapi_error *kapi_schema__parse_time(const char *s, bool micro, char *out);
+
+#endif

@@ -1,0 +1,373 @@
+/*
+ * schema/walk: the decode walk over an object and its schema.
+ *
+ * kube-apiserver decodes a built-in object into Go structs: unknown fields are dropped
+ * (and reported by field validation), a value of the wrong JSON type fails the decode,
+ * null means "not set", and encoding the struct again writes the zero value of every
+ * field without omitempty and every non-pointer struct, in struct order, maps sorted.
+ * Defaulting then fills what the type's defaulters fill. The walk does all of this on
+ * the parsed JSON in one pass, driven by the schema. For custom resources the same walk
+ * prunes and defaults, and leaves type errors to validation.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/json.h"
+#include "schema/schema.h"
+#include "schema/schema_int.h"
+
+typedef struct walker {
+    kapi_schema_walk *w;
+    kapi_buf path;    /* field path with indices: spec.containers[0].name */
+    kapi_buf go_path; /* Go's field stack: spec.containers.name */
+} walker;
+
+static kapi_error *walk(walker *k, const kapi_schema *s, json_t *v, const char *go_struct);
+
+static void record_unknown(walker *k, const char *key)
+{
+    kapi_schema_walk *w = k->w;
+    if (w->nunknown == w->unknown_cap) {
+        size_t cap = w->unknown_cap ? 2 * w->unknown_cap : 8;
+        const char **n = kapi_arena_alloc(w->arena, cap * sizeof(*n));
+        if (w->nunknown)
+            memcpy(n, w->unknown, w->nunknown * sizeof(*n));
+        w->unknown = n;
+        w->unknown_cap = cap;
+    }
+    w->unknown[w->nunknown++] = kapi_arena_printf(w->arena, "%.*s%s%s", (int)k->path.len,
+                                                  k->path.ptr, k->path.len ? "." : "", key);
+}
+
+/* Whether a node describes an object (a struct or a map). */
+static bool is_object_node(const kapi_schema *s)
+{
+    return (s->types & KAPI_SCHEMA_OBJECT) || s->nprops || s->additional;
+}
+
+/* A node that accepts any value as it is: no type, nothing to walk. */
+static bool is_any_node(const kapi_schema *s)
+{
+    return !s->types && !s->nprops && !s->additional && !s->items;
+}
+
+/* ---- Go's names for types and values, as encoding/json words its errors ---- */
+
+static void go_type(kapi_buf *b, const kapi_schema *s)
+{
+    if (s->def_name) {
+        const char *end = strrchr(s->def_name, '.');
+        const char *pkg = end;
+        while (pkg && pkg > s->def_name && pkg[-1] != '.')
+            pkg--;
+        if (end && pkg)
+            kapi_buf_printf(b, "%.*s", (int)(strlen(pkg)), pkg);
+        else
+            kapi_buf_puts(b, s->def_name);
+        return;
+    }
+    if (s->types & KAPI_SCHEMA_ARRAY) {
+        kapi_buf_puts(b, "[]");
+        if (s->items)
+            go_type(b, s->items);
+        else
+            kapi_buf_puts(b, "interface {}");
+    } else if (is_object_node(s) && !s->nprops) {
+        kapi_buf_puts(b, "map[string]");
+        if (s->additional)
+            go_type(b, s->additional);
+        else
+            kapi_buf_puts(b, "interface {}");
+    } else if (is_object_node(s)) {
+        kapi_buf_puts(b, "struct");
+    } else if (s->types & KAPI_SCHEMA_INTEGER) {
+        kapi_buf_puts(b, s->format && strcmp(s->format, "int32") == 0 ? "int32" : "int64");
+    } else if (s->types & KAPI_SCHEMA_NUMBER) {
+        kapi_buf_puts(b, s->format && strcmp(s->format, "float") == 0 ? "float32" : "float64");
+    } else if (s->types & KAPI_SCHEMA_BOOLEAN) {
+        kapi_buf_puts(b, "bool");
+    } else if (s->types & KAPI_SCHEMA_STRING) {
+        kapi_buf_puts(b, s->format && strcmp(s->format, "byte") == 0 ? "[]uint8" : "string");
+    } else {
+        kapi_buf_puts(b, "interface {}");
+    }
+}
+
+static void go_value(kapi_buf *b, const json_t *v, bool literal)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        kapi_buf_puts(b, "object");
+        break;
+    case JSON_ARRAY:
+        kapi_buf_puts(b, "array");
+        break;
+    case JSON_STRING:
+        kapi_buf_puts(b, "string");
+        break;
+    case JSON_TRUE:
+    case JSON_FALSE:
+        kapi_buf_puts(b, "bool");
+        break;
+    case JSON_INTEGER:
+        if (literal)
+            kapi_buf_printf(b, "number %lld", (long long)json_integer_value(v));
+        else
+            kapi_buf_puts(b, "number");
+        break;
+    case JSON_REAL:
+        if (literal) {
+            kapi_buf_puts(b, "number ");
+            kapi_json_encode(b, v);
+        } else {
+            kapi_buf_puts(b, "number");
+        }
+        break;
+    default:
+        kapi_buf_puts(b, "null");
+    }
+}
+
+/* json: cannot unmarshal <value> into Go struct field <Struct>.<path> of type <type> */
+static kapi_error *type_error(walker *k, const kapi_schema *s, const json_t *v,
+                              const char *go_struct, bool literal)
+{
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_buf_puts(&b, "json: cannot unmarshal ");
+    go_value(&b, v, literal);
+    if (go_struct && k->go_path.len)
+        kapi_buf_printf(&b, " into Go struct field %s.%.*s of type ", go_struct,
+                        (int)k->go_path.len, k->go_path.ptr);
+    else
+        kapi_buf_puts(&b, " into Go value of type ");
+    go_type(&b, s);
+    kapi_error *err = kapi_error_new(KAPI_STATUS_BAD_REQUEST, "%.*s", (int)b.len, b.ptr);
+    kapi_buf_dispose(&b);
+    return err;
+}
+
+/* ---- scalars ---- */
+
+static bool def_is(const kapi_schema *s, const char *suffix)
+{
+    if (!s->def_name)
+        return false;
+    size_t n = strlen(s->def_name), m = strlen(suffix);
+    return n >= m && strcmp(s->def_name + n - m, suffix) == 0;
+}
+
+static kapi_error *check_scalar(walker *k, const kapi_schema *s, json_t *v,
+                                const char *go_struct)
+{
+    if (def_is(s, ".meta.v1.Time") || def_is(s, ".meta.v1.MicroTime")) {
+        char norm[32];
+        if (!json_is_string(v))
+            return type_error(k, s, v, go_struct, false);
+        kapi_error *err = kapi_schema__parse_time(json_string_value(v), def_is(s, "MicroTime"), norm);
+        if (!err)
+            json_string_set(v, norm);
+        return err;
+    }
+    if (def_is(s, ".resource.Quantity"))
+        return json_is_string(v) || json_is_number(v) ? NULL : type_error(k, s, v, go_struct, false);
+    if (s->int_or_string)
+        return json_is_string(v) || json_is_integer(v) ? NULL
+                                                        : type_error(k, s, v, go_struct, false);
+    unsigned t = s->types;
+    switch (json_typeof(v)) {
+    case JSON_STRING:
+        return t & KAPI_SCHEMA_STRING ? NULL : type_error(k, s, v, go_struct, false);
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return t & KAPI_SCHEMA_BOOLEAN ? NULL : type_error(k, s, v, go_struct, false);
+    case JSON_INTEGER:
+        if (t & KAPI_SCHEMA_INTEGER) {
+            json_int_t i = json_integer_value(v);
+            bool i32 = s->format && strcmp(s->format, "int32") == 0;
+            if (i32 && (i < INT32_MIN || i > INT32_MAX))
+                return type_error(k, s, v, go_struct, true);
+            return NULL;
+        }
+        return t & KAPI_SCHEMA_NUMBER ? NULL : type_error(k, s, v, go_struct, false);
+    case JSON_REAL:
+        if (t & KAPI_SCHEMA_NUMBER)
+            return NULL;
+        return type_error(k, s, v, go_struct, t & KAPI_SCHEMA_INTEGER);
+    default:
+        return type_error(k, s, v, go_struct, false);
+    }
+}
+
+/* ---- objects ---- */
+
+static const kapi_schema_prop *find_prop(const kapi_schema *s, const char *key)
+{
+    for (size_t i = 0; i < s->nprops; i++)
+        if (strcmp(s->props[i].name, key) == 0)
+            return &s->props[i];
+    return NULL;
+}
+
+/* Appends ".key" (or "key" at the root) to a path; returns the old length. */
+static size_t push(kapi_buf *p, const char *key)
+{
+    size_t old = p->len;
+    if (p->len)
+        kapi_buf_putc(p, '.');
+    kapi_buf_puts(p, key);
+    return old;
+}
+
+static void pop(kapi_buf *p, size_t len)
+{
+    p->len = len;
+    if (p->cap)
+        p->ptr[len] = '\0';
+}
+
+static kapi_error *walk_member(walker *k, const kapi_schema *s, json_t *v, const char *key,
+                               bool struct_field, const char *go_struct)
+{
+    size_t pl = push(&k->path, key), gl = k->go_path.len;
+    if (struct_field)
+        push(&k->go_path, key);
+    kapi_error *err = walk(k, s, v, go_struct);
+    pop(&k->path, pl);
+    pop(&k->go_path, gl);
+    return err;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Rebuilds obj with its members in schema order, then the rest; a map's keys sorted. */
+static void reorder(const kapi_schema *s, json_t *obj)
+{
+    size_t n = json_object_size(obj);
+    if (n < 2)
+        return;
+    const char **keys = kapi_xmalloc(n * sizeof(*keys));
+    json_t **vals = kapi_xmalloc(n * sizeof(*vals));
+    size_t m = 0;
+    const char *key;
+    json_t *v;
+    if (s->nprops) {
+        for (size_t i = 0; i < s->nprops; i++)
+            if ((v = json_object_get(obj, s->props[i].name)) != NULL)
+                keys[m++] = s->props[i].name;
+        json_object_foreach(obj, key, v) if (!find_prop(s, key)) keys[m++] = key;
+    } else {
+        json_object_foreach(obj, key, v) keys[m++] = key;
+        qsort(keys, m, sizeof(*keys), key_cmp);
+    }
+    for (size_t i = 0; i < m; i++) {
+        keys[i] = kapi_xstrdup(keys[i]);
+        vals[i] = json_incref(json_object_get(obj, keys[i]));
+    }
+    json_object_clear(obj);
+    for (size_t i = 0; i < m; i++) {
+        json_object_set_new(obj, keys[i], vals[i]);
+        free((char *)keys[i]);
+    }
+    free(keys);
+    free(vals);
+}
+
+/* go_struct is the Go struct the object's field belongs to; a map's values keep it. */
+static kapi_error *walk_object(walker *k, const kapi_schema *s, json_t *obj, const char *go_struct)
+{
+    kapi_schema_walk *w = k->w;
+    kapi_error *err = NULL;
+    if (s->nprops)
+        go_struct = s->go_name;
+    bool keep_unknown = s->preserve_unknown || (!s->nprops && !s->additional);
+    const char *key;
+    json_t *v, *tmp;
+    json_object_foreach_safe(obj, tmp, key, v)
+    {
+        const kapi_schema_prop *p = find_prop(s, key);
+        const kapi_schema *child = p ? p->schema : s->additional;
+        if (json_is_null(v) && (w->go_types || !child || !child->nullable) && child) {
+            json_object_del(obj, key);
+            continue;
+        }
+        if (!child) {
+            if (!keep_unknown) {
+                record_unknown(k, key);
+                json_object_del(obj, key);
+            }
+            continue;
+        }
+        if ((err = walk_member(k, child, v, key, p != NULL, go_struct)) != NULL)
+            return err;
+    }
+    if (w->defaults) {
+        for (size_t i = 0; i < s->nprops; i++) {
+            const kapi_schema_prop *p = &s->props[i];
+            json_t *d = p->default_value ? p->default_value : p->emit;
+            if (!d || json_object_get(obj, p->name))
+                continue;
+            json_t *copy = json_deep_copy(d);
+            json_object_set_new(obj, p->name, copy);
+            if (!json_is_null(copy) &&
+                (err = walk_member(k, p->schema, copy, p->name, true, go_struct)) != NULL)
+                return err;
+        }
+        if (s->defaulter_fn)
+            s->defaulter_fn(obj);
+    }
+    if (w->reorder)
+        reorder(s, obj);
+    return NULL;
+}
+
+static kapi_error *walk_array(walker *k, const kapi_schema *s, json_t *arr, const char *go_struct)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v)
+    {
+        if (!s->items)
+            break;
+        size_t pl = k->path.len;
+        kapi_buf_printf(&k->path, "[%zu]", i);
+        kapi_error *err = json_is_null(v) ? NULL : walk(k, s->items, v, go_struct);
+        pop(&k->path, pl);
+        if (err)
+            return err;
+    }
+    return NULL;
+}
+
+static kapi_error *walk(walker *k, const kapi_schema *s, json_t *v, const char *go_struct)
+{
+    if (is_any_node(s) && !s->int_or_string)
+        return NULL;
+    bool go = k->w->go_types;
+    if (is_object_node(s)) {
+        if (json_is_object(v))
+            return walk_object(k, s, v, go_struct);
+        return go ? type_error(k, s, v, go_struct, false) : NULL;
+    }
+    if (s->types & KAPI_SCHEMA_ARRAY) {
+        if (json_is_array(v))
+            return walk_array(k, s, v, go_struct);
+        return go ? type_error(k, s, v, go_struct, false) : NULL;
+    }
+    return go ? check_scalar(k, s, v, go_struct) : NULL;
+}
+
+kapi_error *kapi_schema_decode(const kapi_schema *s, json_t *obj, kapi_schema_walk *w)
+{
+    walker k = {.w = w};
+    kapi_buf_init(&k.path);
+    kapi_buf_init(&k.go_path);
+    kapi_error *err = walk(&k, s, obj, NULL);
+    kapi_buf_dispose(&k.path);
+    kapi_buf_dispose(&k.go_path);
+    return err;
+}
