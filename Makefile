@@ -9,7 +9,7 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Werror -Isrc -I$(BUILD
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhttp_parser -lpthread -lm
 
 LIB_SRC   := $(filter-out src/main.c,$(wildcard src/*/*.c))
-TYPE_DATA := $(sort $(wildcard src/registry/types/*.json))
+TYPE_DATA := $(sort $(wildcard src/registry/types/*.json src/schema/defs/*.json))
 GEN_SRC   := $(BUILD)/gen/types_data.c
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/types_data.o
 UNIT_SRC  := $(wildcard tests/unit/*.c tests/unit/*/*.c)

@@ -17,6 +17,7 @@ struct kapi_registry {
     kapi_type *types;
     size_t ntypes;
     json_t *proto; /* protobuf message tables, merged */
+    kapi_schema_set *schemas;
 };
 
 /* A NULL-terminated vector of the strings of a JSON array (borrowed from def). */
@@ -103,6 +104,24 @@ static int type_order(const void *a, const void *b)
     return c ? c : strcmp(x->plural, y->plural);
 }
 
+/* Compiles the definitions and gives each type its own. */
+static kapi_error *attach_schemas(kapi_registry *r)
+{
+    kapi_error *err = kapi_schema_set_compile(r->schemas);
+    if (err)
+        return err;
+    bool have_defs = json_object_size(kapi_schema_set_definitions(r->schemas)) > 0;
+    for (size_t i = 0; i < r->ntypes && have_defs; i++) {
+        kapi_type *t = &r->types[i];
+        const char *name = kapi_json_path_str(t->def, "openapiName");
+        t->schema = name ? kapi_schema_set_get(r->schemas, name) : NULL;
+        if (!t->schema)
+            return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type %s/%s: no definition %s",
+                                  t->group_version, t->plural, name ? name : "(none)");
+    }
+    return NULL;
+}
+
 kapi_error *kapi_registry_new(kapi_registry **out)
 {
     kapi_registry *r = kapi_xcalloc(1, sizeof(*r));
@@ -112,6 +131,8 @@ kapi_error *kapi_registry_new(kapi_registry **out)
         n++;
     r->types = kapi_xcalloc(n ? n : 1, sizeof(*r->types));
     r->proto = json_object();
+    r->schemas = kapi_schema_set_new();
+    kapi_registry__defaulters(r->schemas);
     for (size_t i = 0; i < n; i++) {
         char *perr = NULL;
         json_t *def = kapi_json_parse((const char *)kapi_embedded_files[i].data,
@@ -123,6 +144,13 @@ kapi_error *kapi_registry_new(kapi_registry **out)
             json_decref(def);
             goto done;
         }
+        if (strstr(kapi_embedded_files[i].name, ".defs.json")) {
+            err = kapi_schema_set_add(r->schemas, def);
+            json_decref(def);
+            if (err)
+                goto done;
+            continue;
+        }
         if (strstr(kapi_embedded_files[i].name, ".proto.json")) {
             json_object_update(r->proto, def);
             json_decref(def);
@@ -133,6 +161,7 @@ kapi_error *kapi_registry_new(kapi_registry **out)
             goto done;
     }
     qsort(r->types, r->ntypes, sizeof(*r->types), type_order);
+    err = attach_schemas(r);
 done:
     if (err) {
         kapi_registry_free(r);
@@ -161,7 +190,13 @@ void kapi_registry_free(kapi_registry *r)
     }
     free(r->types);
     json_decref(r->proto);
+    kapi_schema_set_free(r->schemas);
     free(r);
+}
+
+const kapi_schema_set *kapi_registry_schemas(const kapi_registry *r)
+{
+    return r->schemas;
 }
 
 const json_t *kapi_registry_proto(const kapi_registry *r)

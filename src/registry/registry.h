@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "base/status.h"
+#include "schema/schema.h"
 
 typedef struct kapi_type kapi_type;
 
@@ -61,6 +62,7 @@ struct kapi_type {
     const char *storage_version_hash;
     const kapi_type_strategy *strategy;
     const char *protobuf_message; /* the object's protobuf message, or NULL */
+    const kapi_schema *schema;    /* the object's definition (its "openapiName") */
     json_t *def; /* the parsed type file, for what only some consumers read */
 };
 
@@ -69,6 +71,9 @@ typedef struct kapi_registry kapi_registry;
 /* Loads the embedded built-in types. */
 kapi_error *kapi_registry_new(kapi_registry **out);
 void kapi_registry_free(kapi_registry *r);
+
+/* The definitions of every built-in type (src/schema/defs), compiled. Borrowed. */
+const kapi_schema_set *kapi_registry_schemas(const kapi_registry *r);
 
 /* The protobuf message tables of every type (codec/protobuf.h), merged: the
  * *.proto.json files and each type file's "protobuf" member. Borrowed. */
@@ -104,5 +109,7 @@ char *kapi_registry_storage_hash(const char *group, const char *version, const c
 
 /* Strategies by name, for the type files (registry/strategies.c). */
 const kapi_type_strategy *kapi_registry__strategy(const char *name);
+/* Registers the C defaulters the definitions name (registry/defaulters.c). */
+void kapi_registry__defaulters(kapi_schema_set *s);
 
 #endif
