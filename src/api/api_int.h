@@ -46,6 +46,19 @@ typedef enum kapi_media {
     KAPI_MEDIA_TABLE, /* application/json;as=Table;g=meta.k8s.io;v=v1 */
 } kapi_media;
 
+/* fieldValidation (reference 4.7): what to do with unknown and duplicate fields. */
+typedef enum kapi_field_validation {
+    KAPI_FV_WARN, /* the default: drop them, one Warning header each */
+    KAPI_FV_IGNORE,
+    KAPI_FV_STRICT, /* 400 naming all of them */
+} kapi_field_validation;
+
+/* The options of a write (CreateOptions, UpdateOptions, PatchOptions) from the query. */
+typedef struct kapi_write_opts {
+    bool dry_run;
+    kapi_field_validation fv;
+} kapi_write_opts;
+
 typedef struct kapi_req {
     kapi_arena arena;
     kapi_api *api;
@@ -57,6 +70,9 @@ typedef struct kapi_req {
     kapi_user user;
     const kapi_type *type;
     kapi_media media;
+    /* Warning headers of the answer: the text of each, in the arena. */
+    const char **warnings;
+    size_t nwarnings, warnings_cap;
 } kapi_req;
 
 /* reqinfo.c */
@@ -70,6 +86,10 @@ void kapi_api__respond_error(kapi_req *r, kapi_error *err); /* takes err */
 void kapi_api__respond_json(kapi_req *r, int status, kapi_buf *body); /* takes body */
 void kapi_api__respond_obj(kapi_req *r, int status, kapi_obj *obj);  /* takes the ref */
 void kapi_api__respond_text(kapi_req *r, int status, const char *text);
+/* A JSON answer made of chunks (ownership passes as for kapi_http_respond). */
+void kapi_api__respond_chunks(kapi_req *r, int status, const kapi_http_chunk *c, size_t n);
+/* Adds a Warning header (`299 - "<text>"`) to the answer. */
+void kapi_api__warn(kapi_req *r, const char *fmt, ...) KAPI_PRINTF(2, 3);
 /* The plain-text 404 of an unknown path. */
 void kapi_api__respond_not_found_page(kapi_req *r);
 /* Writes a metav1.Status for err (Failure) into b. */
@@ -101,6 +121,15 @@ void kapi_api__serve_resource(kapi_req *r);
  * stored and *dry gets the object that would have been (storage view). */
 kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, const char *ns,
                              json_t *obj, kapi_obj **out, json_t **dry);
+
+/* decode.c: a write's options and its body, decoded against the type's schema. */
+/* Reads dryRun and fieldValidation; options_kind ("CreateOptions", ...) names them in
+ * the 422 when a value is not supported. */
+kapi_error *kapi_api__write_options(kapi_req *r, const char *options_kind, kapi_write_opts *o);
+/* Decodes the body into an object of r->type: kind and apiVersion checked, unknown and
+ * duplicate fields handled as o->fv says, Go type errors answered, zero values and
+ * defaults filled in, members in Kubernetes' order. */
+kapi_error *kapi_api__decode_object(kapi_req *r, const kapi_write_opts *o, json_t **out);
 
 /* objects.c: the generic rules of every object. */
 /* Checks kind/apiVersion of a decoded body against t, filling them in when absent. */

@@ -48,7 +48,12 @@ kapi_error *kapi_api_ensure_namespace(kapi_api *api, const char *name)
         kapi_registry_lookup(api->registry, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("namespaces"));
     json_t *obj = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
                             "metadata", "name", name);
-    kapi_error *err = kapi_api__create(api, &a, t, "", obj, &o, NULL);
+    kapi_schema_walk w = {.arena = &a, .go_types = true, .defaults = true, .reorder = true};
+    kapi_error *err = t->schema ? kapi_schema_decode(t->schema, obj, &w) : NULL;
+    if (!err)
+        err = kapi_api__create(api, &a, t, "", obj, &o, NULL);
+    else
+        json_decref(obj);
     if (err && err->status == KAPI_STATUS_ALREADY_EXISTS) {
         kapi_error_free(err);
         err = NULL;

@@ -2,12 +2,73 @@
  * api/respond: the answers. Errors become metav1.Status bodies here and only here;
  * stored objects are written straight from their refcounted bytes (DESIGN.md inv. 2).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "api/api_int.h"
 
-static const kapi_http_header json_headers[] = {{"Content-Type", "application/json"}};
+/* Go's strconv.Quote of a warning's text, as kube-apiserver writes Warning headers. */
+static void quote_warning(kapi_buf *b, const char *s)
+{
+    kapi_buf_putc(b, '"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            kapi_buf_printf(b, "\\%c", c);
+        else if (c == '\n')
+            kapi_buf_puts(b, "\\n");
+        else if (c < 0x20 || c == 0x7f)
+            kapi_buf_printf(b, "\\x%02x", c);
+        else
+            kapi_buf_putc(b, (char)c);
+    }
+    kapi_buf_putc(b, '"');
+}
+
+void kapi_api__warn(kapi_req *r, const char *fmt, ...)
+{
+    if (r->nwarnings == r->warnings_cap) {
+        size_t cap = r->warnings_cap ? 2 * r->warnings_cap : 4;
+        const char **n = kapi_arena_alloc(&r->arena, cap * sizeof(*n));
+        if (r->nwarnings)
+            memcpy(n, r->warnings, r->nwarnings * sizeof(*n));
+        r->warnings = n;
+        r->warnings_cap = cap;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    kapi_buf text, b;
+    kapi_buf_init(&text);
+    kapi_buf_vprintf(&text, fmt, ap);
+    va_end(ap);
+    kapi_buf_init(&b);
+    kapi_buf_puts(&b, "299 - ");
+    quote_warning(&b, text.ptr);
+    r->warnings[r->nwarnings++] = kapi_arena_strdup(&r->arena, b.ptr);
+    kapi_buf_dispose(&text);
+    kapi_buf_dispose(&b);
+}
+
+/* Sends an answer with Content-Type, the extra headers and the warnings. */
+static void send_answer(kapi_req *r, int status, const char *content_type, const kapi_http_header *extra,
+                 size_t nextra, const kapi_http_chunk *c, size_t n)
+{
+    size_t nh = 0;
+    kapi_http_header *h =
+        kapi_arena_alloc(&r->arena, (1 + nextra + r->nwarnings) * sizeof(*h));
+    h[nh++] = (kapi_http_header){"Content-Type", content_type};
+    for (size_t i = 0; i < nextra; i++)
+        h[nh++] = extra[i];
+    for (size_t i = 0; i < r->nwarnings; i++)
+        h[nh++] = (kapi_http_header){"Warning", r->warnings[i]};
+    kapi_http_respond(r->http, status, h, nh, c, n);
+}
+
+void kapi_api__respond_chunks(kapi_req *r, int status, const kapi_http_chunk *c, size_t n)
+{
+    send_answer(r, status, "application/json", NULL, 0, c, n);
+}
 
 static void put_member(kapi_buf *b, bool *first, const char *key, const char *value)
 {
@@ -70,11 +131,11 @@ void kapi_api__respond_error(kapi_req *r, kapi_error *err)
     if (err->retry_after > 0) {
         char ra[16];
         snprintf(ra, sizeof(ra), "%d", err->retry_after);
-        kapi_http_header h[] = {{"Content-Type", "application/json"}, {"Retry-After", ra}};
+        kapi_http_header h[] = {{"Retry-After", ra}};
         size_t len;
         char *p = kapi_buf_detach(&b, &len);
         kapi_http_chunk c = kapi_http_chunk_take(p, len);
-        kapi_http_respond(r->http, code, h, 2, &c, 1);
+        send_answer(r, code, "application/json", h, 1, &c, 1);
     } else {
         kapi_api__respond_json(r, code, &b);
     }
@@ -86,7 +147,7 @@ void kapi_api__respond_json(kapi_req *r, int status, kapi_buf *body)
     size_t len;
     char *p = kapi_buf_detach(body, &len);
     kapi_http_chunk c = kapi_http_chunk_take(p, len);
-    kapi_http_respond(r->http, status, json_headers, 1, &c, 1);
+    kapi_api__respond_chunks(r, status, &c, 1);
 }
 
 static void release_obj(void *owner)
@@ -100,7 +161,7 @@ void kapi_api__respond_obj(kapi_req *r, int status, kapi_obj *obj)
         {obj->data, obj->len, release_obj, obj},
         {"\n", 1, NULL, NULL},
     };
-    kapi_http_respond(r->http, status, json_headers, 1, c, 2);
+    kapi_api__respond_chunks(r, status, c, 2);
 }
 
 void kapi_api__respond_text(kapi_req *r, int status, const char *text)

@@ -149,24 +149,8 @@ static void do_list(kapi_req *r)
     }
     c[n++] = (kapi_http_chunk){"]}\n", 3, NULL, NULL};
     kapi_store_list_dispose(&l);
-    static const kapi_http_header h[] = {{"Content-Type", "application/json"}};
-    kapi_http_respond(r->http, 200, h, 1, c, n);
+    kapi_api__respond_chunks(r, 200, c, n);
     free(c);
-}
-
-/* dryRun: absent, or "All" (every stage runs, nothing is stored). */
-static kapi_error *dry_run(const kapi_req *r, bool *dry)
-{
-    const char *v = kapi_api__query(r, "dryRun");
-    *dry = v != NULL;
-    if (!v || strcmp(v, "All") == 0)
-        return NULL;
-    kapi_error *err = kapi_error_new(KAPI_STATUS_INVALID,
-                                     "dryRun: Unsupported value: \"%s\": supported values: \"All\"",
-                                     v);
-    kapi_error_add_cause(err, "FieldValueNotSupported", "dryRun",
-                         "Unsupported value: \"%s\": supported values: \"All\"", v);
-    return err;
 }
 
 /* The namespace rules of a write: the body may leave it out or repeat the path's. */
@@ -256,8 +240,6 @@ kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, c
     kapi_error *err;
     char uid[37], suffix[6];
     *out = NULL;
-    if ((err = kapi_api__check_kind(t, obj)) != NULL)
-        goto done;
     json_t *meta = kapi_json_object_ensure(obj, "metadata");
     if ((err = admit_namespace(t, ns, meta)) != NULL)
         goto done;
@@ -298,16 +280,16 @@ static void do_create(kapi_req *r)
 {
     json_t *obj = NULL, *dry_obj = NULL;
     kapi_obj *o = NULL;
-    bool dry;
-    kapi_error *err = dry_run(r, &dry);
+    kapi_write_opts opts;
+    kapi_error *err = kapi_api__write_options(r, "CreateOptions", &opts);
     if (!err)
-        err = kapi_api__decode_body(r, &obj);
+        err = kapi_api__decode_object(r, &opts, &obj);
     if (!err)
         err = kapi_api__create(r->api, &r->arena, r->type, r->info.ns, obj, &o,
-                               dry ? &dry_obj : NULL);
+                               opts.dry_run ? &dry_obj : NULL);
     if (err)
         kapi_api__respond_error(r, err);
-    else if (dry)
+    else if (opts.dry_run)
         respond_unstored(r, r->type, 201, dry_obj);
     else
         respond_stored(r, r->type, 201, o);
@@ -382,8 +364,6 @@ static kapi_error *update(kapi_req *r, json_t *obj, kapi_obj **out, int *status,
     kapi_obj *cur = NULL;
     json_t *old = NULL;
     int64_t expect;
-    if ((err = kapi_api__check_kind(t, obj)) != NULL)
-        goto done;
     json_t *meta = kapi_json_object_ensure(obj, "metadata");
     const char *name = kapi_json_path_str(meta, "name");
     if (!name || strcmp(name, r->info.name) != 0) {
@@ -437,15 +417,15 @@ static void do_update(kapi_req *r)
     json_t *obj = NULL, *dry_obj = NULL;
     kapi_obj *o = NULL;
     int status = 200;
-    bool dry;
-    kapi_error *err = dry_run(r, &dry);
+    kapi_write_opts opts;
+    kapi_error *err = kapi_api__write_options(r, "UpdateOptions", &opts);
     if (!err)
-        err = kapi_api__decode_body(r, &obj);
+        err = kapi_api__decode_object(r, &opts, &obj);
     if (!err)
-        err = update(r, obj, &o, &status, dry ? &dry_obj : NULL);
+        err = update(r, obj, &o, &status, opts.dry_run ? &dry_obj : NULL);
     if (err)
         kapi_api__respond_error(r, err);
-    else if (dry)
+    else if (opts.dry_run)
         respond_unstored(r, r->type, status, dry_obj);
     else
         respond_stored(r, r->type, status, o);
@@ -481,9 +461,10 @@ static void do_delete(kapi_req *r)
 {
     const kapi_type *t = r->type;
     const char *name = r->info.name;
-    kapi_error *err = NULL;
-    bool dry;
-    if ((err = dry_run(r, &dry)) != NULL) {
+    kapi_write_opts opts;
+    kapi_error *err = kapi_api__write_options(r, "DeleteOptions", &opts);
+    bool dry = opts.dry_run;
+    if (err) {
         kapi_api__respond_error(r, err);
         return;
     }

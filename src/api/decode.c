@@ -1,0 +1,142 @@
+/*
+ * api/decode: the options of a write and the decoding of its body, the way
+ * kube-apiserver's decoder and field validation (reference 4.7) treat them.
+ *
+ * The body becomes an object of the request's type: kind and apiVersion checked, then
+ * the schema walk drops the fields the type does not have, fails on a value of the
+ * wrong type with Go's words, fills in Go's zero values and the defaults, and puts
+ * members in Kubernetes' order. Unknown and duplicate fields are answered as the
+ * fieldValidation parameter says: warnings (the default), nothing, or a 400.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_int.h"
+
+/* Appends a cause and its part of the message "<Kind>.meta.k8s.io "" is invalid: ...". */
+static kapi_error *options_error(kapi_error *err, const char *kind, const char *field,
+                                 const char *reason, const char *msg)
+{
+    if (!err) {
+        err = kapi_error_new(KAPI_STATUS_INVALID, "%s", "");
+        kapi_error_details(err, NULL, "meta.k8s.io", kind);
+    }
+    kapi_error_add_cause(err, reason, field, "%s", msg);
+    return err;
+}
+
+/* Composes the message of an options error from its causes. */
+static kapi_error *finish_options(kapi_error *err, const char *kind)
+{
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_buf_printf(&b, "%s.meta.k8s.io \"\" is invalid: ", kind);
+    if (err->ncauses > 1)
+        kapi_buf_putc(&b, '[');
+    for (size_t i = 0; i < err->ncauses; i++)
+        kapi_buf_printf(&b, "%s%s: %s", i ? ", " : "", err->causes[i].field,
+                        err->causes[i].message);
+    if (err->ncauses > 1)
+        kapi_buf_putc(&b, ']');
+    free(err->message);
+    err->message = kapi_buf_detach(&b, NULL);
+    return err;
+}
+
+kapi_error *kapi_api__write_options(kapi_req *r, const char *options_kind, kapi_write_opts *o)
+{
+    static const struct {
+        const char *name;
+        kapi_field_validation fv;
+    } fvs[] = {{"", KAPI_FV_WARN},
+               {"Ignore", KAPI_FV_IGNORE},
+               {"Strict", KAPI_FV_STRICT},
+               {"Warn", KAPI_FV_WARN}};
+    kapi_error *err = NULL;
+    const char *dry = kapi_api__query(r, "dryRun");
+    o->dry_run = dry != NULL;
+    if (dry && strcmp(dry, "All") != 0) {
+        char *msg = kapi_arena_printf(&r->arena,
+                                      "Unsupported value: []string{\"%s\"}: supported values: "
+                                      "\"All\"",
+                                      dry);
+        err = options_error(err, options_kind, "dryRun", "FieldValueNotSupported", msg);
+    }
+    /* DeleteOptions has no fieldValidation. */
+    const char *fv =
+        strcmp(options_kind, "DeleteOptions") ? kapi_api__query(r, "fieldValidation") : NULL;
+    o->fv = KAPI_FV_WARN;
+    if (fv) {
+        size_t i = 0;
+        while (i < KAPI_ARRAY_LEN(fvs) && strcmp(fv, fvs[i].name) != 0)
+            i++;
+        if (i < KAPI_ARRAY_LEN(fvs)) {
+            o->fv = fvs[i].fv;
+        } else {
+            char *msg = kapi_arena_printf(&r->arena,
+                                          "Unsupported value: \"%s\": supported values: \"\", "
+                                          "\"Ignore\", \"Strict\", \"Warn\"",
+                                          fv);
+            err = options_error(err, options_kind, "fieldValidation", "FieldValueNotSupported",
+                                msg);
+        }
+    }
+    return err ? finish_options(err, options_kind) : NULL;
+}
+
+/* "<Kind> in version "<v>" cannot be handled as a <Kind>: <what>" */
+static kapi_error *cannot_handle(const kapi_type *t, kapi_error *cause)
+{
+    kapi_error *err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                                     "%s in version \"%s\" cannot be handled as a %s: %s",
+                                     t->kind, t->version, t->kind, cause->message);
+    kapi_error_free(cause);
+    return err;
+}
+
+/* Field validation's answer to what the walk dropped: warnings, or the 400 of Strict. */
+static kapi_error *report_fields(kapi_req *r, const kapi_write_opts *o, const kapi_schema_walk *w)
+{
+    if (o->fv == KAPI_FV_IGNORE || w->nunknown == 0)
+        return NULL;
+    if (o->fv == KAPI_FV_WARN) {
+        for (size_t i = 0; i < w->nunknown; i++)
+            kapi_api__warn(r, "unknown field \"%s\"", w->unknown[i]);
+        return NULL;
+    }
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_buf_puts(&b, "strict decoding error: ");
+    for (size_t i = 0; i < w->nunknown; i++)
+        kapi_buf_printf(&b, "%sunknown field \"%s\"", i ? ", " : "", w->unknown[i]);
+    kapi_error *err = kapi_error_new(KAPI_STATUS_BAD_REQUEST, "%s", b.ptr);
+    kapi_buf_dispose(&b);
+    return cannot_handle(r->type, err);
+}
+
+kapi_error *kapi_api__decode_object(kapi_req *r, const kapi_write_opts *o, json_t **out)
+{
+    const kapi_type *t = r->type;
+    json_t *obj = NULL;
+    kapi_error *err;
+    *out = NULL;
+    if ((err = kapi_api__decode_body(r, &obj)) != NULL)
+        return err;
+    if ((err = kapi_api__check_kind(t, obj)) != NULL)
+        goto fail;
+    if (t->schema) {
+        kapi_schema_walk w = {
+            .arena = &r->arena, .go_types = true, .defaults = true, .reorder = true};
+        if ((err = kapi_schema_decode(t->schema, obj, &w)) != NULL) {
+            err = cannot_handle(t, err);
+            goto fail;
+        }
+        if ((err = report_fields(r, o, &w)) != NULL)
+            goto fail;
+    }
+    *out = obj;
+    return NULL;
+fail:
+    json_decref(obj);
+    return err;
+}
