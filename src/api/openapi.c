@@ -3,6 +3,9 @@
  * OpenAPI 3.0 document per group-version), generated from the registry. The documents
  * are built once, when the kapi_api is made; built-in types do not change while kapi runs.
  *
+ * The definitions are the type model's own (src/schema/defs), published without kapi's
+ * private facts; a group-version document carries the ones its types reach.
+ *
  * Each operation carries x-kubernetes-action and x-kubernetes-group-version-kind and
  * lists its query parameters: kubectl reads the PATCH operation's fieldValidation
  * parameter to decide that the server validates fields itself.
@@ -228,72 +231,107 @@ static void add_paths(json_t *paths, bool v3, const kapi_type *t)
     free(item);
 }
 
-static json_t *gvk(const kapi_type *t, const char *kind)
+/* A definition as published: kapi's own facts left out; in OpenAPI 3 a $ref moves to
+ * #/components/schemas/ and, when it has siblings, into allOf as Kubernetes writes it. */
+static json_t *publish(const json_t *v, bool v3)
 {
-    return json_pack("[{s:s,s:s,s:s}]", "group", t->group, "kind", kind, "version", t->version);
+    if (json_is_array(v)) {
+        json_t *out = json_array();
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x) json_array_append_new(out, publish(x, v3));
+        return out;
+    }
+    if (!json_is_object(v))
+        return json_deep_copy(v);
+    json_t *out = json_object();
+    const char *key;
+    json_t *x;
+    json_object_foreach((json_t *)v, key, x)
+    {
+        if (strncmp(key, "x-kapi-", 7) == 0)
+            continue;
+        if (strcmp(key, "$ref") == 0 && json_is_string(x)) {
+            const char *name = strrchr(json_string_value(x), '/');
+            name = name ? name + 1 : json_string_value(x);
+            json_t *r = ref(v3, name);
+            if (v3 && json_object_size(v) > 1) {
+                json_object_set_new(out, "allOf", json_pack("[o]", r));
+            } else {
+                json_object_set(out, "$ref", json_object_get(r, "$ref"));
+                json_decref(r);
+            }
+            continue;
+        }
+        json_object_set_new(out, key, publish(x, v3));
+    }
+    return out;
 }
 
-/* The schemas of a type and of its list. Until the type model gives full schemas, an
- * object's own fields are described as an object that keeps unknown fields. */
-static void add_schemas(json_t *defs, bool v3, const kapi_type *t)
+/* The definitions every document needs besides the types' own. */
+static const char *const common_defs[] = {
+    META "Status", META "DeleteOptions", META "Patch", META "WatchEvent",
+};
+
+/* Adds name and every definition it reaches to defs (published). */
+static void add_closure(json_t *defs, const json_t *all, const char *name, bool v3);
+
+static void add_refs(json_t *defs, const json_t *all, const json_t *v, bool v3)
 {
-    char *def = def_name(t), *list_def = kapi_xprintf("%sList", def);
-    json_t *schema = json_pack(
-        "{s:s,s:s,s:{s:{s:s},s:{s:s},s:o},s:o,s:b}", "description", t->kind, "type", "object",
-        "properties", "apiVersion", "type", "string", "kind", "type", "string", "metadata",
-        ref(v3, META "ObjectMeta"), "x-kubernetes-group-version-kind", gvk(t, t->kind),
-        "x-kubernetes-preserve-unknown-fields", 1);
-    json_t *list = json_pack("{s:s,s:s,s:[s],s:{s:{s:s},s:{s:s},s:{s:s,s:o},s:o},s:o}",
-                             "description", t->list_kind, "type", "object", "required", "items",
-                             "properties", "apiVersion", "type", "string", "kind", "type",
-                             "string", "items", "type", "array", "items", ref(v3, def),
-                             "metadata", ref(v3, META "ListMeta"),
-                             "x-kubernetes-group-version-kind", gvk(t, t->list_kind));
-    json_object_set_new(defs, def, schema);
-    json_object_set_new(defs, list_def, list);
-    free(def);
-    free(list_def);
+    if (json_is_array(v)) {
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x) add_refs(defs, all, x, v3);
+        return;
+    }
+    if (!json_is_object(v))
+        return;
+    const char *key;
+    json_t *x;
+    json_object_foreach((json_t *)v, key, x)
+    {
+        if (strcmp(key, "$ref") == 0 && json_is_string(x)) {
+            const char *name = strrchr(json_string_value(x), '/');
+            add_closure(defs, all, name ? name + 1 : json_string_value(x), v3);
+        } else {
+            add_refs(defs, all, x, v3);
+        }
+    }
 }
 
-static void add_meta_schemas(json_t *defs)
+static void add_closure(json_t *defs, const json_t *all, const char *name, bool v3)
 {
-    static const char *const meta_strings[] = {"name", "generateName", "namespace", "uid",
-                                               "resourceVersion", "creationTimestamp",
-                                               "deletionTimestamp"};
-    json_t *props = json_object();
-    for (size_t i = 0; i < KAPI_ARRAY_LEN(meta_strings); i++)
-        json_object_set_new(props, meta_strings[i], json_pack("{s:s}", "type", "string"));
-    json_object_set_new(props, "generation", json_pack("{s:s,s:s}", "type", "integer", "format",
-                                                       "int64"));
-    json_object_set_new(props, "deletionGracePeriodSeconds",
-                        json_pack("{s:s,s:s}", "type", "integer", "format", "int64"));
-    json_object_set_new(props, "labels", json_pack("{s:s,s:{s:s}}", "type", "object",
-                                                   "additionalProperties", "type", "string"));
-    json_object_set_new(props, "annotations", json_pack("{s:s,s:{s:s}}", "type", "object",
-                                                        "additionalProperties", "type", "string"));
-    json_object_set_new(props, "finalizers", json_pack("{s:s,s:{s:s}}", "type", "array", "items",
-                                                       "type", "string"));
-    json_object_set_new(props, "ownerReferences",
-                        json_pack("{s:s,s:{s:s,s:b}}", "type", "array", "items", "type", "object",
-                                  "x-kubernetes-preserve-unknown-fields", 1));
-    json_object_set_new(props, "managedFields",
-                        json_pack("{s:s,s:{s:s,s:b}}", "type", "array", "items", "type", "object",
-                                  "x-kubernetes-preserve-unknown-fields", 1));
-    json_object_set_new(defs, META "ObjectMeta",
-                        json_pack("{s:s,s:s,s:o}", "description", "Standard object metadata.",
-                                  "type", "object", "properties", props));
-    json_object_set_new(defs, META "ListMeta",
-                        json_pack("{s:s,s:s,s:{s:{s:s},s:{s:s},s:{s:s,s:s}}}", "description",
-                                  "Metadata of a list.", "type", "object", "properties",
-                                  "continue", "type", "string", "resourceVersion", "type",
-                                  "string", "remainingItemCount", "type", "integer", "format",
-                                  "int64"));
-    json_object_set_new(defs, META "Status",
-                        json_pack("{s:s,s:s,s:b}", "description", "The result of an operation.",
-                                  "type", "object", "x-kubernetes-preserve-unknown-fields", 1));
-    json_object_set_new(defs, META "Patch",
-                        json_pack("{s:s,s:s}", "description", "A patch document.", "type",
-                                  "object"));
+    const json_t *d = json_object_get(all, name);
+    if (!d || json_object_get(defs, name))
+        return;
+    json_object_set_new(defs, name, publish(d, v3));
+    add_refs(defs, all, d, v3);
+}
+
+/* The definitions of the types of one group-version (or of all, with group NULL). */
+static json_t *definitions(const kapi_registry *reg, const char *group, const char *version,
+                           bool v3)
+{
+    const json_t *all = kapi_schema_set_definitions(kapi_registry_schemas(reg));
+    json_t *defs = json_object();
+    if (!group) {
+        const char *name;
+        json_t *d;
+        json_object_foreach((json_t *)all, name, d) json_object_set_new(defs, name, publish(d, v3));
+    }
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(common_defs); i++)
+        add_closure(defs, all, common_defs[i], v3);
+    for (size_t i = 0; group && i < kapi_registry_count(reg); i++) {
+        const kapi_type *t = kapi_registry_at(reg, i);
+        if (strcmp(t->group, group) != 0 || strcmp(t->version, version) != 0)
+            continue;
+        char *def = def_name(t), *list_def = kapi_xprintf("%sList", def);
+        add_closure(defs, all, def, v3);
+        add_closure(defs, all, list_def, v3);
+        free(def);
+        free(list_def);
+    }
+    return defs;
 }
 
 static char *encode_doc(json_t *d, size_t *len)
@@ -320,14 +358,11 @@ static json_t *info(void)
 
 static void build_v3_doc(doc *d, const kapi_registry *reg, const char *group, const char *version)
 {
-    json_t *paths = json_object(), *schemas = json_object();
-    add_meta_schemas(schemas);
+    json_t *paths = json_object(), *schemas = definitions(reg, group, version, true);
     for (size_t i = 0; i < kapi_registry_count(reg); i++) {
         const kapi_type *t = kapi_registry_at(reg, i);
-        if (strcmp(t->group, group) == 0 && strcmp(t->version, version) == 0) {
+        if (strcmp(t->group, group) == 0 && strcmp(t->version, version) == 0)
             add_paths(paths, true, t);
-            add_schemas(schemas, true, t);
-        }
     }
     json_t *j = json_pack("{s:s,s:o,s:o,s:{s:o}}", "openapi", "3.0.0", "info", info(), "paths",
                           paths, "components", "schemas", schemas);
@@ -339,13 +374,12 @@ static void build_v3_doc(doc *d, const kapi_registry *reg, const char *group, co
 kapi_openapi *kapi_api__openapi_new(const kapi_registry *reg)
 {
     kapi_openapi *o = kapi_xcalloc(1, sizeof(*o));
-    json_t *paths = json_object(), *defs = json_object(), *index = json_object();
-    add_meta_schemas(defs);
+    json_t *paths = json_object(), *defs = definitions(reg, NULL, NULL, false);
+    json_t *index = json_object();
     o->docs = kapi_xcalloc(kapi_registry_count(reg) + 1, sizeof(*o->docs));
     for (size_t i = 0; i < kapi_registry_count(reg); i++) {
         const kapi_type *t = kapi_registry_at(reg, i);
         add_paths(paths, false, t);
-        add_schemas(defs, false, t);
         bool seen = false;
         for (size_t j = 0; j < i; j++) {
             const kapi_type *u = kapi_registry_at(reg, j);

@@ -1,39 +1,176 @@
 /*
  * registry/defaulters: the defaulting Kubernetes does with a condition, which a schema's
  * "default" cannot say. Each is named by the x-kapi-defaulter of a definition in
- * src/schema/defs and runs after that object's static defaults.
+ * src/schema/defs and runs after that object's static defaults, before its members are
+ * walked.
  */
+#include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "codec/json.h"
 #include "registry/registry.h"
 
-/* The tag of an image reference, "latest" when it names none; "" with a digest. */
-static const char *image_tag(const char *image, char *buf, size_t n)
+/* The pull policy of an image reference: Always for :latest or no tag and no digest,
+ * else IfNotPresent (also for a reference that does not parse, as Kubernetes does). */
+static const char *pull_policy(const char *image)
 {
-    if (strchr(image, '@'))
-        return "";
-    const char *slash = strrchr(image, '/');
-    const char *colon = strrchr(slash ? slash : image, ':');
+    if (!*image)
+        return "IfNotPresent";
+    const char *digest = strchr(image, '@');
+    size_t name_len = digest ? (size_t)(digest - image) : strlen(image);
+    const char *slash = memrchr(image, '/', name_len);
+    const char *colon = memrchr(slash ? slash : image, ':', name_len - (slash ? slash - image : 0));
+    size_t repo_len = colon ? (size_t)(colon - image) : name_len;
+    for (size_t i = 0; i < repo_len; i++)
+        if (isupper((unsigned char)image[i]))
+            return "IfNotPresent";
     if (!colon)
-        return "latest";
-    snprintf(buf, n, "%s", colon + 1);
-    return buf;
+        return digest ? "IfNotPresent" : "Always";
+    size_t tag_len = name_len - repo_len - 1;
+    return tag_len == 6 && strncmp(colon + 1, "latest", 6) == 0 ? "Always" : "IfNotPresent";
 }
 
-/* A container pulls an image it may already have unless the image is :latest. */
 static void container(json_t *obj)
 {
     if (json_object_get(obj, "imagePullPolicy"))
         return;
     const char *image = json_string_value(json_object_get(obj, "image"));
-    char buf[256];
-    const char *tag = image_tag(image ? image : "", buf, sizeof(buf));
-    json_object_set_new(obj, "imagePullPolicy",
-                        json_string(strcmp(tag, "latest") == 0 ? "Always" : "IfNotPresent"));
+    json_object_set_new(obj, "imagePullPolicy", json_string(pull_policy(image ? image : "")));
+}
+
+/* With the host's network, a container port is also the host port. */
+static void host_ports(json_t *containers)
+{
+    size_t i, j;
+    json_t *c, *port;
+    json_array_foreach(containers, i, c)
+    {
+        json_array_foreach(json_object_get(c, "ports"), j, port)
+        {
+            json_int_t hp = json_integer_value(json_object_get(port, "hostPort"));
+            json_t *cp = json_object_get(port, "containerPort");
+            if (hp == 0 && cp)
+                json_object_set(port, "hostPort", cp);
+        }
+    }
+}
+
+static void pod_spec(json_t *obj)
+{
+    if (!json_is_true(json_object_get(obj, "hostNetwork")))
+        return;
+    host_ports(json_object_get(obj, "containers"));
+    host_ports(json_object_get(obj, "initContainers"));
+}
+
+/* A volume that names no source is an emptyDir. */
+static void volume(json_t *obj)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(obj, key, v) if (strcmp(key, "name") != 0) return;
+    json_object_set_new(obj, "emptyDir", json_object());
+}
+
+/* Every namespace carries its own name as the kubernetes.io/metadata.name label. */
+static void namespace(json_t *obj)
+{
+    json_t *meta = json_object_get(obj, "metadata");
+    const char *name = kapi_json_path_str(meta, "name");
+    if (!name || !*name)
+        return;
+    json_object_set_new(kapi_json_object_ensure(meta, "labels"), "kubernetes.io/metadata.name",
+                        json_string(name));
+}
+
+static void job(json_t *obj)
+{
+    json_t *spec = kapi_json_object_ensure(obj, "spec");
+    json_t *completions = json_object_get(spec, "completions");
+    if (!completions && !json_object_get(spec, "parallelism")) {
+        json_object_set_new(spec, "completions", json_integer(1));
+        json_object_set_new(spec, "parallelism", json_integer(1));
+    } else if (!json_object_get(spec, "parallelism")) {
+        json_object_set_new(spec, "parallelism", json_integer(1));
+    }
+    if (!json_object_get(spec, "backoffLimit"))
+        json_object_set_new(spec, "backoffLimit", json_integer(6));
+    if (!json_object_get(spec, "completionMode"))
+        json_object_set_new(spec, "completionMode", json_string("NonIndexed"));
+    if (!json_object_get(spec, "suspend"))
+        json_object_set_new(spec, "suspend", json_false());
+    json_t *meta = kapi_json_object_ensure(obj, "metadata");
+    json_t *tmpl_labels = kapi_json_path(spec, "template.metadata.labels");
+    if (json_object_size(json_object_get(meta, "labels")) == 0 && json_object_size(tmpl_labels))
+        json_object_set_new(meta, "labels", json_deep_copy(tmpl_labels));
+    size_t i;
+    json_t *rule, *cond;
+    json_array_foreach(kapi_json_path(spec, "podFailurePolicy.rules"), i, rule)
+    {
+        size_t j;
+        json_array_foreach(json_object_get(rule, "onPodConditions"), j, cond)
+        {
+            const char *st = json_string_value(json_object_get(cond, "status"));
+            if (!st || !*st)
+                json_object_set_new(cond, "status", json_string("True"));
+        }
+    }
+}
+
+/* A CRD's stored versions start with its storage version. */
+static void crd(json_t *obj)
+{
+    json_t *status = json_object_get(obj, "status");
+    if (json_array_size(json_object_get(status, "storedVersions")))
+        return;
+    size_t i;
+    json_t *v;
+    json_array_foreach(kapi_json_path(obj, "spec.versions"), i, v)
+    {
+        if (json_is_true(json_object_get(v, "storage")) && json_object_get(v, "name")) {
+            json_object_set_new(kapi_json_object_ensure(obj, "status"), "storedVersions",
+                                json_pack("[O]", json_object_get(v, "name")));
+            return;
+        }
+    }
+}
+
+/* names.singular is the lower-cased kind, names.listKind the kind + "List". */
+static void crd_spec(json_t *obj)
+{
+    json_t *names = json_object_get(obj, "names");
+    const char *kind = kapi_json_path_str(names, "kind");
+    if (!json_is_object(names) || !kind || !*kind)
+        return;
+    const char *singular = kapi_json_path_str(names, "singular");
+    if (!singular || !*singular) {
+        char *lower = kapi_xstrdup(kind);
+        for (char *p = lower; *p; p++)
+            *p = (char)tolower((unsigned char)*p);
+        json_object_set_new(names, "singular", json_string(lower));
+        free(lower);
+    }
+    const char *list = kapi_json_path_str(names, "listKind");
+    if (!list || !*list)
+        json_object_set_new(names, "listKind", json_sprintf("%sList", kind));
 }
 
 void kapi_registry__defaulters(kapi_schema_set *s)
 {
-    kapi_schema_set_defaulter(s, "container", container);
+    static const struct {
+        const char *name;
+        kapi_schema_defaulter_fn fn;
+    } all[] = {
+        {"core.v1.Container", container},
+        {"core.v1.PodSpec", pod_spec},
+        {"core.v1.Volume", volume},
+        {"core.v1.Namespace", namespace},
+        {"batch.v1.Job", job},
+        {"apiextensions.v1.CustomResourceDefinition", crd},
+        {"apiextensions.v1.CustomResourceDefinitionSpec", crd_spec},
+    };
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(all); i++)
+        kapi_schema_set_defaulter(s, all[i].name, all[i].fn);
 }

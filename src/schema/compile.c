@@ -236,6 +236,7 @@ static void compile_props(compiler *c, kapi_schema *n, const json_t *props, cons
         p->default_value = json_object_get(v, "default");
         p->emit = json_object_get(v, "x-kapi-emit");
         p->protobuf = (int)json_integer_value(json_object_get(v, "x-kapi-protobuf"));
+        p->omitempty = json_is_true(json_object_get(v, "x-kapi-omitempty"));
     }
 }
 
@@ -404,6 +405,24 @@ static const char *go_name(kapi_arena *a, const char *def)
     return kapi_arena_strdup(a, dot ? dot + 1 : def);
 }
 
+/* Go decodes the JSONSchemaPropsOr* unions into JSONSchemaProps (see or_schema). */
+static void link_or_schemas(kapi_schema_set *s)
+{
+    static const char *const unions[] = {"JSONSchemaPropsOrArray", "JSONSchemaPropsOrBool",
+                                         "JSONSchemaPropsOrStringArray"};
+    for (size_t i = 0; i < s->nnodes; i++) {
+        kapi_schema *n = s->nodes[i];
+        for (size_t u = 0; u < KAPI_ARRAY_LEN(unions); u++) {
+            if (strcmp(n->go_name, unions[u]) != 0)
+                continue;
+            size_t prefix = strlen(n->def_name) - strlen(unions[u]);
+            char *props = kapi_arena_printf(&s->arena, "%.*sJSONSchemaProps", (int)prefix,
+                                            n->def_name);
+            n->or_schema = lookup(s, props);
+        }
+    }
+}
+
 kapi_error *kapi_schema_set_compile(kapi_schema_set *s)
 {
     s->nnodes = json_object_size(s->defs);
@@ -420,6 +439,7 @@ kapi_error *kapi_schema_set_compile(kapi_schema_set *s)
     }
     qsort(s->nodes, s->nnodes, sizeof(*s->nodes), node_cmp);
     compiler c = {.arena = &s->arena, .set = s};
+    link_or_schemas(s);
     for (i = 0; i < s->nnodes && !c.err; i++) {
         kapi_schema *n = s->nodes[i];
         fill(&c, n, json_object_get(s->defs, n->def_name), n->def_name);

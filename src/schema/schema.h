@@ -16,6 +16,8 @@
  *   x-kapi-protobuf            a property's protobuf field number
  *   x-kapi-emit                the value Go's encoder writes for an absent property
  *                              (non-pointer structs, fields without omitempty)
+ *   x-kapi-omitempty           a value field Go writes only when it is not zero ("", 0,
+ *                              false, empty list or map), and defaulting takes zero as unset
  *   x-kapi-defaulter           a definition's conditional defaulting, done in C
  *   x-kapi-required-on-create  properties required of new objects only
  */
@@ -55,6 +57,7 @@ typedef struct kapi_schema_prop {
     json_t *default_value; /* NULL when none */
     json_t *emit;          /* x-kapi-emit, or NULL */
     int protobuf;          /* x-kapi-protobuf, 0 when none */
+    bool omitempty;        /* x-kapi-omitempty: Go writes it only when not zero */
 } kapi_schema_prop;
 
 /* An optional bound: set says whether the keyword was given. */
@@ -108,6 +111,10 @@ struct kapi_schema {
     const char *map_type;                 /* atomic, granular, or NULL */
     const char *patch_strategy, *patch_merge_key;
     json_t *gvk;                          /* x-kubernetes-group-version-kind, or NULL */
+
+    /* JSONSchemaPropsOrArray, -OrBool, -OrStringArray: a value that is an object (or,
+     * for -OrArray, a list of objects) is decoded as this schema, JSONSchemaProps. */
+    const kapi_schema *or_schema;
 
     /* kapi facts */
     const char *defaulter; /* x-kapi-defaulter */

@@ -24,6 +24,28 @@ typedef struct walker {
 } walker;
 
 static kapi_error *walk(walker *k, const kapi_schema *s, json_t *v, const char *go_struct);
+static void pop(kapi_buf *p, size_t len);
+
+/* Go's zero values, which an omitempty field does not write. */
+static bool is_zero(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_STRING:
+        return json_string_length(v) == 0;
+    case JSON_INTEGER:
+        return json_integer_value(v) == 0;
+    case JSON_REAL:
+        return json_real_value(v) == 0;
+    case JSON_FALSE:
+        return true;
+    case JSON_ARRAY:
+        return json_array_size(v) == 0;
+    case JSON_OBJECT:
+        return json_object_size(v) == 0;
+    default:
+        return false;
+    }
+}
 
 static void record_unknown(walker *k, const char *key)
 {
@@ -291,7 +313,7 @@ static kapi_error *walk_object(walker *k, const kapi_schema *s, json_t *obj, con
     {
         const kapi_schema_prop *p = find_prop(s, key);
         const kapi_schema *child = p ? p->schema : s->additional;
-        if (json_is_null(v) && (w->go_types || !child || !child->nullable) && child) {
+        if (child && json_is_null(v) && (w->go_types || !child->nullable)) {
             json_object_del(obj, key);
             continue;
         }
@@ -304,6 +326,8 @@ static kapi_error *walk_object(walker *k, const kapi_schema *s, json_t *obj, con
         }
         if ((err = walk_member(k, child, v, key, p != NULL, go_struct)) != NULL)
             return err;
+        if (p && p->omitempty && w->go_types && is_zero(v))
+            json_object_del(obj, key);
     }
     if (w->defaults) {
         for (size_t i = 0; i < s->nprops; i++) {
@@ -343,8 +367,33 @@ static kapi_error *walk_array(walker *k, const kapi_schema *s, json_t *arr, cons
     return NULL;
 }
 
+/* A JSONSchemaPropsOr* union: schemas are walked as JSONSchemaProps, the rest kept. */
+static kapi_error *walk_union(walker *k, const kapi_schema *s, json_t *v, const char *go_struct)
+{
+    if (json_is_object(v))
+        return walk(k, s->or_schema, v, go_struct);
+    if (!json_is_array(v))
+        return NULL;
+    size_t i;
+    json_t *x;
+    json_array_foreach(v, i, x)
+    {
+        if (!json_is_object(x))
+            continue;
+        size_t pl = k->path.len;
+        kapi_buf_printf(&k->path, "[%zu]", i);
+        kapi_error *err = walk(k, s->or_schema, x, go_struct);
+        pop(&k->path, pl);
+        if (err)
+            return err;
+    }
+    return NULL;
+}
+
 static kapi_error *walk(walker *k, const kapi_schema *s, json_t *v, const char *go_struct)
 {
+    if (s->or_schema)
+        return walk_union(k, s, v, go_struct);
     if (is_any_node(s) && !s->int_or_string)
         return NULL;
     bool go = k->w->go_types;
