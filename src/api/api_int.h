@@ -113,6 +113,8 @@ void kapi_api__serve_resource_list(kapi_req *r, const char *group, const char *v
 kapi_openapi *kapi_api__openapi_new(const kapi_registry *reg);
 void kapi_api__openapi_free(kapi_openapi *o);
 void kapi_api__serve_openapi(kapi_req *r);
+/* openapi_pb.c: a Swagger 2.0 document as gnostic's openapi_v2.Document protobuf. */
+char *kapi_api__openapi_v2_proto(const json_t *doc, size_t *len);
 
 /* rest.c: the verbs on a resolved type. */
 void kapi_api__serve_resource(kapi_req *r);

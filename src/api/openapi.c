@@ -26,8 +26,8 @@ typedef struct doc {
 } doc;
 
 struct kapi_openapi {
-    char *v2;
-    size_t v2_len;
+    char *v2, *v2_pb;
+    size_t v2_len, v2_pb_len;
     char *index;
     size_t index_len;
     doc *docs;
@@ -393,9 +393,10 @@ kapi_openapi *kapi_api__openapi_new(const kapi_registry *reg)
                             json_pack("{s:s+++}", "serverRelativeURL", "/openapi/v3/", d->path,
                                       "?hash=", d->hash));
     }
-    o->v2 = encode_doc(json_pack("{s:s,s:o,s:o,s:o}", "swagger", "2.0", "info", info(), "paths",
-                                 paths, "definitions", defs),
-                       &o->v2_len);
+    json_t *v2 = json_pack("{s:s,s:o,s:o,s:o}", "swagger", "2.0", "info", info(), "paths", paths,
+                           "definitions", defs);
+    o->v2_pb = kapi_api__openapi_v2_proto(v2, &o->v2_pb_len);
+    o->v2 = encode_doc(v2, &o->v2_len);
     o->index = encode_doc(json_pack("{s:o}", "paths", index), &o->index_len);
     return o;
 }
@@ -410,15 +411,25 @@ void kapi_api__openapi_free(kapi_openapi *o)
     }
     free(o->docs);
     free(o->v2);
+    free(o->v2_pb);
     free(o->index);
     free(o);
 }
 
-static void respond_static(kapi_req *r, const char *p, size_t n)
+static void respond_static(kapi_req *r, const char *type, const char *p, size_t n)
 {
-    static const kapi_http_header h[] = {{"Content-Type", "application/json"}};
+    const kapi_http_header h[] = {{"Content-Type", type}};
     kapi_http_chunk c = {p, n, NULL, NULL};
     kapi_http_respond(r->http, 200, h, 1, &c, 1);
+}
+
+/* client-go asks for the protobuf form of /openapi/v2 by this media type (either
+ * spelling), possibly among others. */
+static bool wants_v2_protobuf(kapi_req *r)
+{
+    const char *accept = kapi_http_header_get(r->http, "accept");
+    return accept && (strstr(accept, "application/com.github.proto-openapi.spec.v2@v1.0+protobuf") ||
+                      strstr(accept, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"));
 }
 
 void kapi_api__serve_openapi(kapi_req *r)
@@ -429,17 +440,21 @@ void kapi_api__serve_openapi(kapi_req *r)
         return;
     }
     if (strcmp(r->path, "/openapi/v2") == 0) {
-        respond_static(r, o->v2, o->v2_len);
+        if (wants_v2_protobuf(r))
+            respond_static(r, "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+                           o->v2_pb, o->v2_pb_len);
+        else
+            respond_static(r, "application/json", o->v2, o->v2_len);
         return;
     }
     if (strcmp(r->path, "/openapi/v3") == 0 || strcmp(r->path, "/openapi/v3/") == 0) {
-        respond_static(r, o->index, o->index_len);
+        respond_static(r, "application/json", o->index, o->index_len);
         return;
     }
     if (strncmp(r->path, "/openapi/v3/", 12) == 0) {
         for (size_t i = 0; i < o->ndocs; i++)
             if (strcmp(r->path + 12, o->docs[i].path) == 0) {
-                respond_static(r, o->docs[i].bytes, o->docs[i].len);
+                respond_static(r, "application/json", o->docs[i].bytes, o->docs[i].len);
                 return;
             }
     }

@@ -76,7 +76,7 @@ for want in "concurrencyPolicy: Allow" "successfulJobsHistoryLimit: 3" \
 done
 
 for what in cronjob cronjob.spec.jobTemplate clustercidr.spec namespace event \
-    events.events.k8s.io customresourcedefinition.spec.versions; do
+    customresourcedefinition.spec.versions; do
     out=$(kc explain "$what" 2>&1)
     if echo "$out" | grep -q "^DESCRIPTION:" && echo "$out" | grep -qE "^FIELDS:"; then
         pass "kubectl explain $what"
@@ -84,6 +84,13 @@ for what in cronjob cronjob.spec.jobTemplate clustercidr.spec namespace event \
         fail "kubectl explain $what" "$(echo "$out" | head -3)"
     fi
 done
+
+out=$(kc explain events --api-version=events.k8s.io/v1 2>&1)
+if echo "$out" | grep -q "^GROUP: *events.k8s.io" && echo "$out" | grep -q "reportingController"; then
+    pass "kubectl explain events --api-version=events.k8s.io/v1"
+else
+    fail "kubectl explain events --api-version=events.k8s.io/v1" "$(echo "$out" | head -3)"
+fi
 
 cat >"$work/cc.yaml" <<'YAML'
 apiVersion: networking.k8s.io/v1alpha1
