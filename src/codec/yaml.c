@@ -781,9 +781,9 @@ static json_t *decode(dec *d, node *n, int depth)
     gval g;
     if (!count(d))
         return NULL;
-    if (depth > KAPI_YAML_MAX_DEPTH) {
+    if ((n->kind == N_SEQ || n->kind == N_MAP) && depth >= KAPI_YAML_MAX_DEPTH) {
         fail(d, "line %d: exceeded max depth of %d", n->line + 1, KAPI_YAML_MAX_DEPTH);
-        return NULL;
+        return NULL; /* reached through aliases: the tree itself was checked */
     }
     switch (n->kind) {
     case N_ALIAS:

@@ -281,6 +281,28 @@ TEST(yaml_depth_limit)
     CHECK_STR_EQ(err->message, "yaml: line 1: exceeded max depth of 2048");
     kapi_error_free(err);
 
+    /* An alias adds the depth of what it names to where it stands: 1 (the top mapping) +
+     * 1047 + 1000 collections is the limit, one more is too many. */
+    for (int extra = 0; extra <= 1; extra++) {
+        kapi_buf_clear(&b);
+        kapi_buf_puts(&b, "x: &x ");
+        for (int i = 0; i < 1000; i++)
+            kapi_buf_putc(&b, '[');
+        for (int i = 0; i < 1000; i++)
+            kapi_buf_putc(&b, ']');
+        kapi_buf_puts(&b, "\ny: ");
+        for (int i = 0; i < 1047 + extra; i++)
+            kapi_buf_putc(&b, '[');
+        kapi_buf_puts(&b, "*x");
+        for (int i = 0; i < 1047 + extra; i++)
+            kapi_buf_putc(&b, ']');
+        err = kapi_yaml_parse(b.ptr, b.len, &v, NULL);
+        CHECK((err != NULL) == (extra == 1));
+        if (err)
+            kapi_error_free(err);
+        json_decref(v);
+    }
+
     /* An alias adds the depth of what it names to where it stands. */
     kapi_buf_clear(&b);
     kapi_buf_puts(&b, "a0: &a0 [");
