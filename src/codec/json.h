@@ -8,6 +8,12 @@
  * stamps revisions into stored bytes (store.h).
  *
  * Values returned as json_t * are new references the caller owns (json_decref).
+ *
+ * Duplicate keys: jansson keeps the last value of a repeated key and says nothing, as Go
+ * does; kube-apiserver reports each repeat (a warning by default, an error with
+ * fieldValidation=Strict). kapi_json_duplicates finds them in the raw bytes of a body that
+ * already parsed, in one pass, and words them as sigs.k8s.io/json does. The YAML codec
+ * reports its duplicates into the same kapi_dups list (yaml.h).
  */
 #ifndef KAPI_CODEC_JSON_H
 #define KAPI_CODEC_JSON_H
@@ -36,5 +42,46 @@ json_t *kapi_json_path(const json_t *v, const char *path);
 const char *kapi_json_path_str(const json_t *v, const char *path);
 /* The object at key in obj, created (empty) if absent or not an object; borrowed. */
 json_t *kapi_json_object_ensure(json_t *obj, const char *key);
+
+/* Appends s (n bytes) quoted as Go's strconv.Quote does: the %q of kube-apiserver's
+ * messages (`unknown field "spec.x"`). Bytes that are not UTF-8 come out as \xNN. */
+void kapi_json_quote_go(kapi_buf *b, const char *s, size_t n);
+
+/* One repeated key, in kube-apiserver's words. */
+typedef struct kapi_dup {
+    char *message; /* `duplicate field "spec.schedule"`, `line 7: key "a" already set in map` */
+    char *path;    /* JSON: the field path ("spec.containers[0].name"); YAML: NULL */
+    size_t offset; /* JSON: byte offset of the repeated key's opening quote; YAML: 0 */
+    int line;      /* YAML: the 1-based line of the repeated key's value; JSON: 0 */
+} kapi_dup;
+
+/* The repeated keys of one body, in document order; the list owns its strings. */
+typedef struct kapi_dups {
+    kapi_dup *v;
+    size_t n, cap;
+} kapi_dups;
+
+void kapi_dups_init(kapi_dups *d);
+void kapi_dups_dispose(kapi_dups *d);
+
+/* Most entries one body reports (sigs.k8s.io/json keeps at most 100 strict errors). */
+#define KAPI_JSON_MAX_DUPS 100
+
+/* Scans p[0..n), a JSON text that kapi_json_parse accepted, and appends to dups each key
+ * that repeats one of the same object, compared after unescaping ("a" and "\u0061" are one
+ * key), as sigs.k8s.io/json's strict decoding reports them into an untyped map:
+ *
+ *   - the path joins the keys from the root with "." and writes array positions as [i]:
+ *     spec.template.spec.containers[0].name, [2].a (a top-level array); keys are written
+ *     as they are, dots and all, and the message quotes the path: duplicate field "a.b";
+ *   - a key is reported when it repeats, before anything inside its second value; a key
+ *     repeated three times is reported once (equal messages are kept once), and at most
+ *     KAPI_JSON_MAX_DUPS entries are kept.
+ *
+ * For a typed (built-in) kind Go checks only the fields the type knows: a repeated unknown
+ * field is reported as unknown, once, and nothing inside an unknown field is reported; the
+ * caller drops those entries. Returns how many entries were appended. Malformed input ends
+ * the scan early; it never reads past p + n. */
+size_t kapi_json_duplicates(const char *p, size_t n, kapi_dups *dups);
 
 #endif

@@ -1,0 +1,72 @@
+/*
+ * codec internals: the pieces of Go's standard library and of gopkg.in/yaml.v2 that the
+ * JSON and YAML codecs need in order to say and decide things exactly as kube-apiserver
+ * does (strconv's quoting, number parsing and float formatting, YAML 1.1 scalar
+ * resolution, go-yaml's key order). Nothing here allocates except through kapi_buf.
+ */
+#ifndef KAPI_CODEC_INT_H
+#define KAPI_CODEC_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+
+/* ---- Go's strconv and unicode/utf8 (gostr.c) ---- */
+
+/* The rune at s[0..n) and its width, as utf8.DecodeRune: -1 with width 1 for a byte that
+ * does not start a valid sequence (overlong forms and surrogates included). n > 0. */
+int32_t kapi_codec__rune(const char *s, size_t n, size_t *width);
+/* Appends s as strconv.Quote writes it (Go's %q and the string form of %#v). */
+void kapi_codec__quote(kapi_buf *b, const char *s, size_t n);
+/* Appends s with each byte that is not part of valid UTF-8 replaced by U+FFFD, as
+ * encoding/json does when it writes a Go string. */
+void kapi_codec__put_utf8(kapi_buf *b, const char *s, size_t n);
+/* True when s is valid UTF-8 in Go's sense. */
+bool kapi_codec__valid_utf8(const char *s, size_t n);
+/* strconv.ParseInt(s, 0, 64) and strconv.ParseUint(s, 0, 64): base prefixes 0x 0o 0b and a
+ * leading 0 for octal; false on any syntax or range error. */
+bool kapi_codec__parse_int(const char *s, size_t n, int64_t *out);
+bool kapi_codec__parse_uint(const char *s, size_t n, uint64_t *out);
+/* strconv.ParseFloat(s, 64) for decimal text (underscores between digits allowed as in
+ * Go); false on a syntax error or an overflow to infinity. */
+bool kapi_codec__parse_float(const char *s, size_t n, double *out);
+/* strconv.FormatFloat(x, 'g', -1, bits) with bits 32 or 64: "1e+06", "0.1", "+Inf". */
+void kapi_codec__format_g(char out[40], double x, int bits);
+
+/* ---- gopkg.in/yaml.v2 (yaml_resolve.c) ---- */
+
+/* What a plain scalar resolves to (go-yaml's resolve with tag ""). */
+typedef enum kapi_yaml__kind {
+    KAPI_YAML_STR,
+    KAPI_YAML_NULL,
+    KAPI_YAML_BOOL,
+    KAPI_YAML_INT,   /* fits int64 */
+    KAPI_YAML_UINT,  /* above INT64_MAX */
+    KAPI_YAML_FLOAT, /* includes .inf and .nan */
+    KAPI_YAML_TIMESTAMP,
+    KAPI_YAML_MERGE,
+} kapi_yaml__kind;
+
+typedef struct kapi_yaml__value {
+    kapi_yaml__kind kind;
+    bool b;
+    int64_t i;
+    uint64_t u;
+    double f;
+} kapi_yaml__value;
+
+/* Resolves scalar text the way go-yaml v2 resolves an untagged plain scalar (YAML 1.1:
+ * y/yes/on/true..., ~/null, 0x/0o/0b and leading-zero octal ints, underscores, .inf/.nan,
+ * timestamps). allow_timestamp is false when the scalar carried an explicit tag other than
+ * !!timestamp. */
+kapi_yaml__kind kapi_yaml__resolve(const char *s, size_t n, bool allow_timestamp,
+                                   kapi_yaml__value *out);
+/* go-yaml's isBase60Float: "1:20" and the like, quoted on output for old parsers. */
+bool kapi_yaml__base60(const char *s, size_t n);
+/* go-yaml's map key order for two string keys (sorter.go): runs of digits compare as
+ * numbers and letters sort after other characters. Returns <0, 0 or >0. */
+int kapi_yaml__key_cmp(const char *a, size_t an, const char *b, size_t bn);
+
+#endif
