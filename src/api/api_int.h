@@ -143,8 +143,9 @@ kapi_error *kapi_api__validate_name(const kapi_type *t, json_t *obj);
 json_t *kapi_api__canonical(const json_t *obj);
 /* Encodes obj for storage with the revision gap; returns the heap bytes. */
 char *kapi_api__encode_stored(const json_t *obj, size_t *len, size_t *rv_off);
-/* Decodes a request body into an object (a 400/415 error otherwise). */
-kapi_error *kapi_api__decode_body(kapi_req *r, json_t **out);
+/* Decodes a request body (JSON, YAML, protobuf) into an object (a 400/415 error
+ * otherwise); the repeated keys of a JSON or YAML body go into dups. */
+kapi_error *kapi_api__decode_body(kapi_req *r, json_t **out, kapi_dups *dups);
 /* "2024-01-02T03:04:05Z" for now, in the arena. */
 const char *kapi_api__now(kapi_arena *a);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "codec/yaml.h"
 
 /* Appends a cause and its part of the message "<Kind>.meta.k8s.io "" is invalid: ...". */
 static kapi_error *options_error(kapi_error *err, const char *kind, const char *field,
@@ -94,49 +95,78 @@ static kapi_error *cannot_handle(const kapi_type *t, kapi_error *cause)
     return err;
 }
 
-/* Field validation's answer to what the walk dropped: warnings, or the 400 of Strict. */
-static kapi_error *report_fields(kapi_req *r, const kapi_write_opts *o, const kapi_schema_walk *w)
+/* A repeated key inside an unknown field is reported once, as the unknown field. */
+static bool inside_unknown(const kapi_dup *d, const kapi_schema_walk *w)
 {
-    if (o->fv == KAPI_FV_IGNORE || w->nunknown == 0)
-        return NULL;
+    for (size_t i = 0; d->path && i < w->nunknown; i++) {
+        size_t n = strlen(w->unknown[i]);
+        if (strncmp(d->path, w->unknown[i], n) == 0 &&
+            (d->path[n] == '\0' || d->path[n] == '.' || d->path[n] == '['))
+            return true;
+    }
+    return false;
+}
+
+/* Field validation's answer to the repeated and unknown fields: warnings, nothing, or the
+ * 400 of Strict. Repeated keys come first: a YAML body's are found while converting it,
+ * before the object is decoded. */
+static kapi_error *report_fields(kapi_req *r, const kapi_write_opts *o, const kapi_dups *dups,
+                                 const kapi_schema_walk *w)
+{
+    kapi_dups kept;
+    kapi_dups_init(&kept);
+    kept.v = kapi_xcalloc(dups->n + 1, sizeof(*kept.v));
+    for (size_t i = 0; i < dups->n; i++)
+        if (!inside_unknown(&dups->v[i], w))
+            kept.v[kept.n++] = dups->v[i];
+    kapi_error *err = NULL;
+    bool yaml = kept.n && !kept.v[0].path;
     if (o->fv == KAPI_FV_WARN) {
+        for (size_t i = 0; i < kept.n; i++)
+            kapi_api__warn(r, "%s", kept.v[i].message);
         for (size_t i = 0; i < w->nunknown; i++)
             kapi_api__warn(r, "unknown field \"%s\"", w->unknown[i]);
-        return NULL;
+    } else if (o->fv == KAPI_FV_STRICT && (kept.n || w->nunknown)) {
+        kapi_buf b;
+        kapi_buf_init(&b);
+        kapi_buf_puts(&b, "strict decoding error: ");
+        if (yaml)
+            kapi_yaml_strict_message(&b, &kept);
+        for (size_t i = 0; !yaml && i < kept.n; i++)
+            kapi_buf_printf(&b, "%s%s", i ? ", " : "", kept.v[i].message);
+        for (size_t i = 0; i < w->nunknown; i++)
+            kapi_buf_printf(&b, "%sunknown field \"%s\"", kept.n || i ? ", " : "",
+                            w->unknown[i]);
+        err = cannot_handle(r->type, kapi_error_new(KAPI_STATUS_BAD_REQUEST, "%s", b.ptr));
+        kapi_buf_dispose(&b);
     }
-    kapi_buf b;
-    kapi_buf_init(&b);
-    kapi_buf_puts(&b, "strict decoding error: ");
-    for (size_t i = 0; i < w->nunknown; i++)
-        kapi_buf_printf(&b, "%sunknown field \"%s\"", i ? ", " : "", w->unknown[i]);
-    kapi_error *err = kapi_error_new(KAPI_STATUS_BAD_REQUEST, "%s", b.ptr);
-    kapi_buf_dispose(&b);
-    return cannot_handle(r->type, err);
+    free(kept.v);
+    return err;
 }
 
 kapi_error *kapi_api__decode_object(kapi_req *r, const kapi_write_opts *o, json_t **out)
 {
     const kapi_type *t = r->type;
     json_t *obj = NULL;
+    kapi_dups dups;
+    kapi_dups_init(&dups);
+    kapi_schema_walk w = {.arena = &r->arena, .go_types = true, .defaults = true, .reorder = true};
     kapi_error *err;
     *out = NULL;
-    if ((err = kapi_api__decode_body(r, &obj)) != NULL)
-        return err;
-    if ((err = kapi_api__check_kind(t, obj)) != NULL)
+    if ((err = kapi_api__decode_body(r, &obj, &dups)) != NULL ||
+        (err = kapi_api__check_kind(t, obj)) != NULL)
         goto fail;
-    if (t->schema) {
-        kapi_schema_walk w = {
-            .arena = &r->arena, .go_types = true, .defaults = true, .reorder = true};
-        if ((err = kapi_schema_decode(t->schema, obj, &w)) != NULL) {
-            err = cannot_handle(t, err);
-            goto fail;
-        }
-        if ((err = report_fields(r, o, &w)) != NULL)
-            goto fail;
+    if (t->schema && (err = kapi_schema_decode(t->schema, obj, &w)) != NULL) {
+        err = cannot_handle(t, err);
+        goto fail;
     }
+    if ((err = report_fields(r, o, &dups, &w)) != NULL)
+        goto fail;
+    kapi_dups_dispose(&dups);
     *out = obj;
     return NULL;
 fail:
+    kapi_dups_dispose(&dups);
     json_decref(obj);
     return err;
 }

@@ -7,6 +7,7 @@
 
 #include "api/api_int.h"
 #include "codec/protobuf.h"
+#include "codec/yaml.h"
 
 static const char *internal_package(const char *group)
 {
@@ -269,29 +270,44 @@ static bool media_is(const char *ct, const char *type)
     return n == strlen(type) && strncasecmp(ct, type, n) == 0;
 }
 
-kapi_error *kapi_api__decode_body(kapi_req *r, json_t **out)
+kapi_error *kapi_api__decode_body(kapi_req *r, json_t **out, kapi_dups *dups)
 {
     const char *ct = kapi_http_header_get(r->http, "content-type");
+    const char *body = r->http->body;
+    size_t len = r->http->body_len;
     *out = NULL;
     if (ct && media_is(ct, KAPI_PROTOBUF_MEDIA_TYPE) && r->type->protobuf_message)
         return decode_protobuf(r, out);
-    if (ct && *ct && !media_is(ct, "application/json"))
+    bool yaml = ct && media_is(ct, KAPI_YAML_MEDIA_TYPE);
+    if (ct && *ct && !yaml && !media_is(ct, "application/json"))
         return kapi_error_new(KAPI_STATUS_UNSUPPORTED_MEDIA_TYPE,
                               "the body of the request was in an unknown format - accepted "
-                              "media types include: application/json%s",
-                              r->type->protobuf_message ? ", " KAPI_PROTOBUF_MEDIA_TYPE : "");
+                              "media types include: application/json, application/yaml, "
+                              KAPI_PROTOBUF_MEDIA_TYPE);
+    json_t *v = NULL;
     char *perr = NULL;
-    json_t *v = kapi_json_parse(r->http->body, r->http->body_len, &perr);
+    if (yaml) {
+        kapi_error *err = kapi_yaml_parse(body, len, &v, dups);
+        if (err) {
+            kapi_error *u = unrecognized(r->type, err->message, body, len);
+            kapi_error_free(err);
+            return u;
+        }
+    } else {
+        v = kapi_json_parse(body, len, &perr);
+    }
     if (!v || !json_is_object(v)) {
         char *what = kapi_xprintf(
             "couldn't get version/kind; json parse error: %s",
             perr ? perr : "json: cannot unmarshal non-object into Go value of type struct");
-        kapi_error *err = unrecognized(r->type, what, r->http->body, r->http->body_len);
+        kapi_error *err = unrecognized(r->type, what, body, len);
         free(what);
         free(perr);
         json_decref(v);
         return err;
     }
+    if (!yaml)
+        kapi_json_duplicates(body, len, dups);
     *out = v;
     return NULL;
 }
