@@ -169,8 +169,13 @@ kapi_error *kapi_schema_decode(const kapi_schema *s, json_t *obj, kapi_schema_wa
 
 /* ---- value validation (custom resources; validate.c) ---- */
 
-/* Validates v against s (every keyword a structural schema may carry), appending
- * Kubernetes-worded causes to err; path is the field path of v ("" at the root). */
+/* Validates v against s as kube-apiserver 1.26 validates a custom resource: kube-openapi's
+ * checks of every keyword a structural schema may carry (formats as apiextensions keeps
+ * them), then x-kubernetes-list-type set and map uniqueness. Appends the causes to err in
+ * Kubernetes' order and words (FieldValueInvalid, FieldValueTypeInvalid,
+ * FieldValueRequired, FieldValueNotSupported, FieldValueTooLong, FieldValueTooMany,
+ * FieldValueDuplicate; "<nil>" fields for anyOf/oneOf/allOf/not); appends nothing when v is
+ * valid. path names v ("" for a whole object); v may be NULL (null). */
 void kapi_schema_validate(const kapi_schema *s, const json_t *v, const char *path,
                           kapi_error *err);
 
