@@ -26,7 +26,7 @@ static void status_update(const kapi_type *t, json_t *obj, const json_t *old)
     (void)t;
     json_t *st = json_object_get(old, "status");
     json_object_del(obj, "status");
-    json_object_set(obj, "status", st ? st : json_object());
+    json_object_set_new(obj, "status", st ? json_incref(st) : json_object());
 }
 
 /* namespace: phase Active, the "kubernetes" finalizer, the metadata.name label. */
@@ -69,7 +69,7 @@ static void namespace_update(const kapi_type *t, json_t *obj, const json_t *old)
         json_object_del(spec, "finalizers");
     json_object_del(obj, "status");
     json_t *st = json_object_get(old, "status");
-    json_object_set(obj, "status", st ? st : json_object());
+    json_object_set_new(obj, "status", st ? json_incref(st) : json_object());
 }
 
 /*
