@@ -940,6 +940,16 @@ static void init_containers(pctx *c, const json_t *ctrs, const json_t *regular, 
 
 /* ---- the pod spec ---- */
 
+static const kapi_gofield toleration_fields[] = {
+    {"Key", "key", KAPI_GO_STRING, NULL, NULL},
+    {"Operator", "operator", KAPI_GO_STRING, NULL, NULL},
+    {"Value", "value", KAPI_GO_STRING, NULL, NULL},
+    {"Effect", "effect", KAPI_GO_STRING, NULL, NULL},
+    {"TolerationSeconds", "tolerationSeconds", KAPI_GO_PTR, NULL, "int64"},
+};
+static const kapi_gotype go_toleration = {"core.Toleration", toleration_fields,
+                                          KAPI_ARRAY_LEN(toleration_fields)};
+
 /* ValidateTolerations */
 static void tolerations(pctx *c, const json_t *tols, const char *path)
 {
@@ -969,14 +979,12 @@ static void tolerations(pctx *c, const json_t *tols, const char *path)
                                        msgs[1]);
         } else if (strcmp(op, "Exists") == 0) {
             if (*value) {
-                char *v = kapi_xprintf(
-                    "core.Toleration{Key:\"%s\", Operator:\"%s\", Value:\"%s\", Effect:\"%s\", "
-                    "TolerationSeconds:(*int64)(%s)}",
-                    key, op, value, effect,
-                    kapi_vhas(t, "tolerationSeconds") ? "0xc000000000" : "nil");
-                kapi_field_invalid_raw(c->err, P(c, at, "operator"), v,
+                kapi_buf b;
+                kapi_buf_init(&b);
+                kapi_gofmt(&b, &go_toleration, t);
+                kapi_field_invalid_raw(c->err, P(c, at, "operator"), b.ptr,
                                        "value must be empty when `operator` is 'Exists'");
-                free(v);
+                kapi_buf_dispose(&b);
             }
         } else {
             kapi_field_not_supported(c->err, P(c, at, "operator"), op, ops);
