@@ -416,6 +416,8 @@ static kapi_error *update(kapi_req *r, json_t *obj, kapi_obj **out, int *status,
     if (*r->info.subresource) {
         obj = subresource_update(r->info.subresource, obj, old);
         meta = json_object_get(obj, "metadata");
+        if ((err = kapi_type_validate_subresource(t, r->info.subresource, obj, old)) != NULL)
+            goto done;
     } else {
         keep_server_fields(t, meta, json_object_get(old, "metadata"), obj, old);
         if (t->strategy->prepare_update)

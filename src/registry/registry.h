@@ -38,6 +38,10 @@ typedef struct kapi_type_strategy {
      * object in the served view; metadata included where Kubernetes checks it. Without
      * the hook a type's metadata is checked by its nameRule. */
     void (*validate)(const kapi_type *t, const json_t *obj, const json_t *old, kapi_error *err);
+    /* The same for a write to subresource sub ("status", "finalize"): obj is the object
+     * as it would be stored, old the stored one. */
+    void (*validate_subresource)(const kapi_type *t, const char *sub, const json_t *obj,
+                                 const json_t *old, kapi_error *err);
 } kapi_type_strategy;
 
 /* A subresource of a type: "status", "finalize", ... */
@@ -112,6 +116,10 @@ char *kapi_registry_storage_hash(const char *group, const char *version, const c
  * the generic metadata checks; on update the generic metadata and update checks, then
  * the type's. Returns NULL, or the 422 Invalid error with every cause. */
 kapi_error *kapi_type_validate(const kapi_type *t, const json_t *obj, const json_t *old);
+/* Validates a write to subresource sub as rest.BeforeUpdate does with the subresource's
+ * strategy: the generic metadata and update checks, then the type's subresource rules. */
+kapi_error *kapi_type_validate_subresource(const kapi_type *t, const char *sub, const json_t *obj,
+                                           const json_t *old);
 
 /* Strategies by name, for the type files (registry/strategies.c). */
 const kapi_type_strategy *kapi_registry__strategy(const char *name);

@@ -68,6 +68,11 @@ void kapi_registry__validate_event(const kapi_type *t, const json_t *obj, const 
 /* validate_core.c: Namespace. */
 void kapi_registry__validate_namespace(const kapi_type *t, const json_t *obj, const json_t *old,
                                        kapi_error *err);
+/* validate_core.c: a Namespace's status and finalize writes (ValidateNamespaceStatusUpdate,
+ * ValidateNamespaceFinalizeUpdate). */
+void kapi_registry__validate_namespace_subresource(const kapi_type *t, const char *sub,
+                                                   const json_t *obj, const json_t *old,
+                                                   kapi_error *err);
 /* validate_core.c: core's ValidateNodeSelector (terms, requirements on labels and on the
  * metadata.name field). */
 void kapi_registry__validate_node_selector(kapi_error *err, kapi_arena *a, const json_t *ns,

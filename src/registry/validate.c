@@ -50,30 +50,56 @@ static void type_validate(const kapi_type *t, const json_t *obj, const json_t *o
         default_validate(t, obj, old, err, a);
 }
 
-kapi_error *kapi_type_validate(const kapi_type *t, const json_t *obj, const json_t *old)
+/* rest.validateCommonFields: the metadata checks of every update, whatever the type. */
+static void common_update(const kapi_type *t, const json_t *obj, const json_t *old, kapi_error *err,
+                          kapi_arena *a)
 {
-    kapi_error *err = kapi_error_new(KAPI_STATUS_INVALID, "invalid");
-    kapi_arena a;
     const json_t *meta = json_object_get(obj, "metadata");
     kapi_meta_rules common = {kapi_name_path_segment, NULL, t->namespaced, false};
-    kapi_arena_init(&a);
-    if (old) {
-        kapi_meta_validate(err, &a, meta, "metadata", &common);
-        kapi_meta_validate_update(err, &a, meta, json_object_get(old, "metadata"), "metadata",
-                                  false);
-        type_validate(t, obj, old, err, &a);
-    } else {
-        type_validate(t, obj, NULL, err, &a);
-        if (err->ncauses == 0)
-            kapi_meta_validate(err, &a, meta, "metadata", &common);
-    }
-    kapi_arena_dispose(&a);
+    kapi_meta_validate(err, a, meta, "metadata", &common);
+    kapi_meta_validate_update(err, a, meta, json_object_get(old, "metadata"), "metadata", false);
+}
+
+/* The 422 for the causes in err, or NULL (err freed) when there are none. Kubernetes
+ * names the kind of the stored (internal) object: events.k8s.io Events answer as core
+ * Events. */
+static kapi_error *finish(const kapi_type *t, const json_t *obj, kapi_error *err)
+{
     if (err->ncauses == 0) {
         kapi_error_free(err);
         return NULL;
     }
-    /* Kubernetes names the kind of the stored (internal) object: events.k8s.io Events
-     * answer as core Events. */
     return kapi_field_finish_invalid(err, t->kind, t->storage_group,
-                                     json_string_value(json_object_get(meta, "name")));
+                                     kapi_vstr(json_object_get(obj, "metadata"), "name"));
+}
+
+kapi_error *kapi_type_validate(const kapi_type *t, const json_t *obj, const json_t *old)
+{
+    kapi_error *err = kapi_error_new(KAPI_STATUS_INVALID, "invalid");
+    kapi_arena a;
+    kapi_meta_rules common = {kapi_name_path_segment, NULL, t->namespaced, false};
+    kapi_arena_init(&a);
+    if (old) {
+        common_update(t, obj, old, err, &a);
+        type_validate(t, obj, old, err, &a);
+    } else {
+        type_validate(t, obj, NULL, err, &a);
+        if (err->ncauses == 0)
+            kapi_meta_validate(err, &a, json_object_get(obj, "metadata"), "metadata", &common);
+    }
+    kapi_arena_dispose(&a);
+    return finish(t, obj, err);
+}
+
+kapi_error *kapi_type_validate_subresource(const kapi_type *t, const char *sub, const json_t *obj,
+                                           const json_t *old)
+{
+    kapi_error *err = kapi_error_new(KAPI_STATUS_INVALID, "invalid");
+    kapi_arena a;
+    kapi_arena_init(&a);
+    common_update(t, obj, old, err, &a);
+    if (t->strategy->validate_subresource)
+        t->strategy->validate_subresource(t, sub, obj, old, err);
+    kapi_arena_dispose(&a);
+    return finish(t, obj, err);
 }

@@ -1,7 +1,7 @@
 /*
  * registry/validate_core: core/v1 validation outside pods and events (Kubernetes 1.26
- * pkg/apis/core/validation): Namespace (ValidateNamespace, ValidateNamespaceUpdate) and the
- * NodeSelector rules other types reuse.
+ * pkg/apis/core/validation): Namespace (ValidateNamespace, ValidateNamespaceUpdate and its
+ * status and finalize writes) and the NodeSelector rules other types reuse.
  */
 #include "registry/registry_int.h"
 
@@ -133,6 +133,44 @@ void kapi_registry__validate_namespace(const kapi_type *t, const json_t *obj, co
             kapi_field_invalid_str(err, "spec.finalizers", f,
                                    "name is neither a standard finalizer name nor is it fully "
                                    "qualified");
+    }
+    kapi_arena_dispose(&a);
+}
+
+/* A Namespace's status write: phase Active unless it is being deleted, then Terminating
+ * ("status.Phase", as 1.26 spells it); a finalize write: each spec.finalizers[i] a
+ * qualified or standard name. */
+void kapi_registry__validate_namespace_subresource(const kapi_type *t, const char *sub,
+                                                   const json_t *obj, const json_t *old,
+                                                   kapi_error *err)
+{
+    kapi_arena a;
+    const json_t *meta = json_object_get(obj, "metadata");
+    (void)t;
+    kapi_arena_init(&a);
+    kapi_meta_validate_update(err, &a, meta, json_object_get(old, "metadata"), "metadata", true);
+    if (strcmp(sub, "status") == 0) {
+        const char *phase = kapi_vstr(json_object_get(obj, "status"), "phase");
+        if (!kapi_vhas(meta, "deletionTimestamp") && strcmp(phase, "Active") != 0)
+            kapi_field_invalid_str(err, "status.Phase", phase,
+                                   "may only be 'Active' if `deletionTimestamp` is empty");
+        else if (kapi_vhas(meta, "deletionTimestamp") && strcmp(phase, "Terminating") != 0)
+            kapi_field_invalid_str(err, "status.Phase", phase,
+                                   "may only be 'Terminating' if `deletionTimestamp` is not "
+                                   "empty");
+    } else if (strcmp(sub, "finalize") == 0) {
+        const json_t *fins = json_object_get(json_object_get(obj, "spec"), "finalizers");
+        for (size_t i = 0; i < json_array_size(fins); i++) {
+            const char *f = json_string_value(json_array_get(fins, i));
+            const char *at = kapi_path_index(&a, "spec.finalizers", i);
+            f = f ? f : "";
+            invalid_each(err, at, f, kapi_is_qualified_name);
+            if (!strchr(f, '/') && strcmp(f, "kubernetes") != 0 && strcmp(f, "orphan") != 0 &&
+                strcmp(f, "foregroundDeletion") != 0)
+                kapi_field_invalid_str(err, at, f,
+                                       "name is neither a standard finalizer name nor is it fully "
+                                       "qualified");
+        }
     }
     kapi_arena_dispose(&a);
 }

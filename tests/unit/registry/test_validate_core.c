@@ -61,3 +61,40 @@ TEST(validate_namespace_update)
 {
     vcase_run("", "v1", "namespaces", NS_BASE, NS_BASE, update_cases, KAPI_ARRAY_LEN(update_cases));
 }
+
+/* A write to a namespace's status or finalize subresource, as the pipeline validates it. */
+static char *subresource_message(const kapi_registry *reg, const char *sub, const char *obj_json)
+{
+    const kapi_type *t =
+        kapi_registry_lookup(reg, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("namespaces"));
+    json_t *obj = vcase_parse(sub, obj_json), *old = vcase_parse(sub, NS_BASE);
+    kapi_error *err = kapi_type_validate_subresource(t, sub, obj, old);
+    char *msg = err ? kapi_xstrdup(err->message) : NULL;
+    kapi_error_free(err);
+    json_decref(obj);
+    json_decref(old);
+    return msg;
+}
+
+TEST(validate_namespace_subresources)
+{
+    kapi_registry *reg;
+    CHECK(kapi_registry_new(&reg) == NULL);
+    char *m = subresource_message(reg, "status",
+                                  "{\"metadata\":{\"name\":\"ns\",\"uid\":\"u1\"},\"status\":{"
+                                  "\"phase\":\"Active\"}}");
+    CHECK(m == NULL);
+    m = subresource_message(reg, "status",
+                            "{\"metadata\":{\"name\":\"ns\",\"uid\":\"u1\"},\"status\":{\"phase\":"
+                            "\"Terminating\"}}");
+    CHECK_STR_EQ(m, NS "status.Phase: Invalid value: \"Terminating\": may only be 'Active' if "
+                       "`deletionTimestamp` is empty");
+    free(m);
+    m = subresource_message(reg, "finalize",
+                            "{\"metadata\":{\"name\":\"ns\",\"uid\":\"u1\"},\"spec\":{"
+                            "\"finalizers\":[\"kubernetes\",\"foo\"]}}");
+    CHECK_STR_EQ(m, NS "spec.finalizers[1]: Invalid value: \"foo\": name is neither a standard "
+                       "finalizer name nor is it fully qualified");
+    free(m);
+    kapi_registry_free(reg);
+}
