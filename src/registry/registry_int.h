@@ -18,27 +18,27 @@
 /* ---- Go's view of a JSON member ---- */
 
 /* The string member key of o, "" when it is not a string. */
-static inline const char *kapi_vstr(const json_t *o, const char *key)
+static inline const char *kapi_registry__str(const json_t *o, const char *key)
 {
     const char *s = json_string_value(json_object_get(o, key));
     return s ? s : "";
 }
 
 /* True when o has member key and it is not null (a set pointer in Go). */
-static inline bool kapi_vhas(const json_t *o, const char *key)
+static inline bool kapi_registry__has(const json_t *o, const char *key)
 {
     const json_t *v = json_object_get(o, key);
     return v && !json_is_null(v);
 }
 
 /* The integer member key of o, 0 when it is not an integer. */
-static inline long long kapi_vint(const json_t *o, const char *key)
+static inline long long kapi_registry__int(const json_t *o, const char *key)
 {
     return (long long)json_integer_value(json_object_get(o, key));
 }
 
 /* True when s is one of the NULL-terminated set. */
-static inline bool kapi_vin(const char *s, const char *const *set)
+static inline bool kapi_registry__in(const char *s, const char *const *set)
 {
     for (size_t i = 0; set[i]; i++)
         if (strcmp(s, set[i]) == 0)

@@ -70,7 +70,7 @@ static kapi_error *finish(const kapi_type *t, const json_t *obj, kapi_error *err
         return NULL;
     }
     return kapi_field_finish_invalid(err, t->kind, t->storage_group,
-                                     kapi_vstr(json_object_get(obj, "metadata"), "name"));
+                                     kapi_registry__str(json_object_get(obj, "metadata"), "name"));
 }
 
 kapi_error *kapi_type_validate(const kapi_type *t, const json_t *obj, const json_t *old)

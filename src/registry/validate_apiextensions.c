@@ -115,7 +115,7 @@ static void gofmt_version(cctx *c, kapi_buf *b, const json_t *v)
     const json_t *sub = own(v, "subresources", c->hoist_subresources);
     const json_t *cols = own(v, "additionalPrinterColumns", c->hoist_columns);
     kapi_buf_puts(b, "apiextensions.CustomResourceDefinitionVersion{Name:");
-    kapi_go_quote(b, kapi_vstr(v, "name"), strlen(kapi_vstr(v, "name")));
+    kapi_go_quote(b, kapi_registry__str(v, "name"), strlen(kapi_registry__str(v, "name")));
     kapi_buf_printf(b,
                     ", Served:%s, Storage:%s, Deprecated:%s, DeprecationWarning:(*string)(%s), "
                     "Schema:(*apiextensions.CustomResourceValidation)(%s), "
@@ -195,7 +195,7 @@ static void validation_rules(cctx *c, const json_t *validation, bool status, con
     const json_t *schema = json_object_get(validation, "openAPIV3Schema");
     if (!json_is_object(schema))
         return;
-    const char *type = kapi_vstr(schema, "type");
+    const char *type = kapi_registry__str(schema, "type");
     if (status && *type && strcmp(type, "object") != 0)
         kapi_field_invalid_str(c->err, P(c, path, "openAPIV3Schema.type"), type,
                                "only \"object\" is allowed as the type at the root of the schema "
@@ -221,7 +221,7 @@ static void simple_json_path(cctx *c, const char *s, const char *path, bool *bad
 static void scale_path(cctx *c, const json_t *scale, const char *key, const char *under,
                        const char *path)
 {
-    const char *s = kapi_vstr(scale, key), *at = P(c, path, key);
+    const char *s = kapi_registry__str(scale, key), *at = P(c, path, key);
     bool bad;
     if (!*s) {
         kapi_field_required(c->err, at, "");
@@ -240,7 +240,7 @@ static void subresources(cctx *c, const json_t *sub, const char *path)
         return;
     scale_path(c, scale, "specReplicasPath", ".spec.", P(c, path, "scale"));
     scale_path(c, scale, "statusReplicasPath", ".status.", P(c, path, "scale"));
-    const char *sel = kapi_vstr(scale, "labelSelectorPath");
+    const char *sel = kapi_registry__str(scale, "labelSelectorPath");
     if (*sel) {
         const char *at = P(c, P(c, path, "scale"), "labelSelectorPath");
         bool bad;
@@ -256,16 +256,16 @@ static void column(cctx *c, const json_t *col, const char *path)
     static const char *const types[] = {"boolean", "date", "integer", "number", "string", NULL};
     static const char *const formats[] = {"byte",  "date",  "date-time", "double", "float",
                                           "int32", "int64", "password",  NULL};
-    const char *type = kapi_vstr(col, "type"), *format = kapi_vstr(col, "format");
-    const char *jp = kapi_vstr(col, "jsonPath");
+    const char *type = kapi_registry__str(col, "type"), *format = kapi_registry__str(col, "format");
+    const char *jp = kapi_registry__str(col, "jsonPath");
     const char *types_msg = "must be one of boolean,date,integer,number,string";
-    if (!*kapi_vstr(col, "name"))
+    if (!*kapi_registry__str(col, "name"))
         kapi_field_required(c->err, P(c, path, "name"), "");
     if (!*type)
         kapi_field_required(c->err, P(c, path, "type"), types_msg);
-    else if (!kapi_vin(type, types))
+    else if (!kapi_registry__in(type, types))
         kapi_field_invalid_str(c->err, P(c, path, "type"), type, "%s", types_msg);
-    if (*format && !kapi_vin(format, formats))
+    if (*format && !kapi_registry__in(format, formats))
         kapi_field_invalid_str(c->err, P(c, path, "format"), format,
                                "must be one of byte,date,date-time,double,float,int32,int64,"
                                "password");
@@ -286,8 +286,9 @@ static void columns(cctx *c, const json_t *cols, const char *path)
  * when default_names is set (spec.names). */
 static void names(cctx *c, const json_t *n, const char *path, bool default_names)
 {
-    const char *plural = kapi_vstr(n, "plural"), *singular = kapi_vstr(n, "singular");
-    const char *kind = kapi_vstr(n, "kind"), *list = kapi_vstr(n, "listKind");
+    const char *plural = kapi_registry__str(n, "plural"),
+               *singular = kapi_registry__str(n, "singular");
+    const char *kind = kapi_registry__str(n, "kind"), *list = kapi_registry__str(n, "listKind");
     char *lower = kapi_xstrdup(kind), *dflt_list = NULL;
     for (char *p = lower; *p; p++)
         *p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
@@ -468,16 +469,16 @@ static void webhook_url(cctx *c, const char *raw, const char *path)
 static void webhook_service(cctx *c, const json_t *svc, const char *path)
 {
     const char *msgs[KAPI_MSGS_MAX];
-    long long port = kapi_vhas(svc, "port") ? kapi_vint(svc, "port") : 443;
-    if (!*kapi_vstr(svc, "name"))
+    long long port = kapi_registry__has(svc, "port") ? kapi_registry__int(svc, "port") : 443;
+    if (!*kapi_registry__str(svc, "name"))
         kapi_field_required(c->err, P(c, path, "name"), "service name is required");
-    if (!*kapi_vstr(svc, "namespace"))
+    if (!*kapi_registry__str(svc, "namespace"))
         kapi_field_required(c->err, P(c, path, "namespace"), "service namespace is required");
     if (kapi_is_port_num(port, msgs))
         kapi_field_invalid_int(c->err, P(c, path, "port"), port, "port is not valid: %s", msgs[0]);
-    if (!kapi_vhas(svc, "path"))
+    if (!kapi_registry__has(svc, "path"))
         return;
-    const char *up = kapi_vstr(svc, "path"), *pp = P(c, path, "path");
+    const char *up = kapi_registry__str(svc, "path"), *pp = P(c, path, "path");
     if (!*up || strcmp(up, "/") == 0)
         return;
     if (strcmp(up, "//") == 0) {
@@ -546,7 +547,7 @@ static void review_versions(cctx *c, const json_t *versions, const char *path)
 static void conversion(cctx *c, const json_t *conv, const char *path)
 {
     static const char *const strategies[] = {"None", "Webhook", NULL};
-    const char *strategy = conv ? kapi_vstr(conv, "strategy") : "None";
+    const char *strategy = conv ? kapi_registry__str(conv, "strategy") : "None";
     const json_t *hook = json_object_get(conv, "webhook");
     const json_t *cc = json_object_get(hook, "clientConfig");
     const json_t *reviews = json_object_get(hook, "conversionReviewVersions");
@@ -554,7 +555,7 @@ static void conversion(cctx *c, const json_t *conv, const char *path)
     const char *not_webhook = "should not be set when strategy is not set to Webhook";
     if (!*strategy)
         kapi_field_required(c->err, P(c, path, "strategy"), "");
-    else if (!kapi_vin(strategy, strategies))
+    else if (!kapi_registry__in(strategy, strategies))
         kapi_field_not_supported(c->err, P(c, path, "strategy"), strategy, strategies);
     if (strcmp(strategy, "Webhook") != 0) {
         if (cc && !json_is_null(cc))
@@ -565,10 +566,10 @@ static void conversion(cctx *c, const json_t *conv, const char *path)
     }
     if (!cc || json_is_null(cc))
         kapi_field_required(c->err, cpath, "required when strategy is set to Webhook");
-    else if (kapi_vhas(cc, "url") == kapi_vhas(cc, "service"))
+    else if (kapi_registry__has(cc, "url") == kapi_registry__has(cc, "service"))
         kapi_field_required(c->err, cpath, "exactly one of url or service is required");
-    else if (kapi_vhas(cc, "url"))
-        webhook_url(c, kapi_vstr(cc, "url"), P(c, cpath, "url"));
+    else if (kapi_registry__has(cc, "url"))
+        webhook_url(c, kapi_registry__str(cc, "url"), P(c, cpath, "url"));
     else
         webhook_service(c, json_object_get(cc, "service"), P(c, cpath, "service"));
     review_versions(c, reviews, P(c, path, "conversionReviewVersions"));
@@ -605,7 +606,7 @@ static void deprecation_warning(cctx *c, const json_t *v, const char *path)
 
 static bool status_enabled(const json_t *sub)
 {
-    return json_is_object(sub) && kapi_vhas(sub, "status");
+    return json_is_object(sub) && kapi_registry__has(sub, "status");
 }
 
 /* validateCustomResourceDefinitionVersion */
@@ -627,10 +628,10 @@ static void versions(cctx *c, const json_t *vs, const char *path)
     bool unique = true;
     for (size_t i = 0; i < json_array_size(vs); i++) {
         const json_t *v = json_array_get(vs, i);
-        const char *name = kapi_vstr(v, "name"), *at = kapi_path_index(c->a, path, i);
+        const char *name = kapi_registry__str(v, "name"), *at = kapi_path_index(c->a, path, i);
         storage += json_is_true(json_object_get(v, "storage"));
         for (size_t j = 0; j < i && unique; j++)
-            unique = strcmp(name, kapi_vstr(json_array_get(vs, j), "name")) != 0;
+            unique = strcmp(name, kapi_registry__str(json_array_get(vs, j), "name")) != 0;
         invalid_joined(c, P(c, at, "name"), name, "", kapi_is_dns1035_label, NULL);
         version_rules(c, v, at);
     }
@@ -644,7 +645,7 @@ static void versions(cctx *c, const json_t *vs, const char *path)
                                "must have exactly one version marked as storage version");
     free(dump);
     if (json_array_size(vs) > 0) /* spec.version, versions[0].name in the internal form */
-        invalid_joined(c, "spec.version", kapi_vstr(json_array_get(vs, 0), "name"), "",
+        invalid_joined(c, "spec.version", kapi_registry__str(json_array_get(vs, 0), "name"), "",
                        kapi_is_dns1035_label, NULL);
 }
 
@@ -652,7 +653,8 @@ static void versions(cctx *c, const json_t *vs, const char *path)
 static void crd_spec(cctx *c, const json_t *spec)
 {
     static const char *const scopes[] = {"Cluster", "Namespaced", NULL};
-    const char *group = kapi_vstr(spec, "group"), *scope = kapi_vstr(spec, "scope");
+    const char *group = kapi_registry__str(spec, "group"),
+               *scope = kapi_registry__str(spec, "scope");
     const json_t *vs = json_object_get(spec, "versions");
     char *group_errs = *group ? joined(kapi_is_dns1123_subdomain, group) : NULL;
     if (!*group)
@@ -665,12 +667,12 @@ static void crd_spec(cctx *c, const json_t *spec)
     free(group_errs);
     if (!*scope)
         kapi_field_required(c->err, "spec.scope", "");
-    else if (!kapi_vin(scope, scopes))
+    else if (!kapi_registry__in(scope, scopes))
         kapi_field_not_supported(c->err, "spec.scope", scope, scopes);
-    bool has_top = c->hoist_schema && kapi_vhas(top(c, "schema", true), "openAPIV3Schema");
+    bool has_top = c->hoist_schema && kapi_registry__has(top(c, "schema", true), "openAPIV3Schema");
     for (size_t i = 0; c->require_schema && !has_top && i < json_array_size(vs); i++) {
         const json_t *schema = own(json_array_get(vs, i), "schema", c->hoist_schema);
-        if (!kapi_vhas(schema, "openAPIV3Schema"))
+        if (!kapi_registry__has(schema, "openAPIV3Schema"))
             kapi_field_required(
                 c->err,
                 P(c, P(c, kapi_path_index(c->a, "spec.versions", i), "schema"), "openAPIV3Schema"),
@@ -691,11 +693,12 @@ static void crd_spec(cctx *c, const json_t *spec)
     columns(c, top(c, "additionalPrinterColumns", c->hoist_columns),
             "spec.additionalPrinterColumns");
     const json_t *conv = json_object_get(spec, "conversion");
-    const char *strategy = kapi_vhas(spec, "conversion") ? kapi_vstr(conv, "strategy") : "None";
+    const char *strategy =
+        kapi_registry__has(spec, "conversion") ? kapi_registry__str(conv, "strategy") : "None";
     if (strcmp(strategy, "None") != 0 && preserve)
         kapi_field_invalid_str(c->err, "spec.conversion.strategy", strategy,
                                "must be None if spec.preserveUnknownFields is true");
-    conversion(c, kapi_vhas(spec, "conversion") ? conv : NULL, "spec.conversion");
+    conversion(c, kapi_registry__has(spec, "conversion") ? conv : NULL, "spec.conversion");
 }
 
 /* ValidateCustomResourceDefinitionStoredVersions */
@@ -711,7 +714,7 @@ static void stored_versions(cctx *c, const json_t *stored, const json_t *vs)
     bool *used = kapi_xcalloc(n, sizeof(*used));
     for (size_t i = 0; i < json_array_size(vs); i++) {
         const json_t *v = json_array_get(vs, i);
-        const char *name = kapi_vstr(v, "name");
+        const char *name = kapi_registry__str(v, "name");
         bool found = false;
         for (size_t j = 0; j < n; j++)
             if (strcmp(name, json_string_value(json_array_get(stored, j)) ?: "") == 0)
@@ -736,7 +739,7 @@ static void stored_versions(cctx *c, const json_t *stored, const json_t *vs)
  * scheme and a host), 3 invalid. */
 static int approval_state(const json_t *meta)
 {
-    const char *v = kapi_vstr(json_object_get(meta, "annotations"), APPROVAL_ANNOTATION);
+    const char *v = kapi_registry__str(json_object_get(meta, "annotations"), APPROVAL_ANNOTATION);
     if (!*v)
         return 0;
     if (strncmp(v, "unapproved", 10) == 0)
@@ -759,7 +762,7 @@ static void api_approval(cctx *c, const json_t *obj, const json_t *old)
 {
     const char *path = "metadata.annotations[" APPROVAL_ANNOTATION "]";
     const json_t *meta = json_object_get(obj, "metadata");
-    if (!protected_group(kapi_vstr(c->spec, "group")))
+    if (!protected_group(kapi_registry__str(c->spec, "group")))
         return;
     int state = approval_state(meta);
     if (old && approval_state(json_object_get(old, "metadata")) == state)
@@ -770,7 +773,8 @@ static void api_approval(cctx *c, const json_t *obj, const json_t *old)
                             "\", see https://github.com/kubernetes/enhancements/pull/1111");
     else if (state == 3)
         kapi_field_invalid_str(
-            c->err, path, kapi_vstr(json_object_get(meta, "annotations"), APPROVAL_ANNOTATION),
+            c->err, path,
+            kapi_registry__str(json_object_get(meta, "annotations"), APPROVAL_ANNOTATION),
             "protected groups must have approval annotation \"" APPROVAL_ANNOTATION
             "\" with either a URL or a reason starting with \"unapproved\", "
             "see https://github.com/kubernetes/enhancements/pull/1111");
@@ -781,8 +785,8 @@ static size_t crd_name(void *ctx, const char *name, bool prefix, const char **ou
 {
     const json_t *spec = ctx;
     size_t n = kapi_name_dns_subdomain(NULL, name, prefix, out);
-    char *want = kapi_xprintf("%s.%s", kapi_vstr(json_object_get(spec, "names"), "plural"),
-                              kapi_vstr(spec, "group"));
+    char *want = kapi_xprintf("%s.%s", kapi_registry__str(json_object_get(spec, "names"), "plural"),
+                              kapi_registry__str(spec, "group"));
     if (strcmp(name, want) != 0)
         out[n++] = "must be spec.names.plural+\".\"+spec.group";
     free(want);
@@ -794,8 +798,8 @@ static bool established(const json_t *crd)
     const json_t *conds = json_object_get(json_object_get(crd, "status"), "conditions");
     for (size_t i = 0; i < json_array_size(conds); i++) {
         const json_t *cond = json_array_get(conds, i);
-        if (strcmp(kapi_vstr(cond, "type"), "Established") == 0)
-            return strcmp(kapi_vstr(cond, "status"), "True") == 0;
+        if (strcmp(kapi_registry__str(cond, "type"), "Established") == 0)
+            return strcmp(kapi_registry__str(cond, "status"), "True") == 0;
     }
     return false;
 }
@@ -805,7 +809,8 @@ static bool all_versions_have_schema(const json_t *spec)
 {
     const json_t *vs = json_object_get(spec, "versions");
     for (size_t i = 0; i < json_array_size(vs); i++)
-        if (!kapi_vhas(json_object_get(json_array_get(vs, i), "schema"), "openAPIV3Schema"))
+        if (!kapi_registry__has(json_object_get(json_array_get(vs, i), "schema"),
+                                "openAPIV3Schema"))
             return false;
     return true;
 }
@@ -826,8 +831,8 @@ static bool recognized_review(const json_t *spec)
 static void immutable_str(cctx *c, const json_t *a, const json_t *b, const char *key,
                           const char *path)
 {
-    if (strcmp(kapi_vstr(a, key), kapi_vstr(b, key)) != 0)
-        kapi_field_invalid_str(c->err, path, kapi_vstr(a, key), "field is immutable");
+    if (strcmp(kapi_registry__str(a, key), kapi_registry__str(b, key)) != 0)
+        kapi_field_invalid_str(c->err, path, kapi_registry__str(a, key), "field is immutable");
 }
 
 void kapi_registry__validate_crd(const kapi_type *t, const json_t *obj, const json_t *old,

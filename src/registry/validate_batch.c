@@ -33,8 +33,8 @@ static const char *P(bctx *c, const char *parent, const char *name)
 /* ValidateNonnegativeField of an optional member. */
 static void nonneg_member(bctx *c, const json_t *o, const char *key, const char *path)
 {
-    if (kapi_vhas(o, key))
-        kapi_registry__nonnegative(c->err, P(c, path, key), kapi_vint(o, key));
+    if (kapi_registry__has(o, key))
+        kapi_registry__nonnegative(c->err, P(c, path, key), kapi_registry__int(o, key));
 }
 
 /* Go's %#v of a []int32. */
@@ -74,19 +74,21 @@ static void enum_listed(bctx *c, const char *path, const char *v, const char *co
 {
     if (!*v)
         required_values(c, path, valid);
-    else if (!kapi_vin(v, valid))
+    else if (!kapi_registry__in(v, valid))
         kapi_field_not_supported(c->err, path, v, valid);
 }
 
 static void on_exit_codes(bctx *c, const json_t *oec, const json_t *names, const char *path)
 {
     static const char *const ops[] = {"In", "NotIn", NULL};
-    const char *op = kapi_vstr(oec, "operator");
+    const char *op = kapi_registry__str(oec, "operator");
     const json_t *values = json_object_get(oec, "values");
     const char *vpath = P(c, path, "values");
     enum_listed(c, P(c, path, "operator"), op, ops);
-    if (kapi_vhas(oec, "containerName") && !json_object_get(names, kapi_vstr(oec, "containerName")))
-        kapi_field_invalid_str(c->err, P(c, path, "containerName"), kapi_vstr(oec, "containerName"),
+    if (kapi_registry__has(oec, "containerName") &&
+        !json_object_get(names, kapi_registry__str(oec, "containerName")))
+        kapi_field_invalid_str(c->err, P(c, path, "containerName"),
+                               kapi_registry__str(oec, "containerName"),
                                "must be one of the container or initContainer names in the pod "
                                "template");
     size_t n = json_array_size(values);
@@ -122,10 +124,10 @@ static void on_pod_conditions(bctx *c, const json_t *conds, const char *path)
         kapi_field_too_many(c->err, path, (long long)json_array_size(conds), 20);
     for (size_t j = 0; j < json_array_size(conds); j++) {
         const json_t *pat = json_array_get(conds, j);
-        const char *at = kapi_path_index(c->a, path, j), *type = kapi_vstr(pat, "type");
+        const char *at = kapi_path_index(c->a, path, j), *type = kapi_registry__str(pat, "type");
         size_t n = kapi_is_qualified_name(type, msgs);
         kapi_field_invalid_each(c->err, P(c, at, "type"), type, msgs, n);
-        enum_listed(c, P(c, at, "status"), kapi_vstr(pat, "status"), statuses);
+        enum_listed(c, P(c, at, "status"), kapi_registry__str(pat, "status"), statuses);
     }
 }
 
@@ -141,16 +143,17 @@ static void pod_failure_policy(bctx *c, const json_t *spec, const char *path)
     for (size_t l = 0; l < KAPI_ARRAY_LEN(lists); l++) {
         const json_t *ctrs = json_object_get(pod, lists[l]);
         for (size_t i = 0; i < json_array_size(ctrs); i++)
-            json_object_set_new(names, kapi_vstr(json_array_get(ctrs, i), "name"), json_true());
+            json_object_set_new(names, kapi_registry__str(json_array_get(ctrs, i), "name"),
+                                json_true());
     }
     if (json_array_size(rules) > 20)
         kapi_field_too_many(c->err, rpath, (long long)json_array_size(rules), 20);
     for (size_t i = 0; i < json_array_size(rules); i++) {
         const json_t *rule = json_array_get(rules, i);
         const char *at = kapi_path_index(c->a, rpath, i);
-        bool codes = kapi_vhas(rule, "onExitCodes");
+        bool codes = kapi_registry__has(rule, "onExitCodes");
         bool conds = json_array_size(json_object_get(rule, "onPodConditions")) > 0;
-        enum_listed(c, P(c, at, "action"), kapi_vstr(rule, "action"), actions);
+        enum_listed(c, P(c, at, "action"), kapi_registry__str(rule, "action"), actions);
         if (codes)
             on_exit_codes(c, json_object_get(rule, "onExitCodes"), names, P(c, at, "onExitCodes"));
         if (conds)
@@ -177,30 +180,30 @@ static void job_spec(bctx *c, const json_t *spec, const char *path)
     static const char *const job_restart[] = {"OnFailure", "Never", NULL};
     for (size_t i = 0; i < KAPI_ARRAY_LEN(keys); i++)
         nonneg_member(c, spec, keys[i], path);
-    if (kapi_vhas(spec, "completionMode")) {
-        const char *mode = kapi_vstr(spec, "completionMode");
-        if (!kapi_vin(mode, modes))
+    if (kapi_registry__has(spec, "completionMode")) {
+        const char *mode = kapi_registry__str(spec, "completionMode");
+        if (!kapi_registry__in(mode, modes))
             kapi_field_not_supported(c->err, P(c, path, "completionMode"), mode, modes);
-        if (strcmp(mode, "Indexed") == 0 && !kapi_vhas(spec, "completions"))
+        if (strcmp(mode, "Indexed") == 0 && !kapi_registry__has(spec, "completions"))
             kapi_field_required(c->err, P(c, path, "completions"),
                                 "when completion mode is Indexed");
-        if (strcmp(mode, "Indexed") == 0 && kapi_vint(spec, "parallelism") > 100000)
+        if (strcmp(mode, "Indexed") == 0 && kapi_registry__int(spec, "parallelism") > 100000)
             kapi_field_invalid_int(c->err, P(c, path, "parallelism"),
-                                   kapi_vint(spec, "parallelism"),
+                                   kapi_registry__int(spec, "parallelism"),
                                    "must be less than or equal to 100000 when completion mode "
                                    "is Indexed");
     }
-    bool pfp = kapi_vhas(spec, "podFailurePolicy");
+    bool pfp = kapi_registry__has(spec, "podFailurePolicy");
     if (pfp)
         pod_failure_policy(c, spec, P(c, path, "podFailurePolicy"));
     const char *tpath = P(c, path, "template");
     const json_t *tmpl = json_object_get(spec, "template");
     kapi_registry__validate_pod_template(c->err, c->a, tmpl, tpath);
     const char *rp = P(c, P(c, tpath, "spec"), "restartPolicy");
-    const char *restart = kapi_vstr(json_object_get(tmpl, "spec"), "restartPolicy");
+    const char *restart = kapi_registry__str(json_object_get(tmpl, "spec"), "restartPolicy");
     if (!*restart || strcmp(restart, "Always") == 0)
         kapi_field_required(c->err, rp, "valid values: \"OnFailure\", \"Never\"");
-    else if (!kapi_vin(restart, job_restart))
+    else if (!kapi_registry__in(restart, job_restart))
         kapi_field_not_supported(c->err, rp, restart, job_restart);
     else if (pfp && strcmp(restart, "Never") != 0)
         kapi_field_invalid_str(c->err, rp, restart,
@@ -214,7 +217,7 @@ static void job_template(bctx *c, const json_t *tmpl, const char *path)
     const json_t *spec = json_object_get(tmpl, "spec");
     const char *spath = P(c, path, "spec");
     job_spec(c, spec, spath);
-    if (kapi_vhas(spec, "selector")) {
+    if (kapi_registry__has(spec, "selector")) {
         kapi_buf b;
         kapi_buf_init(&b);
         kapi_gofmt(&b, &kapi_go_label_selector, json_object_get(spec, "selector"));
@@ -229,9 +232,9 @@ static void job_template(bctx *c, const json_t *tmpl, const char *path)
 /* validateTimeZone */
 static void time_zone(bctx *c, const json_t *spec, const char *path)
 {
-    if (!kapi_vhas(spec, "timeZone"))
+    if (!kapi_registry__has(spec, "timeZone"))
         return;
-    const char *tz = kapi_vstr(spec, "timeZone");
+    const char *tz = kapi_registry__str(spec, "timeZone");
     if (!*tz) {
         kapi_field_invalid_str(c->err, path, tz, "timeZone must be nil or non-empty string");
         return;
@@ -249,15 +252,16 @@ static void time_zone(bctx *c, const json_t *spec, const char *path)
 /* True when the two specs' timeZone pointers are equal (both unset, or the same name). */
 static bool same_time_zone(const json_t *spec, const json_t *old)
 {
-    bool has = kapi_vhas(spec, "timeZone"), had = kapi_vhas(old, "timeZone");
-    return has == had && strcmp(kapi_vstr(spec, "timeZone"), kapi_vstr(old, "timeZone")) == 0;
+    bool has = kapi_registry__has(spec, "timeZone"), had = kapi_registry__has(old, "timeZone");
+    return has == had &&
+           strcmp(kapi_registry__str(spec, "timeZone"), kapi_registry__str(old, "timeZone")) == 0;
 }
 
 /* validateCronJobSpec; old is the stored spec on update, NULL on create. */
 static void cronjob_spec(bctx *c, const json_t *spec, const json_t *old, const char *path)
 {
     static const char *const policies[] = {"Allow", "Forbid", "Replace", NULL};
-    const char *schedule = kapi_vstr(spec, "schedule");
+    const char *schedule = kapi_registry__str(spec, "schedule");
     const char *sp = P(c, path, "schedule");
     if (!*schedule) {
         kapi_field_required(c->err, sp, "");
@@ -268,15 +272,15 @@ static void cronjob_spec(bctx *c, const json_t *spec, const json_t *old, const c
             kapi_field_invalid_str(c->err, sp, schedule, "%s", perr->message);
         kapi_error_free(perr);
         kapi_cron_free(cron);
-        if (strstr(schedule, "TZ") && kapi_vhas(spec, "timeZone"))
+        if (strstr(schedule, "TZ") && kapi_registry__has(spec, "timeZone"))
             kapi_field_invalid_str(c->err, sp, schedule,
                                    "cannot use both timeZone field and TZ or CRON_TZ in schedule");
     }
     nonneg_member(c, spec, "startingDeadlineSeconds", path);
     if (!old || !same_time_zone(spec, old))
         time_zone(c, spec, P(c, path, "timeZone"));
-    const char *policy = kapi_vstr(spec, "concurrencyPolicy");
-    if (*policy && !kapi_vin(policy, policies)) /* "" is defaulted to Allow */
+    const char *policy = kapi_registry__str(spec, "concurrencyPolicy");
+    if (*policy && !kapi_registry__in(policy, policies)) /* "" is defaulted to Allow */
         kapi_field_not_supported(c->err, P(c, path, "concurrencyPolicy"), policy, policies);
     job_template(c, json_object_get(spec, "jobTemplate"), P(c, path, "jobTemplate"));
     nonneg_member(c, spec, "successfulJobsHistoryLimit", path);
@@ -300,8 +304,8 @@ void kapi_registry__validate_cronjob(const kapi_type *t, const json_t *obj, cons
         kapi_registry__meta_rules(t, true, &rules);
         kapi_meta_validate(err, &a, meta, "metadata", &rules);
         cronjob_spec(&c, spec, NULL, "spec");
-        const char *name = kapi_vstr(meta, "name");
-        long long max = kapi_vint(t->def, "maxNameLength");
+        const char *name = kapi_registry__str(meta, "name");
+        long long max = kapi_registry__int(t->def, "maxNameLength");
         if (max > 0 && (long long)strlen(name) > max)
             kapi_field_invalid_str(err, "metadata.name", name,
                                    "must be no more than %lld characters", max);

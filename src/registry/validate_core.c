@@ -34,7 +34,7 @@ static void invalid_each(kapi_error *err, const char *path, const char *v,
 /* ValidateNodeSelectorRequirement (on node labels). */
 static void label_requirement(kapi_error *err, kapi_arena *a, const json_t *rq, const char *path)
 {
-    const char *op = kapi_vstr(rq, "operator");
+    const char *op = kapi_registry__str(rq, "operator");
     size_t nv = json_array_size(json_object_get(rq, "values"));
     const char *vpath = kapi_path_child(a, path, "values");
     if (strcmp(op, "In") == 0 || strcmp(op, "NotIn") == 0) {
@@ -53,14 +53,14 @@ static void label_requirement(kapi_error *err, kapi_arena *a, const json_t *rq, 
         kapi_field_invalid_str(err, kapi_path_child(a, path, "operator"), op,
                                "not a valid selector operator");
     }
-    invalid_each(err, kapi_path_child(a, path, "key"), kapi_vstr(rq, "key"),
+    invalid_each(err, kapi_path_child(a, path, "key"), kapi_registry__str(rq, "key"),
                  kapi_is_qualified_name);
 }
 
 /* ValidateNodeFieldSelectorRequirement (on node fields: only metadata.name). */
 static void field_requirement(kapi_error *err, kapi_arena *a, const json_t *rq, const char *path)
 {
-    const char *op = kapi_vstr(rq, "operator"), *key = kapi_vstr(rq, "key");
+    const char *op = kapi_registry__str(rq, "operator"), *key = kapi_registry__str(rq, "key");
     const json_t *values = json_object_get(rq, "values");
     const char *vpath = kapi_path_child(a, path, "values");
     if (strcmp(op, "In") == 0 || strcmp(op, "NotIn") == 0) {
@@ -150,11 +150,11 @@ void kapi_registry__validate_namespace_subresource(const kapi_type *t, const cha
     kapi_arena_init(&a);
     kapi_meta_validate_update(err, &a, meta, json_object_get(old, "metadata"), "metadata", true);
     if (strcmp(sub, "status") == 0) {
-        const char *phase = kapi_vstr(json_object_get(obj, "status"), "phase");
-        if (!kapi_vhas(meta, "deletionTimestamp") && strcmp(phase, "Active") != 0)
+        const char *phase = kapi_registry__str(json_object_get(obj, "status"), "phase");
+        if (!kapi_registry__has(meta, "deletionTimestamp") && strcmp(phase, "Active") != 0)
             kapi_field_invalid_str(err, "status.Phase", phase,
                                    "may only be 'Active' if `deletionTimestamp` is empty");
-        else if (kapi_vhas(meta, "deletionTimestamp") && strcmp(phase, "Terminating") != 0)
+        else if (kapi_registry__has(meta, "deletionTimestamp") && strcmp(phase, "Terminating") != 0)
             kapi_field_invalid_str(err, "status.Phase", phase,
                                    "may only be 'Terminating' if `deletionTimestamp` is not "
                                    "empty");

@@ -25,7 +25,7 @@
 /* True when a time member is Go's zero time (unset, null, or year 1). */
 static bool zero_time(const json_t *o, const char *key)
 {
-    const char *s = kapi_vstr(o, key);
+    const char *s = kapi_registry__str(o, key);
     return !*s || strncmp(s, "0001-01-01T00:00:00", 19) == 0;
 }
 
@@ -40,10 +40,10 @@ static void at_most(kapi_error *err, const char *path, const char *v, size_t max
 static void legacy(kapi_error *err, const json_t *ev, bool core_view)
 {
     const char *msgs[KAPI_MSGS_MAX];
-    const char *ns = kapi_vstr(json_object_get(ev, "metadata"), "namespace");
-    const char *ins = kapi_vstr(json_object_get(ev, "involvedObject"), "namespace");
+    const char *ns = kapi_registry__str(json_object_get(ev, "metadata"), "namespace");
+    const char *ins = kapi_registry__str(json_object_get(ev, "involvedObject"), "namespace");
     const char *rc_field = core_view ? "reportingComponent" : "reportingController";
-    const char *rc = kapi_vstr(ev, "reportingComponent");
+    const char *rc = kapi_registry__str(ev, "reportingComponent");
     const char *mismatch = "does not match event.namespace";
     if (zero_time(ev, "eventTime")) {
         if (!*ins && *ns && strcmp(ns, "default") != 0)
@@ -57,17 +57,17 @@ static void legacy(kapi_error *err, const json_t *ev, bool core_view)
             kapi_field_required(err, rc_field, "");
         size_t n = kapi_is_qualified_name(rc, msgs);
         kapi_field_invalid_each(err, rc_field, rc, msgs, n);
-        if (!*kapi_vstr(ev, "reportingInstance"))
+        if (!*kapi_registry__str(ev, "reportingInstance"))
             kapi_field_required(err, "reportingInstance", "");
-        at_most(err, "reportingInstance", kapi_vstr(ev, "reportingInstance"),
+        at_most(err, "reportingInstance", kapi_registry__str(ev, "reportingInstance"),
                 REPORTING_INSTANCE_MAX);
-        if (!*kapi_vstr(ev, "action"))
+        if (!*kapi_registry__str(ev, "action"))
             kapi_field_required(err, "action", "");
-        at_most(err, "action", kapi_vstr(ev, "action"), ACTION_MAX);
-        if (!*kapi_vstr(ev, "reason"))
+        at_most(err, "action", kapi_registry__str(ev, "action"), ACTION_MAX);
+        if (!*kapi_registry__str(ev, "reason"))
             kapi_field_required(err, "reason", "");
-        at_most(err, "reason", kapi_vstr(ev, "reason"), REASON_MAX);
-        at_most(err, "message", kapi_vstr(ev, "message"), NOTE_MAX);
+        at_most(err, "reason", kapi_registry__str(ev, "reason"), REASON_MAX);
+        at_most(err, "message", kapi_registry__str(ev, "message"), NOTE_MAX);
     }
     size_t n = kapi_is_dns1123_subdomain(ns, msgs);
     kapi_field_invalid_each(err, "namespace", ns, msgs, n);
@@ -79,7 +79,7 @@ static void series(kapi_error *err, const json_t *ev)
     const json_t *s = json_object_get(ev, "series");
     if (!s || json_is_null(s))
         return;
-    if (kapi_vint(s, "count") < 2)
+    if (kapi_registry__int(s, "count") < 2)
         kapi_field_invalid_str(err, "series.count", "", "should be at least 2");
     if (zero_time(s, "lastObservedTime"))
         kapi_field_required(err, "series.lastObservedTime", "");
@@ -88,7 +88,7 @@ static void series(kapi_error *err, const json_t *ev)
 static void strict_create(kapi_error *err, kapi_arena *a, const kapi_type *t, const json_t *ev)
 {
     kapi_meta_rules rules;
-    const char *type = kapi_vstr(ev, "type");
+    const char *type = kapi_registry__str(ev, "type");
     const json_t *src = json_object_get(ev, "source");
     kapi_registry__meta_rules(t, true, &rules);
     kapi_meta_validate(err, a, json_object_get(ev, "metadata"), "metadata", &rules);
@@ -101,9 +101,9 @@ static void strict_create(kapi_error *err, kapi_arena *a, const kapi_type *t, co
         kapi_field_invalid_str(err, "firstTimestamp", "", "needs to be unset");
     if (!zero_time(ev, "lastTimestamp"))
         kapi_field_invalid_str(err, "lastTimestamp", "", "needs to be unset");
-    if (kapi_vint(ev, "count") != 0)
+    if (kapi_registry__int(ev, "count") != 0)
         kapi_field_invalid_str(err, "count", "", "needs to be unset");
-    if (*kapi_vstr(src, "component") || *kapi_vstr(src, "host"))
+    if (*kapi_registry__str(src, "component") || *kapi_registry__str(src, "host"))
         kapi_field_invalid_str(err, "source", "", "needs to be unset");
 }
 

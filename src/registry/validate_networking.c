@@ -96,9 +96,9 @@ static void cidr_config(kapi_error *err, kapi_arena *a, const char *cidr, long l
 
 static void cidr_spec(kapi_error *err, kapi_arena *a, const json_t *spec)
 {
-    const char *v4 = kapi_vstr(spec, "ipv4"), *v6 = kapi_vstr(spec, "ipv6");
-    long long phb = kapi_vint(spec, "perNodeHostBits");
-    if (kapi_vhas(spec, "nodeSelector"))
+    const char *v4 = kapi_registry__str(spec, "ipv4"), *v6 = kapi_registry__str(spec, "ipv6");
+    long long phb = kapi_registry__int(spec, "perNodeHostBits");
+    if (kapi_registry__has(spec, "nodeSelector"))
         kapi_registry__validate_node_selector(err, a, json_object_get(spec, "nodeSelector"),
                                               "spec.nodeSelector");
     if (!*v4 && !*v6) {
@@ -127,13 +127,13 @@ static void cidr_spec_update(kapi_error *err, const json_t *spec, const json_t *
         kapi_field_invalid_raw(err, "spec.nodeSelector", b.ptr, "field is immutable");
         kapi_buf_dispose(&b);
     }
-    if (kapi_vint(spec, "perNodeHostBits") != kapi_vint(old, "perNodeHostBits"))
-        kapi_field_invalid_int(err, "spec.perNodeHostBits", kapi_vint(spec, "perNodeHostBits"),
-                               "field is immutable");
+    if (kapi_registry__int(spec, "perNodeHostBits") != kapi_registry__int(old, "perNodeHostBits"))
+        kapi_field_invalid_int(err, "spec.perNodeHostBits",
+                               kapi_registry__int(spec, "perNodeHostBits"), "field is immutable");
     static const char *const cidrs[] = {"ipv4", "ipv6"};
     for (size_t i = 0; i < KAPI_ARRAY_LEN(cidrs); i++) {
-        const char *now = kapi_vstr(spec, cidrs[i]);
-        if (strcmp(now, kapi_vstr(old, cidrs[i])) != 0) {
+        const char *now = kapi_registry__str(spec, cidrs[i]);
+        if (strcmp(now, kapi_registry__str(old, cidrs[i])) != 0) {
             char path[16];
             snprintf(path, sizeof(path), "spec.%s", cidrs[i]);
             kapi_field_invalid_str(err, path, now, "field is immutable");

@@ -40,14 +40,14 @@ static const char *I(pctx *c, const char *parent, size_t i)
 /* A string member read as its default when absent or empty. */
 static const char *def_str(const json_t *o, const char *key, const char *dflt)
 {
-    const char *s = kapi_vstr(o, key);
+    const char *s = kapi_registry__str(o, key);
     return *s ? s : dflt;
 }
 
 /* An integer member read as its default when absent or 0. */
 static long long def_int(const json_t *o, const char *key, long long dflt)
 {
-    long long v = kapi_vint(o, key);
+    long long v = kapi_registry__int(o, key);
     return v ? v : dflt;
 }
 
@@ -64,7 +64,7 @@ static void enum_field(pctx *c, const char *path, const char *v, const char *con
 {
     if (!*v)
         kapi_field_required(c->err, path, "");
-    else if (!kapi_vin(v, valid))
+    else if (!kapi_registry__in(v, valid))
         kapi_field_not_supported(c->err, path, v, valid);
 }
 
@@ -74,9 +74,9 @@ static const char file_mode_msg[] = "must be a number between 0 and 0777 (octal)
 
 static void file_mode(pctx *c, const json_t *o, const char *key, const char *path)
 {
-    if (!kapi_vhas(o, key))
+    if (!kapi_registry__has(o, key))
         return;
-    long long m = kapi_vint(o, key);
+    long long m = kapi_registry__int(o, key);
     if (m > 0777 || m < 0)
         kapi_field_invalid_int(c->err, P(c, path, key), m, "%s", file_mode_msg);
 }
@@ -110,8 +110,8 @@ static void key_to_paths(pctx *c, const json_t *items, const char *path)
 {
     for (size_t i = 0; i < json_array_size(items); i++) {
         const json_t *kp = json_array_get(items, i);
-        const char *at = I(c, path, i), *p = kapi_vstr(kp, "path");
-        if (!*kapi_vstr(kp, "key"))
+        const char *at = I(c, path, i), *p = kapi_registry__str(kp, "path");
+        if (!*kapi_registry__str(kp, "key"))
             kapi_field_required(c->err, P(c, at, "key"), "");
         if (!*p)
             kapi_field_required(c->err, P(c, at, "path"), "");
@@ -128,36 +128,37 @@ static void volume_source(pctx *c, const char *key, const json_t *src, const cha
         "",     "BlockDevice",  "CharDevice", "Directory", "DirectoryOrCreate",
         "File", "FileOrCreate", "Socket",     NULL};
     if (strcmp(key, "hostPath") == 0) {
-        const char *p = kapi_vstr(src, "path");
+        const char *p = kapi_registry__str(src, "path");
         if (!*p) {
             kapi_field_required(c->err, P(c, path, "path"), "");
             return;
         }
         no_backsteps(c, P(c, path, "path"), p);
-        if (kapi_vhas(src, "type") && !kapi_vin(kapi_vstr(src, "type"), host_path_types))
-            kapi_field_not_supported(c->err, P(c, path, "type"), kapi_vstr(src, "type"),
+        if (kapi_registry__has(src, "type") &&
+            !kapi_registry__in(kapi_registry__str(src, "type"), host_path_types))
+            kapi_field_not_supported(c->err, P(c, path, "type"), kapi_registry__str(src, "type"),
                                      host_path_types);
     } else if (strcmp(key, "secret") == 0 || strcmp(key, "configMap") == 0) {
         const char *name_key = key[0] == 's' ? "secretName" : "name";
-        if (!*kapi_vstr(src, name_key))
+        if (!*kapi_registry__str(src, name_key))
             kapi_field_required(c->err, P(c, path, name_key), "");
         file_mode(c, src, "defaultMode", path);
         key_to_paths(c, json_object_get(src, "items"), P(c, path, "items"));
     } else if (strcmp(key, "persistentVolumeClaim") == 0) {
-        if (!*kapi_vstr(src, "claimName"))
+        if (!*kapi_registry__str(src, "claimName"))
             kapi_field_required(c->err, P(c, path, "claimName"), "");
     } else if (strcmp(key, "nfs") == 0) {
-        if (!*kapi_vstr(src, "server"))
+        if (!*kapi_registry__str(src, "server"))
             kapi_field_required(c->err, P(c, path, "server"), "");
-        if (!*kapi_vstr(src, "path"))
+        if (!*kapi_registry__str(src, "path"))
             kapi_field_required(c->err, P(c, path, "path"), "");
-        else if (kapi_vstr(src, "path")[0] != '/')
-            kapi_field_invalid_str(c->err, P(c, path, "path"), kapi_vstr(src, "path"),
+        else if (kapi_registry__str(src, "path")[0] != '/')
+            kapi_field_invalid_str(c->err, P(c, path, "path"), kapi_registry__str(src, "path"),
                                    "must be an absolute path");
     } else if (strcmp(key, "gitRepo") == 0) {
-        if (!*kapi_vstr(src, "repository"))
+        if (!*kapi_registry__str(src, "repository"))
             kapi_field_required(c->err, P(c, path, "repository"), "");
-        local_descending(c, P(c, path, "directory"), kapi_vstr(src, "directory"));
+        local_descending(c, P(c, path, "directory"), kapi_registry__str(src, "directory"));
     }
 }
 
@@ -217,7 +218,7 @@ static void validate_volumes(pctx *c, const json_t *vols, const char *path, json
 {
     for (size_t i = 0; i < json_array_size(vols); i++) {
         const json_t *vol = json_array_get(vols, i);
-        const char *at = I(c, path, i), *name = kapi_vstr(vol, "name");
+        const char *at = I(c, path, i), *name = kapi_registry__str(vol, "name");
         size_t before = c->err->ncauses;
         volume_sources_check(c, vol, at);
         if (!*name)
@@ -240,7 +241,7 @@ static void container_ports(pctx *c, const json_t *ports, const char *path)
     json_t *names = json_object();
     for (size_t i = 0; i < json_array_size(ports); i++) {
         const json_t *p = json_array_get(ports, i);
-        const char *at = I(c, path, i), *name = kapi_vstr(p, "name");
+        const char *at = I(c, path, i), *name = kapi_registry__str(p, "name");
         if (*name) {
             size_t n = kapi_is_port_name(name, msgs);
             if (n)
@@ -250,7 +251,8 @@ static void container_ports(pctx *c, const json_t *ports, const char *path)
             else
                 json_object_set_new(names, name, json_true());
         }
-        long long cp = kapi_vint(p, "containerPort"), hp = kapi_vint(p, "hostPort");
+        long long cp = kapi_registry__int(p, "containerPort"),
+                  hp = kapi_registry__int(p, "hostPort");
         if (cp == 0)
             kapi_field_required(c->err, P(c, at, "containerPort"), "");
         else if (kapi_is_port_num(cp, msgs))
@@ -258,7 +260,7 @@ static void container_ports(pctx *c, const json_t *ports, const char *path)
         if (hp != 0 && kapi_is_port_num(hp, msgs))
             kapi_field_invalid_int(c->err, P(c, at, "hostPort"), hp, "%s", msgs[0]);
         const char *proto = def_str(p, "protocol", "TCP");
-        if (!kapi_vin(proto, protocols))
+        if (!kapi_registry__in(proto, protocols))
             kapi_field_not_supported(c->err, P(c, at, "protocol"), proto, protocols);
     }
     json_decref(names);
@@ -298,7 +300,7 @@ static void field_ref(pctx *c, const json_t *fs, const char *path)
                                         "status.podIPs",
                                         "spec.host",
                                         NULL};
-    const char *av = def_str(fs, "apiVersion", "v1"), *fp = kapi_vstr(fs, "fieldPath");
+    const char *av = def_str(fs, "apiVersion", "v1"), *fp = kapi_registry__str(fs, "fieldPath");
     char *sp, *sub;
     if (!*fp) {
         kapi_field_required(c->err, P(c, path, "fieldPath"), "");
@@ -325,10 +327,10 @@ static void field_ref(pctx *c, const json_t *fs, const char *path)
         free(sub);
         return;
     }
-    if (!kapi_vin(fp, known))
+    if (!kapi_registry__in(fp, known))
         kapi_field_invalid_str(c->err, P(c, path, "fieldPath"), fp,
                                "error converting fieldPath: field label not supported: %s", fp);
-    else if (!kapi_vin(strcmp(fp, "spec.host") == 0 ? "spec.nodeName" : fp, env_paths))
+    else if (!kapi_registry__in(strcmp(fp, "spec.host") == 0 ? "spec.nodeName" : fp, env_paths))
         kapi_field_not_supported(c->err, P(c, path, "fieldPath"), fp, env_paths);
 }
 
@@ -341,10 +343,10 @@ static void resource_field_ref(pctx *c, const json_t *fs, const char *path)
                                         "requests.ephemeral-storage",
                                         "requests.memory",
                                         NULL};
-    const char *r = kapi_vstr(fs, "resource");
+    const char *r = kapi_registry__str(fs, "resource");
     if (!*r)
         kapi_field_required(c->err, P(c, path, "resource"), "");
-    else if (!kapi_vin(r, exprs) && strncmp(r, "requests.hugepages-", 19) != 0 &&
+    else if (!kapi_registry__in(r, exprs) && strncmp(r, "requests.hugepages-", 19) != 0 &&
              strncmp(r, "limits.hugepages-", 17) != 0)
         kapi_field_not_supported(c->err, P(c, path, "resource"), r, exprs);
 }
@@ -352,7 +354,7 @@ static void resource_field_ref(pctx *c, const json_t *fs, const char *path)
 /* validateConfigMapKeySelector / validateSecretKeySelector */
 static void key_selector(pctx *c, const json_t *s, const char *path)
 {
-    const char *name = kapi_vstr(s, "name"), *key = kapi_vstr(s, "key");
+    const char *name = kapi_registry__str(s, "name"), *key = kapi_registry__str(s, "key");
     invalid_each(c, P(c, path, "name"), name, kapi_is_dns1123_subdomain);
     if (!*key)
         kapi_field_required(c->err, P(c, path, "key"), "");
@@ -366,20 +368,20 @@ static void env_value_from(pctx *c, const json_t *ev, const char *path)
     int n = 0;
     if (!vf || json_is_null(vf))
         return;
-    if (kapi_vhas(vf, "fieldRef") && ++n)
+    if (kapi_registry__has(vf, "fieldRef") && ++n)
         field_ref(c, json_object_get(vf, "fieldRef"), P(c, path, "fieldRef"));
-    if (kapi_vhas(vf, "resourceFieldRef") && ++n)
+    if (kapi_registry__has(vf, "resourceFieldRef") && ++n)
         resource_field_ref(c, json_object_get(vf, "resourceFieldRef"),
                            P(c, path, "resourceFieldRef"));
-    if (kapi_vhas(vf, "configMapKeyRef") && ++n)
+    if (kapi_registry__has(vf, "configMapKeyRef") && ++n)
         key_selector(c, json_object_get(vf, "configMapKeyRef"), P(c, path, "configMapKeyRef"));
-    if (kapi_vhas(vf, "secretKeyRef") && ++n)
+    if (kapi_registry__has(vf, "secretKeyRef") && ++n)
         key_selector(c, json_object_get(vf, "secretKeyRef"), P(c, path, "secretKeyRef"));
     if (n == 0)
         kapi_field_invalid_str(c->err, path, "",
                                "must specify one of: `fieldRef`, `resourceFieldRef`, "
                                "`configMapKeyRef` or `secretKeyRef`");
-    else if (*kapi_vstr(ev, "value"))
+    else if (*kapi_registry__str(ev, "value"))
         kapi_field_invalid_str(c->err, path, "", "may not be specified when `value` is not empty");
     else if (n > 1)
         kapi_field_invalid_str(c->err, path, "",
@@ -390,7 +392,7 @@ static void validate_env(pctx *c, const json_t *env, const char *path)
 {
     for (size_t i = 0; i < json_array_size(env); i++) {
         const json_t *ev = json_array_get(env, i);
-        const char *at = I(c, path, i), *name = kapi_vstr(ev, "name");
+        const char *at = I(c, path, i), *name = kapi_registry__str(ev, "name");
         if (!*name)
             kapi_field_required(c->err, P(c, at, "name"), "");
         else
@@ -404,16 +406,16 @@ static void validate_env_from(pctx *c, const json_t *env, const char *path)
     static const char *const refs[] = {"configMapRef", "secretRef"};
     for (size_t i = 0; i < json_array_size(env); i++) {
         const json_t *ev = json_array_get(env, i);
-        const char *at = I(c, path, i), *prefix = kapi_vstr(ev, "prefix");
+        const char *at = I(c, path, i), *prefix = kapi_registry__str(ev, "prefix");
         int n = 0;
         if (*prefix)
             invalid_each(c, P(c, at, "prefix"), prefix, kapi_is_env_var_name);
         for (size_t r = 0; r < KAPI_ARRAY_LEN(refs); r++) {
-            if (!kapi_vhas(ev, refs[r]))
+            if (!kapi_registry__has(ev, refs[r]))
                 continue;
             n++;
             const char *rp = P(c, at, refs[r]);
-            const char *name = kapi_vstr(json_object_get(ev, refs[r]), "name");
+            const char *name = kapi_registry__str(json_object_get(ev, refs[r]), "name");
             if (!*name)
                 kapi_field_required(c->err, P(c, rp, "name"), "");
             else
@@ -434,7 +436,7 @@ static json_t *list_map(const json_t *list, const char *key, const char *val)
     json_t *m = json_object();
     for (size_t i = 0; i < json_array_size(list); i++) {
         const json_t *e = json_array_get(list, i);
-        json_object_set_new(m, kapi_vstr(e, key), json_string(kapi_vstr(e, val)));
+        json_object_set_new(m, kapi_registry__str(e, key), json_string(kapi_registry__str(e, val)));
     }
     return m;
 }
@@ -455,8 +457,8 @@ static void volume_mounts(pctx *c, const json_t *ctr, const char *path)
     json_t *seen = json_object();
     for (size_t i = 0; i < json_array_size(mounts); i++) {
         const json_t *m = json_array_get(mounts, i);
-        const char *at = I(c, path, i), *name = kapi_vstr(m, "name");
-        const char *mp = kapi_vstr(m, "mountPath");
+        const char *at = I(c, path, i), *name = kapi_registry__str(m, "name");
+        const char *mp = kapi_registry__str(m, "mountPath");
         if (!*name)
             kapi_field_required(c->err, P(c, at, "name"), "");
         if (!json_object_get(c->volumes, name))
@@ -472,7 +474,8 @@ static void volume_mounts(pctx *c, const json_t *ctr, const char *path)
         if (map_has_value(devices, mp))
             kapi_field_invalid_str(c->err, P(c, at, "mountPath"), mp,
                                    "must not already exist as a path in volumeDevices");
-        const char *sub = kapi_vstr(m, "subPath"), *expr = kapi_vstr(m, "subPathExpr");
+        const char *sub = kapi_registry__str(m, "subPath"),
+                   *expr = kapi_registry__str(m, "subPathExpr");
         if (*sub)
             local_descending(c, P(c, path, "subPath"), sub);
         if (*expr && *sub)
@@ -493,14 +496,15 @@ static void volume_devices(pctx *c, const json_t *ctr, const char *path)
     json_t *paths = json_object(), *names = json_object();
     for (size_t i = 0; i < json_array_size(devs); i++) {
         const json_t *d = json_array_get(devs, i);
-        const char *at = I(c, path, i), *name = kapi_vstr(d, "name");
-        const char *dp = kapi_vstr(d, "devicePath");
+        const char *at = I(c, path, i), *name = kapi_registry__str(d, "name");
+        const char *dp = kapi_registry__str(d, "devicePath");
         const json_t *vol = json_object_get(c->volumes, name);
         if (!*name)
             kapi_field_required(c->err, P(c, at, "name"), "");
         if (!vol)
             kapi_field_not_found(c->err, P(c, at, "name"), name, NULL);
-        else if (!kapi_vhas(vol, "persistentVolumeClaim") && !kapi_vhas(vol, "ephemeral"))
+        else if (!kapi_registry__has(vol, "persistentVolumeClaim") &&
+                 !kapi_registry__has(vol, "ephemeral"))
             kapi_field_invalid_str(c->err, P(c, at, "name"), name,
                                    "can only use volume source type of PersistentVolumeClaim or "
                                    "Ephemeral for block mode");
@@ -578,12 +582,13 @@ static void resource_name(pctx *c, const char *name, const char *path)
     bool slash = strchr(name, '/') != NULL;
     if (n) {
         kapi_field_invalid_each(c->err, path, name, msgs, n);
-    } else if (!slash && !kapi_vin(name, standard) && strncmp(name, "requests.hugepages-", 19)) {
+    } else if (!slash && !kapi_registry__in(name, standard) &&
+               strncmp(name, "requests.hugepages-", 19)) {
         kapi_field_invalid_str(c->err, path, name,
                                "must be a standard resource type or fully "
                                "qualified");
     }
-    if (!slash && !kapi_vin(name, container) && !is_hugepages(name))
+    if (!slash && !kapi_registry__in(name, container) && !is_hugepages(name))
         kapi_field_invalid_str(c->err, path, name, "must be a standard resource for containers");
     else if (slash && !is_native(name) && !is_extended(name))
         kapi_field_invalid_str(c->err, path, name,
@@ -731,11 +736,11 @@ static void handler_action(pctx *c, const char *kind, const json_t *h, const cha
     } else if (strcmp(kind, "httpGet") == 0) {
         const char *scheme = def_str(h, "scheme", "HTTP");
         port_num_or_name(c, json_object_get(h, "port"), P(c, path, "port"));
-        if (!kapi_vin(scheme, schemes))
+        if (!kapi_registry__in(scheme, schemes))
             kapi_field_not_supported(c->err, P(c, path, "scheme"), scheme, schemes);
         const json_t *hdrs = json_object_get(h, "httpHeaders");
         for (size_t i = 0; i < json_array_size(hdrs); i++) {
-            const char *name = kapi_vstr(json_array_get(hdrs, i), "name");
+            const char *name = kapi_registry__str(json_array_get(hdrs, i), "name");
             bool ok = *name != '\0';
             for (const char *p = name; ok && *p; p++)
                 ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
@@ -749,7 +754,7 @@ static void handler_action(pctx *c, const char *kind, const json_t *h, const cha
     } else if (strcmp(kind, "tcpSocket") == 0) {
         port_num_or_name(c, json_object_get(h, "port"), P(c, path, "port"));
     } else {
-        json_t *port = json_integer(kapi_vint(h, "port"));
+        json_t *port = json_integer(kapi_registry__int(h, "port"));
         port_num_or_name(c, port, P(c, path, "port"));
         json_decref(port);
     }
@@ -761,7 +766,7 @@ static void validate_handler(pctx *c, const json_t *h, const char *path, bool pr
     static const char *const kinds[] = {"exec", "httpGet", "tcpSocket", "grpc"};
     int n = 0;
     for (size_t i = 0; i < KAPI_ARRAY_LEN(kinds) - !probe; i++) {
-        if (!kapi_vhas(h, kinds[i]))
+        if (!kapi_registry__has(h, kinds[i]))
             continue;
         const char *at = P(c, path, kinds[i]);
         if (n++ > 0)
@@ -789,10 +794,10 @@ static void validate_probe(pctx *c, const json_t *probe, const char *path)
     for (size_t i = 0; i < KAPI_ARRAY_LEN(ints); i++)
         kapi_registry__nonnegative(c->err, P(c, path, ints[i].key),
                                    def_int(probe, ints[i].key, ints[i].dflt));
-    if (kapi_vhas(probe, "terminationGracePeriodSeconds") &&
-        kapi_vint(probe, "terminationGracePeriodSeconds") <= 0)
+    if (kapi_registry__has(probe, "terminationGracePeriodSeconds") &&
+        kapi_registry__int(probe, "terminationGracePeriodSeconds") <= 0)
         kapi_field_invalid_int(c->err, P(c, path, "terminationGracePeriodSeconds"),
-                               kapi_vint(probe, "terminationGracePeriodSeconds"),
+                               kapi_registry__int(probe, "terminationGracePeriodSeconds"),
                                "must be greater than 0");
 }
 
@@ -815,7 +820,7 @@ static void container_common(pctx *c, const json_t *ctr, const char *path)
 {
     static const char *const tmp[] = {"File", "FallbackToLogsOnError", NULL};
     static const char *const pull[] = {"Always", "IfNotPresent", "Never", NULL};
-    const char *name = kapi_vstr(ctr, "name"), *image = kapi_vstr(ctr, "image");
+    const char *name = kapi_registry__str(ctr, "name"), *image = kapi_registry__str(ctr, "image");
     if (!*name)
         kapi_field_required(c->err, P(c, path, "name"), "");
     else
@@ -823,7 +828,7 @@ static void container_common(pctx *c, const json_t *ctr, const char *path)
     if (!*image)
         kapi_field_required(c->err, P(c, path, "image"), "");
     const char *policy = def_str(ctr, "terminationMessagePolicy", "File");
-    if (!kapi_vin(policy, tmp))
+    if (!kapi_registry__in(policy, tmp))
         kapi_field_not_supported(c->err, P(c, path, "terminationMessagePolicy"), policy, tmp);
     container_ports(c, json_object_get(ctr, "ports"), P(c, path, "ports"));
     validate_env(c, json_object_get(ctr, "env"), P(c, path, "env"));
@@ -831,7 +836,7 @@ static void container_common(pctx *c, const json_t *ctr, const char *path)
     volume_mounts(c, ctr, P(c, path, "volumeMounts"));
     volume_devices(c, ctr, P(c, path, "volumeDevices"));
     const char *pp = def_str(ctr, "imagePullPolicy", default_pull_policy(image));
-    if (!kapi_vin(pp, pull))
+    if (!kapi_registry__in(pp, pull))
         kapi_field_not_supported(c->err, P(c, path, "imagePullPolicy"), pp, pull);
     resources(c, json_object_get(ctr, "resources"), P(c, path, "resources"));
 }
@@ -844,11 +849,11 @@ static void host_ports(pctx *c, const json_t *ctrs, const char *path, json_t *se
         const char *pp = P(c, I(c, path, i), "ports");
         for (size_t j = 0; j < json_array_size(ports); j++) {
             const json_t *p = json_array_get(ports, j);
-            long long hp = kapi_vint(p, "hostPort");
+            long long hp = kapi_registry__int(p, "hostPort");
             if (hp == 0)
                 continue;
             char *key = kapi_xprintf("%s/%s/%lld", def_str(p, "protocol", "TCP"),
-                                     kapi_vstr(p, "hostIP"), hp);
+                                     kapi_registry__str(p, "hostIP"), hp);
             if (json_object_get(seen, key))
                 kapi_field_duplicate(c->err, P(c, I(c, pp, j), "hostPort"), key);
             else
@@ -868,39 +873,39 @@ static void containers(pctx *c, const json_t *ctrs, const char *path)
     }
     for (size_t i = 0; i < json_array_size(ctrs); i++) {
         const json_t *ctr = json_array_get(ctrs, i);
-        const char *at = I(c, path, i), *name = kapi_vstr(ctr, "name");
+        const char *at = I(c, path, i), *name = kapi_registry__str(ctr, "name");
         container_common(c, ctr, at);
         if (json_object_get(names, name))
             kapi_field_duplicate(c->err, P(c, at, "name"), name);
         json_object_set_new(names, name, json_true());
         const json_t *lc = json_object_get(ctr, "lifecycle");
-        if (kapi_vhas(lc, "postStart"))
+        if (kapi_registry__has(lc, "postStart"))
             validate_handler(c, json_object_get(lc, "postStart"),
                              P(c, P(c, at, "lifecycle"), "postStart"), false);
-        if (kapi_vhas(lc, "preStop"))
+        if (kapi_registry__has(lc, "preStop"))
             validate_handler(c, json_object_get(lc, "preStop"),
                              P(c, P(c, at, "lifecycle"), "preStop"), false);
         const json_t *live = json_object_get(ctr, "livenessProbe");
         const json_t *ready = json_object_get(ctr, "readinessProbe");
         const json_t *start = json_object_get(ctr, "startupProbe");
         validate_probe(c, live, P(c, at, "livenessProbe"));
-        if (kapi_vhas(ctr, "livenessProbe") && def_int(live, "successThreshold", 1) != 1)
+        if (kapi_registry__has(ctr, "livenessProbe") && def_int(live, "successThreshold", 1) != 1)
             kapi_field_invalid_int(c->err, P(c, P(c, at, "livenessProbe"), "successThreshold"),
-                                   kapi_vint(live, "successThreshold"), "must be 1");
+                                   kapi_registry__int(live, "successThreshold"), "must be 1");
         validate_probe(c, ready, P(c, at, "readinessProbe"));
-        if (kapi_vhas(ready, "terminationGracePeriodSeconds")) {
+        if (kapi_registry__has(ready, "terminationGracePeriodSeconds")) {
             kapi_buf b;
             kapi_buf_init(&b);
-            kapi_buf_printf(&b, "%lld", kapi_vint(ready, "terminationGracePeriodSeconds"));
+            kapi_buf_printf(&b, "%lld", kapi_registry__int(ready, "terminationGracePeriodSeconds"));
             kapi_field_invalid_raw(
                 c->err, P(c, P(c, at, "readinessProbe"), "terminationGracePeriodSeconds"), b.ptr,
                 "must not be set for readinessProbes");
             kapi_buf_dispose(&b);
         }
         validate_probe(c, start, P(c, at, "startupProbe"));
-        if (kapi_vhas(ctr, "startupProbe") && def_int(start, "successThreshold", 1) != 1)
+        if (kapi_registry__has(ctr, "startupProbe") && def_int(start, "successThreshold", 1) != 1)
             kapi_field_invalid_int(c->err, P(c, P(c, at, "startupProbe"), "successThreshold"),
-                                   kapi_vint(start, "successThreshold"), "must be 1");
+                                   kapi_registry__int(start, "successThreshold"), "must be 1");
     }
     host_ports(c, ctrs, path, seen);
 done:
@@ -916,10 +921,11 @@ static void init_containers(pctx *c, const json_t *ctrs, const json_t *regular, 
                                             "startupProbe"};
     json_t *names = json_object();
     for (size_t i = 0; i < json_array_size(regular); i++)
-        json_object_set_new(names, kapi_vstr(json_array_get(regular, i), "name"), json_true());
+        json_object_set_new(names, kapi_registry__str(json_array_get(regular, i), "name"),
+                            json_true());
     for (size_t i = 0; i < json_array_size(ctrs); i++) {
         const json_t *ctr = json_array_get(ctrs, i);
-        const char *at = I(c, path, i), *name = kapi_vstr(ctr, "name");
+        const char *at = I(c, path, i), *name = kapi_registry__str(ctr, "name");
         container_common(c, ctr, at);
         if (json_object_get(names, name))
             kapi_field_duplicate(c->err, P(c, at, "name"), name);
@@ -931,7 +937,7 @@ static void init_containers(pctx *c, const json_t *ctrs, const json_t *regular, 
         json_decref(one);
         json_decref(seen);
         for (size_t f = 0; f < KAPI_ARRAY_LEN(forbidden); f++)
-            if (kapi_vhas(ctr, forbidden[f]))
+            if (kapi_registry__has(ctr, forbidden[f]))
                 kapi_field_forbidden(c->err, P(c, at, forbidden[f]),
                                      "may not be set for init containers");
     }
@@ -958,16 +964,16 @@ static void tolerations(pctx *c, const json_t *tols, const char *path)
     const char *msgs[KAPI_MSGS_MAX];
     for (size_t i = 0; i < json_array_size(tols); i++) {
         const json_t *t = json_array_get(tols, i);
-        const char *at = I(c, path, i), *key = kapi_vstr(t, "key");
-        const char *op = kapi_vstr(t, "operator"), *value = kapi_vstr(t, "value");
-        const char *effect = kapi_vstr(t, "effect");
+        const char *at = I(c, path, i), *key = kapi_registry__str(t, "key");
+        const char *op = kapi_registry__str(t, "operator"), *value = kapi_registry__str(t, "value");
+        const char *effect = kapi_registry__str(t, "effect");
         if (*key)
             invalid_each(c, P(c, at, "key"), key, kapi_is_qualified_name);
         if (!*key && strcmp(op, "Exists") != 0)
             kapi_field_invalid_str(c->err, P(c, at, "operator"), op,
                                    "operator must be Exists when `key` is empty, which means "
                                    "\"match all values and all keys\"");
-        if (kapi_vhas(t, "tolerationSeconds") && strcmp(effect, "NoExecute") != 0)
+        if (kapi_registry__has(t, "tolerationSeconds") && strcmp(effect, "NoExecute") != 0)
             kapi_field_invalid_str(c->err, P(c, at, "effect"), effect,
                                    "effect must be 'NoExecute' when `tolerationSeconds` is set");
         if (!*op || strcmp(op, "Equal") == 0) {
@@ -989,14 +995,14 @@ static void tolerations(pctx *c, const json_t *tols, const char *path)
         } else {
             kapi_field_not_supported(c->err, P(c, at, "operator"), op, ops);
         }
-        if (*effect && !kapi_vin(effect, effects))
+        if (*effect && !kapi_registry__in(effect, effects))
             kapi_field_not_supported(c->err, P(c, at, "effect"), effect, effects);
     }
 }
 
 static void subdomain_name(pctx *c, const json_t *spec, const char *key, const char *path)
 {
-    const char *v = kapi_vstr(spec, key);
+    const char *v = kapi_registry__str(spec, key);
     if (*v)
         invalid_each(c, P(c, path, key), v, kapi_is_dns1123_subdomain);
 }
@@ -1020,24 +1026,26 @@ static void pod_spec(pctx *c, const json_t *spec, const char *path)
                               P(c, path, "nodeSelector"));
     subdomain_name(c, spec, "serviceAccountName", path);
     subdomain_name(c, spec, "nodeName", path);
-    if (kapi_vhas(spec, "activeDeadlineSeconds")) {
-        long long v = kapi_vint(spec, "activeDeadlineSeconds");
+    if (kapi_registry__has(spec, "activeDeadlineSeconds")) {
+        long long v = kapi_registry__int(spec, "activeDeadlineSeconds");
         if (v < 1 || v > 2147483647)
             kapi_field_invalid_int(c->err, P(c, path, "activeDeadlineSeconds"), v,
                                    "must be between 1 and 2147483647, inclusive");
     }
-    if (*kapi_vstr(spec, "hostname"))
-        invalid_each(c, P(c, path, "hostname"), kapi_vstr(spec, "hostname"), kapi_is_dns1123_label);
-    if (*kapi_vstr(spec, "subdomain"))
-        invalid_each(c, P(c, path, "subdomain"), kapi_vstr(spec, "subdomain"),
+    if (*kapi_registry__str(spec, "hostname"))
+        invalid_each(c, P(c, path, "hostname"), kapi_registry__str(spec, "hostname"),
+                     kapi_is_dns1123_label);
+    if (*kapi_registry__str(spec, "subdomain"))
+        invalid_each(c, P(c, path, "subdomain"), kapi_registry__str(spec, "subdomain"),
                      kapi_is_dns1123_label);
     tolerations(c, json_object_get(spec, "tolerations"), P(c, path, "tolerations"));
     subdomain_name(c, spec, "priorityClassName", path);
-    if (kapi_vhas(spec, "runtimeClassName"))
-        invalid_each(c, P(c, path, "runtimeClassName"), kapi_vstr(spec, "runtimeClassName"),
-                     kapi_is_dns1123_subdomain);
-    if (kapi_vhas(spec, "preemptionPolicy"))
-        enum_field(c, P(c, path, "preemptionPolicy"), kapi_vstr(spec, "preemptionPolicy"), preempt);
+    if (kapi_registry__has(spec, "runtimeClassName"))
+        invalid_each(c, P(c, path, "runtimeClassName"),
+                     kapi_registry__str(spec, "runtimeClassName"), kapi_is_dns1123_subdomain);
+    if (kapi_registry__has(spec, "preemptionPolicy"))
+        enum_field(c, P(c, path, "preemptionPolicy"), kapi_registry__str(spec, "preemptionPolicy"),
+                   preempt);
     c->volumes = NULL;
     json_decref(vols);
 }
@@ -1052,7 +1060,7 @@ void kapi_registry__validate_pod_template(kapi_error *err, kapi_arena *a, const 
     kapi_meta_validate_annotations(err, json_object_get(meta, "annotations"),
                                    P(&c, path, "annotations"));
     pod_spec(&c, json_object_get(tmpl, "spec"), spec_path);
-    if (json_array_size(kapi_vhas(tmpl, "spec")
+    if (json_array_size(kapi_registry__has(tmpl, "spec")
                             ? json_object_get(json_object_get(tmpl, "spec"), "ephemeralContainers")
                             : NULL) > 0)
         kapi_field_forbidden(err, P(&c, spec_path, "ephemeralContainers"),
