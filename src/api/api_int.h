@@ -136,8 +136,6 @@ kapi_error *kapi_api__decode_object(kapi_req *r, const kapi_write_opts *o, json_
 /* objects.c: the generic rules of every object. */
 /* Checks kind/apiVersion of a decoded body against t, filling them in when absent. */
 kapi_error *kapi_api__check_kind(const kapi_type *t, json_t *obj);
-/* Validates metadata.name (or generateName) by the type's name rule; NULL if fine. */
-kapi_error *kapi_api__validate_name(const kapi_type *t, json_t *obj);
 /* Puts kind, apiVersion, metadata first and the members of metadata in Kubernetes'
  * order, labels and annotations sorted; returns a new reference. */
 json_t *kapi_api__canonical(const json_t *obj);

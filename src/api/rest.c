@@ -249,8 +249,6 @@ kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, c
         kapi_random_suffix(suffix, 5);
         json_object_set_new(meta, "name", json_sprintf("%.58s%s", gen, suffix));
     }
-    if ((err = kapi_api__validate_name(t, obj)) != NULL)
-        goto done;
     const char *rv = kapi_json_path_str(meta, "resourceVersion");
     if (rv && *rv) {
         err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
@@ -270,6 +268,8 @@ kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, c
         json_object_del(meta, "generation");
     if (t->strategy->prepare_create)
         t->strategy->prepare_create(t, obj);
+    if ((err = kapi_type_validate(t, obj, NULL)) != NULL)
+        goto done;
     err = store_write(api, a, t, obj, KAPI_STORE_CREATE, 0, out, dry);
 done:
     json_decref(obj);
@@ -396,12 +396,14 @@ static kapi_error *update(kapi_req *r, json_t *obj, kapi_obj **out, int *status,
     if (*r->info.subresource) {
         obj = subresource_update(r->info.subresource, obj, old);
         meta = json_object_get(obj, "metadata");
+        if ((err = kapi_type_validate_subresource(t, r->info.subresource, obj, old)) != NULL)
+            goto done;
     } else {
         keep_server_fields(t, meta, json_object_get(old, "metadata"), obj, old);
-        if ((err = kapi_api__validate_name(t, obj)) != NULL)
-            goto done;
         if (t->strategy->prepare_update)
             t->strategy->prepare_update(t, obj, old);
+        if ((err = kapi_type_validate(t, obj, old)) != NULL)
+            goto done;
     }
     err = store_write(r->api, &r->arena, t, obj, KAPI_STORE_UPDATE, cur->rev, out, dry);
 done:

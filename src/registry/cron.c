@@ -436,6 +436,18 @@ static const char *check_zone_name(const char *name)
     return ok ? NULL : "unknown time zone";
 }
 
+char *kapi_cron_load_location(const char *name)
+{
+    if (!*name || strcmp(name, "UTC") == 0 || strcmp(name, "Local") == 0)
+        return NULL;
+    const char *why = check_zone_name(name);
+    if (!why)
+        return NULL;
+    if (strcmp(why, "unknown time zone") == 0)
+        return kapi_xprintf("%s %s", why, name);
+    return kapi_xstrdup(why);
+}
+
 /* "+hhmm", "-hhmm" or "+hh:mm" into seconds east of UTC. */
 static bool parse_fixed_offset(const char *s, int64_t *out)
 {

@@ -68,6 +68,11 @@ void kapi_cron_free(kapi_cron *c);
  * schedules that carry one and points at spec.timeZone instead). */
 bool kapi_cron_uses_tz_prefix(const char *spec);
 
+/* What Go's time.LoadLocation(name) answers: NULL when the zone loads ("", "UTC", "Local"
+ * and IANA names with a TZif file in the system zone directory), else its error text
+ * ("unknown time zone Mars/Base", "time: invalid location name") as a heap string. */
+char *kapi_cron_load_location(const char *name);
+
 /* The first activation strictly after unix_seconds, in the schedule's zone ("Local": the
  * process's local zone, from TZ or /etc/localtime). 0 when nothing matches within five
  * years (robfig/cron's zero time). */

@@ -34,6 +34,15 @@ typedef struct kapi_type_strategy {
      * Both take a reference-counted object and return a new reference. */
     json_t *(*to_storage)(const kapi_type *t, json_t *obj);
     json_t *(*from_storage)(const kapi_type *t, json_t *stored);
+    /* Kubernetes' Validate / ValidateUpdate of the type: appends to err the causes of obj
+     * (served view, after defaulting and prepare_*), old NULL on create, else the stored
+     * object in the served view; metadata included where Kubernetes checks it. Without
+     * the hook a type's metadata is checked by its nameRule. */
+    void (*validate)(const kapi_type *t, const json_t *obj, const json_t *old, kapi_error *err);
+    /* The same for a write to subresource sub ("status", "finalize"): obj is the object
+     * as it would be stored, old the stored one. */
+    void (*validate_subresource)(const kapi_type *t, const char *sub, const json_t *obj,
+                                 const json_t *old, kapi_error *err);
 } kapi_type_strategy;
 
 /* A subresource of a type: "status", "finalize", ... */
@@ -106,6 +115,16 @@ bool kapi_verbs_has(const char *const *verbs, const char *verb);
 /* Discovery's storageVersionHash of a storage group/version/kind: base64 of the first 8
  * bytes of SHA-256("group/version/Kind"); heap string. */
 char *kapi_registry_storage_hash(const char *group, const char *version, const char *kind);
+
+/* Validates obj before it is stored, as kube-apiserver's rest.BeforeCreate (old NULL)
+ * and rest.BeforeUpdate do: on create the type's validation, then, only if it passed,
+ * the generic metadata checks; on update the generic metadata and update checks, then
+ * the type's. Returns NULL, or the 422 Invalid error with every cause. */
+kapi_error *kapi_type_validate(const kapi_type *t, const json_t *obj, const json_t *old);
+/* Validates a write to subresource sub as rest.BeforeUpdate does with the subresource's
+ * strategy: the generic metadata and update checks, then the type's subresource rules. */
+kapi_error *kapi_type_validate_subresource(const kapi_type *t, const char *sub, const json_t *obj,
+                                           const json_t *old);
 
 /* Strategies by name, for the type files (registry/strategies.c). */
 const kapi_type_strategy *kapi_registry__strategy(const char *name);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "codec/json.h"
-#include "registry/registry.h"
+#include "registry/registry_int.h"
 
 /* Replaces obj[key] with an empty object, appended after the other members. */
 static void reset_status(json_t *obj)
@@ -26,7 +26,7 @@ static void status_update(const kapi_type *t, json_t *obj, const json_t *old)
     (void)t;
     json_t *st = json_object_get(old, "status");
     json_object_del(obj, "status");
-    json_object_set(obj, "status", st ? st : json_object());
+    json_object_set_new(obj, "status", st ? json_incref(st) : json_object());
 }
 
 /* namespace: phase Active, the "kubernetes" finalizer, the metadata.name label. */
@@ -69,7 +69,7 @@ static void namespace_update(const kapi_type *t, json_t *obj, const json_t *old)
         json_object_del(spec, "finalizers");
     json_object_del(obj, "status");
     json_t *st = json_object_get(old, "status");
-    json_object_set(obj, "status", st ? st : json_object());
+    json_object_set_new(obj, "status", st ? json_incref(st) : json_object());
 }
 
 /*
@@ -201,8 +201,10 @@ static void crd_create(const kapi_type *t, json_t *obj)
     json_t *versions = kapi_json_path(obj, "spec.versions");
     for (size_t i = 0; i < json_array_size(versions); i++) {
         json_t *v = json_array_get(versions, i);
-        if (json_is_true(json_object_get(v, "storage")) && json_object_get(v, "name"))
+        if (json_is_true(json_object_get(v, "storage")) && json_object_get(v, "name")) {
             json_array_append(stored, json_object_get(v, "name"));
+            break; /* the first storage version, as Kubernetes' PrepareForCreate */
+        }
     }
     json_object_del(obj, "status");
     json_object_set_new(obj, "status",
@@ -213,14 +215,28 @@ static void crd_create(const kapi_type *t, json_t *obj)
 static const kapi_type_strategy strategies[] = {
     {.name = "plain"},
     {.name = "status", .prepare_create = status_create, .prepare_update = status_update},
-    {.name = "namespace", .prepare_create = namespace_create, .prepare_update = namespace_update},
-    {.name = "event", .prepare_create = event_create, .prepare_update = event_update},
+    {.name = "cronjob",
+     .prepare_create = status_create,
+     .prepare_update = status_update,
+     .validate = kapi_registry__validate_cronjob},
+    {.name = "clustercidr", .validate = kapi_registry__validate_clustercidr},
+    {.name = "namespace",
+     .prepare_create = namespace_create,
+     .prepare_update = namespace_update,
+     .validate = kapi_registry__validate_namespace,
+     .validate_subresource = kapi_registry__validate_namespace_subresource},
+    {.name = "event",
+     .prepare_create = event_create,
+     .prepare_update = event_update,
+     .validate = kapi_registry__validate_event},
     {.name = "events.k8s.io",
      .to_storage = events_v1_to_storage,
-     .from_storage = events_v1_from_storage},
+     .from_storage = events_v1_from_storage,
+     .validate = kapi_registry__validate_event},
     {.name = "customresourcedefinition",
      .prepare_create = crd_create,
-     .prepare_update = status_update},
+     .prepare_update = status_update,
+     .validate = kapi_registry__validate_crd},
 };
 
 const kapi_type_strategy *kapi_registry__strategy(const char *name)

@@ -135,9 +135,11 @@ TEST(api_discovery_lists_stored_crd_groups)
         "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
         "\"metadata\":{\"name\":\"widgets.example.com\"},\"spec\":{\"group\":\"example.com\","
         "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"widgets\",\"kind\":\"Widget\"},"
-        "\"versions\":[{\"name\":\"v1alpha1\",\"served\":true,\"storage\":false},"
-        "{\"name\":\"v1\",\"served\":true,\"storage\":true},{\"name\":\"v2\",\"served\":false,"
-        "\"storage\":false}]}}";
+        "\"versions\":[{\"name\":\"v1alpha1\",\"served\":true,\"storage\":false,"
+        "\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\"}}},{\"name\":\"v1\",\"served\":true,"
+        "\"storage\":true,\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\"}}},{\"name\":\"v2\","
+        "\"served\":false,\"storage\":false,\"schema\":{\"openAPIV3Schema\":{\"type\":"
+        "\"object\"}}}]}}";
     CHECK_INT_EQ(request(&e, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
                          crd, NULL, NULL),
                  201);
@@ -153,6 +155,11 @@ TEST(api_discovery_lists_stored_crd_groups)
     env_stop(&e);
 }
 
+/* A valid CronJob job template. */
+#define JOB_TEMPLATE                                                                               \
+    "{\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":\"OnFailure\",\"containers\":[{"         \
+    "\"name\":\"main\",\"image\":\"busybox\"}]}}}}"
+
 TEST(api_crud_round_trip)
 {
     env e = {0};
@@ -163,7 +170,7 @@ TEST(api_crud_round_trip)
     env_start(&e);
     const char *cj = "{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\",\"metadata\":{\"name\":"
                      "\"c\",\"labels\":{\"b\":\"2\",\"a\":\"1\"}},\"spec\":{\"schedule\":\"* * * "
-                     "* *\"},\"status\":{\"active\":[]}}";
+                     "* *\",\"jobTemplate\":" JOB_TEMPLATE "},\"status\":{\"active\":[]}}";
     const char *path = "/apis/batch/v1/namespaces/default/cronjobs";
     CHECK_INT_EQ(request(&e, "POST", path, cj, NULL, &created), 201);
     CHECK_INT_EQ(request(&e, "GET", "/apis/batch/v1/namespaces/default/cronjobs/c", NULL, NULL,
@@ -181,7 +188,7 @@ TEST(api_crud_round_trip)
     const char *rv = kapi_json_path_str(doc, "metadata.resourceVersion");
     char *put = kapi_xprintf("{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\",\"metadata\":{"
                              "\"name\":\"c\",\"resourceVersion\":\"%s\"},\"spec\":{\"schedule\":"
-                             "\"5 * * * *\"}}",
+                             "\"5 * * * *\",\"jobTemplate\":" JOB_TEMPLATE "}}",
                              rv);
     json_t *upd;
     CHECK_INT_EQ(request(&e, "PUT", "/apis/batch/v1/namespaces/default/cronjobs/c", put, &upd,

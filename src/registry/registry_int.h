@@ -1,0 +1,117 @@
+/*
+ * registry internals shared by the files of src/registry: the validate hooks of the
+ * strategies (validate_*.c), the pod template rules the batch types share, resource
+ * quantities, and JSON accessors that read a member the way Go reads a decoded field
+ * (missing, null or of another type gives the zero value).
+ *
+ * The validators take the kapi_error the causes go to and an arena for the paths; they
+ * never keep either.
+ */
+#ifndef KAPI_REGISTRY_INT_H
+#define KAPI_REGISTRY_INT_H
+
+#include <string.h>
+
+#include "registry/registry.h"
+#include "schema/field.h"
+
+/* ---- Go's view of a JSON member ---- */
+
+/* The string member key of o, "" when it is not a string. */
+static inline const char *kapi_registry__str(const json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "";
+}
+
+/* True when o has member key and it is not null (a set pointer in Go). */
+static inline bool kapi_registry__has(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return v && !json_is_null(v);
+}
+
+/* The integer member key of o, 0 when it is not an integer. */
+static inline long long kapi_registry__int(const json_t *o, const char *key)
+{
+    return (long long)json_integer_value(json_object_get(o, key));
+}
+
+/* True when s is one of the NULL-terminated set. */
+static inline bool kapi_registry__in(const char *s, const char *const *set)
+{
+    for (size_t i = 0; set[i]; i++)
+        if (strcmp(s, set[i]) == 0)
+            return true;
+    return false;
+}
+
+/* ---- validate.c ---- */
+
+/* The metadata rules of a built-in type from its file's "nameRule" (label, subdomain,
+ * dns1035; subdomain when absent), with core's finalizer rule when kube is set. */
+void kapi_registry__meta_rules(const kapi_type *t, bool kube, kapi_meta_rules *out);
+/* field.Invalid(path, v, "must be greater than or equal to 0") when v < 0. */
+void kapi_registry__nonnegative(kapi_error *err, const char *path, long long v);
+
+/* ---- the validate hooks of the strategies ---- */
+
+/* validate_batch.c: CronJob (batch/v1). */
+void kapi_registry__validate_cronjob(const kapi_type *t, const json_t *obj, const json_t *old,
+                                     kapi_error *err);
+/* validate_networking.c: ClusterCIDR (networking.k8s.io/v1alpha1). */
+void kapi_registry__validate_clustercidr(const kapi_type *t, const json_t *obj, const json_t *old,
+                                         kapi_error *err);
+/* validate_events.c: Event, core/v1 and events.k8s.io/v1 (each with its own rules). */
+void kapi_registry__validate_event(const kapi_type *t, const json_t *obj, const json_t *old,
+                                   kapi_error *err);
+/* validate_core.c: Namespace. */
+void kapi_registry__validate_namespace(const kapi_type *t, const json_t *obj, const json_t *old,
+                                       kapi_error *err);
+/* validate_core.c: a Namespace's status and finalize writes (ValidateNamespaceStatusUpdate,
+ * ValidateNamespaceFinalizeUpdate). */
+void kapi_registry__validate_namespace_subresource(const kapi_type *t, const char *sub,
+                                                   const json_t *obj, const json_t *old,
+                                                   kapi_error *err);
+/* validate_core.c: core's ValidateNodeSelector (terms, requirements on labels and on the
+ * metadata.name field). */
+void kapi_registry__validate_node_selector(kapi_error *err, kapi_arena *a, const json_t *ns,
+                                           const char *path);
+/* The Go type of a core.NodeSelector, for %#v in messages. */
+extern const kapi_gotype kapi_registry__go_node_selector;
+
+/* validate_apiextensions.c: CustomResourceDefinition (apiextensions.k8s.io/v1). */
+void kapi_registry__validate_crd(const kapi_type *t, const json_t *obj, const json_t *old,
+                                 kapi_error *err);
+
+/* validate_pod.c: core's ValidatePodTemplateSpec of a pod template (metadata labels and
+ * annotations, then the pod spec) at path, reading every defaulted field as its default
+ * when absent (so the answer is the same before and after defaulting). */
+void kapi_registry__validate_pod_template(kapi_error *err, kapi_arena *a, const json_t *tmpl,
+                                          const char *path);
+
+/* ---- quantity.c: resource.Quantity ---- */
+
+/* A parsed quantity: value = mant * 10^exp10 exactly; format is the suffix family of the
+ * text (Go's Format), which decides how the canonical form is written. */
+typedef enum kapi_qformat {
+    KAPI_Q_DECIMAL_SI,
+    KAPI_Q_BINARY_SI,
+    KAPI_Q_DECIMAL_EXPONENT
+} kapi_qformat;
+typedef struct kapi_quantity {
+    __int128 mant;
+    int exp10;
+    kapi_qformat format;
+} kapi_quantity;
+
+/* Parses a quantity ("100m", "1.5Gi", "1e3", "-2"); false when it is not one. */
+bool kapi_quantity_parse(kapi_quantity *out, const char *s);
+/* -1, 0, 1 as a < b, a == b, a > b. */
+int kapi_quantity_cmp(const kapi_quantity *a, const kapi_quantity *b);
+/* True when q has no fractional part. */
+bool kapi_quantity_is_integer(const kapi_quantity *q);
+/* The canonical text of q (Go's Quantity.String()) into b. */
+void kapi_quantity_format(kapi_buf *b, const kapi_quantity *q);
+
+#endif

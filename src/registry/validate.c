@@ -1,0 +1,105 @@
+/*
+ * registry/validate: the validation step of a write, as kube-apiserver's rest.BeforeCreate
+ * and rest.BeforeUpdate run it around a type's own Validate / ValidateUpdate.
+ *
+ * Create: the type's validation; only when it finds nothing, the generic metadata checks
+ * with the path-segment name rule (they catch what a type does not check itself, e.g. the
+ * name of a core/v1 Event). Update: the generic metadata and metadata-update checks first,
+ * then the type's, in one list (so a rule both make, like "no new finalizers", shows in
+ * two causes and once in the message, as Kubernetes shows it).
+ */
+#include "registry/registry_int.h"
+
+void kapi_registry__meta_rules(const kapi_type *t, bool kube, kapi_meta_rules *out)
+{
+    const char *rule = json_string_value(json_object_get(t->def, "nameRule"));
+    *out = (kapi_meta_rules){kapi_name_dns_subdomain, NULL, t->namespaced, kube};
+    if (rule && strcmp(rule, "label") == 0)
+        out->name_fn = kapi_name_dns_label;
+    else if (rule && strcmp(rule, "dns1035") == 0)
+        out->name_fn = kapi_name_dns1035_label;
+}
+
+void kapi_registry__nonnegative(kapi_error *err, const char *path, long long v)
+{
+    if (v < 0)
+        kapi_field_invalid_int(err, path, v, "must be greater than or equal to 0");
+}
+
+/* A type without its own validation: its metadata by its name rule. */
+static void default_validate(const kapi_type *t, const json_t *obj, const json_t *old,
+                             kapi_error *err, kapi_arena *a)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+    kapi_meta_rules rules;
+    if (old) {
+        kapi_meta_validate_update(err, a, meta, json_object_get(old, "metadata"), "metadata",
+                                  false);
+        return;
+    }
+    kapi_registry__meta_rules(t, false, &rules);
+    kapi_meta_validate(err, a, meta, "metadata", &rules);
+}
+
+static void type_validate(const kapi_type *t, const json_t *obj, const json_t *old, kapi_error *err,
+                          kapi_arena *a)
+{
+    if (t->strategy->validate)
+        t->strategy->validate(t, obj, old, err);
+    else
+        default_validate(t, obj, old, err, a);
+}
+
+/* rest.validateCommonFields: the metadata checks of every update, whatever the type. */
+static void common_update(const kapi_type *t, const json_t *obj, const json_t *old, kapi_error *err,
+                          kapi_arena *a)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+    kapi_meta_rules common = {kapi_name_path_segment, NULL, t->namespaced, false};
+    kapi_meta_validate(err, a, meta, "metadata", &common);
+    kapi_meta_validate_update(err, a, meta, json_object_get(old, "metadata"), "metadata", false);
+}
+
+/* The 422 for the causes in err, or NULL (err freed) when there are none. Kubernetes
+ * names the kind of the stored (internal) object: events.k8s.io Events answer as core
+ * Events. */
+static kapi_error *finish(const kapi_type *t, const json_t *obj, kapi_error *err)
+{
+    if (err->ncauses == 0) {
+        kapi_error_free(err);
+        return NULL;
+    }
+    return kapi_field_finish_invalid(err, t->kind, t->storage_group,
+                                     kapi_registry__str(json_object_get(obj, "metadata"), "name"));
+}
+
+kapi_error *kapi_type_validate(const kapi_type *t, const json_t *obj, const json_t *old)
+{
+    kapi_error *err = kapi_error_new(KAPI_STATUS_INVALID, "invalid");
+    kapi_arena a;
+    kapi_meta_rules common = {kapi_name_path_segment, NULL, t->namespaced, false};
+    kapi_arena_init(&a);
+    if (old) {
+        common_update(t, obj, old, err, &a);
+        type_validate(t, obj, old, err, &a);
+    } else {
+        type_validate(t, obj, NULL, err, &a);
+        if (err->ncauses == 0)
+            kapi_meta_validate(err, &a, json_object_get(obj, "metadata"), "metadata", &common);
+    }
+    kapi_arena_dispose(&a);
+    return finish(t, obj, err);
+}
+
+kapi_error *kapi_type_validate_subresource(const kapi_type *t, const char *sub, const json_t *obj,
+                                           const json_t *old)
+{
+    kapi_error *err = kapi_error_new(KAPI_STATUS_INVALID, "invalid");
+    kapi_arena a;
+    kapi_arena_init(&a);
+    common_update(t, obj, old, err, &a);
+    if (t->strategy->validate_subresource)
+        t->strategy->validate_subresource(t, sub, obj, old, err);
+    kapi_arena_dispose(&a);
+    return finish(t, obj, err);
+}

@@ -1,0 +1,161 @@
+/*
+ * registry/validate_networking: ClusterCIDR (networking.k8s.io/v1alpha1) as Kubernetes
+ * 1.26 validates it: DNS-label names, the node selector, at least one of spec.ipv4 and
+ * spec.ipv6, each a CIDR of its family (Go's net.ParseCIDR, leading zeros allowed in
+ * IPv4), and perNodeHostBits between 4 and the block's host bits. Causes name the
+ * families "spec.IPv4" / "spec.IPv6" (Go's IPFamily strings), as 1.26 does; an IPv6 block
+ * in ipv4 therefore also gets "must be less than or equal to -32". On update the whole
+ * spec is immutable (spec.nodeSelector, spec.perNodeHostBits, spec.ipv4, spec.ipv6).
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "registry/registry_int.h"
+
+/* Go's dtoi: decimal digits only; false when there are none or the value is huge. */
+static bool dtoi(const char *s, size_t n, long *out)
+{
+    long v = 0;
+    if (n == 0)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9' || v > 0xffffff)
+            return false;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+/* Four dotted decimal fields of at most 255 (leading zeros allowed, as ParseIPSloppy). */
+static bool parse_ipv4(const char *s, size_t n)
+{
+    int fields = 0;
+    size_t start = 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && s[i] != '.')
+            continue;
+        long v;
+        if (!dtoi(s + start, i - start, &v) || v > 255 || ++fields > 4)
+            return false;
+        start = i + 1;
+    }
+    return fields == 4;
+}
+
+/* net.ParseCIDR: the address, the prefix length, whether the address is an IPv4 one (an
+ * IPv4-mapped IPv6 address counts, as ip.To4() says) and the mask's bits. */
+static bool parse_cidr(const char *cidr, bool *v4, long *ones, int *bits)
+{
+    const char *slash = strchr(cidr, '/');
+    if (!slash)
+        return false;
+    size_t alen = (size_t)(slash - cidr);
+    char addr[64];
+    unsigned char raw[16];
+    if (alen >= sizeof(addr))
+        return false;
+    memcpy(addr, cidr, alen);
+    addr[alen] = '\0';
+    if (parse_ipv4(addr, alen)) {
+        *v4 = true, *bits = 32;
+    } else if (inet_pton(AF_INET6, addr, raw) == 1) {
+        static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+        *v4 = memcmp(raw, mapped, 12) == 0, *bits = 128;
+    } else {
+        return false;
+    }
+    return dtoi(slash + 1, strlen(slash + 1), ones) && *ones <= *bits;
+}
+
+/* validateCIDRConfig */
+static void cidr_config(kapi_error *err, kapi_arena *a, const char *cidr, long long phb,
+                        int max_bits, const char *family)
+{
+    bool v4;
+    long ones;
+    int bits;
+    const char *fpath = kapi_path_child(a, "spec", family);
+    if (!parse_cidr(cidr, &v4, &ones, &bits)) {
+        kapi_field_invalid_str(err, fpath, cidr, "must be a valid CIDR: %s", cidr);
+        return;
+    }
+    if (max_bits == 32 && !v4)
+        kapi_field_invalid_str(err, fpath, cidr, "must be a valid IPv4 CIDR");
+    if (max_bits == 128 && v4)
+        kapi_field_invalid_str(err, fpath, cidr, "must be a valid IPv6 CIDR");
+    long long max = max_bits - ones;
+    if (phb < 4)
+        kapi_field_invalid_int(err, "spec.perNodeHostBits", phb,
+                               "must be greater than or equal to 4");
+    if (phb > max)
+        kapi_field_invalid_int(err, "spec.perNodeHostBits", phb,
+                               "must be less than or equal to %lld", max);
+}
+
+static void cidr_spec(kapi_error *err, kapi_arena *a, const json_t *spec)
+{
+    const char *v4 = kapi_registry__str(spec, "ipv4"), *v6 = kapi_registry__str(spec, "ipv6");
+    long long phb = kapi_registry__int(spec, "perNodeHostBits");
+    if (kapi_registry__has(spec, "nodeSelector"))
+        kapi_registry__validate_node_selector(err, a, json_object_get(spec, "nodeSelector"),
+                                              "spec.nodeSelector");
+    if (!*v4 && !*v6) {
+        kapi_field_required(err, "spec", "one or both of `ipv4` and `ipv6` must be specified");
+        return;
+    }
+    if (*v4)
+        cidr_config(err, a, v4, phb, 32, "IPv4");
+    if (*v6)
+        cidr_config(err, a, v6, phb, 128, "IPv6");
+}
+
+/* validateClusterCIDRUpdateSpec: every field immutable, each rendered as Go renders it. */
+static void cidr_spec_update(kapi_error *err, const json_t *spec, const json_t *old)
+{
+    const json_t *ns = json_object_get(spec, "nodeSelector");
+    const json_t *old_ns = json_object_get(old, "nodeSelector");
+    bool nil = !ns || json_is_null(ns), old_nil = !old_ns || json_is_null(old_ns);
+    if (nil != old_nil || (!nil && !json_equal((json_t *)ns, (json_t *)old_ns))) {
+        kapi_buf b;
+        kapi_buf_init(&b);
+        if (nil)
+            kapi_buf_puts(&b, "\"null\"");
+        else
+            kapi_gofmt(&b, &kapi_registry__go_node_selector, ns);
+        kapi_field_invalid_raw(err, "spec.nodeSelector", b.ptr, "field is immutable");
+        kapi_buf_dispose(&b);
+    }
+    if (kapi_registry__int(spec, "perNodeHostBits") != kapi_registry__int(old, "perNodeHostBits"))
+        kapi_field_invalid_int(err, "spec.perNodeHostBits",
+                               kapi_registry__int(spec, "perNodeHostBits"), "field is immutable");
+    static const char *const cidrs[] = {"ipv4", "ipv6"};
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(cidrs); i++) {
+        const char *now = kapi_registry__str(spec, cidrs[i]);
+        if (strcmp(now, kapi_registry__str(old, cidrs[i])) != 0) {
+            char path[16];
+            snprintf(path, sizeof(path), "spec.%s", cidrs[i]);
+            kapi_field_invalid_str(err, path, now, "field is immutable");
+        }
+    }
+}
+
+void kapi_registry__validate_clustercidr(const kapi_type *t, const json_t *obj, const json_t *old,
+                                         kapi_error *err)
+{
+    kapi_arena a;
+    const json_t *meta = json_object_get(obj, "metadata");
+    kapi_arena_init(&a);
+    if (old) {
+        kapi_meta_validate_update(err, &a, meta, json_object_get(old, "metadata"), "metadata",
+                                  true);
+        cidr_spec_update(err, json_object_get(obj, "spec"), json_object_get(old, "spec"));
+    } else {
+        kapi_meta_rules rules;
+        kapi_registry__meta_rules(t, true, &rules);
+        kapi_meta_validate(err, &a, meta, "metadata", &rules);
+        cidr_spec(err, &a, json_object_get(obj, "spec"));
+    }
+    kapi_arena_dispose(&a);
+}

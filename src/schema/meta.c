@@ -1,0 +1,420 @@
+/*
+ * schema/meta: ObjectMeta validation as apimachinery 1.26 does it (ValidateObjectMeta,
+ * ValidateObjectMetaUpdate), with core's finalizer rule for the built-in types, and the
+ * label, annotation and label-selector rules they use (see field.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema/field.h"
+
+#define ANNOTATIONS_MAX_BYTES (256 * 1024)
+#define FIELD_MANAGER_MAX 128
+#define SUBRESOURCE_NAME_MAX 256
+
+static const char *str_member(const json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s ? s : "";
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The keys of a JSON object, sorted; the caller frees the array (not the keys). */
+static const char **sorted_keys(const json_t *obj, size_t *n)
+{
+    size_t i = 0;
+    const char *k;
+    json_t *v;
+    *n = json_object_size(obj);
+    const char **keys = kapi_xcalloc(*n ? *n : 1, sizeof(*keys));
+    json_object_foreach((json_t *)obj, k, v) keys[i++] = k;
+    qsort(keys, *n, sizeof(*keys), cmp_str);
+    return keys;
+}
+
+static void invalid_each(kapi_error *err, const char *path, const char *value,
+                         size_t (*rule)(const char *, const char **))
+{
+    const char *msgs[KAPI_MSGS_MAX];
+    size_t n = rule(value, msgs);
+    kapi_field_invalid_each(err, path, value, msgs, n);
+}
+
+void kapi_meta_validate_labels(kapi_error *err, const json_t *labels, const char *path)
+{
+    size_t n;
+    if (!json_is_object(labels))
+        return;
+    const char **keys = sorted_keys(labels, &n);
+    for (size_t i = 0; i < n; i++) {
+        invalid_each(err, path, keys[i], kapi_is_qualified_name);
+        invalid_each(err, path, str_member(labels, keys[i]), kapi_is_label_value);
+    }
+    free(keys);
+}
+
+void kapi_meta_validate_annotations(kapi_error *err, const json_t *annotations, const char *path)
+{
+    size_t n, total = 0;
+    const char *msgs[KAPI_MSGS_MAX];
+    if (!json_is_object(annotations))
+        return;
+    const char **keys = sorted_keys(annotations, &n);
+    for (size_t i = 0; i < n; i++) {
+        char *lower = kapi_xstrdup(keys[i]);
+        for (char *c = lower; *c; c++)
+            if (*c >= 'A' && *c <= 'Z')
+                *c = (char)(*c - 'A' + 'a');
+        size_t nm = kapi_is_qualified_name(lower, msgs);
+        kapi_field_invalid_each(err, path, keys[i], msgs, nm);
+        free(lower);
+        total += strlen(keys[i]) + strlen(str_member(annotations, keys[i]));
+    }
+    if (total > ANNOTATIONS_MAX_BYTES)
+        kapi_field_too_long(err, path, ANNOTATIONS_MAX_BYTES);
+    free(keys);
+}
+
+/* schema.FromAPIVersionAndKind's version: "" when apiVersion has more than one "/". */
+static bool owner_version_empty(const char *api_version)
+{
+    const char *slash = strchr(api_version, '/');
+    if (!*api_version || strcmp(api_version, "/") == 0)
+        return true;
+    if (!slash)
+        return false;
+    return strchr(slash + 1, '/') != NULL || slash[1] == '\0';
+}
+
+static void validate_owner(kapi_error *err, kapi_arena *a, const json_t *ref, const char *path)
+{
+    const char *av = str_member(ref, "apiVersion"), *kind = str_member(ref, "kind");
+    if (owner_version_empty(av))
+        kapi_field_invalid_str(err, kapi_path_child(a, path, "apiVersion"), av,
+                               "version must not be empty");
+    if (!*kind)
+        kapi_field_invalid_str(err, kapi_path_child(a, path, "kind"), kind,
+                               "kind must not be empty");
+    if (!*str_member(ref, "name"))
+        kapi_field_invalid_str(err, kapi_path_child(a, path, "name"), "", "name must not be empty");
+    if (!*str_member(ref, "uid"))
+        kapi_field_invalid_str(err, kapi_path_child(a, path, "uid"), "", "uid must not be empty");
+    if (strcmp(av, "v1") == 0 && strcmp(kind, "Event") == 0) {
+        kapi_buf b;
+        kapi_buf_init(&b);
+        kapi_gofmt(&b, &kapi_go_owner_reference, ref);
+        kapi_field_invalid_raw(err, path, b.ptr,
+                               "/v1, Kind=Event is disallowed from being an owner");
+        kapi_buf_dispose(&b);
+    }
+}
+
+static void validate_owners(kapi_error *err, kapi_arena *a, const json_t *refs, const char *path)
+{
+    char *first = NULL;
+    for (size_t i = 0; i < json_array_size(refs); i++) {
+        const json_t *ref = json_array_get(refs, i);
+        validate_owner(err, a, ref, path);
+        if (!json_is_true(json_object_get(ref, "controller")))
+            continue;
+        char *cur = kapi_xprintf("%s/%s", str_member(ref, "kind"), str_member(ref, "name"));
+        if (!first) {
+            first = cur;
+            continue;
+        }
+        kapi_buf b;
+        kapi_buf_init(&b);
+        kapi_gofmt_slice(&b, &kapi_go_owner_reference, refs);
+        kapi_field_invalid_raw(err, path, b.ptr,
+                               "Only one reference can have Controller set to true. Found "
+                               "\"true\" in references for %s and %s",
+                               first, cur);
+        kapi_buf_dispose(&b);
+        free(cur);
+    }
+    free(first);
+}
+
+/* apimachinery's ValidateFinalizers: qualified names, not both orphan and
+ * foregroundDeletion. */
+static void validate_finalizers(kapi_error *err, const json_t *fins, const char *path)
+{
+    bool orphan = false, foreground = false;
+    for (size_t i = 0; i < json_array_size(fins); i++) {
+        const char *f = json_string_value(json_array_get(fins, i));
+        f = f ? f : "";
+        invalid_each(err, path, f, kapi_is_qualified_name);
+        orphan = orphan || strcmp(f, "orphan") == 0;
+        foreground = foreground || strcmp(f, "foregroundDeletion") == 0;
+    }
+    if (orphan && foreground) {
+        kapi_buf b;
+        kapi_buf_init(&b);
+        kapi_gofmt_strings(&b, fins);
+        kapi_field_invalid_raw(err, path, b.ptr,
+                               "finalizer orphan and foregroundDeletion cannot be both set");
+        kapi_buf_dispose(&b);
+    }
+}
+
+/* core's validateKubeFinalizerName over every finalizer, at path[i]. */
+static void validate_kube_finalizers(kapi_error *err, kapi_arena *a, const json_t *fins,
+                                     const char *path)
+{
+    static const char *const standard[] = {"kubernetes", "orphan", "foregroundDeletion"};
+    for (size_t i = 0; i < json_array_size(fins); i++) {
+        const char *f = json_string_value(json_array_get(fins, i));
+        f = f ? f : "";
+        bool ok = strchr(f, '/') != NULL;
+        for (size_t j = 0; !ok && j < KAPI_ARRAY_LEN(standard); j++)
+            ok = strcmp(f, standard[j]) == 0;
+        if (!ok)
+            kapi_field_invalid_str(err, kapi_path_index(a, path, i), f,
+                                   "name is neither a standard finalizer name nor is it fully "
+                                   "qualified");
+    }
+}
+
+/* ValidateFieldManager: at most 128 bytes, printable characters only. */
+static void validate_field_manager(kapi_error *err, const char *manager, const char *path)
+{
+    const unsigned char *p = (const unsigned char *)manager;
+    size_t n = strlen(manager);
+    if (n > FIELD_MANAGER_MAX)
+        kapi_field_too_long(err, path, FIELD_MANAGER_MAX);
+    for (size_t i = 0; i < n;) {
+        uint32_t r = p[i];
+        size_t len = 1;
+        if (r >= 0x80) { /* decode just enough to find the rune; bad bytes are U+FFFD */
+            len = r >= 0xf0 ? 4 : r >= 0xe0 ? 3 : 2;
+            if (i + len > n)
+                len = n - i;
+            r = (len == 2)   ? ((p[i] & 0x1fu) << 6 | (p[i + 1] & 0x3fu))
+                : (len == 3) ? ((p[i] & 0x0fu) << 12 | (p[i + 1] & 0x3fu) << 6 | (p[i + 2] & 0x3fu))
+                             : 0xfffd;
+        }
+        if (!kapi_go_isprint(r))
+            kapi_field_invalid_str(err, path, manager, "invalid character U+%04X (at position %zu)",
+                                   (unsigned)r, i);
+        i += len;
+    }
+}
+
+static void validate_managed_fields(kapi_error *err, kapi_arena *a, const json_t *mf,
+                                    const char *path)
+{
+    for (size_t i = 0; i < json_array_size(mf); i++) {
+        const json_t *e = json_array_get(mf, i);
+        const char *at = kapi_path_index(a, path, i);
+        const char *op = str_member(e, "operation"), *ft = str_member(e, "fieldsType");
+        if (strcmp(op, "Apply") != 0 && strcmp(op, "Update") != 0)
+            kapi_field_invalid_str(err, kapi_path_child(a, at, "operation"), op,
+                                   "must be `Apply` or `Update`");
+        if (*ft && strcmp(ft, "FieldsV1") != 0)
+            kapi_field_invalid_str(err, kapi_path_child(a, at, "fieldsType"), ft,
+                                   "must be `FieldsV1`");
+        validate_field_manager(err, str_member(e, "manager"), kapi_path_child(a, at, "manager"));
+        if (strlen(str_member(e, "subresource")) > SUBRESOURCE_NAME_MAX)
+            kapi_field_too_long(err, kapi_path_child(a, at, "subresource"), SUBRESOURCE_NAME_MAX);
+    }
+}
+
+static void validate_names(kapi_error *err, kapi_arena *a, const json_t *meta, const char *path,
+                           const kapi_meta_rules *rules)
+{
+    const char *msgs[KAPI_MSGS_MAX + 2];
+    const char *gen = str_member(meta, "generateName"), *name = str_member(meta, "name");
+    const char *ns = str_member(meta, "namespace");
+    if (*gen) {
+        size_t n = rules->name_fn(rules->name_ctx, gen, true, msgs);
+        kapi_field_invalid_each(err, kapi_path_child(a, path, "generateName"), gen, msgs, n);
+    }
+    const char *name_path = kapi_path_child(a, path, "name");
+    if (!*name) {
+        kapi_field_required(err, name_path, "name or generateName is required");
+    } else {
+        size_t n = rules->name_fn(rules->name_ctx, name, false, msgs);
+        kapi_field_invalid_each(err, name_path, name, msgs, n);
+    }
+    const char *ns_path = kapi_path_child(a, path, "namespace");
+    if (rules->namespaced && !*ns)
+        kapi_field_required(err, ns_path, "");
+    else if (rules->namespaced)
+        invalid_each(err, ns_path, ns, kapi_is_dns1123_label);
+    else if (*ns)
+        kapi_field_forbidden(err, ns_path, "not allowed on this type");
+}
+
+void kapi_meta_validate(kapi_error *err, kapi_arena *a, const json_t *meta, const char *path,
+                        const kapi_meta_rules *rules)
+{
+    validate_names(err, a, meta, path, rules);
+    json_int_t gen = json_integer_value(json_object_get(meta, "generation"));
+    if (gen < 0)
+        kapi_field_invalid_int(err, kapi_path_child(a, path, "generation"), gen,
+                               "must be greater than or equal to 0");
+    kapi_meta_validate_labels(err, json_object_get(meta, "labels"),
+                              kapi_path_child(a, path, "labels"));
+    kapi_meta_validate_annotations(err, json_object_get(meta, "annotations"),
+                                   kapi_path_child(a, path, "annotations"));
+    validate_owners(err, a, json_object_get(meta, "ownerReferences"),
+                    kapi_path_child(a, path, "ownerReferences"));
+    const json_t *fins = json_object_get(meta, "finalizers");
+    const char *fin_path = kapi_path_child(a, path, "finalizers");
+    validate_finalizers(err, fins, fin_path);
+    validate_managed_fields(err, a, json_object_get(meta, "managedFields"),
+                            kapi_path_child(a, path, "managedFields"));
+    if (rules->kube_finalizers)
+        validate_kube_finalizers(err, a, fins, fin_path);
+}
+
+bool kapi_meta_immutable(kapi_error *err, const char *path, const json_t *now, const json_t *before)
+{
+    bool now_nil = !now || json_is_null(now), before_nil = !before || json_is_null(before);
+    if (now_nil && before_nil)
+        return true;
+    if (!now_nil && !before_nil && json_equal((json_t *)now, (json_t *)before))
+        return true;
+    kapi_field_invalid_json(err, path, now, "field is immutable");
+    return false;
+}
+
+/* An immutable string member ("" when absent, as Go's zero value). */
+static void immutable_str(kapi_error *err, kapi_arena *a, const json_t *meta,
+                          const json_t *old_meta, const char *path, const char *key)
+{
+    const char *now = str_member(meta, key), *before = str_member(old_meta, key);
+    if (strcmp(now, before) != 0)
+        kapi_field_invalid_str(err, kapi_path_child(a, path, key), now, "field is immutable");
+}
+
+/* An immutable time member; Go renders a metav1.Time with time.Time.String(), and a nil
+ * *metav1.Time as "null". */
+static void immutable_time(kapi_error *err, kapi_arena *a, const json_t *meta,
+                           const json_t *old_meta, const char *path, const char *key, bool pointer)
+{
+    const char *now = json_string_value(json_object_get(meta, key));
+    const char *before = json_string_value(json_object_get(old_meta, key));
+    if ((!now && !before) || (now && before && strcmp(now, before) == 0))
+        return;
+    kapi_buf b;
+    kapi_buf_init(&b);
+    if (!now && pointer)
+        kapi_buf_puts(&b, "\"null\"");
+    else
+        kapi_gofmt_time(&b, now);
+    kapi_field_invalid_raw(err, kapi_path_child(a, path, key), b.ptr, "field is immutable");
+    kapi_buf_dispose(&b);
+}
+
+/* ValidateNoNewFinalizers: the finalizers of meta that old_meta lacks, sorted. */
+static void no_new_finalizers(kapi_error *err, const json_t *meta, const json_t *old_meta,
+                              const char *path)
+{
+    const json_t *now = json_object_get(meta, "finalizers");
+    const json_t *before = json_object_get(old_meta, "finalizers");
+    size_t n = json_array_size(now), nextra = 0;
+    const char **extra = kapi_xcalloc(n ? n : 1, sizeof(*extra));
+    for (size_t i = 0; i < n; i++) {
+        const char *f = json_string_value(json_array_get(now, i));
+        bool known = !f;
+        for (size_t j = 0; !known && j < json_array_size(before); j++)
+            known = strcmp(f, json_string_value(json_array_get(before, j)) ?: "") == 0;
+        for (size_t j = 0; !known && j < nextra; j++)
+            known = strcmp(f, extra[j]) == 0;
+        if (!known)
+            extra[nextra++] = f;
+    }
+    if (nextra > 0) {
+        qsort(extra, nextra, sizeof(*extra), cmp_str);
+        json_t *list = json_array();
+        for (size_t i = 0; i < nextra; i++)
+            json_array_append_new(list, json_string(extra[i]));
+        kapi_buf b;
+        kapi_buf_init(&b);
+        kapi_buf_puts(&b, "no new finalizers can be added if the object is being deleted, found "
+                          "new finalizers ");
+        kapi_gofmt_strings(&b, list);
+        kapi_field_forbidden(err, path, b.ptr);
+        kapi_buf_dispose(&b);
+        json_decref(list);
+    }
+    free(extra);
+}
+
+void kapi_meta_validate_update(kapi_error *err, kapi_arena *a, const json_t *meta,
+                               const json_t *old_meta, const char *path, bool kube_finalizers)
+{
+    const char *fin_path = kapi_path_child(a, path, "finalizers");
+    if (json_object_get(old_meta, "deletionTimestamp") &&
+        !json_is_null(json_object_get(old_meta, "deletionTimestamp")))
+        no_new_finalizers(err, meta, old_meta, fin_path);
+    json_int_t gen = json_integer_value(json_object_get(meta, "generation"));
+    if (gen < json_integer_value(json_object_get(old_meta, "generation")))
+        kapi_field_invalid_int(err, kapi_path_child(a, path, "generation"), gen,
+                               "must not be decremented");
+    immutable_str(err, a, meta, old_meta, path, "name");
+    immutable_str(err, a, meta, old_meta, path, "namespace");
+    immutable_str(err, a, meta, old_meta, path, "uid");
+    immutable_time(err, a, meta, old_meta, path, "creationTimestamp", false);
+    immutable_time(err, a, meta, old_meta, path, "deletionTimestamp", true);
+    kapi_meta_immutable(err, kapi_path_child(a, path, "deletionGracePeriodSeconds"),
+                        json_object_get(meta, "deletionGracePeriodSeconds"),
+                        json_object_get(old_meta, "deletionGracePeriodSeconds"));
+    kapi_meta_validate_labels(err, json_object_get(meta, "labels"),
+                              kapi_path_child(a, path, "labels"));
+    kapi_meta_validate_annotations(err, json_object_get(meta, "annotations"),
+                                   kapi_path_child(a, path, "annotations"));
+    validate_owners(err, a, json_object_get(meta, "ownerReferences"),
+                    kapi_path_child(a, path, "ownerReferences"));
+    validate_managed_fields(err, a, json_object_get(meta, "managedFields"),
+                            kapi_path_child(a, path, "managedFields"));
+    if (kube_finalizers)
+        validate_kube_finalizers(err, a, json_object_get(meta, "finalizers"), fin_path);
+}
+
+static bool str_in(const char *s, const char *const *set)
+{
+    for (size_t i = 0; set[i]; i++)
+        if (strcmp(s, set[i]) == 0)
+            return true;
+    return false;
+}
+
+void kapi_meta_validate_label_selector(kapi_error *err, kapi_arena *a, const json_t *sel,
+                                       const char *path)
+{
+    static const char *const with_values[] = {"In", "NotIn", NULL};
+    static const char *const without_values[] = {"Exists", "DoesNotExist", NULL};
+    if (!json_is_object(sel))
+        return;
+    kapi_meta_validate_labels(err, json_object_get(sel, "matchLabels"),
+                              kapi_path_child(a, path, "matchLabels"));
+    const json_t *exprs = json_object_get(sel, "matchExpressions");
+    const char *epath = kapi_path_child(a, path, "matchExpressions");
+    for (size_t i = 0; i < json_array_size(exprs); i++) {
+        const json_t *e = json_array_get(exprs, i);
+        const char *at = kapi_path_index(a, epath, i), *op = str_member(e, "operator");
+        const json_t *values = json_object_get(e, "values");
+        const char *vpath = kapi_path_child(a, at, "values");
+        if (str_in(op, with_values) && json_array_size(values) == 0)
+            kapi_field_required(err, vpath, "must be specified when `operator` is 'In' or 'NotIn'");
+        else if (str_in(op, without_values) && json_array_size(values) > 0)
+            kapi_field_forbidden(err, vpath,
+                                 "may not be specified when `operator` is 'Exists' or "
+                                 "'DoesNotExist'");
+        else if (!str_in(op, with_values) && !str_in(op, without_values))
+            kapi_field_invalid_str(err, kapi_path_child(a, at, "operator"), op,
+                                   "not a valid selector operator");
+        invalid_each(err, kapi_path_child(a, at, "key"), str_member(e, "key"),
+                     kapi_is_qualified_name);
+        for (size_t j = 0; j < json_array_size(values); j++) {
+            const char *v = json_string_value(json_array_get(values, j));
+            invalid_each(err, kapi_path_index(a, vpath, j), v ? v : "", kapi_is_label_value);
+        }
+    }
+}
