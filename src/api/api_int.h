@@ -120,9 +120,10 @@ char *kapi_api__openapi_v2_proto(const json_t *doc, size_t *len);
 void kapi_api__serve_resource(kapi_req *r);
 /* Creates obj (the served view, a reference the function takes) of type t in ns; the
  * stored object (in the storage view) comes back in *out. With dry non-NULL nothing is
- * stored and *dry gets the object that would have been (storage view). */
+ * stored and *dry gets the object that would have been (storage view). The type's
+ * warnings go to r's answer; r is NULL for kapi's own creates. */
 kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, const char *ns,
-                             json_t *obj, kapi_obj **out, json_t **dry);
+                             json_t *obj, kapi_obj **out, json_t **dry, kapi_req *r);
 
 /* decode.c: a write's options and its body, decoded against the type's schema. */
 /* Reads dryRun and fieldValidation; options_kind ("CreateOptions", ...) names them in

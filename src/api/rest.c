@@ -234,8 +234,14 @@ static kapi_error *store_write(kapi_api *api, kapi_arena *a, const kapi_type *t,
     return err;
 }
 
+/* Passes a type's warnings on as Warning headers of the request. */
+static void warn(void *ctx, const char *text)
+{
+    kapi_api__warn(ctx, "%s", text);
+}
+
 kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, const char *ns,
-                             json_t *obj, kapi_obj **out, json_t **dry)
+                             json_t *obj, kapi_obj **out, json_t **dry, kapi_req *r)
 {
     kapi_error *err;
     char uid[37], suffix[6];
@@ -270,6 +276,8 @@ kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, c
         t->strategy->prepare_create(t, obj);
     if ((err = kapi_type_validate(t, obj, NULL)) != NULL)
         goto done;
+    if (t->strategy->warnings && r)
+        t->strategy->warnings(t, obj, NULL, warn, r);
     err = store_write(api, a, t, obj, KAPI_STORE_CREATE, 0, out, dry);
 done:
     json_decref(obj);
@@ -286,7 +294,7 @@ static void do_create(kapi_req *r)
         err = kapi_api__decode_object(r, &opts, &obj);
     if (!err)
         err = kapi_api__create(r->api, &r->arena, r->type, r->info.ns, obj, &o,
-                               opts.dry_run ? &dry_obj : NULL);
+                               opts.dry_run ? &dry_obj : NULL, r);
     if (err)
         kapi_api__respond_error(r, err);
     else if (opts.dry_run)
@@ -380,7 +388,8 @@ static kapi_error *update(kapi_req *r, json_t *obj, kapi_obj **out, int *status,
         if (json_is_true(json_object_get(t->def, "createOnUpdate")) && expect == 0) {
             json_object_del(meta, "resourceVersion");
             *status = 201;
-            err = kapi_api__create(r->api, &r->arena, t, r->info.ns, json_incref(obj), out, dry);
+            err = kapi_api__create(r->api, &r->arena, t, r->info.ns, json_incref(obj), out, dry,
+                                   r);
         } else {
             err = err_not_found(r, t, name);
         }
@@ -404,6 +413,8 @@ static kapi_error *update(kapi_req *r, json_t *obj, kapi_obj **out, int *status,
             t->strategy->prepare_update(t, obj, old);
         if ((err = kapi_type_validate(t, obj, old)) != NULL)
             goto done;
+        if (t->strategy->warnings)
+            t->strategy->warnings(t, obj, old, warn, r);
     }
     err = store_write(r->api, &r->arena, t, obj, KAPI_STORE_UPDATE, cur->rev, out, dry);
 done:

@@ -43,6 +43,10 @@ typedef struct kapi_type_strategy {
      * as it would be stored, old the stored one. */
     void (*validate_subresource)(const kapi_type *t, const char *sub, const json_t *obj,
                                  const json_t *old, kapi_error *err);
+    /* Kubernetes' WarningsOnCreate / WarningsOnUpdate: calls warn(ctx, text) for each
+     * warning a valid obj earns (old NULL on create). */
+    void (*warnings)(const kapi_type *t, const json_t *obj, const json_t *old,
+                     void (*warn)(void *ctx, const char *text), void *ctx);
 } kapi_type_strategy;
 
 /* A subresource of a type: "status", "finalize", ... */

@@ -59,6 +59,8 @@ void kapi_registry__nonnegative(kapi_error *err, const char *path, long long v);
 /* validate_batch.c: CronJob (batch/v1). */
 void kapi_registry__validate_cronjob(const kapi_type *t, const json_t *obj, const json_t *old,
                                      kapi_error *err);
+void kapi_registry__cronjob_warnings(const kapi_type *t, const json_t *obj, const json_t *old,
+                                     void (*warn)(void *ctx, const char *text), void *ctx);
 /* validate_networking.c: ClusterCIDR (networking.k8s.io/v1alpha1). */
 void kapi_registry__validate_clustercidr(const kapi_type *t, const json_t *obj, const json_t *old,
                                          kapi_error *err);

@@ -312,3 +312,27 @@ void kapi_registry__validate_cronjob(const kapi_type *t, const json_t *obj, cons
     }
     kapi_arena_dispose(&a);
 }
+
+void kapi_registry__cronjob_warnings(const kapi_type *t, const json_t *obj, const json_t *old,
+                                     void (*warn)(void *ctx, const char *text), void *ctx)
+{
+    (void)t;
+    const char *msgs[KAPI_MSGS_MAX];
+    kapi_buf b;
+    kapi_buf_init(&b);
+    const char *name = kapi_registry__str(json_object_get(obj, "metadata"), "name");
+    size_t n = old ? 0 : kapi_is_dns1123_label(name, msgs);
+    if (n) {
+        kapi_buf_puts(&b, "metadata.name: this is used in Pod names and hostnames, which can "
+                          "result in surprising behavior; a DNS label is recommended: [");
+        for (size_t i = 0; i < n; i++)
+            kapi_buf_printf(&b, "%s%s", i ? " " : "", msgs[i]);
+        kapi_buf_putc(&b, ']');
+        warn(ctx, b.ptr);
+    }
+    if (strstr(kapi_registry__str(json_object_get(obj, "spec"), "schedule"), "TZ"))
+        warn(ctx, "CRON_TZ or TZ used in spec.spec.schedule is not officially supported, see "
+                  "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for "
+                  "more details");
+    kapi_buf_dispose(&b);
+}
