@@ -28,9 +28,9 @@ typedef struct kapi_query_param {
 
 /* What the path and method say (reference 4.1), like kube-apiserver's RequestInfo. */
 typedef struct kapi_reqinfo {
-    bool is_resource;     /* under /api or /apis with a group and version */
-    const char *prefix;   /* "api" or "apis" */
-    const char *group;    /* "" for the core group */
+    bool is_resource;   /* under /api or /apis with a group and version */
+    const char *prefix; /* "api" or "apis" */
+    const char *group;  /* "" for the core group */
     const char *version;
     const char *ns;       /* "" when none */
     const char *resource; /* plural; "" for a group-version document */
@@ -82,9 +82,9 @@ kapi_error *kapi_api__parse_request(kapi_req *r);
 const char *kapi_api__query(const kapi_req *r, const char *key);
 
 /* respond.c: each answers the request; the request must not be answered twice. */
-void kapi_api__respond_error(kapi_req *r, kapi_error *err); /* takes err */
+void kapi_api__respond_error(kapi_req *r, kapi_error *err);           /* takes err */
 void kapi_api__respond_json(kapi_req *r, int status, kapi_buf *body); /* takes body */
-void kapi_api__respond_obj(kapi_req *r, int status, kapi_obj *obj);  /* takes the ref */
+void kapi_api__respond_obj(kapi_req *r, int status, kapi_obj *obj);   /* takes the ref */
 void kapi_api__respond_text(kapi_req *r, int status, const char *text);
 /* A JSON answer made of chunks (ownership passes as for kapi_http_respond). */
 void kapi_api__respond_chunks(kapi_req *r, int status, const kapi_http_chunk *c, size_t n);

@@ -78,8 +78,8 @@ kapi_error *kapi_api__write_options(kapi_req *r, const char *options_kind, kapi_
                                           "Unsupported value: \"%s\": supported values: \"\", "
                                           "\"Ignore\", \"Strict\", \"Warn\"",
                                           fv);
-            err = options_error(err, options_kind, "fieldValidation", "FieldValueNotSupported",
-                                msg);
+            err =
+                options_error(err, options_kind, "fieldValidation", "FieldValueNotSupported", msg);
         }
     }
     return err ? finish_options(err, options_kind) : NULL;
@@ -89,8 +89,8 @@ kapi_error *kapi_api__write_options(kapi_req *r, const char *options_kind, kapi_
 static kapi_error *cannot_handle(const kapi_type *t, kapi_error *cause)
 {
     kapi_error *err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
-                                     "%s in version \"%s\" cannot be handled as a %s: %s",
-                                     t->kind, t->version, t->kind, cause->message);
+                                     "%s in version \"%s\" cannot be handled as a %s: %s", t->kind,
+                                     t->version, t->kind, cause->message);
     kapi_error_free(cause);
     return err;
 }
@@ -135,8 +135,7 @@ static kapi_error *report_fields(kapi_req *r, const kapi_write_opts *o, const ka
         for (size_t i = 0; !yaml && i < kept.n; i++)
             kapi_buf_printf(&b, "%s%s", i ? ", " : "", kept.v[i].message);
         for (size_t i = 0; i < w->nunknown; i++)
-            kapi_buf_printf(&b, "%sunknown field \"%s\"", kept.n || i ? ", " : "",
-                            w->unknown[i]);
+            kapi_buf_printf(&b, "%sunknown field \"%s\"", kept.n || i ? ", " : "", w->unknown[i]);
         err = cannot_handle(r->type, kapi_error_new(KAPI_STATUS_BAD_REQUEST, "%s", b.ptr));
         kapi_buf_dispose(&b);
     }

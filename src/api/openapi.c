@@ -41,8 +41,8 @@ static char *def_name(const kapi_type *t)
     if (override)
         return kapi_xstrdup(override);
     size_t n = *t->group ? strcspn(t->group, ".") : 4;
-    return kapi_xprintf("io.k8s.api.%.*s.%s.%s", (int)n, *t->group ? t->group : "core",
-                        t->version, t->kind);
+    return kapi_xprintf("io.k8s.api.%.*s.%s.%s", (int)n, *t->group ? t->group : "core", t->version,
+                        t->kind);
 }
 
 static json_t *ref(bool v3, const char *name)
@@ -136,11 +136,11 @@ static json_t *operation(bool v3, const kapi_type *t, const char *action, const 
     json_t *body_schema = ref(v3, body_def ? body_def : META "Patch");
     if (body_def || patch) {
         if (v3)
-            json_object_set_new(op, "requestBody",
-                                json_pack("{s:o,s:b}", "content",
-                                          media_content(patch ? patch_types : json_types,
-                                                        body_schema),
-                                          "required", 1));
+            json_object_set_new(
+                op, "requestBody",
+                json_pack("{s:o,s:b}", "content",
+                          media_content(patch ? patch_types : json_types, body_schema), "required",
+                          1));
         else
             json_array_append_new(params, json_pack("{s:s,s:s,s:b,s:o}", "name", "body", "in",
                                                     "body", "required", 1, "schema", body_schema));
@@ -155,15 +155,16 @@ static json_t *operation(bool v3, const kapi_type *t, const char *action, const 
         json_object_set_new(resp, "content", media_content(json_types, ref(v3, resp_def)));
     else
         json_object_set_new(resp, "schema", ref(v3, resp_def));
-    json_object_set_new(op, "responses", json_pack("{s:o,s:{s:s}}", codestr, resp, "401",
-                                                   "description", "Unauthorized"));
+    json_object_set_new(
+        op, "responses",
+        json_pack("{s:o,s:{s:s}}", codestr, resp, "401", "description", "Unauthorized"));
     json_object_set_new(op, "x-kubernetes-action",
                         json_string(strcmp(action, "put") == 0    ? "put"
                                     : strcmp(action, "post") == 0 ? "post"
                                                                   : action));
-    json_object_set_new(op, "x-kubernetes-group-version-kind",
-                        json_pack("{s:s,s:s,s:s}", "group", t->group, "kind", t->kind, "version",
-                                  t->version));
+    json_object_set_new(
+        op, "x-kubernetes-group-version-kind",
+        json_pack("{s:s,s:s,s:s}", "group", t->group, "kind", t->kind, "version", t->version));
     return op;
 }
 
@@ -188,12 +189,11 @@ static void add_paths(json_t *paths, bool v3, const kapi_type *t)
     char *item = kapi_xprintf("%s/{name}", coll);
     json_t *c = path_item(v3, t->namespaced, false), *it = path_item(v3, t->namespaced, true);
     json_object_set_new(c, "get", operation(v3, t, "list", "List objects.", NULL, list_def, 200));
-    json_object_set_new(c, "post",
-                        operation(v3, t, "post", "Create an object.", def, def, 201));
+    json_object_set_new(c, "post", operation(v3, t, "post", "Create an object.", def, def, 201));
     if (kapi_verbs_has(t->verbs, "deletecollection"))
-        json_object_set_new(c, "delete", operation(v3, t, "deletecollection",
-                                                   "Delete a collection.", NULL, META "Status",
-                                                   200));
+        json_object_set_new(
+            c, "delete",
+            operation(v3, t, "deletecollection", "Delete a collection.", NULL, META "Status", 200));
     json_object_set_new(it, "get", operation(v3, t, "get", "Read an object.", NULL, def, 200));
     json_object_set_new(it, "put", operation(v3, t, "put", "Replace an object.", def, def, 200));
     json_object_set_new(it, "patch", operation(v3, t, "patch", "Patch an object.", NULL, def, 200));
@@ -205,7 +205,8 @@ static void add_paths(json_t *paths, bool v3, const kapi_type *t)
         const kapi_subresource *sub = &t->subresources[s];
         json_t *sp = path_item(v3, t->namespaced, true);
         if (kapi_verbs_has(sub->verbs, "get"))
-            json_object_set_new(sp, "get", operation(v3, t, "get", "Read an object.", NULL, def, 200));
+            json_object_set_new(sp, "get",
+                                operation(v3, t, "get", "Read an object.", NULL, def, 200));
         if (kapi_verbs_has(sub->verbs, "update"))
             json_object_set_new(sp, "put",
                                 operation(v3, t, "put", "Replace a subresource.", def, def, 200));
@@ -219,8 +220,9 @@ static void add_paths(json_t *paths, bool v3, const kapi_type *t)
     if (t->namespaced && t->all_namespaces) {
         char *all = kapi_xprintf("%s/%s", base, t->plural);
         json_t *a = path_item(v3, false, false);
-        json_object_set_new(a, "get", operation(v3, t, "list", "List objects in every namespace.",
-                                                NULL, list_def, 200));
+        json_object_set_new(
+            a, "get",
+            operation(v3, t, "list", "List objects in every namespace.", NULL, list_def, 200));
         json_object_set_new(paths, all, a);
         free(all);
     }
@@ -270,7 +272,10 @@ static json_t *publish(const json_t *v, bool v3)
 
 /* The definitions every document needs besides the types' own. */
 static const char *const common_defs[] = {
-    META "Status", META "DeleteOptions", META "Patch", META "WatchEvent",
+    META "Status",
+    META "DeleteOptions",
+    META "Patch",
+    META "WatchEvent",
 };
 
 /* Adds name and every definition it reaches to defs (published). */
@@ -389,9 +394,9 @@ kapi_openapi *kapi_api__openapi_new(const kapi_registry *reg)
             continue;
         doc *d = &o->docs[o->ndocs++];
         build_v3_doc(d, reg, t->group, t->version);
-        json_object_set_new(index, d->path,
-                            json_pack("{s:s+++}", "serverRelativeURL", "/openapi/v3/", d->path,
-                                      "?hash=", d->hash));
+        json_object_set_new(
+            index, d->path,
+            json_pack("{s:s+++}", "serverRelativeURL", "/openapi/v3/", d->path, "?hash=", d->hash));
     }
     json_t *v2 = json_pack("{s:s,s:o,s:o,s:o}", "swagger", "2.0", "info", info(), "paths", paths,
                            "definitions", defs);
@@ -428,8 +433,9 @@ static void respond_static(kapi_req *r, const char *type, const char *p, size_t 
 static bool wants_v2_protobuf(kapi_req *r)
 {
     const char *accept = kapi_http_header_get(r->http, "accept");
-    return accept && (strstr(accept, "application/com.github.proto-openapi.spec.v2@v1.0+protobuf") ||
-                      strstr(accept, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"));
+    return accept &&
+           (strstr(accept, "application/com.github.proto-openapi.spec.v2@v1.0+protobuf") ||
+            strstr(accept, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"));
 }
 
 void kapi_api__serve_openapi(kapi_req *r)

@@ -51,12 +51,12 @@ void kapi_api__warn(kapi_req *r, const char *fmt, ...)
 }
 
 /* Sends an answer with Content-Type, the extra headers and the warnings. */
-static void send_answer(kapi_req *r, int status, const char *content_type, const kapi_http_header *extra,
-                 size_t nextra, const kapi_http_chunk *c, size_t n)
+static void send_answer(kapi_req *r, int status, const char *content_type,
+                        const kapi_http_header *extra, size_t nextra, const kapi_http_chunk *c,
+                        size_t n)
 {
     size_t nh = 0;
-    kapi_http_header *h =
-        kapi_arena_alloc(&r->arena, (1 + nextra + r->nwarnings) * sizeof(*h));
+    kapi_http_header *h = kapi_arena_alloc(&r->arena, (1 + nextra + r->nwarnings) * sizeof(*h));
     h[nh++] = (kapi_http_header){"Content-Type", content_type};
     for (size_t i = 0; i < nextra; i++)
         h[nh++] = extra[i];

@@ -186,8 +186,7 @@ static kapi_error *namespace_exists(kapi_api *api, kapi_arena *a, const char *ns
  * gives back in *dry the object that would have been stored (a create has no
  * resourceVersion yet, an update keeps the current one). */
 static kapi_error *store_write(kapi_api *api, kapi_arena *a, const kapi_type *t, json_t *obj,
-                               kapi_store_op op, int64_t expect_rev, kapi_obj **out,
-                               json_t **dry)
+                               kapi_store_op op, int64_t expect_rev, kapi_obj **out, json_t **dry)
 {
     if (dry) {
         json_t *stored = json_incref(obj);
@@ -388,8 +387,7 @@ static kapi_error *update(kapi_req *r, json_t *obj, kapi_obj **out, int *status,
         if (json_is_true(json_object_get(t->def, "createOnUpdate")) && expect == 0) {
             json_object_del(meta, "resourceVersion");
             *status = 201;
-            err = kapi_api__create(r->api, &r->arena, t, r->info.ns, json_incref(obj), out, dry,
-                                   r);
+            err = kapi_api__create(r->api, &r->arena, t, r->info.ns, json_incref(obj), out, dry, r);
         } else {
             err = err_not_found(r, t, name);
         }
@@ -556,8 +554,8 @@ static const struct {
     const char *verb;
     void (*serve)(kapi_req *r);
 } verbs[] = {
-    {"get", do_get}, {"list", do_list}, {"create", do_create}, {"update", do_update},
-    {"delete", do_delete},
+    {"get", do_get},       {"list", do_list},     {"create", do_create},
+    {"update", do_update}, {"delete", do_delete},
 };
 
 void kapi_api__serve_resource(kapi_req *r)

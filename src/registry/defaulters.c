@@ -1,8 +1,8 @@
 /*
  * registry/defaulters: the defaulting Kubernetes does with a condition, which a schema's
  * "default" cannot say. Each is named by the x-kapi-defaulter of a definition in
- * src/schema/defs and runs after that object's static defaults, before its members are
- * walked.
+ * src/schema/defs and runs after that object's members are walked and its static
+ * defaults applied.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -11,6 +11,7 @@
 
 #include "codec/json.h"
 #include "registry/registry.h"
+#include "schema/quantity.h"
 
 /* The pull policy of an image reference: Always for :latest or no tag and no digest,
  * else IfNotPresent (also for a reference that does not parse, as Kubernetes does). */
@@ -57,8 +58,35 @@ static void host_ports(json_t *containers)
     }
 }
 
+/* Resource amounts finer than a thousandth are rounded up to one (Kubernetes keeps
+ * this for compatibility rather than rejecting them). */
+static void round_resource_list(json_t *list)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(list, key, v)
+    {
+        kapi_quantity q;
+        if (!json_is_string(v) || !kapi_quantity_parse(&q, json_string_value(v)))
+            continue;
+        kapi_quantity_round_up(&q, -3);
+        kapi_buf b;
+        kapi_buf_init(&b);
+        kapi_quantity_format(&b, &q);
+        json_string_set(v, b.ptr);
+        kapi_buf_dispose(&b);
+    }
+}
+
+static void resource_requirements(json_t *obj)
+{
+    round_resource_list(json_object_get(obj, "limits"));
+    round_resource_list(json_object_get(obj, "requests"));
+}
+
 static void pod_spec(json_t *obj)
 {
+    round_resource_list(json_object_get(obj, "overhead"));
     if (!json_is_true(json_object_get(obj, "hostNetwork")))
         return;
     host_ports(json_object_get(obj, "containers"));
@@ -165,6 +193,7 @@ void kapi_registry__defaulters(kapi_schema_set *s)
     } all[] = {
         {"core.v1.Container", container},
         {"core.v1.PodSpec", pod_spec},
+        {"core.v1.ResourceRequirements", resource_requirements},
         {"core.v1.Volume", volume},
         {"core.v1.Namespace", namespace},
         {"batch.v1.Job", job},

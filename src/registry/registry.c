@@ -79,14 +79,13 @@ static kapi_error *load_type(kapi_type *t, const char *name, json_t *def)
     t->storage_resource = kapi_json_path_str(storage, "resource");
     if (!t->storage_group || !t->storage_resource)
         return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type file %s: bad \"storage\"", name);
-    t->storage_version_hash = kapi_registry_storage_hash(
-        t->storage_group, kapi_json_path_str(storage, "version") ?: "",
-        kapi_json_path_str(storage, "kind") ?: "");
+    t->storage_version_hash =
+        kapi_registry_storage_hash(t->storage_group, kapi_json_path_str(storage, "version") ?: "",
+                                   kapi_json_path_str(storage, "kind") ?: "");
     t->protobuf_message = kapi_json_path_str(def, "protobufMessage");
     t->strategy = kapi_registry__strategy(kapi_json_path_str(def, "strategy"));
     if (!t->strategy)
-        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type file %s: unknown strategy",
-                              name);
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type file %s: unknown strategy", name);
     return NULL;
 }
 

@@ -56,14 +56,14 @@ typedef struct kapi_subresource {
 } kapi_subresource;
 
 struct kapi_type {
-    const char *group;       /* "" for the core group */
-    const char *version;     /* "v1" */
+    const char *group;         /* "" for the core group */
+    const char *version;       /* "v1" */
     const char *group_version; /* "batch/v1", or "v1" for the core group */
     const char *kind, *list_kind;
     const char *plural;
     bool namespaced;
-    bool generation;         /* metadata.generation is kept (types with a spec) */
-    bool all_namespaces;     /* served across namespaces at the cluster path */
+    bool generation;                /* metadata.generation is kept (types with a spec) */
+    bool all_namespaces;            /* served across namespaces at the cluster path */
     const char *const *short_names; /* NULL-terminated */
     const char *const *categories;  /* NULL-terminated */
     const char *const *verbs;       /* NULL-terminated, discovery order */
@@ -76,7 +76,7 @@ struct kapi_type {
     const kapi_type_strategy *strategy;
     const char *protobuf_message; /* the object's protobuf message, or NULL */
     const kapi_schema *schema;    /* the object's definition (its "openapiName") */
-    json_t *def; /* the parsed type file, for what only some consumers read */
+    json_t *def;                  /* the parsed type file, for what only some consumers read */
 };
 
 typedef struct kapi_registry kapi_registry;

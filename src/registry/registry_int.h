@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "registry/registry.h"
+#include "schema/quantity.h"
 #include "schema/field.h"
 
 /* ---- Go's view of a JSON member ---- */
@@ -92,28 +93,5 @@ void kapi_registry__validate_crd(const kapi_type *t, const json_t *obj, const js
 void kapi_registry__validate_pod_template(kapi_error *err, kapi_arena *a, const json_t *tmpl,
                                           const char *path);
 
-/* ---- quantity.c: resource.Quantity ---- */
-
-/* A parsed quantity: value = mant * 10^exp10 exactly; format is the suffix family of the
- * text (Go's Format), which decides how the canonical form is written. */
-typedef enum kapi_qformat {
-    KAPI_Q_DECIMAL_SI,
-    KAPI_Q_BINARY_SI,
-    KAPI_Q_DECIMAL_EXPONENT
-} kapi_qformat;
-typedef struct kapi_quantity {
-    __int128 mant;
-    int exp10;
-    kapi_qformat format;
-} kapi_quantity;
-
-/* Parses a quantity ("100m", "1.5Gi", "1e3", "-2"); false when it is not one. */
-bool kapi_quantity_parse(kapi_quantity *out, const char *s);
-/* -1, 0, 1 as a < b, a == b, a > b. */
-int kapi_quantity_cmp(const kapi_quantity *a, const kapi_quantity *b);
-/* True when q has no fractional part. */
-bool kapi_quantity_is_integer(const kapi_quantity *q);
-/* The canonical text of q (Go's Quantity.String()) into b. */
-void kapi_quantity_format(kapi_buf *b, const kapi_quantity *q);
 
 #endif

@@ -852,8 +852,8 @@ static void link_or_schemas(kapi_schema_set *s)
             if (strcmp(n->go_name, unions[u]) != 0)
                 continue;
             size_t prefix = strlen(n->def_name) - strlen(unions[u]);
-            char *props = kapi_arena_printf(&s->arena, "%.*sJSONSchemaProps", (int)prefix,
-                                            n->def_name);
+            char *props =
+                kapi_arena_printf(&s->arena, "%.*sJSONSchemaProps", (int)prefix, n->def_name);
             n->or_schema = lookup(s, props);
         }
     }

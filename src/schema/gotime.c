@@ -193,8 +193,12 @@ kapi_error *kapi_schema__parse_time(const char *s, bool micro, char *out)
     }
     if (day < 1 || day > days_in(month, year))
         return out_of_range(s, "day out of range");
-    struct tm t = {.tm_year = year - 1900, .tm_mon = month - 1, .tm_mday = day,
-                   .tm_hour = hour, .tm_min = min, .tm_sec = sec};
+    struct tm t = {.tm_year = year - 1900,
+                   .tm_mon = month - 1,
+                   .tm_mday = day,
+                   .tm_hour = hour,
+                   .tm_min = min,
+                   .tm_sec = sec};
     time_t secs = timegm(&t) - tz;
     gmtime_r(&secs, &t);
     size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &t);

@@ -43,8 +43,8 @@ enum {
 typedef struct kapi_schema kapi_schema;
 
 /* A definition's conditional defaulting, done in C (e.g. a Container's imagePullPolicy
- * follows its image tag). obj is the object being defaulted; its static defaults are
- * applied already, its members not yet walked. */
+ * follows its image tag). obj is the object being defaulted: its members are walked
+ * (quantities canonical) and its static defaults applied. */
 typedef void (*kapi_schema_defaulter_fn)(json_t *obj);
 
 /* One member of "properties", in declared order (Go struct order for built-ins). The
@@ -106,11 +106,11 @@ struct kapi_schema {
 
     /* x-kubernetes-* */
     bool int_or_string, embedded_resource, preserve_unknown;
-    const char *list_type;                /* atomic, set, map, or NULL */
-    const char *const *list_map_keys;     /* NULL-terminated, or NULL */
-    const char *map_type;                 /* atomic, granular, or NULL */
+    const char *list_type;            /* atomic, set, map, or NULL */
+    const char *const *list_map_keys; /* NULL-terminated, or NULL */
+    const char *map_type;             /* atomic, granular, or NULL */
     const char *patch_strategy, *patch_merge_key;
-    json_t *gvk;                          /* x-kubernetes-group-version-kind, or NULL */
+    json_t *gvk; /* x-kubernetes-group-version-kind, or NULL */
 
     /* JSONSchemaPropsOrArray, -OrBool, -OrStringArray: a value that is an object (or,
      * for -OrArray, a list of objects) is decoded as this schema, JSONSchemaProps. */
@@ -176,7 +176,6 @@ kapi_error *kapi_schema_decode(const kapi_schema *s, json_t *obj, kapi_schema_wa
  * FieldValueRequired, FieldValueNotSupported, FieldValueTooLong, FieldValueTooMany,
  * FieldValueDuplicate; "<nil>" fields for anyOf/oneOf/allOf/not); appends nothing when v is
  * valid. path names v ("" for a whole object); v may be NULL (null). */
-void kapi_schema_validate(const kapi_schema *s, const json_t *v, const char *path,
-                          kapi_error *err);
+void kapi_schema_validate(const kapi_schema *s, const json_t *v, const char *path, kapi_error *err);
 
 #endif

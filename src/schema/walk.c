@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "codec/json.h"
+#include "schema/quantity.h"
 #include "schema/schema.h"
 #include "schema/schema_int.h"
 
@@ -180,23 +181,60 @@ static bool def_is(const kapi_schema *s, const char *suffix)
     return n >= m && strcmp(s->def_name + n - m, suffix) == 0;
 }
 
-static kapi_error *check_scalar(walker *k, const kapi_schema *s, json_t *v,
-                                const char *go_struct)
+/* Go reads a quantity from a string or a number and writes it back canonical ("0.5" and
+ * 0.5 become "500m", "1000m" becomes "1"). */
+static kapi_error *canonical_quantity(json_t *v)
+{
+    if (json_is_number(v))
+        return NULL; /* made a string by as_quantity_text first */
+    kapi_buf text;
+    kapi_buf_init(&text);
+    if (json_is_string(v))
+        kapi_buf_puts(&text, json_string_value(v));
+    else if (json_is_number(v))
+        kapi_json_encode(&text, v);
+    kapi_quantity q;
+    bool ok = text.len && kapi_quantity_parse(&q, text.ptr);
+    if (ok) {
+        kapi_buf_clear(&text);
+        kapi_quantity_format(&text, &q);
+        json_string_set(v, text.ptr);
+    }
+    kapi_buf_dispose(&text);
+    return ok ? NULL : kapi_error_new(KAPI_STATUS_BAD_REQUEST, KAPI_QUANTITY_FORMAT_ERROR);
+}
+
+/* A quantity written as a JSON number, as the string the walk canonicalizes; a new
+ * reference, or NULL when v stays as it is. */
+static json_t *as_quantity_text(const kapi_schema *s, const json_t *v)
+{
+    if (!json_is_number(v) || !def_is(s, ".resource.Quantity"))
+        return NULL;
+    kapi_buf text;
+    kapi_buf_init(&text);
+    kapi_json_encode(&text, v);
+    json_t *str = json_string(text.ptr);
+    kapi_buf_dispose(&text);
+    return str;
+}
+
+static kapi_error *check_scalar(walker *k, const kapi_schema *s, json_t *v, const char *go_struct)
 {
     if (def_is(s, ".meta.v1.Time") || def_is(s, ".meta.v1.MicroTime")) {
         char norm[32];
         if (!json_is_string(v))
             return type_error(k, s, v, go_struct, false);
-        kapi_error *err = kapi_schema__parse_time(json_string_value(v), def_is(s, "MicroTime"), norm);
+        kapi_error *err =
+            kapi_schema__parse_time(json_string_value(v), def_is(s, "MicroTime"), norm);
         if (!err)
             json_string_set(v, norm);
         return err;
     }
     if (def_is(s, ".resource.Quantity"))
-        return json_is_string(v) || json_is_number(v) ? NULL : type_error(k, s, v, go_struct, false);
+        return canonical_quantity(v);
     if (s->int_or_string)
         return json_is_string(v) || json_is_integer(v) ? NULL
-                                                        : type_error(k, s, v, go_struct, false);
+                                                       : type_error(k, s, v, go_struct, false);
     unsigned t = s->types;
     switch (json_typeof(v)) {
     case JSON_STRING:
@@ -324,6 +362,11 @@ static kapi_error *walk_object(walker *k, const kapi_schema *s, json_t *obj, con
             }
             continue;
         }
+        json_t *text = as_quantity_text(child, v);
+        if (text) {
+            json_object_set_new(obj, key, text);
+            v = text;
+        }
         if ((err = walk_member(k, child, v, key, p != NULL, go_struct)) != NULL)
             return err;
         if (p && p->omitempty && w->go_types && is_zero(v))
@@ -357,6 +400,11 @@ static kapi_error *walk_array(walker *k, const kapi_schema *s, json_t *arr, cons
     {
         if (!s->items)
             break;
+        json_t *text = as_quantity_text(s->items, v);
+        if (text) {
+            json_array_set_new(arr, i, text);
+            v = text;
+        }
         size_t pl = k->path.len;
         kapi_buf_printf(&k->path, "[%zu]", i);
         kapi_error *err = json_is_null(v) ? NULL : walk(k, s->items, v, go_struct);

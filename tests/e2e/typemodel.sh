@@ -75,6 +75,16 @@ for want in "concurrencyPolicy: Allow" "successfulJobsHistoryLimit: 3" \
     check "kubectl get -o yaml shows the default $want" grep -q "$want" "$work/strict.out.yaml"
 done
 
+cronjob quantities "0 3 * * *"
+cat >>"$work/quantities.yaml" <<'YAML'
+            resources:
+              requests: {cpu: 0.5, memory: "1000Mi"}
+              limits: {cpu: "1.0001"}
+YAML
+check "kubectl create a CronJob with resource quantities" kc create -f "$work/quantities.yaml"
+expect_eq "quantities come back canonical and rounded to milli" "500m 1000Mi 1001m" \
+    "$(kc get cronjob quantities -o jsonpath='{range .spec.jobTemplate.spec.template.spec.containers[0].resources}{.requests.cpu} {.requests.memory} {.limits.cpu}{end}')"
+
 for what in cronjob cronjob.spec.jobTemplate clustercidr.spec namespace event \
     customresourcedefinition.spec.versions; do
     out=$(kc explain "$what" 2>&1)

@@ -66,12 +66,12 @@ static bool str_is(const field *f, const char *s)
 
 TEST(api_openapi_v2_protobuf_fields)
 {
-    json_t *doc = json_pack(
-        "{s:s,s:{s:s,s:s},s:{},s:{s:{s:s,s:s,s:{s:{s:s,s:s}},s:[{s:s,s:s,s:s}]}}}", "swagger",
-        "2.0", "info", "title", "Kubernetes", "version", "v1", "paths", "definitions", "a.B",
-        "description", "a thing", "type", "object", "properties", "spec", "type", "string",
-        "x-kubernetes-patch-strategy", "merge", "x-kubernetes-group-version-kind", "group", "",
-        "kind", "B", "version", "v1");
+    json_t *doc =
+        json_pack("{s:s,s:{s:s,s:s},s:{},s:{s:{s:s,s:s,s:{s:{s:s,s:s}},s:[{s:s,s:s,s:s}]}}}",
+                  "swagger", "2.0", "info", "title", "Kubernetes", "version", "v1", "paths",
+                  "definitions", "a.B", "description", "a thing", "type", "object", "properties",
+                  "spec", "type", "string", "x-kubernetes-patch-strategy", "merge",
+                  "x-kubernetes-group-version-kind", "group", "", "kind", "B", "version", "v1");
     size_t len;
     char *pb = kapi_api__openapi_v2_proto(doc, &len);
     field f, defs, named, schema, x;

@@ -1,6 +1,7 @@
 /* Unit tests for the decode walk (src/schema/walk.c) and Go's time parsing
  * (src/schema/gotime.c), on a small set of definitions shaped like the built-ins. */
 #include "codec/json.h"
+#include "schema/quantity.h"
 #include "schema/schema.h"
 #include "schema/schema_int.h"
 #include "test.h"
@@ -177,10 +178,12 @@ TEST(schema_go_time_parse_errors)
     check_time("2024-01-02 03:04:05Z", false,
                "parsing time \"2024-01-02 03:04:05Z\" as \"2006-01-02T15:04:05Z07:00\": cannot "
                "parse \" 03:04:05Z\" as \"T\"");
-    check_time("2024-13-02T03:04:05Z", false, "parsing time \"2024-13-02T03:04:05Z\": month out of "
-                                              "range");
-    check_time("2023-02-29T03:04:05Z", false, "parsing time \"2023-02-29T03:04:05Z\": day out of "
-                                              "range");
+    check_time("2024-13-02T03:04:05Z", false,
+               "parsing time \"2024-13-02T03:04:05Z\": month out of "
+               "range");
+    check_time("2023-02-29T03:04:05Z", false,
+               "parsing time \"2023-02-29T03:04:05Z\": day out of "
+               "range");
     check_time("2024-01-02T03:04:05Zjunk", false,
                "parsing time \"2024-01-02T03:04:05Zjunk\": extra text: \"junk\"");
     check_time("2024-01-02T03:04:05", false,
@@ -191,11 +194,27 @@ TEST(schema_go_time_parse_errors)
 TEST(schema_compile_errors_name_the_path)
 {
     kapi_schema_root *r = NULL;
-    json_t *src = json_pack("{s:s,s:{s:{s:s}}}", "type", "object", "properties", "a", "type",
-                            "strange");
+    json_t *src =
+        json_pack("{s:s,s:{s:{s:s}}}", "type", "object", "properties", "a", "type", "strange");
     kapi_error *err = kapi_schema_compile(src, &r);
     CHECK(err && !r);
     CHECK_STR_EQ(err->message, "properties.a.type: unknown type");
     kapi_error_free(err);
     json_decref(src);
+}
+
+TEST(schema_quantities_canonical_and_rounded)
+{
+    kapi_quantity q;
+    kapi_buf b;
+    kapi_buf_init(&b);
+    CHECK(kapi_quantity_parse(&q, "0.0001"));
+    kapi_quantity_round_up(&q, -3);
+    kapi_quantity_format(&b, &q);
+    CHECK_STR_EQ(b.ptr, "1m");
+    kapi_buf_clear(&b);
+    CHECK(kapi_quantity_parse(&q, "1000m"));
+    kapi_quantity_format(&b, &q);
+    CHECK_STR_EQ(b.ptr, "1");
+    kapi_buf_dispose(&b);
 }

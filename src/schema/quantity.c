@@ -1,11 +1,12 @@
 /*
- * registry/quantity: resource.Quantity as apimachinery reads and writes it, for the
- * resource checks of pod templates: parse ("100m", "1.5Gi", "2e3"; rounded up to nano
- * precision), compare, and the canonical text Quantity.String() gives.
+ * schema/quantity: resource.Quantity as apimachinery reads and writes it: parse ("100m",
+ * "1.5Gi", "2e3"; rounded up to nano precision), compare, round, and the canonical text
+ * Quantity.String() gives.
  */
 #include <stdlib.h>
+#include <string.h>
 
-#include "registry/registry_int.h"
+#include "schema/quantity.h"
 
 #define MANT_LIMIT ((__int128)1 << 120)
 
@@ -44,6 +45,7 @@ static bool parse_number(const char **s, __int128 *mant, int *exp10)
 }
 
 /* Rounds a value below nano precision up (away from zero when positive). */
+/* Parsing keeps nano precision, rounding up (toward +infinity) what is finer. */
 static void round_up_nano(kapi_quantity *q)
 {
     bool inexact = false;
@@ -54,6 +56,18 @@ static void round_up_nano(kapi_quantity *q)
     }
     if (inexact && q->mant >= 0)
         q->mant++;
+}
+
+void kapi_quantity_round_up(kapi_quantity *q, int exp10)
+{
+    bool inexact = false;
+    while (q->exp10 < exp10) {
+        inexact = inexact || q->mant % 10 != 0;
+        q->mant /= 10;
+        q->exp10++;
+    }
+    if (inexact)
+        q->mant += q->mant < 0 ? -1 : 1;
 }
 
 static bool parse_suffix(kapi_quantity *q, const char *p)
