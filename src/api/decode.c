@@ -107,35 +107,67 @@ static bool inside_unknown(const kapi_dup *d, const kapi_schema_walk *w)
     return false;
 }
 
+/* One strict-decoding complaint, placed where it stands in the body. */
+typedef struct complaint {
+    size_t offset;
+    const char *text;
+} complaint;
+
+static int by_offset(const void *a, const void *b)
+{
+    const complaint *x = a, *y = b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* The repeated and unknown fields in the order Kubernetes reports them: a JSON body's in
+ * document order (one decoder finds both), a YAML body's repeats first (they are found
+ * while it is converted to JSON, before the object is decoded). */
+static size_t complaints(kapi_req *r, const kapi_dups *kept, const kapi_schema_walk *w,
+                         complaint *out)
+{
+    size_t n = 0;
+    bool json_dups = kept->n && kept->v[0].path;
+    size_t *offsets = kapi_arena_alloc(&r->arena, (w->nunknown + 1) * sizeof(*offsets));
+    if (json_dups)
+        kapi_json_key_offsets(r->http->body, r->http->body_len, w->unknown, w->nunknown, offsets);
+    for (size_t i = 0; i < kept->n; i++)
+        out[n++] = (complaint){json_dups ? kept->v[i].offset : 0, kept->v[i].message};
+    for (size_t i = 0; i < w->nunknown; i++)
+        out[n++] = (complaint){json_dups ? offsets[i] : (size_t)-1,
+                               kapi_arena_printf(&r->arena, "unknown field \"%s\"", w->unknown[i])};
+    if (json_dups)
+        qsort(out, n, sizeof(*out), by_offset);
+    return n;
+}
+
 /* Field validation's answer to the repeated and unknown fields: warnings, nothing, or the
- * 400 of Strict. Repeated keys come first: a YAML body's are found while converting it,
- * before the object is decoded. */
+ * 400 of Strict. */
 static kapi_error *report_fields(kapi_req *r, const kapi_write_opts *o, const kapi_dups *dups,
                                  const kapi_schema_walk *w)
 {
+    if (o->fv == KAPI_FV_IGNORE || (!dups->n && !w->nunknown))
+        return NULL;
     kapi_dups kept;
     kapi_dups_init(&kept);
     kept.v = kapi_xcalloc(dups->n + 1, sizeof(*kept.v));
     for (size_t i = 0; i < dups->n; i++)
         if (!inside_unknown(&dups->v[i], w))
             kept.v[kept.n++] = dups->v[i];
+    complaint *c = kapi_arena_alloc(&r->arena, (kept.n + w->nunknown + 1) * sizeof(*c));
+    size_t n = complaints(r, &kept, w, c);
     kapi_error *err = NULL;
-    bool yaml = kept.n && !kept.v[0].path;
     if (o->fv == KAPI_FV_WARN) {
-        for (size_t i = 0; i < kept.n; i++)
-            kapi_api__warn(r, "%s", kept.v[i].message);
-        for (size_t i = 0; i < w->nunknown; i++)
-            kapi_api__warn(r, "unknown field \"%s\"", w->unknown[i]);
-    } else if (o->fv == KAPI_FV_STRICT && (kept.n || w->nunknown)) {
+        for (size_t i = 0; i < n; i++)
+            kapi_api__warn(r, "%s", c[i].text);
+    } else if (n) {
+        bool yaml = kept.n && !kept.v[0].path;
         kapi_buf b;
         kapi_buf_init(&b);
         kapi_buf_puts(&b, "strict decoding error: ");
         if (yaml)
             kapi_yaml_strict_message(&b, &kept);
-        for (size_t i = 0; !yaml && i < kept.n; i++)
-            kapi_buf_printf(&b, "%s%s", i ? ", " : "", kept.v[i].message);
-        for (size_t i = 0; i < w->nunknown; i++)
-            kapi_buf_printf(&b, "%sunknown field \"%s\"", kept.n || i ? ", " : "", w->unknown[i]);
+        for (size_t i = yaml ? kept.n : 0; i < n; i++)
+            kapi_buf_printf(&b, "%s%s", i ? ", " : "", c[i].text);
         err = cannot_handle(r->type, kapi_error_new(KAPI_STATUS_BAD_REQUEST, "%s", b.ptr));
         kapi_buf_dispose(&b);
     }

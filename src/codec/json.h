@@ -84,4 +84,10 @@ void kapi_dups_dispose(kapi_dups *d);
  * the scan early; it never reads past p + n. */
 size_t kapi_json_duplicates(const char *p, size_t n, kapi_dups *dups);
 
+/* For each of paths (written as kapi_json_duplicates writes them: "spec.containers[0].x"),
+ * the byte offset of its key's first occurrence in the JSON p[0..n), or (size_t)-1 when
+ * it is not there: where field validation's unknown fields stand among the repeats. */
+void kapi_json_key_offsets(const char *p, size_t n, const char *const *paths, size_t npaths,
+                           size_t *offsets);
+
 #endif

@@ -41,6 +41,10 @@ typedef struct scan {
     kapi_buf scratch;
     kapi_dups *out;
     size_t added;
+    /* kapi_json_key_offsets: the paths looked for and where their keys were found */
+    const char *const *targets;
+    size_t ntargets;
+    size_t *offsets;
 } scan;
 
 void kapi_json_quote_go(kapi_buf *b, const char *s, size_t n)
@@ -302,6 +306,18 @@ static void skip_ws(scan *s)
         s->pos++;
 }
 
+/* Records the offset of key k when its path is one of the targets not found yet. */
+static void locate(scan *s, const jkey *k)
+{
+    kapi_buf path;
+    kapi_buf_init(&path);
+    write_path(s, k, &path);
+    for (size_t i = 0; i < s->ntargets; i++)
+        if (s->offsets[i] == (size_t)-1 && strcmp(s->targets[i], path.ptr) == 0)
+            s->offsets[i] = s->pos;
+    kapi_buf_dispose(&path);
+}
+
 /* Reads the key at s->pos (an opening quote) into the current object. */
 static bool read_key(scan *s)
 {
@@ -317,8 +333,10 @@ static bool read_key(scan *s)
         k = (jkey){at, s->scratch.len - at, 0, true};
     }
     k.hash = hash_bytes(key_ptr(s, &k), k.len);
+    if (s->targets)
+        locate(s, &k);
     size_t prev = find_or_add(s, f, k);
-    if (prev != (size_t)-1) {
+    if (prev != (size_t)-1 && s->out) {
         report(s, &k);
         if (escaped)
             truncate_scratch(s, k.off); /* the earlier copy stands for it */
@@ -390,9 +408,30 @@ static bool after_value(scan *s)
     }
 }
 
+static void run(scan *sp);
+
 size_t kapi_json_duplicates(const char *p, size_t n, kapi_dups *dups)
 {
     scan s = {.p = p, .n = n, .out = dups};
+    run(&s);
+    return s.added;
+}
+
+void kapi_json_key_offsets(const char *p, size_t n, const char *const *paths, size_t npaths,
+                           size_t *offsets)
+{
+    for (size_t i = 0; i < npaths; i++)
+        offsets[i] = (size_t)-1;
+    scan s = {.p = p, .n = n, .targets = paths, .ntargets = npaths, .offsets = offsets};
+    run(&s);
+}
+
+/* One pass over the document, reading every key into its object. */
+static void run(scan *sp)
+{
+    scan s = *sp;
+    const char *p = s.p;
+    size_t n = s.n;
     kapi_buf_init(&s.scratch);
     for (;;) {
         skip_ws(&s);
@@ -420,5 +459,5 @@ size_t kapi_json_duplicates(const char *p, size_t n, kapi_dups *dups)
     free(s.keys);
     free(s.frames);
     kapi_buf_dispose(&s.scratch);
-    return s.added;
+    sp->added = s.added;
 }

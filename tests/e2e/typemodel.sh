@@ -67,6 +67,14 @@ else
     fail "--validate=warn warns and creates" "$out"
 fi
 
+# Repeated and unknown fields are reported in document order, each as its own warning.
+body='{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"w","zzz":1,"name":"w"},"spec":{"bogus":1}}'
+warnings=$(curl -s -D - -o /dev/null --cacert "$data/ca.crt" -H "Authorization: Bearer $(cat "$data/admin-token")" \
+    -H 'Content-Type: application/json' -X POST "https://127.0.0.1:$port/api/v1/namespaces?dryRun=All" \
+    -d "$body" | grep -i '^warning:' | tr -d '\r' | cut -d'"' -f2- | tr '\n' '|')
+expect_eq "warnings for repeated and unknown fields, in document order" \
+    'unknown field \"metadata.zzz\""|duplicate field \"metadata.name\""|unknown field \"spec.bogus\""|' "$warnings"
+
 kc get cronjob strict -o yaml >"$work/strict.out.yaml" 2>&1
 for want in "concurrencyPolicy: Allow" "successfulJobsHistoryLimit: 3" \
     "failedJobsHistoryLimit: 1" "suspend: false" "imagePullPolicy: IfNotPresent" \
