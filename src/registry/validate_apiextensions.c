@@ -16,9 +16,15 @@
  * moved to spec.validation (spec.subresources, spec.additionalPrinterColumns) and the
  * versions' copies are cleared, spec.version is versions[0].name, and the conversion
  * webhook's fields are spec.conversion.webhookClientConfig and
- * spec.conversion.conversionReviewVersions. 1.26's causes use those internal paths and
- * print the internal versions with Go's %#v; kapi reproduces both (a version's own
- * schema, when versions differ, prints a fixed address where Go prints a real one).
+ * spec.conversion.conversionReviewVersions. 1.26's causes use those internal paths, which
+ * kapi reproduces.
+ *
+ * 1.26 also dumps internal values with Go's %#v; kapi does not. Scalars are shown as Go
+ * shows them (strings quoted, numbers and booleans bare), which is what the client wrote.
+ * A list or a version, which 1.26 dumps as a Go struct or slice, is shown as compact JSON
+ * of what the object holds: a list as the JSON array (an absent one as null, an empty one
+ * as []), a version by its name as a JSON string, and so the versions list as the JSON
+ * array of the names (["v1","v2"]). Never a Go type name or a pointer.
  * The v1 defaults (singular = lowercased kind, listKind = kind + "List", conversion
  * None, service port 443) are applied here when absent.
  */
@@ -96,57 +102,36 @@ static const json_t *top(cctx *c, const char *key, bool hoisted)
                    : NULL;
 }
 
-static const kapi_gofield column_fields[] = {
-    {"Name", "name", KAPI_GO_STRING, NULL, NULL},
-    {"Type", "type", KAPI_GO_STRING, NULL, NULL},
-    {"Format", "format", KAPI_GO_STRING, NULL, NULL},
-    {"Description", "description", KAPI_GO_STRING, NULL, NULL},
-    {"Priority", "priority", KAPI_GO_INT, NULL, NULL},
-    {"JSONPath", "jsonPath", KAPI_GO_STRING, NULL, NULL},
-};
-static const kapi_gotype go_column = {"apiextensions.CustomResourceColumnDefinition", column_fields,
-                                      KAPI_ARRAY_LEN(column_fields)};
+/* ---- values shown in messages (the rule at the top) ---- */
 
-/* Go's %#v of one internal version. */
-static void gofmt_version(cctx *c, kapi_buf *b, const json_t *v)
+/* Compact JSON of v, "null" when absent: how a list (or a version) is shown. Heap. */
+static char *json_text(const json_t *v)
 {
-    const json_t *dw = json_object_get(v, "deprecationWarning");
-    const json_t *schema = own(v, "schema", c->hoist_schema);
-    const json_t *sub = own(v, "subresources", c->hoist_subresources);
-    const json_t *cols = own(v, "additionalPrinterColumns", c->hoist_columns);
-    kapi_buf_puts(b, "apiextensions.CustomResourceDefinitionVersion{Name:");
-    kapi_go_quote(b, kapi_registry__str(v, "name"), strlen(kapi_registry__str(v, "name")));
-    kapi_buf_printf(b,
-                    ", Served:%s, Storage:%s, Deprecated:%s, DeprecationWarning:(*string)(%s), "
-                    "Schema:(*apiextensions.CustomResourceValidation)(%s), "
-                    "Subresources:(*apiextensions.CustomResourceSubresources)(%s), "
-                    "AdditionalPrinterColumns:",
-                    json_is_true(json_object_get(v, "served")) ? "true" : "false",
-                    json_is_true(json_object_get(v, "storage")) ? "true" : "false",
-                    json_is_true(json_object_get(v, "deprecated")) ? "true" : "false",
-                    dw && !json_is_null(dw) ? "0xc000000000" : "nil",
-                    schema && !json_is_null(schema) ? "0xc000000000" : "nil",
-                    sub && !json_is_null(sub) ? "0xc000000000" : "nil");
-    kapi_gofmt_slice(b, &go_column, cols);
-    kapi_buf_putc(b, '}');
+    char *s = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    return s ? s : kapi_xstrdup("null");
 }
 
-/* Go's %#v of the internal []CustomResourceDefinitionVersion. */
-static char *gofmt_versions(cctx *c, const json_t *versions)
+/* A version as a value: its name, as a JSON string. Heap. */
+static char *version_text(const json_t *v)
 {
-    kapi_buf b;
-    kapi_buf_init(&b);
-    if (!json_is_array(versions)) {
-        kapi_buf_puts(&b, "[]apiextensions.CustomResourceDefinitionVersion(nil)");
-        return kapi_buf_detach(&b, NULL);
-    }
-    kapi_buf_puts(&b, "[]apiextensions.CustomResourceDefinitionVersion{");
-    for (size_t i = 0; i < json_array_size(versions); i++) {
-        kapi_buf_puts(&b, i ? ", " : "");
-        gofmt_version(c, &b, json_array_get(versions, i));
-    }
-    kapi_buf_putc(&b, '}');
-    return kapi_buf_detach(&b, NULL);
+    json_t *name = json_string(kapi_registry__str(v, "name"));
+    char *s = json_text(name);
+    json_decref(name);
+    return s;
+}
+
+/* The versions list as a value: the JSON array of the names (null when absent). Heap. */
+static char *versions_text(const json_t *versions)
+{
+    if (!json_is_array(versions))
+        return json_text(NULL);
+    json_t *names = json_array();
+    for (size_t i = 0; i < json_array_size(versions); i++)
+        json_array_append_new(names,
+                              json_string(kapi_registry__str(json_array_get(versions, i), "name")));
+    char *s = json_text(names);
+    json_decref(names);
+    return s;
 }
 
 /* ---- schema presence ---- */
@@ -535,11 +520,9 @@ static void review_versions(cctx *c, const json_t *versions, const char *path)
         accepted = accepted || strcmp(v, "v1") == 0 || strcmp(v, "v1beta1") == 0;
     }
     if (c->require_recognized_review && !accepted) {
-        kapi_buf b;
-        kapi_buf_init(&b);
-        kapi_gofmt_strings(&b, versions);
-        kapi_field_invalid_raw(c->err, path, b.ptr, "must include at least one of v1, v1beta1");
-        kapi_buf_dispose(&b);
+        char *shown = json_text(versions);
+        kapi_field_invalid_raw(c->err, path, shown, "must include at least one of v1, v1beta1");
+        free(shown);
     }
 }
 
@@ -635,15 +618,13 @@ static void versions(cctx *c, const json_t *vs, const char *path)
         invalid_joined(c, P(c, at, "name"), name, "", kapi_is_dns1035_label, NULL);
         version_rules(c, v, at);
     }
-    char *dump = NULL;
-    if (!unique || storage != 1)
-        dump = gofmt_versions(c, vs);
+    char *shown = !unique || storage != 1 ? versions_text(vs) : NULL;
     if (!unique)
-        kapi_field_invalid_raw(c->err, path, dump, "must contain unique version names");
+        kapi_field_invalid_raw(c->err, path, shown, "must contain unique version names");
     if (storage != 1)
-        kapi_field_invalid_raw(c->err, path, dump,
+        kapi_field_invalid_raw(c->err, path, shown,
                                "must have exactly one version marked as storage version");
-    free(dump);
+    free(shown);
     if (json_array_size(vs) > 0) /* spec.version, versions[0].name in the internal form */
         invalid_joined(c, "spec.version", kapi_registry__str(json_array_get(vs, 0), "name"), "",
                        kapi_is_dns1035_label, NULL);
@@ -706,9 +687,10 @@ static void stored_versions(cctx *c, const json_t *stored, const json_t *vs)
 {
     const char *path = "status.storedVersions";
     size_t n = json_array_size(stored);
-    if (n == 0) { /* a create starts from an empty status: a nil slice */
-        kapi_field_invalid_raw(c->err, path, "[]string(nil)",
-                               "must have at least one stored version");
+    if (n == 0) {
+        char *shown = json_text(stored);
+        kapi_field_invalid_raw(c->err, path, shown, "must have at least one stored version");
+        free(shown);
         return;
     }
     bool *used = kapi_xcalloc(n, sizeof(*used));
@@ -720,11 +702,9 @@ static void stored_versions(cctx *c, const json_t *stored, const json_t *vs)
             if (strcmp(name, json_string_value(json_array_get(stored, j)) ?: "") == 0)
                 found = used[j] = true;
         if (json_is_true(json_object_get(v, "storage")) && !found) {
-            kapi_buf b;
-            kapi_buf_init(&b);
-            gofmt_version(c, &b, v);
-            kapi_field_invalid_raw(c->err, path, b.ptr, "must have the storage version %s", name);
-            kapi_buf_dispose(&b);
+            char *shown = version_text(v);
+            kapi_field_invalid_raw(c->err, path, shown, "must have the storage version %s", name);
+            free(shown);
         }
     }
     for (size_t j = 0; j < n; j++)

@@ -1,6 +1,7 @@
 /* Unit tests for the CustomResourceDefinition object's own rules
  * (registry/validate_apiextensions.c): 1.26's internal paths (hoisted schema, columns and
- * subresources, spec.version, the webhook fields) and its %#v of the internal versions. */
+ * subresources, spec.version, the webhook fields), with lists and versions shown as JSON
+ * instead of 1.26's Go %#v. */
 #include "validate_cases.h"
 
 #define SCHEMA "{\"openAPIV3Schema\":{\"type\":\"object\"}}"
@@ -13,15 +14,6 @@
 #define CRD "CustomResourceDefinition.apiextensions.k8s.io \"gizmos.example.com\" is invalid: "
 #define VERSION(name, storage, extra)                                                              \
     "{\"name\":\"" name "\",\"served\":true,\"storage\":" storage extra "}"
-#define GO_VERSION(name, storage)                                                                  \
-    "apiextensions.CustomResourceDefinitionVersion{Name:\"" name "\", Served:true, "               \
-    "Storage:" storage ", Deprecated:false, DeprecationWarning:(*string)(nil), "                   \
-    "Schema:(*apiextensions.CustomResourceValidation)(nil), "                                      \
-    "Subresources:(*apiextensions.CustomResourceSubresources)(nil), "                              \
-    "AdditionalPrinterColumns:[]apiextensions.CustomResourceColumnDefinition(nil)}"
-#define TWO_V1                                                                                     \
-    "[]apiextensions.CustomResourceDefinitionVersion{" GO_VERSION("v1", "true") ", " GO_VERSION(   \
-        "v1", "true") "}"
 #define WEBHOOK(cc, reviews)                                                                       \
     "{\"spec\":{\"conversion\":{\"strategy\":\"Webhook\",\"webhook\":{\"clientConfig\":" cc        \
     ",\"conversionReviewVersions\":" reviews "}}}}"
@@ -67,9 +59,9 @@ static const vcase create_cases[] = {
      "{\"spec\":{\"versions\":[" VERSION("v1", "true", "") "," VERSION("v1", "true", "") "]}}",
      CRD "[spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required, "
          "spec.versions[1].schema.openAPIV3Schema: Required value: schemas are required, "
-         "spec.versions: Invalid value: " TWO_V1 ": must contain unique version names, "
-         "spec.versions: Invalid value: " TWO_V1 ": must have exactly one version marked as "
-         "storage version]",
+         "spec.versions: Invalid value: [\"v1\",\"v1\"]: must contain unique version names, "
+         "spec.versions: Invalid value: [\"v1\",\"v1\"]: must have exactly one version marked "
+         "as storage version]",
      4},
     {"version name",
      "{\"spec\":{\"versions\":[" VERSION("V1", "true", ",\"deprecationWarning\":\"x\"") "]}}",
@@ -78,6 +70,26 @@ static const vcase create_cases[] = {
          "spec.versions[0].deprecationWarning: Invalid value: \"x\": can only be set for "
          "deprecated versions, spec.version: Invalid value: \"V1\": " DNS1035_MSG "]",
      4},
+    {"no versions", "{\"spec\":{\"versions\":[]}}",
+     CRD "[spec.versions: Invalid value: []: must have exactly one version marked as storage "
+         "version, status.storedVersions: Invalid value: []: must have at least one stored "
+         "version]",
+     2},
+    {"no spec", "{\"spec\":null}",
+     CRD "[metadata.name: Invalid value: \"gizmos.example.com\": must be "
+         "spec.names.plural+\".\"+spec.group, spec.group: Required value, spec.scope: Required "
+         "value, spec.versions: Invalid value: null: must have exactly one version marked as "
+         "storage version, spec.names.plural: Required value, spec.names.singular: Required "
+         "value, spec.names.kind: Required value, spec.names.listKind: Required value, "
+         "status.storedVersions: Invalid value: []: must have at least one stored version]",
+     9},
+    {"two storage versions",
+     "{\"spec\":{\"versions\":[" VERSION("v1", "true", ",\"schema\":" SCHEMA) "," VERSION(
+         "v2", "true", ",\"schema\":" SCHEMA) "]}}",
+     CRD "[spec.versions: Invalid value: [\"v1\",\"v2\"]: must have exactly one version marked "
+         "as storage version, status.storedVersions: Invalid value: \"v2\": must have the "
+         "storage version v2]",
+     2},
     {"names",
      "{\"spec\":{\"names\":{\"kind\":\"Bad Kind\",\"listKind\":\"Bad Kind\",\"shortNames\":[\"ok\","
      "\"No\"],\"categories\":[\"all\",\"x_y\"]}}}",
@@ -122,7 +134,7 @@ static const vcase create_cases[] = {
          "not permitted in the URL, spec.conversion.webhookClientConfig.url: Invalid value: \"c\": "
          "fragments are not permitted in the URL, spec.conversion.webhookClientConfig.url: "
          "Invalid value: \"b\": query parameters are not permitted in the URL, "
-         "spec.conversion.conversionReviewVersions: Invalid value: []string{\"v2\"}: must include "
+         "spec.conversion.conversionReviewVersions: Invalid value: [\"v2\"]: must include "
          "at least one of v1, v1beta1]",
      5},
     {"webhook url does not parse", WEBHOOK("{\"url\":\"https://x:port/\"}", "[\"v1\"]"),
@@ -191,11 +203,8 @@ static const vcase update_cases[] = {
      3},
     {"stored version removed",
      "{\"spec\":{\"versions\":[" VERSION("v2", "true", ",\"schema\":" SCHEMA) "]}}",
-     CRD "[status.storedVersions: Invalid value: " GO_VERSION(
-         "v2", "true") ": must have the "
-                       "storage version v2, status.storedVersions[0]: Invalid value: \"v1\": must "
-                       "appear in "
-                       "spec.versions]",
+     CRD "[status.storedVersions: Invalid value: \"v2\": must have the storage version v2, "
+         "status.storedVersions[0]: Invalid value: \"v1\": must appear in spec.versions]",
      2},
 };
 
