@@ -13,18 +13,25 @@
  *
  * Kubernetes validates the internal form of the CRD, which the v1 object converts to:
  * when every version has the same schema (or subresources, or printer columns) it is
- * moved to spec.validation (spec.subresources, spec.additionalPrinterColumns) and the
- * versions' copies are cleared, spec.version is versions[0].name, and the conversion
- * webhook's fields are spec.conversion.webhookClientConfig and
- * spec.conversion.conversionReviewVersions. 1.26's causes use those internal paths, which
- * kapi reproduces.
+ * moved to spec.validation (spec.subresources, spec.additionalPrinterColumns), spec.version
+ * is versions[0].name, and the conversion webhook's fields are
+ * spec.conversion.webhookClientConfig and spec.conversion.conversionReviewVersions. 1.26
+ * names those internal fields in its causes and dumps internal values with Go's %#v. kapi
+ * keeps 1.26's rules, reasons, wording and cause order but answers in the client's terms:
  *
- * 1.26 also dumps internal values with Go's %#v; kapi does not. Scalars are shown as Go
- * shows them (strings quoted, numbers and booleans bare), which is what the client wrote.
- * A list or a version, which 1.26 dumps as a Go struct or slice, is shown as compact JSON
- * of what the object holds: a list as the JSON array (an absent one as null, an empty one
- * as []), a version by its name as a JSON string, and so the versions list as the JSON
- * array of the names (["v1","v2"]). Never a Go type name or a pointer.
+ * - Paths are the public apiextensions.k8s.io/v1 ones. What 1.26 checks once at the top
+ *   level is reported, at the same place in the order, for every version that carries it
+ *   (spec.versions[i].schema.openAPIV3Schema..., spec.versions[i].subresources...,
+ *   spec.versions[i].additionalPrinterColumns[j].jsonPath); the webhook's fields are
+ *   spec.conversion.webhook.clientConfig and spec.conversion.webhook.conversionReviewVersions;
+ *   the duplicate spec.version cause is dropped (spec.versions[0].name carries it).
+ * - Values: scalars are shown as Go shows them (strings quoted, numbers and booleans bare),
+ *   which is what the client wrote. A list or a version, which 1.26 dumps as a Go struct
+ *   or slice, is shown as compact JSON of what the object holds: a list as the JSON array
+ *   (an absent one as null, an empty one as []), a version by its name as a JSON string,
+ *   and so the versions list as the JSON array of the names (["v1","v2"]). Never a Go type
+ *   name or a pointer.
+ *
  * The v1 defaults (singular = lowercased kind, listKind = kind + "List", conversion
  * None, service port 443) are applied here when absent.
  */
@@ -38,7 +45,8 @@ typedef struct cctx {
     kapi_error *err;
     kapi_arena *a;
     const json_t *spec;
-    /* what the conversion to the internal form moved to the top level */
+    /* what the conversion to the internal form moved to the top level (checked where
+     * 1.26 checks it, reported per version) */
     bool hoist_schema, hoist_subresources, hoist_columns;
     bool require_schema, require_recognized_review;
 } cctx;
@@ -87,19 +95,6 @@ static bool identical(const json_t *versions, const char *key)
         if (!member_equal(json_object_get(json_array_get(versions, i), key), first))
             return false;
     return true;
-}
-
-/* A member of the internal form: a version's own one, or NULL when hoisted. */
-static const json_t *own(const json_t *v, const char *key, bool hoisted)
-{
-    return hoisted ? NULL : json_object_get(v, key);
-}
-
-/* The hoisted top-level member (spec.validation, ...): versions[0]'s when hoisted. */
-static const json_t *top(cctx *c, const char *key, bool hoisted)
-{
-    return hoisted ? json_object_get(json_array_get(json_object_get(c->spec, "versions"), 0), key)
-                   : NULL;
 }
 
 /* ---- values shown in messages (the rule at the top) ---- */
@@ -256,9 +251,9 @@ static void column(cctx *c, const json_t *col, const char *path)
                                "password");
     bool bad;
     if (!*jp)
-        kapi_field_required(c->err, P(c, path, "JSONPath"), "");
+        kapi_field_required(c->err, P(c, path, "jsonPath"), "");
     else
-        simple_json_path(c, jp, P(c, path, "JSONPath"), &bad);
+        simple_json_path(c, jp, P(c, path, "jsonPath"), &bad);
 }
 
 static void columns(cctx *c, const json_t *cols, const char *path)
@@ -526,7 +521,7 @@ static void review_versions(cctx *c, const json_t *versions, const char *path)
     }
 }
 
-/* validateCustomResourceConversion on the internal form. */
+/* validateCustomResourceConversion, under the v1 paths of the webhook's fields. */
 static void conversion(cctx *c, const json_t *conv, const char *path)
 {
     static const char *const strategies[] = {"None", "Webhook", NULL};
@@ -534,7 +529,7 @@ static void conversion(cctx *c, const json_t *conv, const char *path)
     const json_t *hook = json_object_get(conv, "webhook");
     const json_t *cc = json_object_get(hook, "clientConfig");
     const json_t *reviews = json_object_get(hook, "conversionReviewVersions");
-    const char *cpath = P(c, path, "webhookClientConfig");
+    const char *hpath = P(c, path, "webhook"), *cpath = P(c, hpath, "clientConfig");
     const char *not_webhook = "should not be set when strategy is not set to Webhook";
     if (!*strategy)
         kapi_field_required(c->err, P(c, path, "strategy"), "");
@@ -544,7 +539,7 @@ static void conversion(cctx *c, const json_t *conv, const char *path)
         if (cc && !json_is_null(cc))
             kapi_field_forbidden(c->err, cpath, not_webhook);
         if (json_array_size(reviews) > 0)
-            kapi_field_forbidden(c->err, P(c, path, "conversionReviewVersions"), not_webhook);
+            kapi_field_forbidden(c->err, P(c, hpath, "conversionReviewVersions"), not_webhook);
         return;
     }
     if (!cc || json_is_null(cc))
@@ -555,7 +550,7 @@ static void conversion(cctx *c, const json_t *conv, const char *path)
         webhook_url(c, kapi_registry__str(cc, "url"), P(c, cpath, "url"));
     else
         webhook_service(c, json_object_get(cc, "service"), P(c, cpath, "service"));
-    review_versions(c, reviews, P(c, path, "conversionReviewVersions"));
+    review_versions(c, reviews, P(c, hpath, "conversionReviewVersions"));
 }
 
 /* ---- versions and the spec ---- */
@@ -592,17 +587,26 @@ static bool status_enabled(const json_t *sub)
     return json_is_object(sub) && kapi_registry__has(sub, "status");
 }
 
+/* The schema, subresources and printer-column rules of version v at path: those 1.26
+ * checks per version (hoisted false) or those it checks once at the top level (true). */
+static void version_parts(cctx *c, const json_t *v, const char *path, bool hoisted)
+{
+    const json_t *sub = json_object_get(v, "subresources");
+    if (c->hoist_schema == hoisted)
+        validation_rules(c, json_object_get(v, "schema"), status_enabled(sub),
+                         P(c, path, "schema"));
+    if (c->hoist_subresources == hoisted)
+        subresources(c, sub, P(c, path, "subresources"));
+    if (c->hoist_columns == hoisted)
+        columns(c, json_object_get(v, "additionalPrinterColumns"),
+                P(c, path, "additionalPrinterColumns"));
+}
+
 /* validateCustomResourceDefinitionVersion */
 static void version_rules(cctx *c, const json_t *v, const char *path)
 {
-    const json_t *sub =
-        c->hoist_subresources ? top(c, "subresources", true) : json_object_get(v, "subresources");
     deprecation_warning(c, v, path);
-    validation_rules(c, own(v, "schema", c->hoist_schema), status_enabled(sub),
-                     P(c, path, "schema"));
-    subresources(c, own(v, "subresources", c->hoist_subresources), P(c, path, "subresources"));
-    columns(c, own(v, "additionalPrinterColumns", c->hoist_columns),
-            P(c, path, "additionalPrinterColumns"));
+    version_parts(c, v, path, false);
 }
 
 static void versions(cctx *c, const json_t *vs, const char *path)
@@ -625,9 +629,6 @@ static void versions(cctx *c, const json_t *vs, const char *path)
         kapi_field_invalid_raw(c->err, path, shown,
                                "must have exactly one version marked as storage version");
     free(shown);
-    if (json_array_size(vs) > 0) /* spec.version, versions[0].name in the internal form */
-        invalid_joined(c, "spec.version", kapi_registry__str(json_array_get(vs, 0), "name"), "",
-                       kapi_is_dns1035_label, NULL);
 }
 
 /* validateCustomResourceDefinitionSpec */
@@ -650,9 +651,8 @@ static void crd_spec(cctx *c, const json_t *spec)
         kapi_field_required(c->err, "spec.scope", "");
     else if (!kapi_registry__in(scope, scopes))
         kapi_field_not_supported(c->err, "spec.scope", scope, scopes);
-    bool has_top = c->hoist_schema && kapi_registry__has(top(c, "schema", true), "openAPIV3Schema");
-    for (size_t i = 0; c->require_schema && !has_top && i < json_array_size(vs); i++) {
-        const json_t *schema = own(json_array_get(vs, i), "schema", c->hoist_schema);
+    for (size_t i = 0; c->require_schema && i < json_array_size(vs); i++) {
+        const json_t *schema = json_object_get(json_array_get(vs, i), "schema");
         if (!kapi_registry__has(schema, "openAPIV3Schema"))
             kapi_field_required(
                 c->err,
@@ -665,14 +665,8 @@ static void crd_spec(cctx *c, const json_t *spec)
                                "must be false in order to use defaults in the schema");
     versions(c, vs, "spec.versions");
     names(c, json_object_get(spec, "names"), "spec.names", true);
-    bool any_status = status_enabled(top(c, "subresources", c->hoist_subresources));
-    for (size_t i = 0; i < json_array_size(vs); i++)
-        any_status =
-            any_status || status_enabled(json_object_get(json_array_get(vs, i), "subresources"));
-    validation_rules(c, top(c, "schema", c->hoist_schema), any_status, "spec.validation");
-    subresources(c, top(c, "subresources", c->hoist_subresources), "spec.subresources");
-    columns(c, top(c, "additionalPrinterColumns", c->hoist_columns),
-            "spec.additionalPrinterColumns");
+    for (size_t i = 0; i < json_array_size(vs); i++) /* 1.26's spec.validation, ... */
+        version_parts(c, json_array_get(vs, i), kapi_path_index(c->a, "spec.versions", i), true);
     const json_t *conv = json_object_get(spec, "conversion");
     const char *strategy =
         kapi_registry__has(spec, "conversion") ? kapi_registry__str(conv, "strategy") : "None";
