@@ -13,12 +13,25 @@
  *
  * Kubernetes validates the internal form of the CRD, which the v1 object converts to:
  * when every version has the same schema (or subresources, or printer columns) it is
- * moved to spec.validation (spec.subresources, spec.additionalPrinterColumns) and the
- * versions' copies are cleared, spec.version is versions[0].name, and the conversion
- * webhook's fields are spec.conversion.webhookClientConfig and
- * spec.conversion.conversionReviewVersions. 1.26's causes use those internal paths and
- * print the internal versions with Go's %#v; kapi reproduces both (a version's own
- * schema, when versions differ, prints a fixed address where Go prints a real one).
+ * moved to spec.validation (spec.subresources, spec.additionalPrinterColumns), spec.version
+ * is versions[0].name, and the conversion webhook's fields are
+ * spec.conversion.webhookClientConfig and spec.conversion.conversionReviewVersions. 1.26
+ * names those internal fields in its causes and dumps internal values with Go's %#v. kapi
+ * keeps 1.26's rules, reasons, wording and cause order but answers in the client's terms:
+ *
+ * - Paths are the public apiextensions.k8s.io/v1 ones. What 1.26 checks once at the top
+ *   level is reported, at the same place in the order, for every version that carries it
+ *   (spec.versions[i].schema.openAPIV3Schema..., spec.versions[i].subresources...,
+ *   spec.versions[i].additionalPrinterColumns[j].jsonPath); the webhook's fields are
+ *   spec.conversion.webhook.clientConfig and spec.conversion.webhook.conversionReviewVersions;
+ *   the duplicate spec.version cause is dropped (spec.versions[0].name carries it).
+ * - Values: scalars are shown as Go shows them (strings quoted, numbers and booleans bare),
+ *   which is what the client wrote. A list or a version, which 1.26 dumps as a Go struct
+ *   or slice, is shown as compact JSON of what the object holds: a list as the JSON array
+ *   (an absent one as null, an empty one as []), a version by its name as a JSON string,
+ *   and so the versions list as the JSON array of the names (["v1","v2"]). Never a Go type
+ *   name or a pointer.
+ *
  * The v1 defaults (singular = lowercased kind, listKind = kind + "List", conversion
  * None, service port 443) are applied here when absent.
  */
@@ -32,7 +45,8 @@ typedef struct cctx {
     kapi_error *err;
     kapi_arena *a;
     const json_t *spec;
-    /* what the conversion to the internal form moved to the top level */
+    /* what the conversion to the internal form moved to the top level (checked where
+     * 1.26 checks it, reported per version) */
     bool hoist_schema, hoist_subresources, hoist_columns;
     bool require_schema, require_recognized_review;
 } cctx;
@@ -83,70 +97,36 @@ static bool identical(const json_t *versions, const char *key)
     return true;
 }
 
-/* A member of the internal form: a version's own one, or NULL when hoisted. */
-static const json_t *own(const json_t *v, const char *key, bool hoisted)
+/* ---- values shown in messages (the rule at the top) ---- */
+
+/* Compact JSON of v, "null" when absent: how a list (or a version) is shown. Heap. */
+static char *json_text(const json_t *v)
 {
-    return hoisted ? NULL : json_object_get(v, key);
+    char *s = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    return s ? s : kapi_xstrdup("null");
 }
 
-/* The hoisted top-level member (spec.validation, ...): versions[0]'s when hoisted. */
-static const json_t *top(cctx *c, const char *key, bool hoisted)
+/* A version as a value: its name, as a JSON string. Heap. */
+static char *version_text(const json_t *v)
 {
-    return hoisted ? json_object_get(json_array_get(json_object_get(c->spec, "versions"), 0), key)
-                   : NULL;
+    json_t *name = json_string(kapi_registry__str(v, "name"));
+    char *s = json_text(name);
+    json_decref(name);
+    return s;
 }
 
-static const kapi_gofield column_fields[] = {
-    {"Name", "name", KAPI_GO_STRING, NULL, NULL},
-    {"Type", "type", KAPI_GO_STRING, NULL, NULL},
-    {"Format", "format", KAPI_GO_STRING, NULL, NULL},
-    {"Description", "description", KAPI_GO_STRING, NULL, NULL},
-    {"Priority", "priority", KAPI_GO_INT, NULL, NULL},
-    {"JSONPath", "jsonPath", KAPI_GO_STRING, NULL, NULL},
-};
-static const kapi_gotype go_column = {"apiextensions.CustomResourceColumnDefinition", column_fields,
-                                      KAPI_ARRAY_LEN(column_fields)};
-
-/* Go's %#v of one internal version. */
-static void gofmt_version(cctx *c, kapi_buf *b, const json_t *v)
+/* The versions list as a value: the JSON array of the names (null when absent). Heap. */
+static char *versions_text(const json_t *versions)
 {
-    const json_t *dw = json_object_get(v, "deprecationWarning");
-    const json_t *schema = own(v, "schema", c->hoist_schema);
-    const json_t *sub = own(v, "subresources", c->hoist_subresources);
-    const json_t *cols = own(v, "additionalPrinterColumns", c->hoist_columns);
-    kapi_buf_puts(b, "apiextensions.CustomResourceDefinitionVersion{Name:");
-    kapi_go_quote(b, kapi_registry__str(v, "name"), strlen(kapi_registry__str(v, "name")));
-    kapi_buf_printf(b,
-                    ", Served:%s, Storage:%s, Deprecated:%s, DeprecationWarning:(*string)(%s), "
-                    "Schema:(*apiextensions.CustomResourceValidation)(%s), "
-                    "Subresources:(*apiextensions.CustomResourceSubresources)(%s), "
-                    "AdditionalPrinterColumns:",
-                    json_is_true(json_object_get(v, "served")) ? "true" : "false",
-                    json_is_true(json_object_get(v, "storage")) ? "true" : "false",
-                    json_is_true(json_object_get(v, "deprecated")) ? "true" : "false",
-                    dw && !json_is_null(dw) ? "0xc000000000" : "nil",
-                    schema && !json_is_null(schema) ? "0xc000000000" : "nil",
-                    sub && !json_is_null(sub) ? "0xc000000000" : "nil");
-    kapi_gofmt_slice(b, &go_column, cols);
-    kapi_buf_putc(b, '}');
-}
-
-/* Go's %#v of the internal []CustomResourceDefinitionVersion. */
-static char *gofmt_versions(cctx *c, const json_t *versions)
-{
-    kapi_buf b;
-    kapi_buf_init(&b);
-    if (!json_is_array(versions)) {
-        kapi_buf_puts(&b, "[]apiextensions.CustomResourceDefinitionVersion(nil)");
-        return kapi_buf_detach(&b, NULL);
-    }
-    kapi_buf_puts(&b, "[]apiextensions.CustomResourceDefinitionVersion{");
-    for (size_t i = 0; i < json_array_size(versions); i++) {
-        kapi_buf_puts(&b, i ? ", " : "");
-        gofmt_version(c, &b, json_array_get(versions, i));
-    }
-    kapi_buf_putc(&b, '}');
-    return kapi_buf_detach(&b, NULL);
+    if (!json_is_array(versions))
+        return json_text(NULL);
+    json_t *names = json_array();
+    for (size_t i = 0; i < json_array_size(versions); i++)
+        json_array_append_new(names,
+                              json_string(kapi_registry__str(json_array_get(versions, i), "name")));
+    char *s = json_text(names);
+    json_decref(names);
+    return s;
 }
 
 /* ---- schema presence ---- */
@@ -271,9 +251,9 @@ static void column(cctx *c, const json_t *col, const char *path)
                                "password");
     bool bad;
     if (!*jp)
-        kapi_field_required(c->err, P(c, path, "JSONPath"), "");
+        kapi_field_required(c->err, P(c, path, "jsonPath"), "");
     else
-        simple_json_path(c, jp, P(c, path, "JSONPath"), &bad);
+        simple_json_path(c, jp, P(c, path, "jsonPath"), &bad);
 }
 
 static void columns(cctx *c, const json_t *cols, const char *path)
@@ -535,15 +515,13 @@ static void review_versions(cctx *c, const json_t *versions, const char *path)
         accepted = accepted || strcmp(v, "v1") == 0 || strcmp(v, "v1beta1") == 0;
     }
     if (c->require_recognized_review && !accepted) {
-        kapi_buf b;
-        kapi_buf_init(&b);
-        kapi_gofmt_strings(&b, versions);
-        kapi_field_invalid_raw(c->err, path, b.ptr, "must include at least one of v1, v1beta1");
-        kapi_buf_dispose(&b);
+        char *shown = json_text(versions);
+        kapi_field_invalid_raw(c->err, path, shown, "must include at least one of v1, v1beta1");
+        free(shown);
     }
 }
 
-/* validateCustomResourceConversion on the internal form. */
+/* validateCustomResourceConversion, under the v1 paths of the webhook's fields. */
 static void conversion(cctx *c, const json_t *conv, const char *path)
 {
     static const char *const strategies[] = {"None", "Webhook", NULL};
@@ -551,7 +529,7 @@ static void conversion(cctx *c, const json_t *conv, const char *path)
     const json_t *hook = json_object_get(conv, "webhook");
     const json_t *cc = json_object_get(hook, "clientConfig");
     const json_t *reviews = json_object_get(hook, "conversionReviewVersions");
-    const char *cpath = P(c, path, "webhookClientConfig");
+    const char *hpath = P(c, path, "webhook"), *cpath = P(c, hpath, "clientConfig");
     const char *not_webhook = "should not be set when strategy is not set to Webhook";
     if (!*strategy)
         kapi_field_required(c->err, P(c, path, "strategy"), "");
@@ -561,7 +539,7 @@ static void conversion(cctx *c, const json_t *conv, const char *path)
         if (cc && !json_is_null(cc))
             kapi_field_forbidden(c->err, cpath, not_webhook);
         if (json_array_size(reviews) > 0)
-            kapi_field_forbidden(c->err, P(c, path, "conversionReviewVersions"), not_webhook);
+            kapi_field_forbidden(c->err, P(c, hpath, "conversionReviewVersions"), not_webhook);
         return;
     }
     if (!cc || json_is_null(cc))
@@ -572,7 +550,7 @@ static void conversion(cctx *c, const json_t *conv, const char *path)
         webhook_url(c, kapi_registry__str(cc, "url"), P(c, cpath, "url"));
     else
         webhook_service(c, json_object_get(cc, "service"), P(c, cpath, "service"));
-    review_versions(c, reviews, P(c, path, "conversionReviewVersions"));
+    review_versions(c, reviews, P(c, hpath, "conversionReviewVersions"));
 }
 
 /* ---- versions and the spec ---- */
@@ -609,17 +587,26 @@ static bool status_enabled(const json_t *sub)
     return json_is_object(sub) && kapi_registry__has(sub, "status");
 }
 
+/* The schema, subresources and printer-column rules of version v at path: those 1.26
+ * checks per version (hoisted false) or those it checks once at the top level (true). */
+static void version_parts(cctx *c, const json_t *v, const char *path, bool hoisted)
+{
+    const json_t *sub = json_object_get(v, "subresources");
+    if (c->hoist_schema == hoisted)
+        validation_rules(c, json_object_get(v, "schema"), status_enabled(sub),
+                         P(c, path, "schema"));
+    if (c->hoist_subresources == hoisted)
+        subresources(c, sub, P(c, path, "subresources"));
+    if (c->hoist_columns == hoisted)
+        columns(c, json_object_get(v, "additionalPrinterColumns"),
+                P(c, path, "additionalPrinterColumns"));
+}
+
 /* validateCustomResourceDefinitionVersion */
 static void version_rules(cctx *c, const json_t *v, const char *path)
 {
-    const json_t *sub =
-        c->hoist_subresources ? top(c, "subresources", true) : json_object_get(v, "subresources");
     deprecation_warning(c, v, path);
-    validation_rules(c, own(v, "schema", c->hoist_schema), status_enabled(sub),
-                     P(c, path, "schema"));
-    subresources(c, own(v, "subresources", c->hoist_subresources), P(c, path, "subresources"));
-    columns(c, own(v, "additionalPrinterColumns", c->hoist_columns),
-            P(c, path, "additionalPrinterColumns"));
+    version_parts(c, v, path, false);
 }
 
 static void versions(cctx *c, const json_t *vs, const char *path)
@@ -635,18 +622,13 @@ static void versions(cctx *c, const json_t *vs, const char *path)
         invalid_joined(c, P(c, at, "name"), name, "", kapi_is_dns1035_label, NULL);
         version_rules(c, v, at);
     }
-    char *dump = NULL;
-    if (!unique || storage != 1)
-        dump = gofmt_versions(c, vs);
+    char *shown = !unique || storage != 1 ? versions_text(vs) : NULL;
     if (!unique)
-        kapi_field_invalid_raw(c->err, path, dump, "must contain unique version names");
+        kapi_field_invalid_raw(c->err, path, shown, "must contain unique version names");
     if (storage != 1)
-        kapi_field_invalid_raw(c->err, path, dump,
+        kapi_field_invalid_raw(c->err, path, shown,
                                "must have exactly one version marked as storage version");
-    free(dump);
-    if (json_array_size(vs) > 0) /* spec.version, versions[0].name in the internal form */
-        invalid_joined(c, "spec.version", kapi_registry__str(json_array_get(vs, 0), "name"), "",
-                       kapi_is_dns1035_label, NULL);
+    free(shown);
 }
 
 /* validateCustomResourceDefinitionSpec */
@@ -669,9 +651,8 @@ static void crd_spec(cctx *c, const json_t *spec)
         kapi_field_required(c->err, "spec.scope", "");
     else if (!kapi_registry__in(scope, scopes))
         kapi_field_not_supported(c->err, "spec.scope", scope, scopes);
-    bool has_top = c->hoist_schema && kapi_registry__has(top(c, "schema", true), "openAPIV3Schema");
-    for (size_t i = 0; c->require_schema && !has_top && i < json_array_size(vs); i++) {
-        const json_t *schema = own(json_array_get(vs, i), "schema", c->hoist_schema);
+    for (size_t i = 0; c->require_schema && i < json_array_size(vs); i++) {
+        const json_t *schema = json_object_get(json_array_get(vs, i), "schema");
         if (!kapi_registry__has(schema, "openAPIV3Schema"))
             kapi_field_required(
                 c->err,
@@ -684,14 +665,8 @@ static void crd_spec(cctx *c, const json_t *spec)
                                "must be false in order to use defaults in the schema");
     versions(c, vs, "spec.versions");
     names(c, json_object_get(spec, "names"), "spec.names", true);
-    bool any_status = status_enabled(top(c, "subresources", c->hoist_subresources));
-    for (size_t i = 0; i < json_array_size(vs); i++)
-        any_status =
-            any_status || status_enabled(json_object_get(json_array_get(vs, i), "subresources"));
-    validation_rules(c, top(c, "schema", c->hoist_schema), any_status, "spec.validation");
-    subresources(c, top(c, "subresources", c->hoist_subresources), "spec.subresources");
-    columns(c, top(c, "additionalPrinterColumns", c->hoist_columns),
-            "spec.additionalPrinterColumns");
+    for (size_t i = 0; i < json_array_size(vs); i++) /* 1.26's spec.validation, ... */
+        version_parts(c, json_array_get(vs, i), kapi_path_index(c->a, "spec.versions", i), true);
     const json_t *conv = json_object_get(spec, "conversion");
     const char *strategy =
         kapi_registry__has(spec, "conversion") ? kapi_registry__str(conv, "strategy") : "None";
@@ -706,9 +681,10 @@ static void stored_versions(cctx *c, const json_t *stored, const json_t *vs)
 {
     const char *path = "status.storedVersions";
     size_t n = json_array_size(stored);
-    if (n == 0) { /* a create starts from an empty status: a nil slice */
-        kapi_field_invalid_raw(c->err, path, "[]string(nil)",
-                               "must have at least one stored version");
+    if (n == 0) {
+        char *shown = json_text(stored);
+        kapi_field_invalid_raw(c->err, path, shown, "must have at least one stored version");
+        free(shown);
         return;
     }
     bool *used = kapi_xcalloc(n, sizeof(*used));
@@ -720,11 +696,9 @@ static void stored_versions(cctx *c, const json_t *stored, const json_t *vs)
             if (strcmp(name, json_string_value(json_array_get(stored, j)) ?: "") == 0)
                 found = used[j] = true;
         if (json_is_true(json_object_get(v, "storage")) && !found) {
-            kapi_buf b;
-            kapi_buf_init(&b);
-            gofmt_version(c, &b, v);
-            kapi_field_invalid_raw(c->err, path, b.ptr, "must have the storage version %s", name);
-            kapi_buf_dispose(&b);
+            char *shown = version_text(v);
+            kapi_field_invalid_raw(c->err, path, shown, "must have the storage version %s", name);
+            free(shown);
         }
     }
     for (size_t j = 0; j < n; j++)

@@ -229,12 +229,6 @@ static void gofmt_field(kapi_buf *b, const kapi_gofield *f, const json_t *v)
     case KAPI_GO_STRING:
         kapi_go_quote(b, json_string_value(v) ?: "", json_string_length(v));
         break;
-    case KAPI_GO_BOOL:
-        kapi_buf_puts(b, json_is_true(v) ? "true" : "false");
-        break;
-    case KAPI_GO_INT:
-        kapi_buf_printf(b, "%lld", (long long)json_integer_value(v));
-        break;
     case KAPI_GO_STRINGS:
         kapi_gofmt_strings(b, v);
         break;

@@ -70,8 +70,6 @@ bool kapi_go_isprint(uint32_t r);
  */
 typedef enum kapi_gokind {
     KAPI_GO_STRING,     /* string (or a named string type) */
-    KAPI_GO_BOOL,       /* bool */
-    KAPI_GO_INT,        /* an integer type */
     KAPI_GO_STRINGS,    /* []string */
     KAPI_GO_STRING_MAP, /* map[string]string */
     KAPI_GO_STRUCT,     /* a struct value (sub) */
