@@ -6,17 +6,6 @@
 
 #include "api/api_int.h"
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Percent-decodes s into the arena ('+' is a space when plus_space); NULL if malformed. */
 static char *unescape(kapi_arena *a, kapi_str s, bool plus_space)
 {
@@ -26,7 +15,7 @@ static char *unescape(kapi_arena *a, kapi_str s, bool plus_space)
         if (c == '%') {
             if (i + 2 >= s.len)
                 return NULL;
-            int hi = hexval(s.ptr[i + 1]), lo = hexval(s.ptr[i + 2]);
+            int hi = kapi_hex_value(s.ptr[i + 1]), lo = kapi_hex_value(s.ptr[i + 2]);
             if (hi < 0 || lo < 0)
                 return NULL;
             *o++ = (char)(hi * 16 + lo);

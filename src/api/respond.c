@@ -8,24 +8,6 @@
 
 #include "api/api_int.h"
 
-/* Go's strconv.Quote of a warning's text, as kube-apiserver writes Warning headers. */
-static void quote_warning(kapi_buf *b, const char *s)
-{
-    kapi_buf_putc(b, '"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            kapi_buf_printf(b, "\\%c", c);
-        else if (c == '\n')
-            kapi_buf_puts(b, "\\n");
-        else if (c < 0x20 || c == 0x7f)
-            kapi_buf_printf(b, "\\x%02x", c);
-        else
-            kapi_buf_putc(b, (char)c);
-    }
-    kapi_buf_putc(b, '"');
-}
-
 void kapi_api__warn(kapi_req *r, const char *fmt, ...)
 {
     if (r->nwarnings == r->warnings_cap) {
@@ -44,7 +26,7 @@ void kapi_api__warn(kapi_req *r, const char *fmt, ...)
     va_end(ap);
     kapi_buf_init(&b);
     kapi_buf_puts(&b, "299 - ");
-    quote_warning(&b, text.ptr);
+    kapi_json_quote_go(&b, text.ptr, text.len); /* Go's strconv.Quote, as kube-apiserver */
     r->warnings[r->nwarnings++] = kapi_arena_strdup(&r->arena, b.ptr);
     kapi_buf_dispose(&text);
     kapi_buf_dispose(&b);

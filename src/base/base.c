@@ -329,3 +329,14 @@ void kapi_random_suffix(char *out, size_t n)
         out[i] = alphabet[r[i] % (sizeof(alphabet) - 1)];
     out[n] = '\0';
 }
+
+int kapi_hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}

@@ -421,7 +421,7 @@ static void webhook_url(cctx *c, const char *raw, const char *path)
         kapi_buf b;
         kapi_buf_init(&b);
         kapi_buf_puts(&b, "url must be a valid URL: parse ");
-        kapi_go_quote(&b, raw, strlen(raw));
+        kapi_json_quote_go(&b, raw, strlen(raw));
         kapi_buf_printf(&b, ": %s%s", why, form);
         kapi_field_required(c->err, path, b.ptr);
         kapi_buf_dispose(&b);

@@ -3,6 +3,7 @@
  * rules and the 422 Invalid answer (see field.h).
  */
 #include "schema/field.h"
+#include "schema/schema_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,115 +30,16 @@ const char *kapi_path_key(kapi_arena *a, const char *parent, const char *key)
 
 /* ---- Go's rendering of values ---- */
 
-bool kapi_go_isprint(uint32_t r)
-{
-    if (r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) || r == 0xad)
-        return false;
-    if ((r >= 0x200b && r <= 0x200f) || (r >= 0x2028 && r <= 0x202e) ||
-        (r >= 0x2060 && r <= 0x206f) || r == 0xfeff || (r >= 0xfff9 && r <= 0xfffb))
-        return false;
-    if ((r >= 0xd800 && r <= 0xdfff) || r == 0xfffe || r == 0xffff || r > 0x10ffff)
-        return false;
-    if (r == 0x3000 || (r >= 0x2000 && r <= 0x200a) || r == 0xa0 || r == 0x1680 || r == 0x202f ||
-        r == 0x205f)
-        return false; /* spaces other than U+0020 */
-    return true;
-}
-
-/* Decodes one UTF-8 rune at s (n bytes left) into *r; returns its length, 0 when the
- * bytes are not valid UTF-8 (overlong, surrogate or truncated forms included). */
-static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *r)
-{
-    if (s[0] < 0x80) {
-        *r = s[0];
-        return 1;
-    }
-    size_t len = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
-    if (len == 0 || len > n || s[0] > 0xf4)
-        return 0;
-    uint32_t v = s[0] & (0x7f >> len);
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        v = v << 6 | (s[i] & 0x3f);
-    }
-    static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (v < min[len] || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
-        return 0;
-    *r = v;
-    return len;
-}
-
-static void quote_rune(kapi_buf *b, uint32_t r)
-{
-    static const char esc[] = {['\a'] = 'a', ['\b'] = 'b', ['\f'] = 'f', ['\n'] = 'n',
-                               ['\r'] = 'r', ['\t'] = 't', ['\v'] = 'v'};
-    if (r < sizeof(esc) && esc[r]) {
-        kapi_buf_putc(b, '\\');
-        kapi_buf_putc(b, esc[r]);
-    } else if (r < 0x20 || r == 0x7f) {
-        kapi_buf_printf(b, "\\x%02x", (unsigned)r);
-    } else if (r < 0x10000) {
-        kapi_buf_printf(b, "\\u%04x", (unsigned)r);
-    } else {
-        kapi_buf_printf(b, "\\U%08x", (unsigned)r);
-    }
-}
-
-void kapi_go_quote(kapi_buf *b, const char *s, size_t n)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    kapi_buf_putc(b, '"');
-    for (size_t i = 0; i < n;) {
-        uint32_t r;
-        size_t len = utf8_decode(p + i, n - i, &r);
-        if (len == 0) {
-            kapi_buf_printf(b, "\\x%02x", p[i]);
-            i++;
-            continue;
-        }
-        if (r == '"' || r == '\\') {
-            kapi_buf_putc(b, '\\');
-            kapi_buf_putc(b, (char)r);
-        } else if (kapi_go_isprint(r)) {
-            kapi_buf_put(b, p + i, len);
-        } else {
-            quote_rune(b, r);
-        }
-        i += len;
-    }
-    kapi_buf_putc(b, '"');
-}
-
-/* Go's %v of a float64: the shortest digits that read back, in %e form when the
- * exponent is below -4 or at least 6, else in %f form. */
-static void go_float(kapi_buf *b, double v)
-{
-    char tmp[40];
-    int p = 1;
-    for (; p < 17; p++) {
-        snprintf(tmp, sizeof(tmp), "%.*e", p - 1, v);
-        if (strtod(tmp, NULL) == v)
-            break;
-    }
-    snprintf(tmp, sizeof(tmp), "%.*e", p - 1, v);
-    int exp = atoi(strchr(tmp, 'e') + 1);
-    if (v != 0 && (exp < -4 || exp >= 6))
-        kapi_buf_puts(b, tmp);
-    else
-        kapi_buf_printf(b, "%.*f", p - 1 - exp > 0 ? p - 1 - exp : 0, v);
-}
-
 void kapi_go_value(kapi_buf *b, const json_t *v)
 {
     if (!v || json_is_null(v)) {
         kapi_buf_puts(b, "\"null\"");
     } else if (json_is_string(v)) {
-        kapi_go_quote(b, json_string_value(v), json_string_length(v));
+        kapi_json_quote_go(b, json_string_value(v), json_string_length(v));
     } else if (json_is_integer(v)) {
         kapi_buf_printf(b, "%lld", (long long)json_integer_value(v));
     } else if (json_is_real(v)) {
-        go_float(b, json_real_value(v));
+        kapi_schema__go_float(b, json_real_value(v));
     } else if (json_is_boolean(v)) {
         kapi_buf_puts(b, json_is_true(v) ? "true" : "false");
     } else {
@@ -163,7 +65,7 @@ void kapi_gofmt_strings(kapi_buf *b, const json_t *v)
     for (size_t i = 0; i < json_array_size(v); i++) {
         const json_t *s = json_array_get(v, i);
         kapi_buf_puts(b, i ? ", " : "");
-        kapi_go_quote(b, json_string_value(s) ?: "", json_string_length(s));
+        kapi_json_quote_go(b, json_string_value(s) ?: "", json_string_length(s));
     }
     kapi_buf_putc(b, '}');
 }
@@ -189,9 +91,9 @@ void kapi_gofmt_string_map(kapi_buf *b, const json_t *v)
     for (i = 0; i < n; i++) {
         const json_t *s = json_object_get(v, keys[i]);
         kapi_buf_puts(b, i ? ", " : "");
-        kapi_go_quote(b, keys[i], strlen(keys[i]));
+        kapi_json_quote_go(b, keys[i], strlen(keys[i]));
         kapi_buf_putc(b, ':');
-        kapi_go_quote(b, json_string_value(s) ?: "", json_string_length(s));
+        kapi_json_quote_go(b, json_string_value(s) ?: "", json_string_length(s));
     }
     kapi_buf_putc(b, '}');
     free(keys);
@@ -227,7 +129,7 @@ static void gofmt_field(kapi_buf *b, const kapi_gofield *f, const json_t *v)
     bool absent = !v || json_is_null(v);
     switch (f->kind) {
     case KAPI_GO_STRING:
-        kapi_go_quote(b, json_string_value(v) ?: "", json_string_length(v));
+        kapi_json_quote_go(b, json_string_value(v) ?: "", json_string_length(v));
         break;
     case KAPI_GO_STRINGS:
         kapi_gofmt_strings(b, v);
@@ -389,7 +291,7 @@ void kapi_field_invalid_str(kapi_error *err, const char *path, const char *value
     va_list ap;
     kapi_buf_init(&h);
     kapi_buf_puts(&h, "Invalid value: ");
-    kapi_go_quote(&h, value ? value : "", value ? strlen(value) : 0);
+    kapi_json_quote_go(&h, value ? value : "", value ? strlen(value) : 0);
     va_start(ap, fmt);
     invalid_v(err, path, &h, fmt, ap);
     va_end(ap);
@@ -452,7 +354,7 @@ void kapi_field_not_supported_raw(kapi_error *err, const char *path, const char 
     kapi_buf_printf(&b, "Unsupported value: %s", rendered);
     for (size_t i = 0; valid && valid[i]; i++) {
         kapi_buf_puts(&b, i ? ", " : ": supported values: ");
-        kapi_go_quote(&b, valid[i], strlen(valid[i]));
+        kapi_json_quote_go(&b, valid[i], strlen(valid[i]));
     }
     kapi_error_add_cause(err, KAPI_FIELD_NOT_SUPPORTED, path ? path : "", "%s", b.ptr);
     kapi_buf_dispose(&b);
@@ -463,7 +365,7 @@ void kapi_field_not_supported(kapi_error *err, const char *path, const char *val
 {
     kapi_buf v;
     kapi_buf_init(&v);
-    kapi_go_quote(&v, value ? value : "", value ? strlen(value) : 0);
+    kapi_json_quote_go(&v, value ? value : "", value ? strlen(value) : 0);
     kapi_field_not_supported_raw(err, path, v.ptr, valid);
     kapi_buf_dispose(&v);
 }
@@ -472,7 +374,7 @@ void kapi_field_duplicate(kapi_error *err, const char *path, const char *value)
 {
     kapi_buf v;
     kapi_buf_init(&v);
-    kapi_go_quote(&v, value ? value : "", value ? strlen(value) : 0);
+    kapi_json_quote_go(&v, value ? value : "", value ? strlen(value) : 0);
     kapi_error_add_cause(err, KAPI_FIELD_DUPLICATE, path ? path : "", "Duplicate value: %s", v.ptr);
     kapi_buf_dispose(&v);
 }
@@ -488,7 +390,7 @@ void kapi_field_not_found(kapi_error *err, const char *path, const char *value, 
     kapi_buf v;
     kapi_buf_init(&v);
     kapi_buf_puts(&v, "Not found: ");
-    kapi_go_quote(&v, value ? value : "", value ? strlen(value) : 0);
+    kapi_json_quote_go(&v, value ? value : "", value ? strlen(value) : 0);
     add_plain(err, KAPI_FIELD_NOT_FOUND, path, v.ptr, detail);
     kapi_buf_dispose(&v);
 }
@@ -540,7 +442,7 @@ kapi_error *kapi_field_finish_invalid(kapi_error *err, const char *kind, const c
     size_t nseen = 0;
     kapi_buf_init(&b);
     kapi_buf_printf(&b, "%s%s%s ", kind, group && *group ? "." : "", group ? group : "");
-    kapi_go_quote(&b, name ? name : "", name ? strlen(name) : 0);
+    kapi_json_quote_go(&b, name ? name : "", name ? strlen(name) : 0);
     kapi_buf_puts(&b, " is invalid");
     for (size_t i = 0; i < err->ncauses; i++) {
         char *text = cause_text(&err->causes[i]);

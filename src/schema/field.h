@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "base/status.h"
+#include "codec/json.h"
 
 /* The cause types (metav1.CauseType), as details.causes[].reason spells them. */
 #define KAPI_FIELD_REQUIRED "FieldValueRequired"
@@ -48,16 +49,11 @@ const char *kapi_path_key(kapi_arena *a, const char *parent, const char *key);
 
 /* ---- values, rendered as Go's fmt renders them ---- */
 
-/* Appends s as Go's %q (strconv.Quote) writes it: "..." with \", \\, \n, \t, \xNN for bad
- * UTF-8 and control bytes, \uNNNN for unprintable runes; printable UTF-8 is kept. */
-void kapi_go_quote(kapi_buf *b, const char *s, size_t n);
+/* Go's %q of a string is kapi_json_quote_go (codec/json.h). */
 /* Appends a JSON value as Go prints the value it decodes to: strings quoted, integers
  * and booleans bare, reals with %v, null as "null" (quoted, as ErrorBody does); objects
  * and arrays have no Go form without a type and are written as compact JSON. */
 void kapi_go_value(kapi_buf *b, const json_t *v);
-/* The Go unicode.IsPrint of a rune, for the ranges Kubernetes' inputs meet (ASCII,
- * C1 controls, format characters and separators are the unprintable ones). */
-bool kapi_go_isprint(uint32_t r);
 
 /*
  * Go's %#v of a Kubernetes struct, driven by a description of the Go type: what a

@@ -12,37 +12,26 @@
 
 #include "schema/schema_int.h"
 
+static void quote_go(kapi_buf *b, const char *s)
+{
+    kapi_json_quote_go(b, s, strlen(s));
+}
+
 static const char rfc3339[] = "2006-01-02T15:04:05Z07:00";
 static const char rfc3339_micro[] = "2006-01-02T15:04:05.000000Z07:00";
-
-/* Go's strconv.Quote, for the ASCII a time string holds in practice. */
-static void quote(kapi_buf *b, const char *s)
-{
-    kapi_buf_putc(b, '"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            kapi_buf_printf(b, "\\%c", c);
-        else if (c < 0x20 || c == 0x7f)
-            kapi_buf_printf(b, "\\x%02x", c);
-        else
-            kapi_buf_putc(b, (char)c);
-    }
-    kapi_buf_putc(b, '"');
-}
 
 static kapi_error *bad(const char *value, const char *layout, const char *rest, const char *elem)
 {
     kapi_buf b;
     kapi_buf_init(&b);
     kapi_buf_puts(&b, "parsing time ");
-    quote(&b, value);
+    quote_go(&b, value);
     kapi_buf_puts(&b, " as ");
-    quote(&b, layout);
+    quote_go(&b, layout);
     kapi_buf_puts(&b, ": cannot parse ");
-    quote(&b, rest);
+    quote_go(&b, rest);
     kapi_buf_puts(&b, " as ");
-    quote(&b, elem);
+    quote_go(&b, elem);
     kapi_error *err = kapi_error_new(KAPI_STATUS_BAD_REQUEST, "%s", b.ptr);
     kapi_buf_dispose(&b);
     return err;
@@ -53,7 +42,7 @@ static kapi_error *out_of_range(const char *value, const char *what)
     kapi_buf b;
     kapi_buf_init(&b);
     kapi_buf_puts(&b, "parsing time ");
-    quote(&b, value);
+    quote_go(&b, value);
     kapi_buf_printf(&b, ": %s", what);
     kapi_error *err = kapi_error_new(KAPI_STATUS_BAD_REQUEST, "%s", b.ptr);
     kapi_buf_dispose(&b);
@@ -184,9 +173,9 @@ kapi_error *kapi_schema__parse_time(const char *s, bool micro, char *out)
         kapi_buf b;
         kapi_buf_init(&b);
         kapi_buf_puts(&b, "parsing time ");
-        quote(&b, s);
+        quote_go(&b, s);
         kapi_buf_puts(&b, ": extra text: ");
-        quote(&b, p);
+        quote_go(&b, p);
         kapi_error *err = kapi_error_new(KAPI_STATUS_BAD_REQUEST, "%s", b.ptr);
         kapi_buf_dispose(&b);
         return err;

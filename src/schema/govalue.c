@@ -76,31 +76,6 @@ bool kapi_schema__go_unprintable(uint32_t r)
 
 /* ---- strconv ---- */
 
-void kapi_schema__go_quote(kapi_buf *b, const char *s, size_t n)
-{
-    static const char esc[] = "\aa\bb\ff\nn\rr\tt\vv";
-    kapi_buf_putc(b, '"');
-    for (size_t i = 0; i < n;) {
-        uint32_t r;
-        int w = kapi_schema__utf8_decode(s + i, n - i, &r);
-        const char *e = r < 0x80 ? memchr(esc, (int)r, sizeof(esc) - 1) : NULL;
-        if (w == 1 && r == 0xFFFD)
-            kapi_buf_printf(b, "\\x%02x", (unsigned char)s[i]);
-        else if (r == '"' || r == '\\')
-            kapi_buf_printf(b, "\\%c", (char)r);
-        else if (r && e && (e - esc) % 2 == 0)
-            kapi_buf_printf(b, "\\%c", e[1]);
-        else if (r < 0x80 && kapi_schema__go_unprintable(r))
-            kapi_buf_printf(b, "\\x%02x", (unsigned)r);
-        else if (kapi_schema__go_unprintable(r))
-            kapi_buf_printf(b, r < 0x10000 ? "\\u%04x" : "\\U%08x", (unsigned)r);
-        else
-            kapi_buf_put(b, s + i, (size_t)w);
-        i += (size_t)w;
-    }
-    kapi_buf_putc(b, '"');
-}
-
 /* The shortest decimal digits that read back as f (f finite, > 0): digits without a
  * point into digs, and the position of the decimal point relative to them. */
 static size_t shortest(double f, char digs[24], int *dp)
@@ -223,7 +198,7 @@ void kapi_schema__go_sharp_v(kapi_buf *b, const json_t *v)
         for (size_t i = 0; i < n; i++) {
             if (i)
                 kapi_buf_puts(b, ", ");
-            kapi_schema__go_quote(b, keys[i], strlen(keys[i]));
+            kapi_json_quote_go(b, keys[i], strlen(keys[i]));
             kapi_buf_putc(b, ':');
             kapi_schema__go_sharp_v(b, json_object_get(v, keys[i]));
         }
@@ -256,7 +231,7 @@ void kapi_schema__go_value(kapi_buf *b, const json_t *v)
         kapi_schema__go_sharp_v(b, v);
         break;
     case JSON_STRING:
-        kapi_schema__go_quote(b, json_string_value(v), json_string_length(v));
+        kapi_json_quote_go(b, json_string_value(v), json_string_length(v));
         break;
     case JSON_INTEGER:
         kapi_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "schema/field.h"
+#include "schema/schema_int.h"
 
 #define ANNOTATIONS_MAX_BYTES (256 * 1024)
 #define FIELD_MANAGER_MAX 128
@@ -197,7 +198,7 @@ static void validate_field_manager(kapi_error *err, const char *manager, const c
                 : (len == 3) ? ((p[i] & 0x0fu) << 12 | (p[i + 1] & 0x3fu) << 6 | (p[i + 2] & 0x3fu))
                              : 0xfffd;
         }
-        if (!kapi_go_isprint(r))
+        if (kapi_schema__go_unprintable(r))
             kapi_field_invalid_str(err, path, manager, "invalid character U+%04X (at position %zu)",
                                    (unsigned)r, i);
         i += len;

@@ -6,6 +6,7 @@
 
 #include <locale.h>
 
+#include "codec/json.h"
 #include "schema/schema.h"
 
 /* Parses s as metav1.Time (RFC 3339) or, with micro, metav1.MicroTime (RFC 3339 with
@@ -25,8 +26,6 @@ int kapi_schema__utf8_decode(const char *p, size_t n, uint32_t *out);
 /* Whether Go's strconv.Quote escapes r (controls, format characters, separators but the
  * ASCII space, surrogates, private use). */
 bool kapi_schema__go_unprintable(uint32_t r);
-/* %q of a string: strconv.Quote. */
-void kapi_schema__go_quote(kapi_buf *b, const char *s, size_t n);
 /* %v of a float64 (shortest digits, exponent form below 1e-4 and from 1e6). */
 void kapi_schema__go_float(kapi_buf *b, double f);
 /* A field error's bad value as field.Error prints it: numbers and booleans with %v,

@@ -26,17 +26,6 @@ static bool is_digit(char c)
     return c >= '0' && c <= '9';
 }
 
-static int hex_val(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static bool is_alpha(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
@@ -58,7 +47,7 @@ static bool all_of(str s, size_t from, size_t to, int (*pred)(int))
 
 static int is_xdigit_c(int c)
 {
-    return hex_val((char)c) >= 0;
+    return kapi_hex_value((char)c) >= 0;
 }
 
 static int is_digit_c(int c)
@@ -103,8 +92,8 @@ static bool xtoi(str s, size_t *i, long *n)
 {
     size_t start = *i;
     *n = 0;
-    for (; *i < s.n && hex_val(s.p[*i]) >= 0; (*i)++) {
-        *n = *n * 16 + hex_val(s.p[*i]);
+    for (; *i < s.n && kapi_hex_value(s.p[*i]) >= 0; (*i)++) {
+        *n = *n * 16 + kapi_hex_value(s.p[*i]);
         if (*n >= 0xFFFFFF)
             return false;
     }
@@ -223,7 +212,7 @@ static bool f_mac(str s)
         return false;
     for (size_t i = 0; i < s.n; i++) {
         bool at_sep = (i + 1) % (group + 1) == 0;
-        if (at_sep ? s.p[i] != sep : hex_val(s.p[i]) < 0)
+        if (at_sep ? s.p[i] != sep : kapi_hex_value(s.p[i]) < 0)
             return false;
     }
     return true;
@@ -248,11 +237,11 @@ static bool unescape_ok(str s, int mode)
     for (size_t i = 0; i < s.n;) {
         unsigned char c = (unsigned char)s.p[i];
         if (c == '%') {
-            if (i + 2 >= s.n || hex_val(s.p[i + 1]) < 0 || hex_val(s.p[i + 2]) < 0)
+            if (i + 2 >= s.n || kapi_hex_value(s.p[i + 1]) < 0 || kapi_hex_value(s.p[i + 2]) < 0)
                 return false;
-            int v = hex_val(s.p[i + 1]) << 4 | hex_val(s.p[i + 2]);
+            int v = kapi_hex_value(s.p[i + 1]) << 4 | kapi_hex_value(s.p[i + 2]);
             bool pct25 = v == 0x25;
-            if (mode == ENC_HOST && hex_val(s.p[i + 1]) < 8 && !pct25)
+            if (mode == ENC_HOST && kapi_hex_value(s.p[i + 1]) < 8 && !pct25)
                 return false;
             if (mode == ENC_ZONE && !pct25 && v != ' ' && host_must_escape((unsigned char)v))
                 return false;

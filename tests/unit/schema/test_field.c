@@ -7,7 +7,7 @@ static char *quoted(const char *s, size_t n)
 {
     kapi_buf b;
     kapi_buf_init(&b);
-    kapi_go_quote(&b, s, n);
+    kapi_json_quote_go(&b, s, n);
     return kapi_buf_detach(&b, NULL);
 }
 
