@@ -91,7 +91,13 @@ static void put_real(kapi_buf *b, double x)
     }
     double ax = fabs(x);
     if (ax != 0 && (ax < 1e-6 || ax >= 1e21)) {
-        /* %g already gave exponent form; Go writes at least two exponent digits. */
+        /* %g already gave exponent form; Go then shortens "e-07" to "e-7" (only a
+         * negative exponent with one significant digit loses its zero). */
+        size_t n = strlen(tmp);
+        if (n >= 4 && tmp[n - 4] == 'e' && tmp[n - 3] == '-' && tmp[n - 2] == '0') {
+            tmp[n - 2] = tmp[n - 1];
+            tmp[n - 1] = '\0';
+        }
         kapi_buf_puts(b, tmp);
         return;
     }

@@ -128,9 +128,9 @@ static void put_f(kapi_buf *b, const char *digs, size_t nd, int dp)
     }
 }
 
-/* Formats f as strconv.FormatFloat(f, verb, -1, 64) does for 'g' (what %v prints) or, for
- * 'j', as encoding/json writes a float64. */
-static void put_float(kapi_buf *b, double f, char verb)
+/* Formats f as strconv.FormatFloat(f, 'g', -1, 64) does: what %v prints. (JSON's form of
+ * a float64 is kapi_json_encode's.) */
+static void put_float(kapi_buf *b, double f)
 {
     if (isnan(f) || isinf(f)) {
         kapi_buf_puts(b, isnan(f) ? "NaN" : f > 0 ? "+Inf" : "-Inf");
@@ -146,26 +146,17 @@ static void put_float(kapi_buf *b, double f, char verb)
     int dp;
     size_t nd = shortest(fabs(f), digs, &dp);
     /* %v (shortest 'g') switches to exponent form below 1e-4 and from 1e6 (the "precision
-     * 6" rule); encoding/json below 1e-6 and from 1e21. */
+     * 6" rule). */
     int exp = dp - 1;
-    bool e = verb == 'g' ? exp < -4 || exp >= 6 : fabs(f) < 1e-6 || fabs(f) >= 1e21;
-    if (!e) {
+    if (exp < -4 || exp >= 6)
+        put_e(b, digs, nd, dp);
+    else
         put_f(b, digs, nd, dp);
-        return;
-    }
-    size_t at = b->len;
-    put_e(b, digs, nd, dp);
-    /* encoding/json trims one leading zero of a negative two-digit exponent: e-07 → e-7 */
-    if (verb == 'j' && b->len - at >= 4 && b->ptr[b->len - 3] == '-' && b->ptr[b->len - 2] == '0') {
-        b->ptr[b->len - 2] = b->ptr[b->len - 1];
-        b->len--;
-        b->ptr[b->len] = '\0';
-    }
 }
 
 void kapi_schema__go_float(kapi_buf *b, double f)
 {
-    put_float(b, f, 'g');
+    put_float(b, f);
 }
 
 /* ---- fmt's %#v and encoding/json ---- */
@@ -237,7 +228,7 @@ void kapi_schema__go_value(kapi_buf *b, const json_t *v)
         kapi_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         break;
     case JSON_REAL:
-        put_float(b, json_real_value(v), 'g');
+        put_float(b, json_real_value(v));
         break;
     case JSON_TRUE:
         kapi_buf_puts(b, "true");
@@ -251,30 +242,6 @@ void kapi_schema__go_value(kapi_buf *b, const json_t *v)
     }
 }
 
-/* A string as encoding/json writes it: HTML characters and U+2028/9 escaped, invalid
- * UTF-8 as U+FFFD. */
-static void put_json_string(kapi_buf *b, const char *s, size_t n)
-{
-    static const char hex[] = "0123456789abcdef";
-    kapi_buf_putc(b, '"');
-    for (size_t i = 0; i < n;) {
-        uint32_t r;
-        int w = kapi_schema__utf8_decode(s + i, n - i, &r);
-        if (r == '"' || r == '\\')
-            kapi_buf_printf(b, "\\%c", (char)r);
-        else if (r == '\n' || r == '\r' || r == '\t')
-            kapi_buf_printf(b, "\\%c", r == '\n' ? 'n' : r == '\r' ? 'r' : 't');
-        else if (r < 0x20 || r == '<' || r == '>' || r == '&')
-            kapi_buf_printf(b, "\\u00%c%c", hex[r >> 4], hex[r & 0xF]);
-        else if (r == 0x2028 || r == 0x2029 || (w == 1 && r == 0xFFFD))
-            kapi_buf_printf(b, "\\u%04x", (unsigned)r);
-        else
-            kapi_buf_put(b, s + i, (size_t)w);
-        i += (size_t)w;
-    }
-    kapi_buf_putc(b, '"');
-}
-
 void kapi_schema__go_json(kapi_buf *b, const json_t *v)
 {
     size_t n;
@@ -285,7 +252,7 @@ void kapi_schema__go_json(kapi_buf *b, const json_t *v)
         for (size_t i = 0; i < n; i++) {
             if (i)
                 kapi_buf_putc(b, ',');
-            put_json_string(b, keys[i], strlen(keys[i]));
+            kapi_json_put_string(b, keys[i], strlen(keys[i]));
             kapi_buf_putc(b, ':');
             kapi_schema__go_json(b, json_object_get(v, keys[i]));
         }
@@ -302,16 +269,7 @@ void kapi_schema__go_json(kapi_buf *b, const json_t *v)
         }
         kapi_buf_putc(b, ']');
         break;
-    case JSON_STRING:
-        put_json_string(b, json_string_value(v), json_string_length(v));
-        break;
-    case JSON_REAL:
-        put_float(b, json_real_value(v), 'j');
-        break;
-    case JSON_NULL:
-        kapi_buf_puts(b, "null");
-        break;
     default:
-        kapi_schema__go_value(b, v);
+        kapi_json_encode(b, v); /* scalars: kapi writes them as encoding/json does */
     }
 }
