@@ -53,6 +53,7 @@ bool kapi_str_cut(kapi_str *s, char sep, kapi_str *head);
 /* The value of a hexadecimal digit, or -1. */
 int kapi_hex_value(char c);
 
+
 /* A growable buffer; strbuf invariants: ptr is never NULL and ptr[len] == '\0'. */
 typedef struct kapi_buf {
     char *ptr;
@@ -99,5 +100,18 @@ void kapi_uuid_v4(char out[37]);
 /* n random characters from Kubernetes' name-suffix alphabet (no vowels, no ambiguous
  * digits), NUL-terminated: out has room for n + 1. */
 void kapi_random_suffix(char *out, size_t n);
+
+/* Go's encoding/base64 encodings: standard or URL alphabet, padded or raw (no padding). */
+typedef enum kapi_base64 {
+    KAPI_BASE64_STD = 0,
+    KAPI_BASE64_URL = 1,
+    KAPI_BASE64_RAW = 2,
+} kapi_base64;
+
+/* The encoding of n bytes, as a heap string. */
+char *kapi_base64_encode(const void *p, size_t n, kapi_base64 enc);
+/* Appends the bytes s encodes to out. Line breaks are skipped, as Go does. Returns -1, or
+ * the input offset Go's CorruptInputError names ("illegal base64 data at input byte N"). */
+long kapi_base64_decode(const char *s, size_t n, kapi_base64 enc, kapi_buf *out);
 
 #endif

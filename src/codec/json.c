@@ -1,10 +1,34 @@
 /* codec/json: Go-compatible JSON encoding and jansson parsing with Go-worded errors. */
 #include "codec/json.h"
 
+#include "codec/codec_int.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Go's quoteChar: a byte of a syntax error as encoding/json names it ('x', '\x01',
+ * '\u0081'): the byte read as a rune, in strconv.Quote's form, between single quotes. */
+static void go_quote_char(kapi_buf *b, unsigned char c)
+{
+    if (c == '\'' || c == '"') {
+        kapi_buf_printf(b, c == '"' ? "'\"'" : "'\\''");
+        return;
+    }
+    char rune[2] = {(char)c};
+    size_t n = 1;
+    if (c >= 0x80) {
+        rune[0] = (char)(0xc0 | c >> 6);
+        rune[1] = (char)(0x80 | (c & 0x3f));
+        n = 2;
+    }
+    kapi_buf q;
+    kapi_buf_init(&q);
+    kapi_codec__quote(&q, rune, n);
+    kapi_buf_printf(b, "'%.*s'", (int)(q.len - 2), q.ptr + 1);
+    kapi_buf_dispose(&q);
+}
 
 /* Go's wording for a jansson syntax error: the common cases by their position. */
 static char *go_syntax_error(const char *p, size_t n, const json_error_t *je)
@@ -18,10 +42,12 @@ static char *go_syntax_error(const char *p, size_t n, const json_error_t *je)
     size_t at = je->position > 0 ? (size_t)je->position - 1 : 0;
     if (at >= n)
         at = n - 1;
-    unsigned char c = (unsigned char)p[at];
-    if (c < 0x20 || c >= 0x7f)
-        return kapi_xprintf("invalid character '\\x%02x' looking for beginning of value", c);
-    return kapi_xprintf("invalid character '%c' looking for beginning of value", c);
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_buf_puts(&b, "invalid character ");
+    go_quote_char(&b, (unsigned char)p[at]);
+    kapi_buf_puts(&b, " looking for beginning of value");
+    return kapi_buf_detach(&b, NULL);
 }
 
 json_t *kapi_json_parse(const char *p, size_t n, char **err_out)

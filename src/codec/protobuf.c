@@ -103,22 +103,6 @@ bad:
     return false;
 }
 
-static char *base64(const unsigned char *p, size_t n)
-{
-    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    char *out = kapi_xmalloc(4 * ((n + 2) / 3) + 1), *o = out;
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) |
-                     (i + 2 < n ? p[i + 2] : 0);
-        *o++ = tab[v >> 18 & 63];
-        *o++ = tab[v >> 12 & 63];
-        *o++ = i + 1 < n ? tab[v >> 6 & 63] : '=';
-        *o++ = i + 2 < n ? tab[v & 63] : '=';
-    }
-    *o = '\0';
-    return out;
-}
-
 /* A Time or MicroTime message: seconds = 1, nanos = 2. NULL for the zero time. */
 static json_t *time_value(const field *f, bool micro)
 {
@@ -182,7 +166,7 @@ static json_t *value(const json_t *messages, const char *type, const field *f, i
     if (strcmp(type, "string") == 0 && lendelim)
         return f->len ? json_stringn((const char *)f->bytes, f->len) : NULL;
     if (strcmp(type, "bytes") == 0 && lendelim) {
-        char *b = base64(f->bytes, f->len);
+        char *b = kapi_base64_encode(f->bytes, f->len, KAPI_BASE64_STD);
         json_t *v = json_string(b);
         free(b);
         return v;

@@ -330,37 +330,6 @@ static bool is_tag(const char *tag, const char *name)
     return tag && strncmp(tag, TAG_PREFIX, p) == 0 && strcmp(tag + p, name) == 0;
 }
 
-/* encoding/base64's StdEncoding.DecodeString: padded, line breaks ignored. */
-static bool base64_decode(const char *s, size_t n, kapi_buf *out)
-{
-    static const char alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    unsigned q[4];
-    size_t k = 0, pad = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *c;
-        if (s[i] == '\r' || s[i] == '\n')
-            continue;
-        if (s[i] == '=' && k >= 2) {
-            pad++;
-            q[k++] = 0;
-        } else if (pad || !s[i] || !(c = strchr(alphabet, s[i]))) {
-            return false;
-        } else {
-            q[k++] = (unsigned)(c - alphabet);
-        }
-        if (k < 4)
-            continue;
-        unsigned v = q[0] << 18 | q[1] << 12 | q[2] << 6 | q[3];
-        char bytes[3] = {(char)(v >> 16), (char)(v >> 8), (char)v};
-        kapi_buf_put(out, bytes, 3 - pad);
-        k = 0;
-        if (pad)
-            pad = 4; /* nothing may follow the padding */
-    }
-    return k == 0;
-}
-
 static const char *kind_tag(kapi_yaml__kind k)
 {
     static const char *const names[] = {"str", "null",  "bool",      "int",
@@ -381,7 +350,7 @@ static bool scalar(dec *d, const node *n, gval *g)
     if (is_tag(t, "binary")) {
         kapi_buf b;
         kapi_buf_init(&b);
-        if (!base64_decode(n->text, n->len, &b)) {
+        if (kapi_base64_decode(n->text, n->len, KAPI_BASE64_STD, &b) >= 0) {
             kapi_buf_dispose(&b);
             return fail(d, "!!binary value contains invalid base64 data");
         }

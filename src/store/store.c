@@ -64,6 +64,10 @@ struct kapi_store {
 
     pthread_mutex_t backend_lock;
 
+    kapi_store__hub hub;
+    pthread_mutex_t rev_lock; /* with rev_cond: waiting for a revision */
+    pthread_cond_t rev_cond;
+
     pthread_mutex_t qlock;
     pthread_cond_t qcond;
     pending *qhead, **qtail;
@@ -168,8 +172,9 @@ static void apply_batch(kapi_store *st, size_t n, int64_t last)
 
 static void notify(kapi_store *st, size_t n)
 {
-    if (!st->observer)
-        return;
+    pthread_mutex_lock(&st->rev_lock);
+    pthread_cond_broadcast(&st->rev_cond);
+    pthread_mutex_unlock(&st->rev_lock);
     for (size_t i = 0; i < n; i++) {
         pending *p = st->batch[i];
         if (p->rc != KAPI_STORE_OK)
@@ -181,7 +186,9 @@ static void notify(kapi_store *st, size_t n)
             .obj = p->obj,
             .prev = p->prev,
         };
-        st->observer(st->observer_ctx, &ev);
+        kapi_store__hub_publish(&st->hub, &ev);
+        if (st->observer)
+            st->observer(st->observer_ctx, &ev);
     }
 }
 
@@ -268,6 +275,7 @@ static void maintain(kapi_store *st)
         st->mark_head = (st->mark_head + 1) % MAX_MARKS;
         st->nmarks--;
     }
+    kapi_store__hub_trim(&st->hub, st->compact_target);
     int64_t done = atomic_load(&st->compacted);
     if (st->compact_target > done) {
         int64_t step = st->compact_target - done;
@@ -330,6 +338,9 @@ static int load_row(void *ctx, const kapi_store_row *row)
 static void store_free_parts(kapi_store *st)
 {
     kapi_store__index_dispose(&st->index);
+    kapi_store__hub_dispose(&st->hub);
+    pthread_mutex_destroy(&st->rev_lock);
+    pthread_cond_destroy(&st->rev_cond);
     if (st->backend)
         st->ops->close(st->backend);
     pthread_rwlock_destroy(&st->lock);
@@ -356,6 +367,9 @@ static kapi_store *store_alloc(const kapi_store_options *opts, const kapi_store_
     pthread_mutex_init(&st->backend_lock, NULL);
     pthread_mutex_init(&st->qlock, NULL);
     pthread_cond_init(&st->qcond, NULL);
+    pthread_mutex_init(&st->rev_lock, NULL);
+    pthread_cond_init(&st->rev_cond, NULL);
+    kapi_store__hub_init(&st->hub, 0);
     st->qtail = &st->qhead;
     kapi_store__index_init(&st->index);
     st->batch = kapi_xmalloc(MAX_BATCH * sizeof(*st->batch));
@@ -375,6 +389,7 @@ kapi_error *kapi_store__open_with(kapi_store **out, const kapi_store_options *op
         goto done;
     atomic_store(&st->rev, last);
     atomic_store(&st->compacted, compacted);
+    st->hub.floor = st->hub.published = last;
     add_mark(st, kapi_time_mono_ns());
     if (pthread_create(&st->committer, NULL, committer_main, st) != 0)
         err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "store: cannot start the committer");
@@ -445,6 +460,38 @@ kapi_store_rc kapi_store_get(kapi_store *st, kapi_str key, kapi_obj **out)
     *out = o ? kapi_obj_ref(o) : NULL;
     pthread_rwlock_unlock(&st->lock);
     return o ? KAPI_STORE_OK : KAPI_STORE_NOT_FOUND;
+}
+
+bool kapi_store_wait_revision(kapi_store *st, int64_t rev, int64_t timeout_ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t ns = ts.tv_nsec + timeout_ms * 1000000LL;
+    ts.tv_sec += (time_t)(ns / 1000000000LL);
+    ts.tv_nsec = (long)(ns % 1000000000LL);
+    pthread_mutex_lock(&st->rev_lock);
+    int rc = 0;
+    while (kapi_store_revision(st) < rev && rc == 0)
+        rc = pthread_cond_timedwait(&st->rev_cond, &st->rev_lock, &ts);
+    pthread_mutex_unlock(&st->rev_lock);
+    return kapi_store_revision(st) >= rev;
+}
+
+kapi_store_rc kapi_store_watch_start(kapi_store *st, kapi_str prefix, int64_t from,
+                                     kapi_store_watch_fn fn, void *ctx, kapi_store_watch **out,
+                                     int64_t *oldest)
+{
+    return kapi_store__hub_watch(&st->hub, prefix, from, fn, ctx, out, oldest);
+}
+
+void kapi_store_watch_progress(kapi_store *st, kapi_store_watch *w)
+{
+    kapi_store__hub_progress(&st->hub, w);
+}
+
+void kapi_store_watch_stop(kapi_store *st, kapi_store_watch *w)
+{
+    kapi_store__hub_unwatch(&st->hub, w);
 }
 
 /* Collects a history read into a list. */

@@ -80,6 +80,8 @@ typedef struct kapi_store_write {
 typedef enum kapi_store_event_type {
     KAPI_STORE_EVENT_PUT,    /* created or updated */
     KAPI_STORE_EVENT_DELETE, /* obj is the last state, stamped with the deletion revision */
+    KAPI_STORE_EVENT_PROGRESS, /* watches only: every change up to rev has been delivered;
+                                * obj and prev are NULL */
 } kapi_store_event_type;
 
 typedef struct kapi_store_event {
@@ -133,11 +135,42 @@ typedef struct kapi_store_list {
     size_t remaining; /* keys under the prefix after the last item returned */
 } kapi_store_list_result;
 
+/* Waits until the store has reached revision rev or timeout_ms has passed; true when
+ * it has. */
+bool kapi_store_wait_revision(kapi_store *st, int64_t rev, int64_t timeout_ms);
+
 /* Lists the objects under a prefix, in key order; out is filled on KAPI_STORE_OK and
  * empty otherwise (disposing it is always safe). */
 kapi_store_rc kapi_store_list(kapi_store *st, const kapi_store_list_opts *opts,
                               kapi_store_list_result *out);
 /* Drops the list's references and its array; l is left empty. */
 void kapi_store_list_dispose(kapi_store_list_result *l);
+
+/* ---- watches (the watch hub) ----
+ *
+ * The store keeps the committed changes of its history window in memory, in revision
+ * order, with each object's previous state, and hands them to watches. A watch sees
+ * every change under its prefix with a revision after its start, in revision order,
+ * exactly once: first those already kept (on the thread that starts the watch), then
+ * live ones (on the committer, after they are durable). The history kept starts where
+ * the store was opened: a restart forgets the changes before it, as kube-apiserver's
+ * watch cache does. */
+typedef struct kapi_store_watch kapi_store_watch;
+
+/* Called with each change (and each progress note); the event and its objects are
+ * borrowed for the call. Must be quick and must not call back into the watch functions
+ * of the store. Returning false stops the watch: fn is not called again. */
+typedef bool (*kapi_store_watch_fn)(void *ctx, const kapi_store_event *ev);
+
+/* Starts a watch of the keys under prefix from after revision from (which may be ahead
+ * of the store: changes up to it are skipped). KAPI_STORE_GONE when changes after from
+ * are no longer kept; *oldest then gets the oldest revision a watch may start from. */
+kapi_store_rc kapi_store_watch_start(kapi_store *st, kapi_str prefix, int64_t from,
+                                     kapi_store_watch_fn fn, void *ctx, kapi_store_watch **out,
+                                     int64_t *oldest);
+/* Calls fn with a PROGRESS event: every change up to its revision has been delivered. */
+void kapi_store_watch_progress(kapi_store *st, kapi_store_watch *w);
+/* Ends the watch: once this returns, fn is not running and is never called again. */
+void kapi_store_watch_stop(kapi_store *st, kapi_store_watch *w);
 
 #endif

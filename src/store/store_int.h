@@ -12,6 +12,8 @@
 #ifndef KAPI_STORE_INT_H
 #define KAPI_STORE_INT_H
 
+#include <pthread.h>
+
 #include "store/store.h"
 
 /* ---- objects ---- */
@@ -49,6 +51,30 @@ void kapi_store__index_remove(kapi_store__index *ix, kapi_str key);
  * start), referenced into out->items, in key order; sets out->n and out->remaining. */
 void kapi_store__index_list(const kapi_store__index *ix, kapi_str prefix, kapi_str start_after,
                             size_t limit, kapi_store_list_result *out);
+
+/* ---- the watch hub (watch.c) ---- */
+
+typedef struct kapi_store__hub {
+    pthread_mutex_t mu;
+    struct kapi_store__change *ring; /* the kept changes, oldest at head */
+    size_t cap, head, n;
+    int64_t floor;     /* every change after it is kept or not yet published */
+    int64_t published; /* the revision of the last change published */
+    kapi_store_watch *watches;
+} kapi_store__hub;
+
+/* rev: the store's revision when it opened. */
+void kapi_store__hub_init(kapi_store__hub *h, int64_t rev);
+void kapi_store__hub_dispose(kapi_store__hub *h);
+/* The committer: one committed change, in revision order. */
+void kapi_store__hub_publish(kapi_store__hub *h, const kapi_store_event *ev);
+/* Forgets the changes at or before rev (they have left the history window). */
+void kapi_store__hub_trim(kapi_store__hub *h, int64_t rev);
+kapi_store_rc kapi_store__hub_watch(kapi_store__hub *h, kapi_str prefix, int64_t from,
+                                    kapi_store_watch_fn fn, void *ctx, kapi_store_watch **out,
+                                    int64_t *oldest);
+void kapi_store__hub_progress(kapi_store__hub *h, kapi_store_watch *w);
+void kapi_store__hub_unwatch(kapi_store__hub *h, kapi_store_watch *w);
 
 /* ---- backends ---- */
 
