@@ -12,6 +12,9 @@
 #include "codec/json.h"
 
 typedef struct kapi_openapi kapi_openapi;
+typedef struct kapi_watch_hub kapi_watch_hub;
+typedef struct kapi_watch kapi_watch;
+typedef struct kapi_filter kapi_filter;
 
 struct kapi_api {
     kapi_store *store;
@@ -19,6 +22,7 @@ struct kapi_api {
     const kapi_auth *auth;
     const char *server_address;
     kapi_openapi *openapi; /* the documents, built from the registry at start */
+    kapi_watch_hub *watches; /* the open watches and their reaper */
     atomic_bool shutting_down;
 };
 
@@ -37,6 +41,7 @@ typedef struct kapi_reqinfo {
     const char *name;
     const char *subresource;
     const char *verb; /* get list create update patch delete deletecollection watch */
+    bool watch_path;  /* the deprecated /watch/ form: a watch whatever the query says */
     size_t nparts;    /* path parts after group/version (and namespace) */
 } kapi_reqinfo;
 
@@ -75,6 +80,24 @@ typedef struct kapi_req {
     size_t nwarnings, warnings_cap;
 } kapi_req;
 
+/* The options of a list or watch (metav1.ListOptions), from the query. */
+typedef struct kapi_list_opts {
+    bool watch;
+    bool bookmarks;       /* allowWatchBookmarks */
+    const char *rv;       /* resourceVersion; NULL when absent */
+    const char *rv_match; /* resourceVersionMatch; "" when absent */
+    int64_t limit;        /* 0: no limit */
+    const char *cont;     /* continue; NULL when absent */
+    int64_t timeout;      /* timeoutSeconds; 0 when absent */
+} kapi_list_opts;
+
+/* The type of a watch event. */
+typedef enum kapi_watch_type {
+    KAPI_WATCH_ADDED,
+    KAPI_WATCH_MODIFIED,
+    KAPI_WATCH_DELETED,
+} kapi_watch_type;
+
 /* reqinfo.c */
 /* Decodes the path and query and fills r->info; a malformed escape is a 400. */
 kapi_error *kapi_api__parse_request(kapi_req *r);
@@ -97,6 +120,39 @@ void kapi_api__status_json(kapi_buf *b, const kapi_error *err);
 /* The generic 404 ("the server could not find the requested resource") and 405. */
 kapi_error *kapi_api__err_not_found_resource(void);
 kapi_error *kapi_api__err_method_not_allowed(void);
+
+/* Starts the request's chunked 200 (application/json, with its Warning headers). */
+kapi_http_stream *kapi_api__start_stream(kapi_req *r, size_t max_queued);
+
+/* list.c */
+/* Reads the ListOptions of the query: Go's errors for malformed numbers (400), the
+ * 422 of ValidateListOptions. */
+kapi_error *kapi_api__list_options(kapi_req *r, kapi_list_opts *o);
+/* A resourceVersion as a revision (0 for NULL, "" and "0"); 400 when not a number. */
+kapi_error *kapi_api__parse_rv(const char *rv, int64_t *out);
+/* Waits briefly for the store to reach rev; the 504 "Too large resource version" when it
+ * does not. */
+kapi_error *kapi_api__wait_for_revision(kapi_api *api, int64_t rev);
+/* The list verb. */
+void kapi_api__serve_list(kapi_req *r);
+
+/* filter.c: the labelSelector and fieldSelector of a list or watch. */
+/* Parses both (400 for bad syntax or an unsupported field label); name, when not NULL,
+ * adds metadata.name=name. *out is NULL when nothing is selected. */
+kapi_error *kapi_api__filter_new(kapi_req *r, const char *name, kapi_filter **out);
+/* True if the stored object passes the selectors (NULL f passes everything). */
+bool kapi_api__filter_match(const kapi_filter *f, const kapi_obj *o);
+void kapi_api__filter_free(kapi_filter *f);
+
+/* watch.c */
+void kapi_api__serve_watch(kapi_req *r);
+/* The watch reaper of api (started with the api, stopped with it). */
+kapi_watch_hub *kapi_api__watch_hub_new(kapi_api *api);
+void kapi_api__watch_hub_free(kapi_api *api);
+/* Wakes the reaper: a watch has ended. */
+void kapi_api__watch_wake(kapi_api *api);
+/* Writes an ERROR event with err's Status to a watch stream. */
+void kapi_api__watch_write_error(kapi_http_stream *s, const kapi_error *err);
 
 /* discovery.c */
 /* True if group (or group/version) is served, by a built-in type or a stored CRD. */

@@ -16,6 +16,7 @@ kapi_api *kapi_api_new(const kapi_api_config *cfg)
     api->server_address = kapi_xstrdup("");
     api->openapi = kapi_api__openapi_new(cfg->registry);
     atomic_init(&api->shutting_down, false);
+    kapi_api__watch_hub_new(api);
     return api;
 }
 
@@ -23,6 +24,7 @@ void kapi_api_free(kapi_api *api)
 {
     if (!api)
         return;
+    kapi_api__watch_hub_free(api);
     free((void *)api->server_address);
     kapi_api__openapi_free(api->openapi);
     free(api);

@@ -3,6 +3,7 @@
  * kube-apiserver's RequestInfoFactory reads them (reference 4.1).
  */
 #include <string.h>
+#include <strings.h>
 
 #include "api/api_int.h"
 
@@ -59,10 +60,10 @@ const char *kapi_api__query(const kapi_req *r, const char *key)
     return NULL;
 }
 
+/* runtime.Convert_Slice_string_To_bool: any value but "0" and "false" is true. */
 static bool truthy(const char *v)
 {
-    return v && (strcmp(v, "1") == 0 || strcmp(v, "true") == 0 || strcmp(v, "True") == 0 ||
-                 strcmp(v, "TRUE") == 0 || strcmp(v, "t") == 0 || strcmp(v, "T") == 0);
+    return v && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0;
 }
 
 static const char *verb_of(const kapi_req *r)
@@ -70,7 +71,9 @@ static const char *verb_of(const kapi_req *r)
     const char *m = r->http->method;
     bool named = *r->info.name != '\0';
     if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0)
-        return truthy(kapi_api__query(r, "watch")) ? "watch" : named ? "get" : "list";
+        return r->info.watch_path || truthy(kapi_api__query(r, "watch")) ? "watch"
+               : named                                                   ? "get"
+                                                                         : "list";
     if (strcmp(m, "POST") == 0)
         return "create";
     if (strcmp(m, "PUT") == 0)
@@ -86,6 +89,12 @@ static const char *verb_of(const kapi_req *r)
 static void resource_parts(kapi_req *r, char **parts, size_t n)
 {
     kapi_reqinfo *in = &r->info;
+    /* The deprecated /watch/ form: /api/v1/watch/namespaces/ns/pods/name. */
+    if (n > 0 && strcmp(parts[0], "watch") == 0) {
+        in->watch_path = true;
+        parts++;
+        n--;
+    }
     /* A namespace's own subresources (status, finalize) are not namespaced resources. */
     if (n > 0 && strcmp(parts[0], "namespaces") == 0 && n > 1) {
         in->ns = parts[1];

@@ -47,6 +47,16 @@ static void send_answer(kapi_req *r, int status, const char *content_type,
     kapi_http_respond(r->http, status, h, nh, c, n);
 }
 
+kapi_http_stream *kapi_api__start_stream(kapi_req *r, size_t max_queued)
+{
+    size_t nh = 0;
+    kapi_http_header *h = kapi_arena_alloc(&r->arena, (1 + r->nwarnings) * sizeof(*h));
+    h[nh++] = (kapi_http_header){"Content-Type", "application/json"};
+    for (size_t i = 0; i < r->nwarnings; i++)
+        h[nh++] = (kapi_http_header){"Warning", r->warnings[i]};
+    return kapi_http_stream_start(r->http, 200, h, nh, max_queued);
+}
+
 void kapi_api__respond_chunks(kapi_req *r, int status, const kapi_http_chunk *c, size_t n)
 {
     send_answer(r, status, "application/json", NULL, 0, c, n);
@@ -92,8 +102,12 @@ static void put_details(kapi_buf *b, const kapi_error *err)
 void kapi_api__status_json(kapi_buf *b, const kapi_error *err)
 {
     const char *reason = kapi_status_reason(err->status);
-    kapi_buf_puts(b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
-                     "\"status\":\"Failure\",\"message\":");
+    kapi_buf_puts(b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{");
+    if (err->list_continue) {
+        kapi_buf_puts(b, "\"continue\":");
+        kapi_json_put_string(b, err->list_continue, strlen(err->list_continue));
+    }
+    kapi_buf_puts(b, "},\"status\":\"Failure\",\"message\":");
     kapi_json_put_string(b, err->message, strlen(err->message));
     if (*reason) {
         kapi_buf_puts(b, ",\"reason\":");

@@ -73,84 +73,26 @@ static void respond_stored(kapi_req *r, const kapi_type *t, int status, kapi_obj
     kapi_obj_unref(o);
 }
 
+/* get honours resourceVersion (reference 4.6): "0" is any, another value not older than
+ * it (waited for briefly when the store has not reached it). */
 static void do_get(kapi_req *r)
 {
     const kapi_type *t = r->type;
     kapi_obj *o = NULL;
+    int64_t rv;
+    kapi_error *err = kapi_api__parse_rv(kapi_api__query(r, "resourceVersion"), &rv);
+    if (!err && rv > 0)
+        err = kapi_api__wait_for_revision(r->api, rv);
+    if (err) {
+        kapi_api__respond_error(r, err);
+        return;
+    }
     char *key = kapi_type_key(&r->arena, t, kapi_str_c(r->info.ns), kapi_str_c(r->info.name));
     if (kapi_store_get(r->api->store, kapi_str_c(key), &o) != KAPI_STORE_OK) {
         kapi_api__respond_error(r, err_not_found(r, t, r->info.name));
         return;
     }
     respond_stored(r, t, 200, o);
-}
-
-static void release_obj(void *o)
-{
-    kapi_obj_unref(o);
-}
-
-/* A list item: the stored object without kind and apiVersion, as typed lists write
- * their items. The bytes start with {"kind":..,"apiVersion":.., so the item is "{"
- * followed by everything from "metadata" on. */
-static void list_item_chunks(kapi_obj *o, kapi_http_chunk *c)
-{
-    const char *m = strstr(o->data, "\"metadata\":");
-    c[0] = (kapi_http_chunk){"{", 1, NULL, NULL};
-    c[1] = (kapi_http_chunk){m, o->len - (size_t)(m - o->data), release_obj, o};
-}
-
-static void list_converted(kapi_req *r, const kapi_type *t, kapi_store_list_result *l, kapi_buf *b)
-{
-    for (size_t i = 0; i < l->n; i++) {
-        json_t *v = t->strategy->from_storage(t, parse_stored(l->items[i]));
-        json_object_del(v, "kind");
-        json_object_del(v, "apiVersion");
-        if (i)
-            kapi_buf_putc(b, ',');
-        kapi_json_encode(b, v);
-        json_decref(v);
-    }
-    kapi_buf_puts(b, "]}\n");
-    kapi_store_list_dispose(l);
-    kapi_api__respond_json(r, 200, b);
-}
-
-static void do_list(kapi_req *r)
-{
-    const kapi_type *t = r->type;
-    kapi_store_list_result l;
-    char *prefix = kapi_type_key(&r->arena, t, kapi_str_c(r->info.ns), KAPI_STR(""));
-    kapi_store_list_opts opts = {.prefix = kapi_str_c(prefix)};
-    if (kapi_store_list(r->api->store, &opts, &l) != KAPI_STORE_OK) {
-        kapi_api__respond_error(r, kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
-                                                  "storage error while listing %s", t->plural));
-        return;
-    }
-    kapi_buf head;
-    kapi_buf_init(&head);
-    kapi_buf_printf(&head,
-                    "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":"
-                    "\"%lld\"},\"items\":[",
-                    t->list_kind, t->group_version, (long long)l.rev);
-    if (t->strategy->from_storage) {
-        list_converted(r, t, &l, &head);
-        return;
-    }
-    size_t n = 0, len;
-    kapi_http_chunk *c = kapi_xcalloc(3 * l.n + 2, sizeof(*c));
-    char *p = kapi_buf_detach(&head, &len);
-    c[n++] = kapi_http_chunk_take(p, len);
-    for (size_t i = 0; i < l.n; i++) {
-        if (i)
-            c[n++] = (kapi_http_chunk){",", 1, NULL, NULL};
-        list_item_chunks(kapi_obj_ref(l.items[i]), &c[n]);
-        n += 2;
-    }
-    c[n++] = (kapi_http_chunk){"]}\n", 3, NULL, NULL};
-    kapi_store_list_dispose(&l);
-    kapi_api__respond_chunks(r, 200, c, n);
-    free(c);
 }
 
 /* The namespace rules of a write: the body may leave it out or repeat the path's. */
@@ -515,8 +457,9 @@ static bool route_allowed(kapi_req *r)
         return s && kapi_verbs_has(s->verbs, v);
     }
     if (named)
-        return strcmp(v, "get") == 0 || strcmp(v, "update") == 0 || strcmp(v, "delete") == 0;
-    return strcmp(v, "list") == 0 || strcmp(v, "create") == 0;
+        return strcmp(v, "get") == 0 || strcmp(v, "update") == 0 || strcmp(v, "delete") == 0 ||
+               strcmp(v, "watch") == 0;
+    return strcmp(v, "list") == 0 || strcmp(v, "create") == 0 || strcmp(v, "watch") == 0;
 }
 
 /* Resolves the type and the path's shape; NULL when the request may go on. */
@@ -536,10 +479,10 @@ static kapi_error *resolve(kapi_req *r)
     if (*in->subresource && !kapi_type_subresource(t, kapi_str_c(in->subresource)))
         return kapi_api__err_not_found_resource();
     if (t->namespaced && !*in->ns) {
-        /* Only list (and watch) exist across namespaces. */
+        /* Only list and watch exist across namespaces. */
         if (*in->name || !t->all_namespaces)
             return kapi_api__err_not_found_resource();
-        if (strcmp(in->verb, "list") != 0)
+        if (strcmp(in->verb, "list") != 0 && strcmp(in->verb, "watch") != 0)
             return kapi_api__err_method_not_allowed();
     }
     if (!kapi_verbs_has(t->verbs, in->verb) && !*in->subresource)
@@ -554,8 +497,8 @@ static const struct {
     const char *verb;
     void (*serve)(kapi_req *r);
 } verbs[] = {
-    {"get", do_get},       {"list", do_list},     {"create", do_create},
-    {"update", do_update}, {"delete", do_delete},
+    {"get", do_get},       {"list", kapi_api__serve_list}, {"watch", kapi_api__serve_watch},
+    {"create", do_create}, {"update", do_update},          {"delete", do_delete},
 };
 
 void kapi_api__serve_resource(kapi_req *r)

@@ -86,5 +86,6 @@ void kapi_error_free(kapi_error *err)
     free(err->name);
     free(err->group);
     free(err->kind);
+    free(err->list_continue);
     free(err);
 }

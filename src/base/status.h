@@ -61,6 +61,7 @@ typedef struct kapi_error {
     kapi_cause *causes;
     size_t ncauses, causes_cap;
     int retry_after; /* seconds; > 0 adds a Retry-After header and details.retryAfterSeconds */
+    char *list_continue; /* heap; Status.metadata.continue (an expired list's fresh token) */
 } kapi_error;
 
 kapi_error *kapi_error_new(kapi_status status, const char *fmt, ...) KAPI_PRINTF(2, 3);

@@ -83,6 +83,8 @@ kapi_http_stream *kapi_http_stream_start(kapi_http_request *req, int status,
  * closed (client gone, server shutting down) or would exceed its byte limit; after a
  * false the caller should kapi_http_stream_end it. */
 bool kapi_http_stream_write(kapi_http_stream *s, kapi_http_chunk chunk);
+/* The bytes queued on s and not yet written (any thread). */
+size_t kapi_http_stream_queued(kapi_http_stream *s);
 /* Registers cb(ctx), called once from the loop thread when the client goes away or the
  * server shuts down, so that the producer can stop. Set it right after starting. */
 void kapi_http_stream_on_close(kapi_http_stream *s, void (*cb)(void *ctx), void *ctx);

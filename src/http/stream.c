@@ -224,6 +224,14 @@ bool kapi_http_stream_write(kapi_http_stream *s, kapi_http_chunk chunk)
     return true;
 }
 
+size_t kapi_http_stream_queued(kapi_http_stream *s)
+{
+    pthread_mutex_lock(&s->mu);
+    size_t n = s->queued;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
 void kapi_http_stream_on_close(kapi_http_stream *s, void (*cb)(void *ctx), void *ctx)
 {
     pthread_mutex_lock(&s->mu);

@@ -1,0 +1,495 @@
+/*
+ * api/list: the options of a list or watch (ListOptions) and the list verb, with the
+ * resourceVersion rules of reference 4.6 and the pagination of 4.4.
+ *
+ * A page is read at one revision: the first page at the latest (or the one asked for),
+ * every later page at the revision its continue token carries, from the store's history.
+ * With selectors, keys are read in batches and filtered until the page is full; a page
+ * has a continue token when keys remain after the last one looked at, as etcd pages do.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "api/api_int.h"
+#include "schema/field.h"
+
+/* How long a read waits for a revision the store has not reached (kube-apiserver's
+ * watch cache waits 3 s), and the Retry-After of the 504 that follows. */
+#define TOO_NEW_WAIT_MS 3000
+#define TOO_NEW_RETRY_AFTER 1
+
+static const char expired_list[] = "The resourceVersion for the provided list is too old.";
+static const char inconsistent_continue[] =
+    "The provided continue parameter is too old to display a consistent list result. You can "
+    "start a new list without the continue parameter, or use the continue token in this "
+    "response to retrieve the remainder of the results. Continuing with the provided token "
+    "results in an inconsistent list - objects that were created, modified, or deleted between "
+    "the time the first chunk was returned and now may show up in the list.";
+
+/* ---- options ---- */
+
+/* runtime.Convert_Slice_string_To_bool: anything but "0" and "false" is true. */
+static bool query_bool(const char *v)
+{
+    return v && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0;
+}
+
+/* strconv.ParseInt(v, 10, 64), with Go's errors. */
+static kapi_error *query_int(const char *v, int64_t *out)
+{
+    char *end = NULL;
+    *out = 0;
+    if (!v)
+        return NULL;
+    errno = 0;
+    long long n = *v && *v != ' ' ? strtoll(v, &end, 10) : 0;
+    if (!*v || *v == ' ' || *end)
+        return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                              "strconv.ParseInt: parsing \"%s\": invalid syntax", v);
+    if (errno == ERANGE)
+        return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                              "strconv.ParseInt: parsing \"%s\": value out of range", v);
+    *out = n;
+    return NULL;
+}
+
+/* ValidateListOptions: resourceVersionMatch and its companions. */
+static kapi_error *validate_list_options(const kapi_list_opts *o)
+{
+    static const char *const matches[] = {"Exact", "NotOlderThan", "", NULL};
+    static const char path[] = "resourceVersionMatch";
+    const char *m = o->rv_match;
+    if (!*m)
+        return NULL;
+    kapi_error *err = kapi_error_new(KAPI_STATUS_INVALID, "%s", "");
+    if (o->watch)
+        kapi_field_forbidden(err, path, "resourceVersionMatch is forbidden for watch");
+    if (!o->rv || !*o->rv)
+        kapi_field_forbidden(err, path,
+                             "resourceVersionMatch is forbidden unless resourceVersion is "
+                             "provided");
+    if (o->cont && *o->cont)
+        kapi_field_forbidden(err, path, "resourceVersionMatch is forbidden when continue is "
+                                        "provided");
+    if (strcmp(m, "Exact") != 0 && strcmp(m, "NotOlderThan") != 0)
+        kapi_field_not_supported(err, path, m, matches);
+    if (strcmp(m, "Exact") == 0 && o->rv && strcmp(o->rv, "0") == 0)
+        kapi_field_forbidden(err, path,
+                             "resourceVersionMatch \"exact\" is forbidden for resourceVersion "
+                             "\"0\"");
+    if (!err->ncauses) {
+        kapi_error_free(err);
+        return NULL;
+    }
+    return kapi_field_finish_invalid(err, "ListOptions", "meta.k8s.io", "");
+}
+
+kapi_error *kapi_api__list_options(kapi_req *r, kapi_list_opts *o)
+{
+    kapi_error *err;
+    memset(o, 0, sizeof(*o));
+    o->watch = strcmp(r->info.verb, "watch") == 0;
+    o->bookmarks = query_bool(kapi_api__query(r, "allowWatchBookmarks"));
+    o->rv = kapi_api__query(r, "resourceVersion");
+    o->rv_match = kapi_api__query(r, "resourceVersionMatch");
+    if (!o->rv_match)
+        o->rv_match = "";
+    o->cont = kapi_api__query(r, "continue");
+    if ((err = query_int(kapi_api__query(r, "timeoutSeconds"), &o->timeout)) != NULL ||
+        (err = query_int(kapi_api__query(r, "limit"), &o->limit)) != NULL)
+        return err;
+    if (o->limit < 0)
+        o->limit = 0;
+    return validate_list_options(o);
+}
+
+kapi_error *kapi_api__parse_rv(const char *rv, int64_t *out)
+{
+    char *end = NULL;
+    *out = 0;
+    if (!rv || !*rv)
+        return NULL;
+    errno = 0;
+    unsigned long long v = *rv != '-' && *rv != '+' && *rv != ' ' ? strtoull(rv, &end, 10) : 0;
+    if (!end || *end || errno == ERANGE || v > INT64_MAX)
+        return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                              "invalid resource version: resourceVersion: Invalid value: \"%s\": "
+                              "strconv.ParseUint: parsing \"%s\": %s",
+                              rv, rv, end && !*end ? "value out of range" : "invalid syntax");
+    *out = (int64_t)v;
+    return NULL;
+}
+
+kapi_error *kapi_api__wait_for_revision(kapi_api *api, int64_t rev)
+{
+    if (kapi_store_wait_revision(api->store, rev, TOO_NEW_WAIT_MS))
+        return NULL;
+    kapi_error *err =
+        kapi_error_new(KAPI_STATUS_TIMEOUT, "Timeout: Too large resource version: %lld, current: %lld",
+                       (long long)rev, (long long)kapi_store_revision(api->store));
+    err->has_details = true;
+    kapi_error_add_cause(err, "ResourceVersionTooLarge", NULL, "Too large resource version");
+    err->retry_after = TOO_NEW_RETRY_AFTER;
+    return err;
+}
+
+/* ---- continue tokens ----
+ * base64url (raw) of {"v":"meta.k8s.io/v1","rv":<revision>,"start":"<key after prefix>\u0000"},
+ * as kube-apiserver's etcd store writes them; rv -1 continues at the latest revision. */
+
+static char *encode_continue(const char *start, int64_t rev)
+{
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_buf_printf(&b, "{\"v\":\"meta.k8s.io/v1\",\"rv\":%lld,\"start\":", (long long)rev);
+    kapi_json_put_string(&b, start, strlen(start) + 1); /* the key and its NUL: after it */
+    kapi_buf_putc(&b, '}');
+    char *token = kapi_base64_encode(b.ptr, b.len, KAPI_BASE64_URL | KAPI_BASE64_RAW);
+    kapi_buf_dispose(&b);
+    return token;
+}
+
+/* path.Clean leaves "/" + key unchanged: no empty, "." or ".." parts. */
+static bool clean_path(const char *key)
+{
+    const char *p = key;
+    for (;;) {
+        const char *slash = strchr(p, '/');
+        size_t n = slash ? (size_t)(slash - p) : strlen(p);
+        if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+            return false;
+        if (!slash)
+            return true;
+        p = slash + 1;
+    }
+}
+
+#define BAD_TOKEN "invalid continue token: continue key is not valid"
+
+static const char *json_kind(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "object";
+    case JSON_ARRAY:
+        return "array";
+    case JSON_STRING:
+        return "string";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "bool";
+    default:
+        return "number";
+    }
+}
+
+/* encoding/json's UnmarshalTypeError for a member of the token, or NULL. */
+static kapi_error *token_type_error(const json_t *v, const char *name, bool integer)
+{
+    if (!v || json_is_null(v) || (integer ? json_is_integer(v) : json_is_string(v)))
+        return NULL;
+    const char *go_type = integer ? "int64" : "string";
+    if (json_is_number(v) && integer) {
+        kapi_buf b;
+        kapi_buf_init(&b);
+        kapi_json_encode(&b, v);
+        kapi_error *err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                                         BAD_TOKEN ": json: cannot unmarshal number %s into Go "
+                                                   "struct field continueToken.%s of type %s",
+                                         b.ptr, name, go_type);
+        kapi_buf_dispose(&b);
+        return err;
+    }
+    return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                          BAD_TOKEN ": json: cannot unmarshal %s into Go struct field "
+                                    "continueToken.%s of type %s",
+                          json_kind(v), name, go_type);
+}
+
+/* Reads a token as kube-apiserver's DecodeContinue does: *start gets the key to continue
+ * after (in the arena), *rev its revision. */
+static kapi_error *decode_continue(kapi_arena *a, const char *token, char **start, int64_t *rev)
+{
+    kapi_buf raw;
+    kapi_buf_init(&raw);
+    kapi_error *err = NULL;
+    json_t *v = NULL;
+    char *why = NULL;
+    long bad = kapi_base64_decode(token, strlen(token), KAPI_BASE64_URL | KAPI_BASE64_RAW, &raw);
+    if (bad >= 0) {
+        err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                             BAD_TOKEN ": illegal base64 data at input byte %ld", bad);
+        goto done;
+    }
+    if (!(v = kapi_json_parse(raw.ptr, raw.len, &why))) {
+        err = kapi_error_new(KAPI_STATUS_BAD_REQUEST, BAD_TOKEN ": %s", why);
+        goto done;
+    }
+    if (!json_is_object(v) && !json_is_null(v)) {
+        err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                             BAD_TOKEN ": json: cannot unmarshal %s into Go value of type "
+                                       "storage.continueToken",
+                             json_kind(v));
+        goto done;
+    }
+    json_t *ver = json_object_get(v, "v"), *rv = json_object_get(v, "rv");
+    json_t *st = json_object_get(v, "start");
+    if ((err = token_type_error(ver, "v", false)) != NULL ||
+        (err = token_type_error(rv, "rv", true)) != NULL ||
+        (err = token_type_error(st, "start", false)) != NULL)
+        goto done;
+    const char *version = json_is_string(ver) ? json_string_value(ver) : "";
+    const char *s = json_is_string(st) ? json_string_value(st) : "";
+    size_t slen = json_is_string(st) ? json_string_length(st) : 0;
+    *rev = json_is_integer(rv) ? json_integer_value(rv) : 0;
+    if (strcmp(version, "meta.k8s.io/v1") != 0)
+        err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                             BAD_TOKEN ": server does not recognize this encoded version %s",
+                             version);
+    else if (*rev == 0)
+        err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                             BAD_TOKEN ": incorrect encoded start resourceVersion (version "
+                                       "meta.k8s.io/v1)");
+    else if (slen == 0)
+        err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                             BAD_TOKEN ": encoded start key empty (version meta.k8s.io/v1)");
+    else if (strlen(s) + 1 < slen || !clean_path(*s == '/' ? s + 1 : s))
+        err = kapi_error_new(KAPI_STATUS_BAD_REQUEST, BAD_TOKEN ": %s", s);
+    else
+        *start = kapi_arena_strdup(a, *s == '/' ? s + 1 : s); /* the NUL, if any, is dropped */
+done:
+    free(why);
+    json_decref(v);
+    kapi_buf_dispose(&raw);
+    return err;
+}
+
+/* ---- reading a page ---- */
+
+/* What a page read gives back. */
+typedef struct page {
+    kapi_obj **items; /* references the page owns */
+    size_t n, cap;
+    int64_t rev;
+    bool more;        /* keys remain after the last one looked at */
+    size_t remaining; /* without a filter: the keys after the last item */
+    const char *last; /* the key of the last item looked at (owned by an item or the page) */
+    kapi_obj *last_ref;
+} page;
+
+static void page_dispose(page *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        kapi_obj_unref(p->items[i]);
+    free(p->items);
+    kapi_obj_unref(p->last_ref);
+}
+
+static void page_add(page *p, kapi_obj *o)
+{
+    if (p->n == p->cap) {
+        p->cap = p->cap ? 2 * p->cap : 64;
+        p->items = kapi_xrealloc(p->items, p->cap * sizeof(*p->items));
+    }
+    p->items[p->n++] = kapi_obj_ref(o);
+}
+
+/* Reads up to limit (0: all) objects that pass f under prefix after start_after, at
+ * revision rev (0: the latest). */
+static kapi_store_rc read_page(kapi_store *st, const char *prefix, int64_t rev,
+                               const char *start_after, size_t limit, const kapi_filter *f,
+                               page *p)
+{
+    memset(p, 0, sizeof(*p));
+    const char *after = start_after ? start_after : "";
+    for (;;) {
+        kapi_store_list_result l;
+        kapi_store_list_opts q = {
+            .prefix = kapi_str_c(prefix),
+            .rev = rev,
+            .start_after = kapi_str_c(after),
+            .limit = limit ? limit - (f ? 0 : p->n) : 0,
+        };
+        kapi_store_rc rc = kapi_store_list(st, &q, &l);
+        if (rc != KAPI_STORE_OK)
+            return rc;
+        rev = p->rev = l.rev;
+        size_t i = 0;
+        for (; i < l.n && !(limit && p->n == limit); i++) {
+            if (!f || kapi_api__filter_match(f, l.items[i]))
+                page_add(p, l.items[i]);
+            kapi_obj_unref(p->last_ref);
+            p->last_ref = kapi_obj_ref(l.items[i]);
+        }
+        p->remaining = l.remaining + (l.n - i);
+        p->more = p->remaining > 0;
+        kapi_store_list_dispose(&l);
+        if (!limit || p->n == limit || !p->more)
+            break;
+        after = p->last_ref->key;
+    }
+    if (p->last_ref)
+        p->last = p->last_ref->key;
+    return KAPI_STORE_OK;
+}
+
+/* ---- the list verb ---- */
+
+/* Where a list reads (reference 4.6): at revision *rev (0: the latest), after key
+ * *start_after, honouring the limit or not. */
+typedef struct list_plan {
+    int64_t rev;
+    const char *start_after;
+    bool paged;
+    bool from_token; /* continuing: a compacted revision answers with a fresh token */
+} list_plan;
+
+static kapi_error *plan_list(kapi_req *r, const kapi_list_opts *o, const char *prefix,
+                             list_plan *plan)
+{
+    kapi_error *err;
+    int64_t rv = 0;
+    memset(plan, 0, sizeof(*plan));
+    plan->paged = o->limit > 0;
+    if (o->cont && *o->cont) {
+        char *start = NULL;
+        if ((err = decode_continue(&r->arena, o->cont, &start, &rv)) != NULL)
+            return err;
+        if (o->rv && *o->rv && strcmp(o->rv, "0") != 0)
+            return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                                  "specifying resource version is not allowed when using "
+                                  "continue");
+        plan->start_after = kapi_arena_printf(&r->arena, "%s%s", prefix, start);
+        plan->rev = rv > 0 ? rv : 0;
+        plan->from_token = true;
+        return NULL;
+    }
+    if (!o->rv || !*o->rv)
+        return NULL;
+    if (strcmp(o->rv, "0") == 0) {
+        plan->paged = false; /* served whole, as from kube-apiserver's watch cache */
+        return NULL;
+    }
+    if ((err = kapi_api__parse_rv(o->rv, &rv)) != NULL)
+        return err;
+    if ((err = kapi_api__wait_for_revision(r->api, rv)) != NULL)
+        return err;
+    bool exact = strcmp(o->rv_match, "Exact") == 0 || (!*o->rv_match && o->limit > 0);
+    plan->rev = exact ? rv : 0;
+    return NULL;
+}
+
+/* The continue token and remaining count of a page, into the list's metadata. */
+static void put_list_meta(kapi_buf *b, const page *p, const char *prefix, bool paged,
+                          bool filtered)
+{
+    kapi_buf_printf(b, "\"metadata\":{\"resourceVersion\":\"%lld\"", (long long)p->rev);
+    if (paged && p->more && p->last) {
+        char *token = encode_continue(p->last + strlen(prefix), p->rev);
+        kapi_buf_printf(b, ",\"continue\":\"%s\"", token);
+        free(token);
+        if (!filtered)
+            kapi_buf_printf(b, ",\"remainingItemCount\":%zu", p->remaining);
+    }
+    kapi_buf_putc(b, '}');
+}
+
+static void release_obj(void *o)
+{
+    kapi_obj_unref(o);
+}
+
+/* A list item: the stored object without kind and apiVersion, as typed lists write
+ * their items. The bytes start with {"kind":..,"apiVersion":.., so the item is "{"
+ * followed by everything from "metadata" on. */
+static void list_item_chunks(kapi_obj *o, kapi_http_chunk *c)
+{
+    const char *m = strstr(o->data, "\"metadata\":");
+    c[0] = (kapi_http_chunk){"{", 1, NULL, NULL};
+    c[1] = (kapi_http_chunk){m, o->len - (size_t)(m - o->data), release_obj, o};
+}
+
+static void respond_converted(kapi_req *r, const kapi_type *t, page *p, kapi_buf *b)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        json_t *v = t->strategy->from_storage(t, kapi_json_parse(p->items[i]->data,
+                                                                 p->items[i]->len, NULL));
+        json_object_del(v, "kind");
+        json_object_del(v, "apiVersion");
+        if (i)
+            kapi_buf_putc(b, ',');
+        kapi_json_encode(b, v);
+        json_decref(v);
+    }
+    kapi_buf_puts(b, "]}\n");
+    kapi_api__respond_json(r, 200, b);
+}
+
+static void respond_page(kapi_req *r, page *p, const char *prefix, bool paged, bool filtered)
+{
+    const kapi_type *t = r->type;
+    kapi_buf head;
+    kapi_buf_init(&head);
+    kapi_buf_printf(&head, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",", t->list_kind,
+                    t->group_version);
+    put_list_meta(&head, p, prefix, paged, filtered);
+    kapi_buf_puts(&head, ",\"items\":[");
+    if (t->strategy->from_storage) {
+        respond_converted(r, t, p, &head);
+        return;
+    }
+    size_t n = 0, len;
+    kapi_http_chunk *c = kapi_xcalloc(3 * p->n + 2, sizeof(*c));
+    char *bytes = kapi_buf_detach(&head, &len);
+    c[n++] = kapi_http_chunk_take(bytes, len);
+    for (size_t i = 0; i < p->n; i++) {
+        if (i)
+            c[n++] = (kapi_http_chunk){",", 1, NULL, NULL};
+        list_item_chunks(kapi_obj_ref(p->items[i]), &c[n]);
+        n += 2;
+    }
+    c[n++] = (kapi_http_chunk){"]}\n", 3, NULL, NULL};
+    kapi_api__respond_chunks(r, 200, c, n);
+    free(c);
+}
+
+/* The 410 of a list at a revision that has left the history window. */
+static kapi_error *err_expired(const list_plan *plan, const char *prefix)
+{
+    if (!plan->from_token)
+        return kapi_error_new(KAPI_STATUS_EXPIRED, "%s", expired_list);
+    kapi_error *err = kapi_error_new(KAPI_STATUS_EXPIRED, "%s", inconsistent_continue);
+    err->list_continue = encode_continue(plan->start_after + strlen(prefix), -1);
+    return err;
+}
+
+void kapi_api__serve_list(kapi_req *r)
+{
+    kapi_list_opts o;
+    kapi_filter *f = NULL;
+    list_plan plan;
+    page p = {0};
+    char *prefix = kapi_type_key(&r->arena, r->type, kapi_str_c(r->info.ns), KAPI_STR(""));
+    kapi_error *err = kapi_api__list_options(r, &o);
+    if (!err)
+        err = kapi_api__filter_new(r, NULL, &f);
+    if (!err)
+        err = plan_list(r, &o, prefix, &plan);
+    if (!err) {
+        kapi_store_rc rc = read_page(r->api->store, prefix, plan.rev, plan.start_after,
+                                     plan.paged ? (size_t)o.limit : 0, f, &p);
+        if (rc == KAPI_STORE_GONE)
+            err = err_expired(&plan, prefix);
+        else if (rc != KAPI_STORE_OK)
+            err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "storage error while listing %s",
+                                 r->type->plural);
+    }
+    if (err)
+        kapi_api__respond_error(r, err);
+    else
+        respond_page(r, &p, prefix, plan.paged, f != NULL);
+    page_dispose(&p);
+    kapi_api__filter_free(f);
+}

@@ -1,0 +1,401 @@
+/*
+ * api/watch: the watch verb (reference 4.5, 6.1).
+ *
+ * A watch is a chunked 200 whose body is one {"type":..,"object":..} document per line.
+ * The worker that takes the request writes the start (synthetic ADDED events for the
+ * state at the latest revision when no exact resourceVersion is given), then hands the
+ * watch to the store's hub and returns; from then on the committer delivers each change
+ * (on_change), already durable. An event is the stored bytes between a fixed prefix and
+ * suffix: the bytes are shared by reference with the store and every other watcher.
+ *
+ * One reaper thread per api owns the watches' ends: a watch ends when its client goes,
+ * when its timeout passes (after a last bookmark), when it falls too far behind (after an
+ * ERROR event), or at shutdown. Only the reaper ends and frees a watch, so the hub, the
+ * http layer and the reaper never race over it.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/api_int.h"
+
+#define NS_PER_S 1000000000LL
+/* What a watcher may have queued and unsent before it is ended, beyond its start. */
+#define WATCH_QUEUE_LIMIT (16u << 20)
+#define ERROR_RESERVE 4096u
+#define BOOKMARK_INTERVAL_NS (60 * NS_PER_S)
+#define BOOKMARK_BEFORE_END_NS (2 * NS_PER_S)
+/* Without timeoutSeconds: between these (kube-apiserver's --min-request-timeout and
+ * twice it). */
+#define MIN_TIMEOUT_S 1800
+#define REAPER_TICK_NS (NS_PER_S / 4)
+
+struct kapi_watch {
+    kapi_api *api;
+    const kapi_type *type;
+    kapi_http_stream *stream;
+    kapi_store_watch *sw;
+    kapi_filter *filter;
+    bool bookmarks;
+    size_t limit;            /* queued bytes past which the watcher is too slow */
+    int64_t deadline_ns;     /* monotonic */
+    int64_t next_bookmark_ns;
+    atomic_bool done; /* the client left, or the watcher fell behind */
+    kapi_watch *next;
+};
+
+struct kapi_watch_hub {
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    kapi_watch *watches;
+    bool stopping;
+    pthread_t reaper;
+};
+
+/* ---- writing events ---- */
+
+static const char *const prefixes[] = {
+    [KAPI_WATCH_ADDED] = "{\"type\":\"ADDED\",\"object\":",
+    [KAPI_WATCH_MODIFIED] = "{\"type\":\"MODIFIED\",\"object\":",
+    [KAPI_WATCH_DELETED] = "{\"type\":\"DELETED\",\"object\":",
+};
+static const char suffix[] = "}\n";
+
+static void release_obj(void *o)
+{
+    kapi_obj_unref(o);
+}
+
+/* Queues whole chunks; false (the chunks released) when the stream is gone. */
+static bool write_chunks(kapi_watch *w, kapi_http_chunk *c, size_t n)
+{
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) {
+        if (ok)
+            ok = kapi_http_stream_write(w->stream, c[i]);
+        else if (c[i].release)
+            c[i].release(c[i].owner);
+    }
+    return ok;
+}
+
+/* Ends a watcher that has fallen behind: an ERROR event, written into the reserve. */
+static void write_too_slow(kapi_watch *w)
+{
+    kapi_error *err = kapi_error_new(KAPI_STATUS_EXPIRED,
+                                     "the watch fell too far behind the changes it watches; "
+                                     "start a new one");
+    kapi_api__watch_write_error(w->stream, err);
+    kapi_error_free(err);
+}
+
+/* Writes one event for o (the stored bytes, in the storage view) in the type's view. */
+static bool write_event(kapi_watch *w, kapi_watch_type type, kapi_obj *o)
+{
+    const kapi_type *t = w->type;
+    size_t len = o->len + strlen(prefixes[type]) + sizeof(suffix);
+    if (kapi_http_stream_queued(w->stream) + len > w->limit) {
+        kapi_obj_unref(o);
+        write_too_slow(w);
+        return false;
+    }
+    if (t->strategy->from_storage) {
+        json_t *v = t->strategy->from_storage(t, kapi_json_parse(o->data, o->len, NULL));
+        kapi_buf b;
+        kapi_buf_init(&b);
+        kapi_buf_puts(&b, prefixes[type]);
+        kapi_json_encode(&b, v);
+        kapi_buf_puts(&b, suffix);
+        json_decref(v);
+        kapi_obj_unref(o);
+        size_t n;
+        char *p = kapi_buf_detach(&b, &n);
+        kapi_http_chunk c = kapi_http_chunk_take(p, n);
+        return write_chunks(w, &c, 1);
+    }
+    kapi_http_chunk c[3] = {
+        {prefixes[type], strlen(prefixes[type]), NULL, NULL},
+        {o->data, o->len, release_obj, o},
+        {suffix, sizeof(suffix) - 1, NULL, NULL},
+    };
+    return write_chunks(w, c, 3);
+}
+
+static bool write_bookmark(kapi_watch *w, int64_t rev)
+{
+    const kapi_type *t = w->type;
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_buf_printf(&b,
+                    "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s\","
+                    "\"metadata\":{\"resourceVersion\":\"%lld\"}}}\n",
+                    t->kind, t->group_version, (long long)rev);
+    size_t n;
+    char *p = kapi_buf_detach(&b, &n);
+    kapi_http_chunk c = kapi_http_chunk_take(p, n);
+    return write_chunks(w, &c, 1);
+}
+
+void kapi_api__watch_write_error(kapi_http_stream *s, const kapi_error *err)
+{
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_buf_puts(&b, "{\"type\":\"ERROR\",\"object\":");
+    kapi_api__status_json(&b, err);
+    b.len--; /* the Status's newline */
+    kapi_buf_puts(&b, suffix);
+    size_t n;
+    char *p = kapi_buf_detach(&b, &n);
+    kapi_http_stream_write(s, kapi_http_chunk_take(p, n));
+}
+
+/* The bytes of prev with the revision of a later change: what a watcher is sent when an
+ * object stops matching its selectors (kube-apiserver's cacher does the same). */
+static kapi_obj *restamp(const kapi_obj *prev, int64_t rev)
+{
+    char digits[24];
+    int nd = snprintf(digits, sizeof(digits), "%lld", (long long)rev);
+    size_t tail = (size_t)prev->rv_off + prev->rv_len;
+    size_t len = prev->rv_off + (size_t)nd + (prev->len - tail);
+    kapi_obj *o = kapi_xcalloc(1, sizeof(*o) + len + 1);
+    atomic_init(&o->refs, 1);
+    o->rev = rev;
+    o->create_rev = prev->create_rev;
+    o->rv_off = prev->rv_off;
+    o->rv_len = (uint32_t)nd;
+    o->len = len;
+    o->key = kapi_xstrdup(prev->key);
+    memcpy(o->data, prev->data, prev->rv_off);
+    memcpy(o->data + prev->rv_off, digits, (size_t)nd);
+    memcpy(o->data + prev->rv_off + nd, prev->data + tail, prev->len - tail);
+    return o;
+}
+
+/* ---- the hub's callback ---- */
+
+static bool passes(const kapi_watch *w, const kapi_obj *o)
+{
+    return o && (!w->filter || kapi_api__filter_match(w->filter, o));
+}
+
+static bool on_change(void *ctx, const kapi_store_event *ev)
+{
+    kapi_watch *w = ctx;
+    if (atomic_load(&w->done))
+        return false;
+    bool ok = true;
+    if (ev->type == KAPI_STORE_EVENT_PROGRESS) {
+        ok = !w->bookmarks || write_bookmark(w, ev->rev);
+    } else if (ev->type == KAPI_STORE_EVENT_DELETE) {
+        if (passes(w, ev->prev))
+            ok = write_event(w, KAPI_WATCH_DELETED, kapi_obj_ref((kapi_obj *)ev->obj));
+    } else {
+        bool now = passes(w, ev->obj), before = passes(w, ev->prev);
+        if (now)
+            ok = write_event(w, before ? KAPI_WATCH_MODIFIED : KAPI_WATCH_ADDED,
+                             kapi_obj_ref((kapi_obj *)ev->obj));
+        else if (before)
+            ok = write_event(w, KAPI_WATCH_DELETED, restamp(ev->prev, ev->rev));
+    }
+    if (!ok) {
+        atomic_store(&w->done, true);
+        kapi_api__watch_wake(w->api);
+    }
+    return ok;
+}
+
+/* ---- the reaper ---- */
+
+static void on_client_gone(void *ctx)
+{
+    kapi_watch *w = ctx;
+    atomic_store(&w->done, true);
+    kapi_api__watch_wake(w->api);
+}
+
+void kapi_api__watch_wake(kapi_api *api)
+{
+    kapi_watch_hub *h = api->watches;
+    pthread_mutex_lock(&h->mu);
+    pthread_cond_signal(&h->cond);
+    pthread_mutex_unlock(&h->mu);
+}
+
+static void finish(kapi_watch *w, bool timed_out)
+{
+    if (w->sw) {
+        if (timed_out && w->bookmarks)
+            kapi_store_watch_progress(w->api->store, w->sw);
+        kapi_store_watch_stop(w->api->store, w->sw);
+    }
+    kapi_http_stream_end(w->stream);
+    kapi_api__filter_free(w->filter);
+    free(w);
+}
+
+static int64_t next_bookmark(const kapi_watch *w, int64_t now)
+{
+    int64_t t = now + BOOKMARK_INTERVAL_NS;
+    int64_t before_end = w->deadline_ns - BOOKMARK_BEFORE_END_NS;
+    return before_end < t ? before_end : t;
+}
+
+/* One pass over the watches: takes out those that end (into *ended) and sends the
+ * bookmarks that are due. Lock held. */
+static void sweep_locked(kapi_watch_hub *h, kapi_api *api, int64_t now, kapi_watch **ended)
+{
+    kapi_watch **pp = &h->watches;
+    while (*pp) {
+        kapi_watch *w = *pp;
+        if (h->stopping || atomic_load(&w->done) || now >= w->deadline_ns) {
+            *pp = w->next;
+            w->next = *ended;
+            *ended = w;
+            continue;
+        }
+        if (w->bookmarks && now >= w->next_bookmark_ns) {
+            w->next_bookmark_ns = next_bookmark(w, now);
+            if (w->next_bookmark_ns <= now)
+                w->next_bookmark_ns = w->deadline_ns;
+            kapi_store_watch_progress(api->store, w->sw);
+        }
+        pp = &w->next;
+    }
+}
+
+static void *reaper_main(void *arg)
+{
+    kapi_api *api = arg;
+    kapi_watch_hub *h = api->watches;
+    pthread_mutex_lock(&h->mu);
+    for (;;) {
+        kapi_watch *ended = NULL;
+        int64_t now = kapi_time_mono_ns();
+        sweep_locked(h, api, now, &ended);
+        bool stopping = h->stopping;
+        pthread_mutex_unlock(&h->mu);
+        while (ended) {
+            kapi_watch *w = ended;
+            ended = w->next;
+            finish(w, !atomic_load(&w->done) && now >= w->deadline_ns);
+        }
+        if (stopping)
+            return NULL;
+        pthread_mutex_lock(&h->mu);
+        if (h->stopping)
+            continue;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t ns = ts.tv_nsec + REAPER_TICK_NS;
+        ts.tv_sec += (time_t)(ns / NS_PER_S);
+        ts.tv_nsec = (long)(ns % NS_PER_S);
+        pthread_cond_timedwait(&h->cond, &h->mu, &ts);
+    }
+}
+
+kapi_watch_hub *kapi_api__watch_hub_new(kapi_api *api)
+{
+    kapi_watch_hub *h = kapi_xcalloc(1, sizeof(*h));
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_cond_init(&h->cond, NULL);
+    api->watches = h;
+    if (pthread_create(&h->reaper, NULL, reaper_main, api) != 0) {
+        fputs("kapi: cannot start the watch reaper\n", stderr);
+        abort();
+    }
+    return h;
+}
+
+void kapi_api__watch_hub_free(kapi_api *api)
+{
+    kapi_watch_hub *h = api->watches;
+    pthread_mutex_lock(&h->mu);
+    h->stopping = true;
+    pthread_cond_signal(&h->cond);
+    pthread_mutex_unlock(&h->mu);
+    pthread_join(h->reaper, NULL);
+    pthread_cond_destroy(&h->cond);
+    pthread_mutex_destroy(&h->mu);
+    free(h);
+}
+
+/* ---- starting a watch ---- */
+
+/* A random timeout in [MIN_TIMEOUT_S, 2 * MIN_TIMEOUT_S), as kube-apiserver picks one. */
+static int64_t default_timeout_s(void)
+{
+    uint32_t x;
+    kapi_random_bytes(&x, sizeof(x));
+    return MIN_TIMEOUT_S + (int64_t)(x % MIN_TIMEOUT_S);
+}
+
+/* The bytes of the synthetic ADDED events for the state in p. */
+static size_t start_bytes(const kapi_obj *const *items, size_t n)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        bytes += items[i]->len + 64;
+    return bytes;
+}
+
+void kapi_api__serve_watch(kapi_req *r)
+{
+    kapi_list_opts o;
+    kapi_filter *f = NULL;
+    kapi_store_list_result initial = {0};
+    int64_t from = 0, oldest = 0;
+    char *prefix = kapi_type_key(&r->arena, r->type, kapi_str_c(r->info.ns), KAPI_STR(""));
+    kapi_error *err = kapi_api__list_options(r, &o);
+    if (!err)
+        err = kapi_api__filter_new(r, *r->info.name ? r->info.name : NULL, &f);
+    if (!err)
+        err = kapi_api__parse_rv(o.rv, &from);
+    if (!err && from == 0) {
+        kapi_store_list_opts q = {.prefix = kapi_str_c(prefix)};
+        if (kapi_store_list(r->api->store, &q, &initial) != KAPI_STORE_OK)
+            err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "storage error while listing %s",
+                                 r->type->plural);
+        from = initial.rev;
+    }
+    if (err) {
+        kapi_api__filter_free(f);
+        kapi_store_list_dispose(&initial);
+        kapi_api__respond_error(r, err);
+        return;
+    }
+    kapi_watch *w = kapi_xcalloc(1, sizeof(*w));
+    w->api = r->api;
+    w->type = r->type;
+    w->filter = f;
+    w->bookmarks = o.bookmarks;
+    w->limit = WATCH_QUEUE_LIMIT + start_bytes((const kapi_obj *const *)initial.items, initial.n);
+    int64_t now = kapi_time_mono_ns();
+    w->deadline_ns = now + (o.timeout > 0 ? o.timeout : default_timeout_s()) * NS_PER_S;
+    w->next_bookmark_ns = next_bookmark(w, now);
+    atomic_init(&w->done, false);
+    w->stream = kapi_api__start_stream(r, w->limit + ERROR_RESERVE);
+    kapi_http_stream_on_close(w->stream, on_client_gone, w);
+    bool ok = true;
+    for (size_t i = 0; i < initial.n && ok; i++)
+        if (passes(w, initial.items[i]))
+            ok = write_event(w, KAPI_WATCH_ADDED, kapi_obj_ref(initial.items[i]));
+    kapi_store_list_dispose(&initial);
+    if (ok && kapi_store_watch_start(r->api->store, kapi_str_c(prefix), from, on_change, w,
+                                     &w->sw, &oldest) == KAPI_STORE_GONE) {
+        err = kapi_error_new(KAPI_STATUS_EXPIRED, "too old resource version: %lld (%lld)",
+                             (long long)from, (long long)oldest);
+        kapi_api__watch_write_error(w->stream, err);
+        kapi_error_free(err);
+        ok = false;
+    }
+    if (!ok)
+        atomic_store(&w->done, true);
+    kapi_watch_hub *h = r->api->watches;
+    pthread_mutex_lock(&h->mu);
+    w->next = h->watches;
+    h->watches = w;
+    pthread_cond_signal(&h->cond);
+    pthread_mutex_unlock(&h->mu);
+}

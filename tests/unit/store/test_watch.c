@@ -1,0 +1,133 @@
+/* The store's watch hub: replay from a past revision, live changes, prefixes, stopping,
+ * the history floor and progress notes. */
+#include "store/store_int.h"
+#include "test.h"
+
+#include <inttypes.h>
+#include <unistd.h>
+
+typedef struct wlog {
+    kapi_buf b;
+    int stop_after; /* > 0: return false after this many calls */
+    int calls;
+} wlog;
+
+static bool record(void *ctx, const kapi_store_event *ev)
+{
+    wlog *l = ctx;
+    static const char *const names[] = {"PUT", "DEL", "PROGRESS"};
+    kapi_buf_printf(&l->b, "%s %s@%" PRId64 "%s;", names[ev->type],
+                    ev->obj ? ev->obj->key : "-", ev->rev,
+                    ev->prev ? "+prev" : "");
+    return !(l->stop_after && ++l->calls >= l->stop_after);
+}
+
+static kapi_store *open_tmp(int64_t history_seconds)
+{
+    char *path = kapi_xprintf("%s/w.db", test_tmpdir());
+    kapi_store_options opts = {.path = path, .history_seconds = history_seconds};
+    kapi_store *st = NULL;
+    kapi_error *err = kapi_store_open(&st, &opts);
+    if (err)
+        test_fail(__FILE__, __LINE__, "open: %s", err->message);
+    free(path);
+    return st;
+}
+
+static void put(kapi_store *st, kapi_store_op op, const char *key)
+{
+    static const char v[] = "{\"rv\":\"\"}";
+    kapi_store_write w = {.op = op, .key = kapi_str_c(key), .value = kapi_str_c(v), .rv_off = 7};
+    if (kapi_store_commit(st, &w) != KAPI_STORE_OK)
+        test_fail(__FILE__, __LINE__, "commit %s failed", key);
+    kapi_obj_unref(w.result);
+}
+
+TEST(store_watch_replay_then_live)
+{
+    kapi_store *st = open_tmp(0);
+    put(st, KAPI_STORE_CREATE, "/w/a"); /* 1 */
+    put(st, KAPI_STORE_CREATE, "/x/a"); /* 2 */
+    put(st, KAPI_STORE_UPDATE, "/w/a"); /* 3 */
+    wlog l = {0};
+    kapi_buf_init(&l.b);
+    kapi_store_watch *w = NULL;
+    int64_t oldest = -1;
+    CHECK_INT_EQ(kapi_store_watch_start(st, KAPI_STR("/w/"), 1, record, &l, &w, &oldest),
+                 KAPI_STORE_OK);
+    CHECK_STR_EQ(l.b.ptr, "PUT /w/a@3+prev;");
+    put(st, KAPI_STORE_CREATE, "/w/b"); /* 4 */
+    put(st, KAPI_STORE_DELETE, "/w/a"); /* 5 */
+    put(st, KAPI_STORE_CREATE, "/x/b"); /* 6 */
+    kapi_store_watch_progress(st, w);
+    kapi_store_watch_stop(st, w);
+    put(st, KAPI_STORE_CREATE, "/w/c"); /* not seen: stopped */
+    CHECK_STR_EQ(l.b.ptr, "PUT /w/a@3+prev;PUT /w/b@4;DEL /w/a@5+prev;PROGRESS -@6;");
+    kapi_buf_dispose(&l.b);
+    kapi_store_free(st);
+}
+
+TEST(store_watch_ahead_and_false)
+{
+    kapi_store *st = open_tmp(0);
+    wlog l = {.stop_after = 2};
+    kapi_buf_init(&l.b);
+    kapi_store_watch *w = NULL;
+    int64_t oldest;
+    /* from a revision the store has not reached: changes up to it are skipped */
+    CHECK_INT_EQ(kapi_store_watch_start(st, KAPI_STR("/w/"), 2, record, &l, &w, &oldest),
+                 KAPI_STORE_OK);
+    kapi_store_watch_progress(st, w); /* progress never says less than the start */
+    put(st, KAPI_STORE_CREATE, "/w/a"); /* 1 */
+    put(st, KAPI_STORE_CREATE, "/w/b"); /* 2 */
+    put(st, KAPI_STORE_CREATE, "/w/c"); /* 3: the second call, which stops the watch */
+    put(st, KAPI_STORE_CREATE, "/w/d"); /* 4 */
+    kapi_store_watch_stop(st, w);
+    CHECK_STR_EQ(l.b.ptr, "PROGRESS -@2;PUT /w/c@3;");
+    kapi_buf_dispose(&l.b);
+    kapi_store_free(st);
+}
+
+TEST(store_watch_floor)
+{
+    kapi_store *st = open_tmp(1);
+    put(st, KAPI_STORE_CREATE, "/w/a"); /* 1 */
+    put(st, KAPI_STORE_CREATE, "/w/b"); /* 2 */
+    kapi_store_free(st);
+    /* a reopened store keeps no changes from before: watches start at its revision */
+    st = open_tmp(1);
+    wlog l = {0};
+    kapi_buf_init(&l.b);
+    kapi_store_watch *w = NULL;
+    int64_t oldest = -1;
+    CHECK_INT_EQ(kapi_store_watch_start(st, KAPI_STR("/w/"), 1, record, &l, &w, &oldest),
+                 KAPI_STORE_GONE);
+    CHECK_INT_EQ(oldest, 2);
+    CHECK(w == NULL);
+    put(st, KAPI_STORE_CREATE, "/w/c"); /* 3 */
+    /* once the window has passed, the change leaves and the floor rises */
+    kapi_store_stats stats = {0};
+    for (int i = 0; i < 40 && stats.compacted < 3; i++) {
+        usleep(100 * 1000);
+        kapi_store__stats(st, &stats);
+    }
+    CHECK_INT_EQ(kapi_store_watch_start(st, KAPI_STR("/w/"), 2, record, &l, &w, &oldest),
+                 KAPI_STORE_GONE);
+    CHECK_INT_EQ(oldest, 3);
+    CHECK_INT_EQ(kapi_store_watch_start(st, KAPI_STR("/w/"), 3, record, &l, &w, &oldest),
+                 KAPI_STORE_OK);
+    kapi_store_watch_stop(st, w);
+    CHECK_STR_EQ(l.b.ptr, "");
+    kapi_buf_dispose(&l.b);
+    kapi_store_free(st);
+}
+
+TEST(store_wait_revision)
+{
+    kapi_store *st = open_tmp(0);
+    CHECK(kapi_store_wait_revision(st, 0, 10));
+    CHECK(!kapi_store_wait_revision(st, 1, 50));
+    put(st, KAPI_STORE_CREATE, "/w/a");
+    CHECK(kapi_store_wait_revision(st, 1, 10));
+    kapi_store_free(st);
+}
