@@ -15,9 +15,6 @@
 
 /* ---- Go's strconv and unicode/utf8 (gostr.c) ---- */
 
-/* The rune at s[0..n) and its width, as utf8.DecodeRune: -1 with width 1 for a byte that
- * does not start a valid sequence (overlong forms and surrogates included). n > 0. */
-int32_t kapi_codec__rune(const char *s, size_t n, size_t *width);
 /* Appends s as strconv.Quote writes it (Go's %q and the string form of %#v). */
 void kapi_codec__quote(kapi_buf *b, const char *s, size_t n);
 /* Appends s with each byte that is not part of valid UTF-8 replaced by U+FFFD, as

@@ -1,13 +1,14 @@
 /* codec/gostr: the parts of Go's strconv and unicode/utf8 that decide kube-apiserver's
  * words and numbers: quoting, UTF-8 repair, base-0 integer parsing, float formatting. */
 #include "codec/codec_int.h"
+#include "codec/json.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int32_t kapi_codec__rune(const char *s, size_t n, size_t *width)
+int32_t kapi_json_rune(const char *s, size_t n, size_t *width)
 {
     const unsigned char *p = (const unsigned char *)s;
     unsigned char c = p[0], lo = 0x80, hi = 0xbf;
@@ -46,7 +47,7 @@ int32_t kapi_codec__rune(const char *s, size_t n, size_t *width)
 bool kapi_codec__valid_utf8(const char *s, size_t n)
 {
     for (size_t i = 0, w; i < n; i += w)
-        if (kapi_codec__rune(s + i, n - i, &w) < 0)
+        if (kapi_json_rune(s + i, n - i, &w) < 0)
             return false;
     return true;
 }
@@ -55,7 +56,7 @@ void kapi_codec__put_utf8(kapi_buf *b, const char *s, size_t n)
 {
     size_t start = 0, i = 0, w;
     while (i < n) {
-        if (kapi_codec__rune(s + i, n - i, &w) >= 0) {
+        if (kapi_json_rune(s + i, n - i, &w) >= 0) {
             i += w;
             continue;
         }
@@ -112,7 +113,7 @@ void kapi_codec__quote(kapi_buf *b, const char *s, size_t n)
 {
     kapi_buf_putc(b, '"');
     for (size_t i = 0, w; i < n; i += w) {
-        int32_t r = kapi_codec__rune(s + i, n - i, &w);
+        int32_t r = kapi_json_rune(s + i, n - i, &w);
         if (r < 0) {
             kapi_buf_printf(b, "\\x%02x", (unsigned char)s[i]);
         } else if (r == '"' || r == '\\') {

@@ -1,6 +1,7 @@
 /* codec/yaml_resolve: YAML 1.1 scalar resolution and map key order as gopkg.in/yaml.v2
  * (v2.4.0, the version under sigs.k8s.io/yaml in Kubernetes 1.26) does them. */
 #include "codec/codec_int.h"
+#include "codec/json.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -241,7 +242,7 @@ static size_t runes(const char *s, size_t n, int32_t *out)
 {
     size_t k = 0;
     for (size_t i = 0, w; i < n; i += w) {
-        int32_t r = kapi_codec__rune(s + i, n - i, &w);
+        int32_t r = kapi_json_rune(s + i, n - i, &w);
         out[k++] = r < 0 ? 0xfffd : r;
     }
     return k;

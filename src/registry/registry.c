@@ -41,6 +41,27 @@ char *kapi_registry_storage_hash(const char *group, const char *version, const c
     return kapi_xstrdup((char *)out);
 }
 
+/* The field selector facts of a type file: "fieldLabels" (label -> stored path) and
+ * "fieldLabelError" ("default" or "notSupported"). */
+static kapi_error *load_field_labels(kapi_type *t, const char *name, const json_t *def)
+{
+    const char *how = kapi_json_path_str(def, "fieldLabelError");
+    const char *label;
+    json_t *path;
+    bool ok = how && (strcmp(how, "default") == 0 || strcmp(how, "notSupported") == 0);
+    t->field_labels = json_object_get(def, "fieldLabels");
+    ok = ok && json_is_object(t->field_labels);
+    json_object_foreach((json_t *)t->field_labels, label, path)
+    {
+        ok = ok && json_is_string(path);
+    }
+    if (!ok)
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
+                              "type file %s: bad \"fieldLabels\" or \"fieldLabelError\"", name);
+    t->field_label_default_error = strcmp(how, "default") == 0;
+    return NULL;
+}
+
 static kapi_error *load_type(kapi_type *t, const char *name, json_t *def)
 {
     const char *fields[] = {"version", "kind", "plural", "strategy"};
@@ -86,7 +107,7 @@ static kapi_error *load_type(kapi_type *t, const char *name, json_t *def)
     t->strategy = kapi_registry__strategy(kapi_json_path_str(def, "strategy"));
     if (!t->strategy)
         return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type file %s: unknown strategy", name);
-    return NULL;
+    return load_field_labels(t, name, def);
 }
 
 static int type_order(const void *a, const void *b)
@@ -271,4 +292,35 @@ bool kapi_verbs_has(const char *const *verbs, const char *verb)
         if (strcmp(*verbs, verb) == 0)
             return true;
     return false;
+}
+
+kapi_error *kapi_type_field_label(const char **out, const kapi_type *t, const char *label)
+{
+    kapi_buf b;
+    *out = json_string_value(json_object_get(t->field_labels, label));
+    if (*out)
+        return NULL;
+    if (!t->field_label_default_error)
+        return kapi_error_new(KAPI_STATUS_BAD_REQUEST, "field label not supported: %s", label);
+    kapi_buf_init(&b);
+    kapi_json_quote_go(&b, label, strlen(label));
+    kapi_error *err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                                     "%s is not a known field selector: only \"metadata.name\", "
+                                     "\"metadata.namespace\"",
+                                     b.ptr);
+    kapi_buf_dispose(&b);
+    return err;
+}
+
+kapi_error *kapi_type_field_selector(const kapi_type *t, kapi_field_selector *s)
+{
+    const char *path;
+    kapi_error *err;
+    for (size_t i = 0; i < s->n; i++) {
+        if ((err = kapi_type_field_label(&path, t, s->reqs[i].field)) != NULL)
+            return err;
+        free(s->reqs[i].field);
+        s->reqs[i].field = kapi_xstrdup(path);
+    }
+    return NULL;
 }

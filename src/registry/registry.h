@@ -3,9 +3,10 @@
  *
  * Built-in types are data: src/registry/types/<group>.<plural>.json, embedded at build
  * time. Each file gives the facts of one served group/version/resource (kind, plural,
- * scope, short names, categories, verbs, subresources, where it is stored) and the name
- * of its strategy, the small table of hooks with the code special to the type
- * (namespace defaults, the events.k8s.io view of core Events, ...).
+ * scope, short names, categories, verbs, subresources, where it is stored, the field
+ * labels its fieldSelector accepts) and the name of its strategy, the small table of hooks
+ * with the code special to the type (namespace defaults, the events.k8s.io view of core
+ * Events, ...).
  *
  * Two served types may share one stored resource (core/v1 and events.k8s.io/v1 Events):
  * objects are stored in the storage view, and a type with a `view` hook converts.
@@ -19,6 +20,7 @@
 
 #include "base/status.h"
 #include "schema/schema.h"
+#include "select/select.h"
 
 typedef struct kapi_type kapi_type;
 
@@ -76,7 +78,14 @@ struct kapi_type {
     const kapi_type_strategy *strategy;
     const char *protobuf_message; /* the object's protobuf message, or NULL */
     const kapi_schema *schema;    /* the object's definition (its "openapiName") */
-    json_t *def;                  /* the parsed type file, for what only some consumers read */
+    /* fieldSelector: each public field label and the stored path it reads (the syntax of
+     * kapi_field_selector_value), the type file's "fieldLabels"; borrowed from def. */
+    const json_t *field_labels;
+    /* An unsupported label gets runtime.DefaultMetaV1FieldSelectorConversion's message
+     * (the type file's "fieldLabelError": "default") rather than the "field label not
+     * supported: <label>" of the conversion funcs ("notSupported"). */
+    bool field_label_default_error;
+    json_t *def; /* the parsed type file, for what only some consumers read */
 };
 
 typedef struct kapi_registry kapi_registry;
@@ -129,6 +138,14 @@ kapi_error *kapi_type_validate(const kapi_type *t, const json_t *obj, const json
  * strategy: the generic metadata and update checks, then the type's subresource rules. */
 kapi_error *kapi_type_validate_subresource(const kapi_type *t, const char *sub, const json_t *obj,
                                            const json_t *old);
+
+/* The stored path the fieldSelector label of t reads, into *out (borrowed from t); or the
+ * 400 BadRequest kube-apiserver gives a label the type does not support. */
+kapi_error *kapi_type_field_label(const char **out, const kapi_type *t, const char *label);
+/* Rewrites each term's field to the stored path it reads, in the terms' order, as the
+ * list handler's Transform with the type's field label conversion does; returns the 400
+ * of the first unsupported label (s is then partly rewritten). */
+kapi_error *kapi_type_field_selector(const kapi_type *t, kapi_field_selector *s);
 
 /* Strategies by name, for the type files (registry/strategies.c). */
 const kapi_type_strategy *kapi_registry__strategy(const char *name);

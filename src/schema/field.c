@@ -434,16 +434,10 @@ static char *cause_text(const kapi_cause *c)
     return kapi_xprintf("%s: %s", c->field ? c->field : "", c->message);
 }
 
-kapi_error *kapi_field_finish_invalid(kapi_error *err, const char *kind, const char *group,
-                                      const char *name)
+void kapi_field_aggregate(kapi_buf *b, const kapi_error *err)
 {
-    kapi_buf b;
     char **seen = kapi_xcalloc(err->ncauses ? err->ncauses : 1, sizeof(*seen));
     size_t nseen = 0;
-    kapi_buf_init(&b);
-    kapi_buf_printf(&b, "%s%s%s ", kind, group && *group ? "." : "", group ? group : "");
-    kapi_json_quote_go(&b, name ? name : "", name ? strlen(name) : 0);
-    kapi_buf_puts(&b, " is invalid");
     for (size_t i = 0; i < err->ncauses; i++) {
         char *text = cause_text(&err->causes[i]);
         bool dup = false;
@@ -454,15 +448,28 @@ kapi_error *kapi_field_finish_invalid(kapi_error *err, const char *kind, const c
         else
             seen[nseen++] = text;
     }
-    if (nseen > 0)
-        kapi_buf_puts(&b, nseen > 1 ? ": [" : ": ");
+    if (nseen > 1)
+        kapi_buf_putc(b, '[');
     for (size_t i = 0; i < nseen; i++) {
-        kapi_buf_printf(&b, "%s%s", i ? ", " : "", seen[i]);
+        kapi_buf_printf(b, "%s%s", i ? ", " : "", seen[i]);
         free(seen[i]);
     }
     if (nseen > 1)
-        kapi_buf_putc(&b, ']');
+        kapi_buf_putc(b, ']');
     free(seen);
+}
+
+kapi_error *kapi_field_finish_invalid(kapi_error *err, const char *kind, const char *group,
+                                      const char *name)
+{
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_buf_printf(&b, "%s%s%s ", kind, group && *group ? "." : "", group ? group : "");
+    kapi_json_quote_go(&b, name ? name : "", name ? strlen(name) : 0);
+    kapi_buf_puts(&b, " is invalid");
+    if (err->ncauses > 0)
+        kapi_buf_puts(&b, ": ");
+    kapi_field_aggregate(&b, err);
     err->status = KAPI_STATUS_INVALID;
     free(err->message);
     err->message = kapi_buf_detach(&b, NULL);

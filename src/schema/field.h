@@ -146,6 +146,11 @@ void kapi_field_too_long_max(kapi_error *err, const char *path, long long max);
  * the value out, max < 0 says "has too many items"). */
 void kapi_field_too_many(kapi_error *err, const char *path, long long actual, long long max);
 
+/* Appends Go's ErrorList.ToAggregate().Error() of the causes in err: "<field>: <msg>"
+ * when one distinct text remains, "[<a>, <b>]" when several (repeats shown once);
+ * nothing when there are none. For the messages that quote a field error list as is. */
+void kapi_field_aggregate(kapi_buf *b, const kapi_error *err);
+
 /* Turns the causes gathered in err into the 422 Invalid answer for the object kind.group
  * named name (group "" for the core group; name may be NULL): the message (Go's %q of
  * the name, causes deduplicated as Go's aggregate does) and details {name, group, kind}.
