@@ -33,22 +33,6 @@ static bool from_key(const char *path)
     return strcmp(path, "metadata.name") == 0 || strcmp(path, "metadata.namespace") == 0;
 }
 
-/* Converts the field labels to stored paths; 400 for a label the type does not have. */
-static kapi_error *convert_fields(const kapi_type *t, kapi_field_selector *fs, bool *needs_parse)
-{
-    for (size_t i = 0; i < fs->n; i++) {
-        const char *path = NULL;
-        kapi_error *err = kapi_type_field_label(&path, t, fs->reqs[i].field);
-        if (err)
-            return err;
-        free(fs->reqs[i].field);
-        fs->reqs[i].field = kapi_xstrdup(path);
-        if (!from_key(path))
-            *needs_parse = true;
-    }
-    return NULL;
-}
-
 /* Adds metadata.name=name to the field selector (the item form of a watch). */
 static void add_name(kapi_filter *f, const char *name)
 {
@@ -76,8 +60,10 @@ kapi_error *kapi_api__filter_new(kapi_req *r, const char *name, kapi_filter **ou
         kapi_field_selector_free(f->fields);
         f->fields = NULL;
     }
-    if (f->fields && (err = convert_fields(r->type, f->fields, &f->needs_parse)) != NULL)
+    if (f->fields && (err = kapi_type_field_selector(r->type, f->fields)) != NULL)
         goto fail;
+    for (size_t i = 0; f->fields && i < f->fields->n; i++)
+        f->needs_parse |= !from_key(f->fields->reqs[i].field);
     if (name)
         add_name(f, name);
     f->needs_parse |= f->labels != NULL;
