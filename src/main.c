@@ -17,6 +17,7 @@
 typedef struct options {
     const char *data_dir, *bind_address, *cert_file, *key_file, *token_file, *client_ca_file;
     int port;
+    long history_seconds; /* --watch-history: the changes kept for watches and past reads */
 } options;
 
 typedef struct server {
@@ -31,13 +32,13 @@ static void usage(FILE *f)
 {
     fputs("usage: kapi [--data-dir DIR] [--bind-address 127.0.0.1] [--secure-port 6443]\n"
           "            [--tls-cert-file F --tls-private-key-file F] [--client-ca-file F]\n"
-          "            [--token-auth-file F]\n",
+          "            [--token-auth-file F] [--watch-history SECONDS]\n",
           f);
 }
 
 static int parse_options(options *o, int argc, char **argv)
 {
-    enum { DATA_DIR = 1, BIND, PORT, CERT, KEY, TOKENS, CLIENT_CA, HELP };
+    enum { DATA_DIR = 1, BIND, PORT, CERT, KEY, TOKENS, CLIENT_CA, HISTORY, HELP };
     static const struct option longs[] = {
         {"data-dir", required_argument, NULL, DATA_DIR},
         {"bind-address", required_argument, NULL, BIND},
@@ -46,10 +47,12 @@ static int parse_options(options *o, int argc, char **argv)
         {"tls-private-key-file", required_argument, NULL, KEY},
         {"token-auth-file", required_argument, NULL, TOKENS},
         {"client-ca-file", required_argument, NULL, CLIENT_CA},
+        {"watch-history", required_argument, NULL, HISTORY},
         {"help", no_argument, NULL, HELP},
         {NULL, 0, NULL, 0},
     };
-    *o = (options){.data_dir = "kapi-data", .bind_address = "127.0.0.1", .port = 6443};
+    *o = (options){.data_dir = "kapi-data", .bind_address = "127.0.0.1", .port = 6443,
+                   .history_seconds = 300};
     int c;
     char *end;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -67,6 +70,14 @@ static int parse_options(options *o, int argc, char **argv)
         case KEY: o->key_file = optarg; break;
         case TOKENS: o->token_file = optarg; break;
         case CLIENT_CA: o->client_ca_file = optarg; break;
+        case HISTORY:
+            o->history_seconds = strtol(optarg, &end, 10);
+            if (*end || o->history_seconds < 1 || o->history_seconds > 86400) {
+                fprintf(stderr, "kapi: --watch-history: not a number of seconds (1-86400): %s\n",
+                        optarg);
+                return 2;
+            }
+            break;
         case HELP:
         case 'h': usage(stdout); return 1;
         default: usage(stderr); return 2;
@@ -133,7 +144,7 @@ static int run(const options *o)
         (err = kapi_auth_new(&auth, o->data_dir, o->token_file)) != NULL ||
         (err = kapi_registry_new(&reg)) != NULL)
         goto done;
-    kapi_store_options so = {.path = db, .history_seconds = 300};
+    kapi_store_options so = {.path = db, .history_seconds = o->history_seconds};
     if ((err = kapi_store_open(&store, &so)) != NULL)
         goto done;
     uv_loop_init(&s.loop);
