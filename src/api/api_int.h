@@ -91,6 +91,15 @@ typedef struct kapi_list_opts {
     int64_t timeout;      /* timeoutSeconds; 0 when absent */
 } kapi_list_opts;
 
+/* The options of a delete (metav1.DeleteOptions). */
+typedef struct kapi_delete_opts {
+    bool dry_run;
+    const char *propagation;    /* propagationPolicy; NULL when absent */
+    const char *pre_uid, *pre_rv; /* preconditions; NULL when absent */
+    bool has_orphan, orphan;    /* the deprecated orphanDependents */
+    int64_t grace;              /* gracePeriodSeconds; -1 when absent */
+} kapi_delete_opts;
+
 /* The type of a watch event. */
 typedef enum kapi_watch_type {
     KAPI_WATCH_ADDED,
@@ -144,6 +153,25 @@ kapi_error *kapi_api__filter_new(kapi_req *r, const char *name, kapi_filter **ou
 bool kapi_api__filter_match(const kapi_filter *f, const kapi_obj *o);
 void kapi_api__filter_free(kapi_filter *f);
 
+/* delete.c */
+/* Reads DeleteOptions from the body, or from the query when there is no body. */
+kapi_error *kapi_api__delete_options(kapi_req *r, kapi_delete_opts *d);
+/* Deletes one object (two phases when it has finalizers); *out gets the object as it
+ * was removed or as it now waits (served view), *removed which. */
+kapi_error *kapi_api__delete(kapi_api *api, kapi_arena *a, const kapi_type *t, const char *ns,
+                             const char *name, const kapi_delete_opts *d, json_t **out,
+                             bool *removed);
+/* True when obj is being deleted and has no finalizer left: an update that leaves it so
+ * removes it. */
+bool kapi_api__deletion_done(const json_t *obj);
+/* Removes the object at key (at revision rev) whose update emptied its finalizers; *out
+ * gets its last state (storage view) with the removal's revision. */
+kapi_error *kapi_api__finish_deletion(kapi_api *api, kapi_arena *a, const kapi_type *t,
+                                      const char *key, int64_t rev, bool dry, const json_t *obj,
+                                      json_t **out);
+void kapi_api__serve_delete(kapi_req *r);
+void kapi_api__serve_deletecollection(kapi_req *r);
+
 /* watch.c */
 void kapi_api__serve_watch(kapi_req *r);
 /* The watch reaper of api (started with the api, stopped with it). */
@@ -172,8 +200,24 @@ void kapi_api__serve_openapi(kapi_req *r);
 /* openapi_pb.c: a Swagger 2.0 document as gnostic's openapi_v2.Document protobuf. */
 char *kapi_api__openapi_v2_proto(const json_t *doc, size_t *len);
 
-/* rest.c: the verbs on a resolved type. */
+/* rest.c: the verbs on a resolved type, and what the other verbs share. */
 void kapi_api__serve_resource(kapi_req *r);
+/* The 404 of a named object; the Status of a failed store write. */
+kapi_error *kapi_api__err_not_found(kapi_arena *a, const kapi_type *t, const char *name);
+kapi_error *kapi_api__err_store(kapi_arena *a, kapi_store_rc rc, const kapi_type *t,
+                                const char *name);
+/* Parses stored bytes (they were written by kapi, so they parse). */
+json_t *kapi_api__parse_stored(const kapi_obj *o);
+/* Answers with an object that was not stored (storage view; the function takes it), or
+ * with a stored one (takes the reference), in the type's view. */
+void kapi_api__respond_unstored(kapi_req *r, const kapi_type *t, int status, json_t *stored);
+void kapi_api__respond_stored(kapi_req *r, const kapi_type *t, int status, kapi_obj *o);
+/* Encodes obj (served view; borrowed) in the storage view and
+ * commits it as op, expecting revision expect_rev; *out gets the stored object. With dry
+ * set nothing is stored and *dry gets the object that would have been (storage view). */
+kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type *t, json_t *obj,
+                                  kapi_store_op op, int64_t expect_rev, kapi_obj **out,
+                                  json_t **dry);
 /* Creates obj (the served view, a reference the function takes) of type t in ns; the
  * stored object (in the storage view) comes back in *out. With dry non-NULL nothing is
  * stored and *dry gets the object that would have been (storage view). The type's

@@ -8,15 +8,15 @@
 #include "api/api_int.h"
 
 /* Status details name a resource by its plural ("cronjobs"), messages by plural.group. */
-static kapi_error *err_not_found(kapi_req *r, const kapi_type *t, const char *name)
+kapi_error *kapi_api__err_not_found(kapi_arena *a, const kapi_type *t, const char *name)
 {
     kapi_error *err = kapi_error_new(KAPI_STATUS_NOT_FOUND, "%s \"%s\" not found",
-                                     kapi_type_resource_name(&r->arena, t), name);
+                                     kapi_type_resource_name(a, t), name);
     kapi_error_details(err, name, t->group, t->plural);
     return err;
 }
 
-static kapi_error *err_from_store(kapi_arena *a, kapi_store_rc rc, const kapi_type *t,
+kapi_error *kapi_api__err_store(kapi_arena *a, kapi_store_rc rc, const kapi_type *t,
                                   const char *name)
 {
     const char *res = kapi_type_resource_name(a, t);
@@ -44,13 +44,13 @@ static kapi_error *err_from_store(kapi_arena *a, kapi_store_rc rc, const kapi_ty
 }
 
 /* Parses stored bytes (they were written by kapi, so they parse). */
-static json_t *parse_stored(const kapi_obj *o)
+json_t *kapi_api__parse_stored(const kapi_obj *o)
 {
     return kapi_json_parse(o->data, o->len, NULL);
 }
 
 /* Answers with an object that was not stored (dry run), in the type's view. */
-static void respond_unstored(kapi_req *r, const kapi_type *t, int status, json_t *stored)
+void kapi_api__respond_unstored(kapi_req *r, const kapi_type *t, int status, json_t *stored)
 {
     json_t *v = t->strategy->from_storage ? t->strategy->from_storage(t, stored) : stored;
     kapi_buf b;
@@ -63,13 +63,13 @@ static void respond_unstored(kapi_req *r, const kapi_type *t, int status, json_t
 
 /* Answers with a stored object in the type's view: straight from the bytes when the
  * views are equal, converted otherwise. */
-static void respond_stored(kapi_req *r, const kapi_type *t, int status, kapi_obj *o)
+void kapi_api__respond_stored(kapi_req *r, const kapi_type *t, int status, kapi_obj *o)
 {
     if (!t->strategy->from_storage) {
         kapi_api__respond_obj(r, status, o);
         return;
     }
-    respond_unstored(r, t, status, parse_stored(o));
+    kapi_api__respond_unstored(r, t, status, kapi_api__parse_stored(o));
     kapi_obj_unref(o);
 }
 
@@ -89,10 +89,10 @@ static void do_get(kapi_req *r)
     }
     char *key = kapi_type_key(&r->arena, t, kapi_str_c(r->info.ns), kapi_str_c(r->info.name));
     if (kapi_store_get(r->api->store, kapi_str_c(key), &o) != KAPI_STORE_OK) {
-        kapi_api__respond_error(r, err_not_found(r, t, r->info.name));
+        kapi_api__respond_error(r, kapi_api__err_not_found(&r->arena, t, r->info.name));
         return;
     }
-    respond_stored(r, t, 200, o);
+    kapi_api__respond_stored(r, t, 200, o);
 }
 
 /* The namespace rules of a write: the body may leave it out or repeat the path's. */
@@ -127,8 +127,9 @@ static kapi_error *namespace_exists(kapi_api *api, kapi_arena *a, const char *ns
 /* Encodes obj (served view) in the storage view and commits it; or, when dry is set,
  * gives back in *dry the object that would have been stored (a create has no
  * resourceVersion yet, an update keeps the current one). */
-static kapi_error *store_write(kapi_api *api, kapi_arena *a, const kapi_type *t, json_t *obj,
-                               kapi_store_op op, int64_t expect_rev, kapi_obj **out, json_t **dry)
+kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type *t, json_t *obj,
+                                  kapi_store_op op, int64_t expect_rev, kapi_obj **out,
+                                  json_t **dry)
 {
     if (dry) {
         json_t *stored = json_incref(obj);
@@ -166,7 +167,7 @@ static kapi_error *store_write(kapi_api *api, kapi_arena *a, const kapi_type *t,
         .rv_off = rv_off,
     };
     kapi_store_rc rc = kapi_store_commit(api->store, &w);
-    kapi_error *err = rc == KAPI_STORE_OK ? NULL : err_from_store(a, rc, t, name);
+    kapi_error *err = rc == KAPI_STORE_OK ? NULL : kapi_api__err_store(a, rc, t, name);
     if (w.current)
         kapi_obj_unref(w.current);
     *out = w.result;
@@ -219,7 +220,7 @@ kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, c
         goto done;
     if (t->strategy->warnings && r)
         t->strategy->warnings(t, obj, NULL, warn, r);
-    err = store_write(api, a, t, obj, KAPI_STORE_CREATE, 0, out, dry);
+    err = kapi_api__store_write(api, a, t, obj, KAPI_STORE_CREATE, 0, out, dry);
 done:
     json_decref(obj);
     return err;
@@ -239,9 +240,9 @@ static void do_create(kapi_req *r)
     if (err)
         kapi_api__respond_error(r, err);
     else if (opts.dry_run)
-        respond_unstored(r, r->type, 201, dry_obj);
+        kapi_api__respond_unstored(r, r->type, 201, dry_obj);
     else
-        respond_stored(r, r->type, 201, o);
+        kapi_api__respond_stored(r, r->type, 201, o);
 }
 
 /* metadata.resourceVersion of an update: "" (unconditional) or the revision it expects. */
@@ -306,7 +307,10 @@ static json_t *subresource_update(const char *sub, json_t *obj, const json_t *ol
     return merged;
 }
 
-static kapi_error *update(kapi_req *r, json_t *obj, kapi_obj **out, int *status, json_t **dry)
+/* An update of obj: *out gets the stored object, or *unstored the object not stored (a dry
+ * run, or the last state of an object whose last finalizer the update removed). */
+static kapi_error *update(kapi_req *r, json_t *obj, bool dry, int *status, kapi_obj **out,
+                          json_t **unstored)
 {
     const kapi_type *t = r->type;
     kapi_error *err;
@@ -329,17 +333,18 @@ static kapi_error *update(kapi_req *r, json_t *obj, kapi_obj **out, int *status,
         if (json_is_true(json_object_get(t->def, "createOnUpdate")) && expect == 0) {
             json_object_del(meta, "resourceVersion");
             *status = 201;
-            err = kapi_api__create(r->api, &r->arena, t, r->info.ns, json_incref(obj), out, dry, r);
+            err = kapi_api__create(r->api, &r->arena, t, r->info.ns, json_incref(obj), out,
+                                   dry ? unstored : NULL, r);
         } else {
-            err = err_not_found(r, t, name);
+            err = kapi_api__err_not_found(&r->arena, t, name);
         }
         goto done;
     }
     if (expect && expect != cur->rev) {
-        err = err_from_store(&r->arena, KAPI_STORE_CONFLICT, t, name);
+        err = kapi_api__err_store(&r->arena, KAPI_STORE_CONFLICT, t, name);
         goto done;
     }
-    old = parse_stored(cur);
+    old = kapi_api__parse_stored(cur);
     if (t->strategy->from_storage)
         old = t->strategy->from_storage(t, old);
     if (*r->info.subresource) {
@@ -356,7 +361,12 @@ static kapi_error *update(kapi_req *r, json_t *obj, kapi_obj **out, int *status,
         if (t->strategy->warnings)
             t->strategy->warnings(t, obj, old, warn, r);
     }
-    err = store_write(r->api, &r->arena, t, obj, KAPI_STORE_UPDATE, cur->rev, out, dry);
+    if (kapi_api__deletion_done(obj)) {
+        err = kapi_api__finish_deletion(r->api, &r->arena, t, key, cur->rev, dry, obj, unstored);
+        goto done;
+    }
+    err = kapi_api__store_write(r->api, &r->arena, t, obj, KAPI_STORE_UPDATE, cur->rev, out,
+                                dry ? unstored : NULL);
 done:
     if (cur)
         kapi_obj_unref(cur);
@@ -367,7 +377,7 @@ done:
 
 static void do_update(kapi_req *r)
 {
-    json_t *obj = NULL, *dry_obj = NULL;
+    json_t *obj = NULL, *unstored = NULL;
     kapi_obj *o = NULL;
     int status = 200;
     kapi_write_opts opts;
@@ -375,74 +385,13 @@ static void do_update(kapi_req *r)
     if (!err)
         err = kapi_api__decode_object(r, &opts, &obj);
     if (!err)
-        err = update(r, obj, &o, &status, opts.dry_run ? &dry_obj : NULL);
+        err = update(r, obj, opts.dry_run, &status, &o, &unstored);
     if (err)
         kapi_api__respond_error(r, err);
-    else if (opts.dry_run)
-        respond_unstored(r, r->type, status, dry_obj);
+    else if (unstored)
+        kapi_api__respond_unstored(r, r->type, status, unstored);
     else
-        respond_stored(r, r->type, status, o);
-}
-
-/* Namespaces kube-apiserver itself needs; they cannot be deleted. */
-static bool protected_namespace(const kapi_type *t, const char *name)
-{
-    return strcmp(t->storage_resource, "namespaces") == 0 && !*t->storage_group &&
-           (strcmp(name, "default") == 0 || strcmp(name, "kube-system") == 0 ||
-            strcmp(name, "kube-public") == 0);
-}
-
-/* The Status of a successful delete: details name the resource by its plural. */
-static void respond_deleted(kapi_req *r, const kapi_type *t, const char *name, const char *uid)
-{
-    kapi_buf b;
-    kapi_buf_init(&b);
-    kapi_buf_puts(&b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
-                      "\"Success\",\"details\":{\"name\":");
-    kapi_json_put_string(&b, name, strlen(name));
-    if (*t->group) {
-        kapi_buf_puts(&b, ",\"group\":");
-        kapi_json_put_string(&b, t->group, strlen(t->group));
-    }
-    kapi_buf_printf(&b, ",\"kind\":\"%s\",\"uid\":", t->plural);
-    kapi_json_put_string(&b, uid ? uid : "", uid ? strlen(uid) : 0);
-    kapi_buf_puts(&b, "}}\n");
-    kapi_api__respond_json(r, 200, &b);
-}
-
-static void do_delete(kapi_req *r)
-{
-    const kapi_type *t = r->type;
-    const char *name = r->info.name;
-    kapi_write_opts opts;
-    kapi_error *err = kapi_api__write_options(r, "DeleteOptions", &opts);
-    bool dry = opts.dry_run;
-    if (err) {
-        kapi_api__respond_error(r, err);
-        return;
-    }
-    if (protected_namespace(t, name)) {
-        err = kapi_error_new(KAPI_STATUS_FORBIDDEN,
-                             "namespaces \"%s\" is forbidden: this namespace may not be deleted",
-                             name);
-        kapi_error_details(err, name, "", "namespaces");
-        kapi_api__respond_error(r, err);
-        return;
-    }
-    char *key = kapi_type_key(&r->arena, t, kapi_str_c(r->info.ns), kapi_str_c(name));
-    kapi_store_write w = {.op = KAPI_STORE_DELETE, .key = kapi_str_c(key)};
-    kapi_store_rc rc = dry ? kapi_store_get(r->api->store, w.key, &w.result)
-                           : kapi_store_commit(r->api->store, &w);
-    if (w.current)
-        kapi_obj_unref(w.current);
-    if (rc != KAPI_STORE_OK) {
-        kapi_api__respond_error(r, err_from_store(&r->arena, rc, t, name));
-        return;
-    }
-    json_t *o = parse_stored(w.result);
-    respond_deleted(r, t, name, kapi_json_path_str(o, "metadata.uid"));
-    json_decref(o);
-    kapi_obj_unref(w.result);
+        kapi_api__respond_stored(r, r->type, status, o);
 }
 
 /* Which verb a request may use here, given its path's shape; NULL when the method is
@@ -459,7 +408,8 @@ static bool route_allowed(kapi_req *r)
     if (named)
         return strcmp(v, "get") == 0 || strcmp(v, "update") == 0 || strcmp(v, "delete") == 0 ||
                strcmp(v, "watch") == 0;
-    return strcmp(v, "list") == 0 || strcmp(v, "create") == 0 || strcmp(v, "watch") == 0;
+    return strcmp(v, "list") == 0 || strcmp(v, "create") == 0 || strcmp(v, "watch") == 0 ||
+           strcmp(v, "deletecollection") == 0;
 }
 
 /* Resolves the type and the path's shape; NULL when the request may go on. */
@@ -498,7 +448,8 @@ static const struct {
     void (*serve)(kapi_req *r);
 } verbs[] = {
     {"get", do_get},       {"list", kapi_api__serve_list}, {"watch", kapi_api__serve_watch},
-    {"create", do_create}, {"update", do_update},          {"delete", do_delete},
+    {"create", do_create}, {"update", do_update},          {"delete", kapi_api__serve_delete},
+    {"deletecollection", kapi_api__serve_deletecollection},
 };
 
 void kapi_api__serve_resource(kapi_req *r)

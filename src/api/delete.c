@@ -1,0 +1,405 @@
+/*
+ * api/delete: delete and deletecollection (reference section 3, 4.2, 4.7), the way
+ * kube-apiserver's generic store deletes.
+ *
+ * DeleteOptions come from the body when there is one, else from the query. A delete
+ * checks the preconditions, applies the propagation policy's finalizer (Orphan: orphan,
+ * Foreground: foregroundDeletion, Background: neither), then either removes the object
+ * (no finalizers: the answer is a Success Status) or starts its two-phase deletion:
+ * deletionTimestamp and deletionGracePeriodSeconds 0 are set, the generation moves on,
+ * and the object is answered. The object goes once an update empties its finalizers
+ * (kapi_api__finish_deletion). A write that loses a race with another is retried.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_int.h"
+#include "schema/field.h"
+
+#define MAX_ATTEMPTS 8
+
+/* ---- options ---- */
+
+static kapi_error *options_invalid(kapi_error *err)
+{
+    return kapi_field_finish_invalid(err, "DeleteOptions", "meta.k8s.io", "");
+}
+
+/* The members of a DeleteOptions body. */
+static kapi_error *body_options(kapi_req *r, kapi_delete_opts *d)
+{
+    json_t *body = NULL;
+    kapi_error *err = kapi_api__decode_body(r, &body, NULL);
+    if (err)
+        return err;
+    json_t *pre = json_object_get(body, "preconditions");
+    json_t *dry = json_object_get(body, "dryRun");
+    const char *uid = kapi_json_path_str(pre, "uid");
+    const char *rv = kapi_json_path_str(pre, "resourceVersion");
+    const char *policy = kapi_json_path_str(body, "propagationPolicy");
+    json_t *grace = json_object_get(body, "gracePeriodSeconds");
+    d->pre_uid = uid ? kapi_arena_strdup(&r->arena, uid) : NULL;
+    d->pre_rv = rv ? kapi_arena_strdup(&r->arena, rv) : NULL;
+    d->propagation = policy ? kapi_arena_strdup(&r->arena, policy) : NULL;
+    d->has_orphan = json_is_boolean(json_object_get(body, "orphanDependents"));
+    d->orphan = json_is_true(json_object_get(body, "orphanDependents"));
+    if (json_is_integer(grace))
+        d->grace = json_integer_value(grace);
+    size_t i;
+    json_t *v;
+    json_array_foreach(dry, i, v)
+    {
+        if (!json_is_string(v) || strcmp(json_string_value(v), "All") != 0) {
+            kapi_error *e = kapi_error_new(KAPI_STATUS_INVALID, "%s", "");
+            kapi_field_not_supported(e, "dryRun", json_is_string(v) ? json_string_value(v) : "",
+                                     (const char *const[]){"All", NULL});
+            json_decref(body);
+            return options_invalid(e);
+        }
+        d->dry_run = true;
+    }
+    json_decref(body);
+    return NULL;
+}
+
+kapi_error *kapi_api__delete_options(kapi_req *r, kapi_delete_opts *d)
+{
+    kapi_error *err;
+    memset(d, 0, sizeof(*d));
+    d->grace = -1;
+    if (r->http->body_len > 0) {
+        if ((err = body_options(r, d)) != NULL)
+            return err;
+    } else {
+        kapi_write_opts w;
+        if ((err = kapi_api__write_options(r, "DeleteOptions", &w)) != NULL)
+            return err;
+        d->dry_run = w.dry_run;
+        d->propagation = kapi_api__query(r, "propagationPolicy");
+    }
+    const char *p = d->propagation;
+    if (p && strcmp(p, "Foreground") != 0 && strcmp(p, "Background") != 0 &&
+        strcmp(p, "Orphan") != 0) {
+        static const char *const policies[] = {"Foreground", "Background", "Orphan", "nil", NULL};
+        err = kapi_error_new(KAPI_STATUS_INVALID, "%s", "");
+        kapi_field_not_supported(err, "propagationPolicy", p, policies);
+        return options_invalid(err);
+    }
+    if (d->has_orphan && p) {
+        err = kapi_error_new(KAPI_STATUS_INVALID, "%s", "");
+        kapi_field_invalid_str(err, "propagationPolicy", p, "%s",
+                               "orphanDependents and deletionPropagation cannot be both set");
+        return options_invalid(err);
+    }
+    return NULL;
+}
+
+/* ---- one object ---- */
+
+/* Namespaces kube-apiserver itself needs; they cannot be deleted. */
+static bool protected_namespace(const kapi_type *t, const char *name)
+{
+    return strcmp(t->storage_resource, "namespaces") == 0 && !*t->storage_group &&
+           (strcmp(name, "default") == 0 || strcmp(name, "kube-system") == 0 ||
+            strcmp(name, "kube-public") == 0);
+}
+
+static kapi_error *check_preconditions(const kapi_type *t, const kapi_delete_opts *d,
+                                       const json_t *meta, const char *name)
+{
+    const char *uid = kapi_json_path_str(meta, "uid");
+    const char *rv = kapi_json_path_str(meta, "resourceVersion");
+    kapi_error *err = NULL;
+    if (d->pre_uid && strcmp(d->pre_uid, uid ? uid : "") != 0)
+        err = kapi_error_new(KAPI_STATUS_CONFLICT,
+                             "Operation cannot be fulfilled on %s.%s \"%s\": the UID in the "
+                             "precondition (%s) does not match the UID in record (%s). The "
+                             "object might have been deleted and then recreated",
+                             t->kind, t->group, name, d->pre_uid, uid ? uid : "");
+    else if (d->pre_rv && strcmp(d->pre_rv, rv ? rv : "") != 0)
+        err = kapi_error_new(KAPI_STATUS_CONFLICT,
+                             "Operation cannot be fulfilled on %s.%s \"%s\": the ResourceVersion "
+                             "in the precondition (%s) does not match the ResourceVersion in "
+                             "record (%s). The object might have been modified",
+                             t->kind, t->group, name, d->pre_rv, rv ? rv : "");
+    if (err)
+        kapi_error_details(err, name, t->group, t->kind);
+    return err;
+}
+
+static bool has_finalizer(const json_t *fins, const char *name)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(fins, i, v)
+    {
+        if (json_is_string(v) && strcmp(json_string_value(v), name) == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool remove_finalizer(json_t *fins, const char *name)
+{
+    for (size_t i = 0; i < json_array_size(fins); i++) {
+        const char *v = json_string_value(json_array_get(fins, i));
+        if (v && strcmp(v, name) == 0) {
+            json_array_remove(fins, i);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* deletionFinalizersForGarbageCollection: the finalizers the policy asks for. Returns
+ * true when they changed. */
+static bool apply_policy(const kapi_delete_opts *d, json_t *meta)
+{
+    const char *p = d->propagation;
+    bool orphan = (p && strcmp(p, "Orphan") == 0) || (d->has_orphan && d->orphan);
+    bool foreground = p && strcmp(p, "Foreground") == 0;
+    bool background = (p && strcmp(p, "Background") == 0) || (d->has_orphan && !d->orphan);
+    if (!orphan && !foreground && !background)
+        return false;
+    json_t *fins = json_object_get(meta, "finalizers");
+    if (!json_is_array(fins)) {
+        fins = json_array();
+        json_object_set_new(meta, "finalizers", fins);
+    }
+    bool changed = false;
+    const char *want = orphan ? "orphan" : foreground ? "foregroundDeletion" : NULL;
+    changed |= remove_finalizer(fins, orphan ? "foregroundDeletion" : "orphan");
+    if (background)
+        changed |= remove_finalizer(fins, "foregroundDeletion");
+    if (want && !has_finalizer(fins, want)) {
+        json_array_append_new(fins, json_string(want));
+        changed = true;
+    }
+    if (json_array_size(fins) == 0)
+        json_object_del(meta, "finalizers");
+    return changed;
+}
+
+/* Removes the object at key from the store as it is at revision rev. */
+static kapi_error *remove_stored(kapi_api *api, kapi_arena *a, const kapi_type *t,
+                                 const char *key, const char *name, int64_t rev, bool dry,
+                                 json_t *obj, json_t **out)
+{
+    if (dry) {
+        *out = json_incref(obj);
+        return NULL;
+    }
+    kapi_store_write w = {.op = KAPI_STORE_DELETE, .key = kapi_str_c(key), .expect_rev = rev};
+    kapi_store_rc rc = kapi_store_commit(api->store, &w);
+    kapi_obj_unref(w.current);
+    if (rc != KAPI_STORE_OK)
+        return kapi_api__err_store(a, rc, t, name);
+    json_object_set_new(kapi_json_object_ensure(obj, "metadata"), "resourceVersion",
+                        json_sprintf("%lld", (long long)w.result->rev));
+    kapi_obj_unref(w.result);
+    *out = json_incref(obj);
+    return NULL;
+}
+
+/* Stores obj (served view), which waits for its finalizers, when it changed; *out gets
+ * the object as it now is. */
+static kapi_error *write_deleting(kapi_api *api, kapi_arena *a, const kapi_type *t, json_t *obj,
+                                  int64_t rev, bool changed, bool dry, json_t **out)
+{
+    kapi_obj *o = NULL;
+    json_t *would = NULL;
+    if (!changed) {
+        *out = json_incref(obj);
+        return NULL;
+    }
+    kapi_error *err = kapi_api__store_write(api, a, t, obj, KAPI_STORE_UPDATE, rev,
+                                            &o, dry ? &would : NULL);
+    if (err)
+        return err;
+    json_t *stored = dry ? would : kapi_api__parse_stored(o);
+    kapi_obj_unref(o);
+    *out = t->strategy->from_storage ? t->strategy->from_storage(t, stored) : stored;
+    return NULL;
+}
+
+kapi_error *kapi_api__delete(kapi_api *api, kapi_arena *a, const kapi_type *t, const char *ns,
+                             const char *name, const kapi_delete_opts *d, json_t **out,
+                             bool *removed)
+{
+    char *key = kapi_type_key(a, t, kapi_str_c(ns), kapi_str_c(name));
+    *out = NULL;
+    *removed = false;
+    for (int attempt = 0;; attempt++) {
+        kapi_obj *cur = NULL;
+        if (kapi_store_get(api->store, kapi_str_c(key), &cur) != KAPI_STORE_OK)
+            return kapi_api__err_not_found(a, t, name);
+        int64_t rev = cur->rev;
+        json_t *obj = kapi_api__parse_stored(cur);
+        kapi_obj_unref(cur);
+        if (t->strategy->from_storage)
+            obj = t->strategy->from_storage(t, obj);
+        json_t *meta = kapi_json_object_ensure(obj, "metadata");
+        kapi_error *err = check_preconditions(t, d, meta, name);
+        bool changed = !err && apply_policy(d, meta);
+        if (!err && json_array_size(json_object_get(meta, "finalizers")) == 0) {
+            *removed = true;
+            err = remove_stored(api, a, t, key, name, rev, d->dry_run, obj, out);
+        } else if (!err) {
+            if (!json_object_get(meta, "deletionTimestamp")) {
+                json_object_set_new(meta, "deletionTimestamp", json_string(kapi_api__now(a)));
+                json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(0));
+                json_int_t gen = json_integer_value(json_object_get(meta, "generation"));
+                if (gen > 0)
+                    json_object_set_new(meta, "generation", json_integer(gen + 1));
+                changed = true;
+            }
+            err = write_deleting(api, a, t, obj, rev, changed, d->dry_run, out);
+        }
+        json_decref(obj);
+        if (!err || err->status != KAPI_STATUS_CONFLICT || d->pre_rv || attempt == MAX_ATTEMPTS)
+            return err;
+        kapi_error_free(err);
+        *removed = false;
+    }
+}
+
+bool kapi_api__deletion_done(const json_t *obj)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+    return json_object_get(meta, "deletionTimestamp") &&
+           json_array_size(json_object_get(meta, "finalizers")) == 0;
+}
+
+kapi_error *kapi_api__finish_deletion(kapi_api *api, kapi_arena *a, const kapi_type *t,
+                                      const char *key, int64_t rev, bool dry, const json_t *obj,
+                                      json_t **out)
+{
+    json_t *stored = json_deep_copy(obj);
+    if (t->strategy->to_storage)
+        stored = t->strategy->to_storage(t, stored);
+    json_t *meta = kapi_json_object_ensure(stored, "metadata");
+    json_object_set_new(meta, "resourceVersion", json_sprintf("%lld", (long long)rev));
+    const char *name = kapi_json_path_str(meta, "name");
+    kapi_error *err = remove_stored(api, a, t, key, name ? name : "", rev, dry, stored, out);
+    json_decref(stored);
+    if (!err) {
+        json_t *canon = kapi_api__canonical(*out);
+        json_decref(*out);
+        *out = canon;
+    }
+    return err;
+}
+
+/* ---- the verbs ---- */
+
+/* The Status of a successful delete: details name the resource by its plural. */
+static void respond_deleted(kapi_req *r, const kapi_type *t, const char *name, const char *uid)
+{
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_buf_puts(&b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+                      "\"Success\",\"details\":{\"name\":");
+    kapi_json_put_string(&b, name, strlen(name));
+    if (*t->group) {
+        kapi_buf_puts(&b, ",\"group\":");
+        kapi_json_put_string(&b, t->group, strlen(t->group));
+    }
+    kapi_buf_printf(&b, ",\"kind\":\"%s\",\"uid\":", t->plural);
+    kapi_json_put_string(&b, uid ? uid : "", uid ? strlen(uid) : 0);
+    kapi_buf_puts(&b, "}}\n");
+    kapi_api__respond_json(r, 200, &b);
+}
+
+/* Answers with an object in the type's (served) view. */
+static void respond_served(kapi_req *r, json_t *obj)
+{
+    kapi_buf b;
+    kapi_buf_init(&b);
+    json_t *canon = kapi_api__canonical(obj);
+    kapi_json_encode(&b, canon);
+    kapi_buf_putc(&b, '\n');
+    json_decref(canon);
+    kapi_api__respond_json(r, 200, &b);
+}
+
+void kapi_api__serve_delete(kapi_req *r)
+{
+    const kapi_type *t = r->type;
+    const char *name = r->info.name;
+    kapi_delete_opts d;
+    json_t *obj = NULL;
+    bool removed = false;
+    kapi_error *err = kapi_api__delete_options(r, &d);
+    if (!err && protected_namespace(t, name)) {
+        err = kapi_error_new(KAPI_STATUS_FORBIDDEN,
+                             "namespaces \"%s\" is forbidden: this namespace may not be deleted",
+                             name);
+        kapi_error_details(err, name, "", "namespaces");
+    }
+    if (!err)
+        err = kapi_api__delete(r->api, &r->arena, t, r->info.ns, name, &d, &obj, &removed);
+    if (err)
+        kapi_api__respond_error(r, err);
+    else if (removed)
+        respond_deleted(r, t, name, kapi_json_path_str(obj, "metadata.uid"));
+    else
+        respond_served(r, obj);
+    json_decref(obj);
+}
+
+void kapi_api__serve_deletecollection(kapi_req *r)
+{
+    const kapi_type *t = r->type;
+    kapi_delete_opts d;
+    kapi_list_opts lo;
+    kapi_filter *f = NULL;
+    kapi_store_list_result l = {0};
+    char *prefix = kapi_type_key(&r->arena, t, kapi_str_c(r->info.ns), KAPI_STR(""));
+    kapi_error *err = kapi_api__delete_options(r, &d);
+    if (!err)
+        err = kapi_api__filter_new(r, NULL, &f);
+    if (!err)
+        err = kapi_api__list_options(r, &lo);
+    kapi_store_list_opts q = {.prefix = kapi_str_c(prefix)};
+    if (!err && kapi_store_list(r->api->store, &q, &l) != KAPI_STORE_OK)
+        err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "storage error while listing %s",
+                             t->plural);
+    if (err) {
+        kapi_api__filter_free(f);
+        kapi_api__respond_error(r, err);
+        return;
+    }
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_buf_printf(&b,
+                    "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":"
+                    "\"%lld\"},\"items\":[",
+                    t->list_kind, t->group_version, (long long)l.rev);
+    size_t n = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        if (!kapi_api__filter_match(f, l.items[i]))
+            continue;
+        json_t *item = kapi_api__parse_stored(l.items[i]), *obj = NULL;
+        bool removed;
+        const char *ns = kapi_json_path_str(item, "metadata.namespace");
+        const char *name = kapi_json_path_str(item, "metadata.name");
+        kapi_error *e = kapi_api__delete(r->api, &r->arena, t, ns ? ns : "", name ? name : "",
+                                         &d, &obj, &removed);
+        json_decref(item);
+        if (!e) {
+            json_t *canon = kapi_api__canonical(obj);
+            json_object_del(canon, "kind");
+            json_object_del(canon, "apiVersion");
+            if (n++)
+                kapi_buf_putc(&b, ',');
+            kapi_json_encode(&b, canon);
+            json_decref(canon);
+        }
+        kapi_error_free(e);
+        json_decref(obj);
+    }
+    kapi_buf_puts(&b, "]}\n");
+    kapi_store_list_dispose(&l);
+    kapi_api__filter_free(f);
+    kapi_api__respond_json(r, 200, &b);
+}
