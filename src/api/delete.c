@@ -222,6 +222,33 @@ static kapi_error *write_deleting(kapi_api *api, kapi_arena *a, const kapi_type 
     return NULL;
 }
 
+static bool is_namespaces(const kapi_type *t)
+{
+    return !*t->storage_group && strcmp(t->storage_resource, "namespaces") == 0;
+}
+
+/* A namespace's own first phase: Terminating, until the namespace controller has emptied
+ * it and removed the "kubernetes" finalizer from spec.finalizers. Returns true when the
+ * delete is answered here (*err set or *out the namespace). */
+static bool namespace_phase(kapi_api *api, kapi_arena *a, const kapi_type *t,
+                            const kapi_delete_opts *d, json_t *obj, int64_t rev, json_t **out,
+                            kapi_error **err)
+{
+    json_t *meta = json_object_get(obj, "metadata");
+    if (json_object_get(meta, "deletionTimestamp")) {
+        if (json_array_size(kapi_json_path(obj, "spec.finalizers")) == 0)
+            return false;
+        *out = json_incref(obj);
+        return true;
+    }
+    apply_policy(d, meta);
+    json_object_set_new(meta, "deletionTimestamp", json_string(kapi_api__now(a)));
+    json_object_set_new(kapi_json_object_ensure(obj, "status"), "phase",
+                        json_string("Terminating"));
+    *err = write_deleting(api, a, t, obj, rev, true, d->dry_run, out);
+    return true;
+}
+
 kapi_error *kapi_api__delete(kapi_api *api, kapi_arena *a, const kapi_type *t, const char *ns,
                              const char *name, const kapi_delete_opts *d, json_t **out,
                              bool *removed)
@@ -240,6 +267,13 @@ kapi_error *kapi_api__delete(kapi_api *api, kapi_arena *a, const kapi_type *t, c
             obj = t->strategy->from_storage(t, obj);
         json_t *meta = kapi_json_object_ensure(obj, "metadata");
         kapi_error *err = check_preconditions(t, d, meta, name);
+        if (!err && is_namespaces(t) && namespace_phase(api, a, t, d, obj, rev, out, &err)) {
+            json_decref(obj);
+            if (!err || err->status != KAPI_STATUS_CONFLICT || attempt == MAX_ATTEMPTS)
+                return err;
+            kapi_error_free(err);
+            continue;
+        }
         bool changed = !err && apply_policy(d, meta);
         if (!err && json_array_size(json_object_get(meta, "finalizers")) == 0) {
             *removed = true;

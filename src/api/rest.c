@@ -111,16 +111,31 @@ static kapi_error *admit_namespace(const kapi_type *t, const char *ns, json_t *m
     return NULL;
 }
 
-static kapi_error *namespace_exists(kapi_api *api, kapi_arena *a, const char *ns)
+/* A namespaced create needs its namespace, and one that is not being terminated. */
+static kapi_error *namespace_open(kapi_api *api, kapi_arena *a, const kapi_type *t,
+                                  const char *ns, const char *name)
 {
     kapi_obj *o = NULL;
     char *key = kapi_arena_printf(a, "//namespaces/%s", ns);
-    if (kapi_store_get(api->store, kapi_str_c(key), &o) == KAPI_STORE_OK) {
-        kapi_obj_unref(o);
-        return NULL;
+    if (kapi_store_get(api->store, kapi_str_c(key), &o) != KAPI_STORE_OK) {
+        kapi_error *err = kapi_error_new(KAPI_STATUS_NOT_FOUND, "namespaces \"%s\" not found", ns);
+        kapi_error_details(err, ns, "", "namespaces");
+        return err;
     }
-    kapi_error *err = kapi_error_new(KAPI_STATUS_NOT_FOUND, "namespaces \"%s\" not found", ns);
-    kapi_error_details(err, ns, "", "namespaces");
+    json_t *nsobj = kapi_api__parse_stored(o);
+    kapi_obj_unref(o);
+    const char *phase = kapi_json_path_str(nsobj, "status.phase");
+    bool terminating = phase && strcmp(phase, "Terminating") == 0;
+    json_decref(nsobj);
+    if (!terminating)
+        return NULL;
+    kapi_error *err = kapi_error_new(KAPI_STATUS_FORBIDDEN,
+                                     "%s \"%s\" is forbidden: unable to create new content in "
+                                     "namespace %s because it is being terminated",
+                                     kapi_type_resource_name(a, t), name, ns);
+    kapi_error_details(err, name, t->group, t->plural);
+    kapi_error_add_cause(err, "NamespaceTerminating", "metadata.namespace",
+                         "namespace %s is being terminated", ns);
     return err;
 }
 
@@ -203,7 +218,7 @@ kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, c
                              "resourceVersion should not be set on objects to be created");
         goto done;
     }
-    if (t->namespaced && (err = namespace_exists(api, a, ns)) != NULL)
+    if (t->namespaced && (err = namespace_open(api, a, t, ns, name ? name : "")) != NULL)
         goto done;
     kapi_uuid_v4(uid);
     json_object_set_new(meta, "uid", json_string(uid));

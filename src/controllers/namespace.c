@@ -1,0 +1,175 @@
+/*
+ * controllers/namespace: the namespace lifecycle (reference section 3; kube-controller-
+ * manager's namespace controller).
+ *
+ * Every pass lists the namespaces; for each one being deleted it deletes, type by type,
+ * every object stored under it (an object with finalizers waits for them and keeps the
+ * namespace). Once nothing is left it finalizes the namespace (the "kubernetes" entry of
+ * spec.finalizers goes) and deletes it, which removes it unless metadata.finalizers still
+ * hold it. A pass runs every PASS_INTERVAL_MS, so a deleted namespace is gone within a
+ * second of its last object.
+ */
+#include "controllers/controllers.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/api_int.h"
+
+#define PASS_INTERVAL_MS 200
+
+struct kapi_namespace_controller {
+    kapi_api *api;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    bool stopping;
+};
+
+/* True when t is the first namespaced type stored under its storage resource (two
+ * served types may share one: core and events.k8s.io Events). */
+static bool first_of_storage(const kapi_registry *reg, size_t i)
+{
+    const kapi_type *t = kapi_registry_at(reg, i);
+    if (!t->namespaced)
+        return false;
+    for (size_t j = 0; j < i; j++) {
+        const kapi_type *u = kapi_registry_at(reg, j);
+        if (strcmp(u->storage_group, t->storage_group) == 0 &&
+            strcmp(u->storage_resource, t->storage_resource) == 0)
+            return false;
+    }
+    return true;
+}
+
+/* Deletes every object of t in ns; false while some remain. */
+static bool empty_type(kapi_api *api, kapi_arena *a, const kapi_type *t, const char *ns)
+{
+    static const kapi_delete_opts background = {.propagation = "Background", .grace = -1};
+    kapi_store_list_result l;
+    char *prefix = kapi_type_key(a, t, kapi_str_c(ns), KAPI_STR(""));
+    kapi_store_list_opts q = {.prefix = kapi_str_c(prefix)};
+    if (kapi_store_list(api->store, &q, &l) != KAPI_STORE_OK)
+        return false;
+    bool empty = true;
+    for (size_t i = 0; i < l.n; i++) {
+        const char *name = strrchr(l.items[i]->key, '/') + 1;
+        json_t *out = NULL;
+        bool removed = false;
+        kapi_error *err = kapi_api__delete(api, a, t, ns, name, &background, &out, &removed);
+        if ((err && err->status != KAPI_STATUS_NOT_FOUND) || (!err && !removed))
+            empty = false;
+        kapi_error_free(err);
+        json_decref(out);
+    }
+    kapi_store_list_dispose(&l);
+    return empty;
+}
+
+/* Removes "kubernetes" from spec.finalizers (the finalize write); true when it is gone. */
+static bool finalize(kapi_api *api, kapi_arena *a, const kapi_type *nst, json_t *ns, int64_t rev)
+{
+    json_t *fins = kapi_json_path(ns, "spec.finalizers");
+    bool found = false;
+    for (size_t i = 0; i < json_array_size(fins); i++) {
+        const char *f = json_string_value(json_array_get(fins, i));
+        if (f && strcmp(f, "kubernetes") == 0) {
+            json_array_remove(fins, i--);
+            found = true;
+        }
+    }
+    if (!found)
+        return true;
+    kapi_obj *o = NULL;
+    kapi_error *err = kapi_api__store_write(api, a, nst, ns, KAPI_STORE_UPDATE, rev, &o, NULL);
+    kapi_obj_unref(o);
+    bool ok = !err;
+    kapi_error_free(err);
+    return ok;
+}
+
+static void clean_namespace(kapi_api *api, const kapi_type *nst, kapi_obj *o)
+{
+    kapi_arena a;
+    kapi_arena_init(&a);
+    json_t *ns = kapi_api__parse_stored(o);
+    const char *name = kapi_json_path_str(ns, "metadata.name");
+    const kapi_registry *reg = api->registry;
+    bool empty = kapi_json_path(ns, "metadata.deletionTimestamp") != NULL;
+    for (size_t i = 0; empty && i < kapi_registry_count(reg); i++)
+        if (first_of_storage(reg, i))
+            empty &= empty_type(api, &a, kapi_registry_at(reg, i), name);
+    if (empty && finalize(api, &a, nst, ns, o->rev)) {
+        static const kapi_delete_opts plain = {.grace = -1};
+        json_t *out = NULL;
+        bool removed;
+        kapi_error_free(kapi_api__delete(api, &a, nst, "", name, &plain, &out, &removed));
+        json_decref(out);
+    }
+    json_decref(ns);
+    kapi_arena_dispose(&a);
+}
+
+static void pass(kapi_api *api)
+{
+    const kapi_type *nst = kapi_registry_lookup(api->registry, KAPI_STR(""), KAPI_STR("v1"),
+                                                KAPI_STR("namespaces"));
+    kapi_store_list_result l;
+    kapi_store_list_opts q = {.prefix = KAPI_STR("//namespaces/")};
+    if (!nst || kapi_store_list(api->store, &q, &l) != KAPI_STORE_OK)
+        return;
+    for (size_t i = 0; i < l.n; i++)
+        if (strstr(l.items[i]->data, "\"deletionTimestamp\":"))
+            clean_namespace(api, nst, l.items[i]);
+    kapi_store_list_dispose(&l);
+}
+
+static void *controller_main(void *arg)
+{
+    kapi_namespace_controller *c = arg;
+    pthread_mutex_lock(&c->mu);
+    while (!c->stopping) {
+        pthread_mutex_unlock(&c->mu);
+        pass(c->api);
+        pthread_mutex_lock(&c->mu);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        long long ns = ts.tv_nsec + PASS_INTERVAL_MS * 1000000LL;
+        ts.tv_sec += (time_t)(ns / 1000000000LL);
+        ts.tv_nsec = (long)(ns % 1000000000LL);
+        if (!c->stopping)
+            pthread_cond_timedwait(&c->cond, &c->mu, &ts);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+kapi_namespace_controller *kapi_namespace_controller_start(kapi_api *api)
+{
+    kapi_namespace_controller *c = kapi_xcalloc(1, sizeof(*c));
+    c->api = api;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cond, NULL);
+    if (pthread_create(&c->thread, NULL, controller_main, c) != 0) {
+        fputs("kapi: cannot start the namespace controller\n", stderr);
+        abort();
+    }
+    return c;
+}
+
+void kapi_namespace_controller_stop(kapi_namespace_controller *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->mu);
+    c->stopping = true;
+    pthread_cond_signal(&c->cond);
+    pthread_mutex_unlock(&c->mu);
+    pthread_join(c->thread, NULL);
+    pthread_cond_destroy(&c->cond);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
