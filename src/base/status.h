@@ -14,7 +14,9 @@
 
 #include "base/base.h"
 
-/* name, HTTP code, Status.reason */
+/* name, HTTP code, Status.reason. UNKNOWN is metav1.StatusReasonUnknown: the 500 with no
+ * reason that kube-apiserver answers for an error it did not classify (a strategic merge
+ * patch's directive errors, for one); its Status body has no "reason" member. */
 #define KAPI_STATUS_MAP(XX)                                                                        \
     XX(BAD_REQUEST, 400, "BadRequest")                                                             \
     XX(UNAUTHORIZED, 401, "Unauthorized")                                                          \
@@ -31,6 +33,7 @@
     XX(INVALID, 422, "Invalid")                                                                    \
     XX(TOO_MANY_REQUESTS, 429, "TooManyRequests")                                                  \
     XX(INTERNAL_ERROR, 500, "InternalError")                                                       \
+    XX(UNKNOWN, 500, "")                                                                           \
     XX(SERVICE_UNAVAILABLE, 503, "ServiceUnavailable")                                             \
     XX(TIMEOUT, 504, "Timeout")
 

@@ -47,6 +47,13 @@ json_t *kapi_json_object_ensure(json_t *obj, const char *key);
  * messages (`unknown field "spec.x"`). Bytes that are not UTF-8 come out as \xNN. */
 void kapi_json_quote_go(kapi_buf *b, const char *s, size_t n);
 
+/* Appends v as Go's fmt prints the value encoding/json decodes it into, as kube-apiserver's
+ * messages print a decoded patch: with verb 'v', map[a:1 b:[x y]] (keys sorted), <nil>,
+ * strings bare, floats in %v's shortest form; with verb 's', the same except that a number
+ * or a boolean is %!s(int64=1), %!s(float64=1.5) or %!s(bool=true) and a top-level null is
+ * %!s(<nil>). Integers print as int64 (kube-apiserver decodes patches keeping integers). */
+void kapi_json_put_go_fmt(kapi_buf *b, const json_t *v, char verb);
+
 /* The rune at s[0..n) and its width, as Go's utf8.DecodeRune (and a range over a string)
  * reads it: -1 with width 1 for a byte that does not start a valid sequence (overlong
  * forms and surrogates included). n > 0. */

@@ -1,0 +1,105 @@
+/* codec/gofmt: Go's fmt printing (%v, %s) of decoded JSON values, for messages that quote a
+ * patch or one of its maps the way kube-apiserver's do. */
+#include "codec/json.h"
+
+#include "codec/codec_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int key_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void put_value(kapi_buf *b, const json_t *v, char verb, bool nested);
+
+/* map[k1:v1 k2:v2], keys in byte order as fmt sorts string keys. */
+static void put_map(kapi_buf *b, const json_t *obj, char verb)
+{
+    size_t n = json_object_size(obj), i = 0;
+    const char **keys = kapi_xmalloc((n ? n : 1) * sizeof(*keys));
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)obj, key, v) keys[i++] = key;
+    qsort(keys, n, sizeof(*keys), key_cmp);
+    kapi_buf_puts(b, "map[");
+    for (i = 0; i < n; i++) {
+        if (i)
+            kapi_buf_putc(b, ' ');
+        kapi_buf_puts(b, keys[i]);
+        kapi_buf_putc(b, ':');
+        put_value(b, json_object_get(obj, keys[i]), verb, true);
+    }
+    kapi_buf_putc(b, ']');
+    free(keys);
+}
+
+/* [a b c]: a slice's items separated by spaces. */
+static void put_list(kapi_buf *b, const json_t *list, char verb)
+{
+    kapi_buf_putc(b, '[');
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        if (i)
+            kapi_buf_putc(b, ' ');
+        put_value(b, json_array_get(list, i), verb, true);
+    }
+    kapi_buf_putc(b, ']');
+}
+
+/* Appends a number or a boolean as %v prints it; returns its Go type name. */
+static const char *put_scalar(kapi_buf *b, const json_t *v)
+{
+    char num[40];
+    switch (json_typeof(v)) {
+    case JSON_INTEGER:
+        kapi_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        return "int64";
+    case JSON_REAL:
+        kapi_codec__format_g(num, json_real_value(v), 64);
+        kapi_buf_puts(b, num);
+        return "float64";
+    default:
+        kapi_buf_puts(b, json_is_true(v) ? "true" : "false");
+        return "bool";
+    }
+}
+
+/* A number or a boolean: %v prints the value, %s names the wrong verb, the type and the
+ * value. */
+static void put_other(kapi_buf *b, const json_t *v, char verb)
+{
+    kapi_buf s;
+    kapi_buf_init(&s);
+    const char *type = put_scalar(&s, v);
+    if (verb == 'v')
+        kapi_buf_put(b, s.ptr, s.len);
+    else
+        kapi_buf_printf(b, "%%!s(%s=%s)", type, s.ptr);
+    kapi_buf_dispose(&s);
+}
+
+static void put_value(kapi_buf *b, const json_t *v, char verb, bool nested)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        put_map(b, v, verb);
+        break;
+    case JSON_ARRAY:
+        put_list(b, v, verb);
+        break;
+    case JSON_STRING:
+        kapi_buf_put(b, json_string_value(v), json_string_length(v));
+        break;
+    case JSON_NULL:
+        kapi_buf_puts(b, nested || verb == 'v' ? "<nil>" : "%!s(<nil>)");
+        break;
+    default:
+        put_other(b, v, verb);
+    }
+}
+
+void kapi_json_put_go_fmt(kapi_buf *b, const json_t *v, char verb)
+{
+    put_value(b, v, verb, false);
+}
