@@ -202,6 +202,12 @@ char *kapi_api__openapi_v2_proto(const json_t *doc, size_t *len);
 
 /* rest.c: the verbs on a resolved type, and what the other verbs share. */
 void kapi_api__serve_resource(kapi_req *r);
+/* Updates the object at the request's path to obj (served view; the function takes it):
+ * *out gets the stored object, or *unstored the object not stored (a dry run, or the last
+ * state of an object whose last finalizer the update removed); *status is 200, or 201
+ * for a create-on-update. */
+kapi_error *kapi_api__update(kapi_req *r, json_t *obj, bool dry, int *status, kapi_obj **out,
+                             json_t **unstored);
 /* The 404 of a named object; the Status of a failed store write. */
 kapi_error *kapi_api__err_not_found(kapi_arena *a, const kapi_type *t, const char *name);
 kapi_error *kapi_api__err_store(kapi_arena *a, kapi_store_rc rc, const kapi_type *t,
@@ -233,6 +239,14 @@ kapi_error *kapi_api__write_options(kapi_req *r, const char *options_kind, kapi_
  * duplicate fields handled as o->fv says, Go type errors answered, zero values and
  * defaults filled in, members in Kubernetes' order. */
 kapi_error *kapi_api__decode_object(kapi_req *r, const kapi_write_opts *o, json_t **out);
+
+/* The result of a patch (doc, borrowed), decoded like an update body; a value of the
+ * wrong type is kube-apiserver's 422 naming "patch". */
+kapi_error *kapi_api__decode_patched(kapi_req *r, const kapi_write_opts *o, const json_t *doc,
+                                     json_t **out);
+
+/* patch.c */
+void kapi_api__serve_patch(kapi_req *r);
 
 /* objects.c: the generic rules of every object. */
 /* Checks kind/apiVersion of a decoded body against t, filling them in when absent. */

@@ -13,6 +13,7 @@
 
 #include "api/api_int.h"
 #include "codec/yaml.h"
+#include "schema/field.h"
 
 /* Appends a cause and its part of the message "<Kind>.meta.k8s.io "" is invalid: ...". */
 static kapi_error *options_error(kapi_error *err, const char *kind, const char *field,
@@ -200,4 +201,36 @@ fail:
     kapi_dups_dispose(&dups);
     json_decref(obj);
     return err;
+}
+
+kapi_error *kapi_api__decode_patched(kapi_req *r, const kapi_write_opts *o, const json_t *doc,
+                                     json_t **out)
+{
+    const kapi_type *t = r->type;
+    json_t *obj = json_deep_copy(doc);
+    kapi_dups none;
+    kapi_dups_init(&none);
+    kapi_schema_walk w = {.arena = &r->arena, .go_types = true, .defaults = true, .reorder = true};
+    kapi_error *err = kapi_api__check_kind(t, obj);
+    *out = NULL;
+    if (!err && t->schema && (err = kapi_schema_decode(t->schema, obj, &w)) != NULL) {
+        /* kube-apiserver names the patched document as the invalid value of "patch" */
+        kapi_buf b;
+        kapi_buf_init(&b);
+        kapi_json_encode(&b, doc);
+        kapi_error *inv = kapi_error_new(KAPI_STATUS_INVALID, "%s", "");
+        kapi_field_invalid_str(inv, "patch", b.ptr, "%s", err->message);
+        kapi_buf_dispose(&b);
+        kapi_error_free(err);
+        err = kapi_field_finish_invalid(inv, "", "", "");
+    }
+    if (!err)
+        err = report_fields(r, o, &none, &w);
+    kapi_dups_dispose(&none);
+    if (err) {
+        json_decref(obj);
+        return err;
+    }
+    *out = obj;
+    return NULL;
 }

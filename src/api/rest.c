@@ -322,10 +322,8 @@ static json_t *subresource_update(const char *sub, json_t *obj, const json_t *ol
     return merged;
 }
 
-/* An update of obj: *out gets the stored object, or *unstored the object not stored (a dry
- * run, or the last state of an object whose last finalizer the update removed). */
-static kapi_error *update(kapi_req *r, json_t *obj, bool dry, int *status, kapi_obj **out,
-                          json_t **unstored)
+kapi_error *kapi_api__update(kapi_req *r, json_t *obj, bool dry, int *status, kapi_obj **out,
+                             json_t **unstored)
 {
     const kapi_type *t = r->type;
     kapi_error *err;
@@ -400,7 +398,7 @@ static void do_update(kapi_req *r)
     if (!err)
         err = kapi_api__decode_object(r, &opts, &obj);
     if (!err)
-        err = update(r, obj, opts.dry_run, &status, &o, &unstored);
+        err = kapi_api__update(r, obj, opts.dry_run, &status, &o, &unstored);
     if (err)
         kapi_api__respond_error(r, err);
     else if (unstored)
@@ -422,7 +420,7 @@ static bool route_allowed(kapi_req *r)
     }
     if (named)
         return strcmp(v, "get") == 0 || strcmp(v, "update") == 0 || strcmp(v, "delete") == 0 ||
-               strcmp(v, "watch") == 0;
+               strcmp(v, "watch") == 0 || strcmp(v, "patch") == 0;
     return strcmp(v, "list") == 0 || strcmp(v, "create") == 0 || strcmp(v, "watch") == 0 ||
            strcmp(v, "deletecollection") == 0;
 }
@@ -464,7 +462,7 @@ static const struct {
 } verbs[] = {
     {"get", do_get},       {"list", kapi_api__serve_list}, {"watch", kapi_api__serve_watch},
     {"create", do_create}, {"update", do_update},          {"delete", kapi_api__serve_delete},
-    {"deletecollection", kapi_api__serve_deletecollection},
+    {"deletecollection", kapi_api__serve_deletecollection}, {"patch", kapi_api__serve_patch},
 };
 
 void kapi_api__serve_resource(kapi_req *r)

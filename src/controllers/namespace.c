@@ -11,23 +11,11 @@
  */
 #include "controllers/controllers.h"
 
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "api/api_int.h"
 
 #define PASS_INTERVAL_MS 200
-
-struct kapi_namespace_controller {
-    kapi_api *api;
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cond;
-    bool stopping;
-};
 
 /* True when t is the first namespaced type stored under its storage resource (two
  * served types may share one: core and events.k8s.io Events). */
@@ -127,49 +115,7 @@ static void pass(kapi_api *api)
     kapi_store_list_dispose(&l);
 }
 
-static void *controller_main(void *arg)
+kapi_controller *kapi_namespace_controller_start(kapi_api *api)
 {
-    kapi_namespace_controller *c = arg;
-    pthread_mutex_lock(&c->mu);
-    while (!c->stopping) {
-        pthread_mutex_unlock(&c->mu);
-        pass(c->api);
-        pthread_mutex_lock(&c->mu);
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        long long ns = ts.tv_nsec + PASS_INTERVAL_MS * 1000000LL;
-        ts.tv_sec += (time_t)(ns / 1000000000LL);
-        ts.tv_nsec = (long)(ns % 1000000000LL);
-        if (!c->stopping)
-            pthread_cond_timedwait(&c->cond, &c->mu, &ts);
-    }
-    pthread_mutex_unlock(&c->mu);
-    return NULL;
-}
-
-kapi_namespace_controller *kapi_namespace_controller_start(kapi_api *api)
-{
-    kapi_namespace_controller *c = kapi_xcalloc(1, sizeof(*c));
-    c->api = api;
-    pthread_mutex_init(&c->mu, NULL);
-    pthread_cond_init(&c->cond, NULL);
-    if (pthread_create(&c->thread, NULL, controller_main, c) != 0) {
-        fputs("kapi: cannot start the namespace controller\n", stderr);
-        abort();
-    }
-    return c;
-}
-
-void kapi_namespace_controller_stop(kapi_namespace_controller *c)
-{
-    if (!c)
-        return;
-    pthread_mutex_lock(&c->mu);
-    c->stopping = true;
-    pthread_cond_signal(&c->cond);
-    pthread_mutex_unlock(&c->mu);
-    pthread_join(c->thread, NULL);
-    pthread_cond_destroy(&c->cond);
-    pthread_mutex_destroy(&c->mu);
-    free(c);
+    return kapi_controllers__start(api, "namespace", PASS_INTERVAL_MS, pass);
 }

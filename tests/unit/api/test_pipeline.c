@@ -272,7 +272,8 @@ TEST(api_errors_are_status)
     CHECK_INT_EQ(request(&e, "POST", "/api/v1/namespaces", "[1]", &doc, NULL), 400);
     CHECK_STR_EQ(kapi_json_path_str(doc, "reason"), "BadRequest");
     json_decref(doc);
-    CHECK_INT_EQ(request(&e, "PATCH", "/api/v1/namespaces/default/status", "{}", &doc, NULL), 405);
+    CHECK_INT_EQ(request(&e, "PATCH", "/api/v1/namespaces/default/status", "{}", &doc, NULL), 415);
+    CHECK_STR_EQ(kapi_json_path_str(doc, "reason"), "UnsupportedMediaType");
     json_decref(doc);
     CHECK_INT_EQ(request(&e, "GET", "/api/v1/namespaces/default", NULL, NULL, NULL), 200);
     CHECK_INT_EQ(request(&e, "DELETE", "/api/v1/namespaces/default", NULL, &doc, NULL), 403);

@@ -1,0 +1,81 @@
+/*
+ * controllers/crd: naming and establishing CustomResourceDefinitions (kube-apiserver's
+ * apiextensions naming and establishing controllers).
+ *
+ * A CRD that is not yet Established gets its spec.names as status.acceptedNames and the
+ * NamesAccepted and Established conditions, True. Name conflicts between CRDs are not
+ * checked yet: a CRD's names are accepted as they are.
+ */
+#include <string.h>
+
+#include "api/api_int.h"
+#include "controllers/controllers.h"
+
+#define PASS_INTERVAL_MS 100
+
+static json_t *condition(const char *type, const char *reason, const char *message,
+                         const char *now)
+{
+    return json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", type, "status", "True",
+                     "lastTransitionTime", now, "reason", reason, "message", message);
+}
+
+static bool established(const json_t *crd)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(kapi_json_path(crd, "status.conditions"), i, c)
+    {
+        const char *type = kapi_json_path_str(c, "type");
+        if (type && strcmp(type, "Established") == 0)
+            return true;
+    }
+    return false;
+}
+
+static void establish(kapi_api *api, const kapi_type *t, kapi_obj *o)
+{
+    json_t *crd = kapi_api__parse_stored(o);
+    if (established(crd) || kapi_json_path(crd, "metadata.deletionTimestamp")) {
+        json_decref(crd);
+        return;
+    }
+    kapi_arena a;
+    kapi_arena_init(&a);
+    const char *now = kapi_api__now(&a);
+    json_t *status = kapi_json_object_ensure(crd, "status");
+    json_t *names = json_deep_copy(kapi_json_path(crd, "spec.names"));
+    json_object_set_new(status, "acceptedNames", names ? names : json_object());
+    json_object_set_new(status, "conditions",
+                        json_pack("[o, o]",
+                                  condition("NamesAccepted", "NoConflicts", "no conflicts found",
+                                            now),
+                                  condition("Established", "InitialNamesAccepted",
+                                            "the initial names have been accepted", now)));
+    kapi_obj *out = NULL;
+    kapi_error_free(kapi_api__store_write(api, &a, t, crd, KAPI_STORE_UPDATE, o->rev, &out, NULL));
+    kapi_obj_unref(out);
+    json_decref(crd);
+    kapi_arena_dispose(&a);
+}
+
+static void pass(kapi_api *api)
+{
+    const kapi_type *t = kapi_registry_lookup(api->registry, KAPI_STR("apiextensions.k8s.io"),
+                                              KAPI_STR("v1"),
+                                              KAPI_STR("customresourcedefinitions"));
+    kapi_store_list_result l;
+    char *prefix = kapi_xprintf("/%s/%s/", t->storage_group, t->storage_resource);
+    kapi_store_list_opts q = {.prefix = kapi_str_c(prefix)};
+    if (kapi_store_list(api->store, &q, &l) == KAPI_STORE_OK) {
+        for (size_t i = 0; i < l.n; i++)
+            establish(api, t, l.items[i]);
+        kapi_store_list_dispose(&l);
+    }
+    free(prefix);
+}
+
+kapi_controller *kapi_crd_controller_start(kapi_api *api)
+{
+    return kapi_controllers__start(api, "crd", PASS_INTERVAL_MS, pass);
+}
