@@ -9,9 +9,10 @@ free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
-# start_kapi BIN DATA_DIR PORT: starts kapi in the background and waits for /readyz.
+# start_kapi BIN DATA_DIR PORT [FLAGS...]: starts kapi in the background and waits for
+# /readyz.
 start_kapi() {
-    "$1" --data-dir "$2" --secure-port "$3" >"$2.log" 2>&1 &
+    "$1" --data-dir "$2" --secure-port "$3" "${@:4}" >"$2.log" 2>&1 &
     KAPI_PID=$!
     for _ in $(seq 1 100); do
         if curl -sk "https://127.0.0.1:$3/readyz" 2>/dev/null | grep -q ok; then
