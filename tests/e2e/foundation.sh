@@ -5,13 +5,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-bin=$(realpath "$1")
-work=$(mktemp -d)
-trap 'stop_kapi; rm -rf "$work"' EXIT
-data=$work/data
-port=$(free_port)
-start_kapi "$bin" "$data" "$port" || exit 1
-export KUBECONFIG=$data/kubeconfig
+e2e_start "$1"
 token=$(cat "$data/admin-token")
 api=https://127.0.0.1:$port
 kc() { kubectl --request-timeout=10s "$@"; }

@@ -6,11 +6,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-bin=$(realpath "$1")
-work=$(mktemp -d)
-trap 'stop_kapi; rm -rf "$work"' EXIT
-data=$work/data
-port=$(free_port)
+e2e_setup "$1"
 python=/usr/bin/python3
 if ! "$python" -c 'import kubernetes' 2>/dev/null; then
     fail "python3-kubernetes is installed (scripts/deps.sh test)"

@@ -25,6 +25,23 @@ start_kapi() {
     return 1
 }
 
+# e2e_setup BIN: sets bin, a scratch dir work (removed at exit, when kapi is stopped),
+# data and a free port for the script's kapi.
+e2e_setup() {
+    bin=$(realpath "$1")
+    work=$(mktemp -d)
+    trap 'stop_kapi; rm -rf "$work"' EXIT
+    data=$work/data
+    port=$(free_port)
+}
+
+# e2e_start BIN: e2e_setup, then a fresh kapi on it, with KUBECONFIG pointing at it.
+e2e_start() {
+    e2e_setup "$1"
+    start_kapi "$bin" "$data" "$port" || exit 1
+    export KUBECONFIG=$data/kubeconfig
+}
+
 stop_kapi() {
     if [ -n "${KAPI_PID:-}" ]; then
         kill -TERM "$KAPI_PID" 2>/dev/null
