@@ -120,6 +120,8 @@ void kapi_api__respond_obj(kapi_req *r, int status, kapi_obj *obj);   /* takes t
 void kapi_api__respond_text(kapi_req *r, int status, const char *text);
 /* A JSON answer made of chunks (ownership passes as for kapi_http_respond). */
 void kapi_api__respond_chunks(kapi_req *r, int status, const kapi_http_chunk *c, size_t n);
+/* The release of a chunk that holds a reference to a stored object (owner). */
+void kapi_api__release_obj(void *owner);
 /* Adds a Warning header (`299 - "<text>"`) to the answer. */
 void kapi_api__warn(kapi_req *r, const char *fmt, ...) KAPI_PRINTF(2, 3);
 /* The plain-text 404 of an unknown path. */

@@ -413,13 +413,12 @@ void kapi_api__serve_deletecollection(kapi_req *r)
     for (size_t i = 0; i < l.n; i++) {
         if (!kapi_api__filter_match(f, l.items[i]))
             continue;
-        json_t *item = kapi_api__parse_stored(l.items[i]), *obj = NULL;
+        /* the key ends in [<namespace>/]<name>, and r->info.ns is the namespace */
+        const char *name = strrchr(l.items[i]->key, '/') + 1;
+        json_t *obj = NULL;
         bool removed;
-        const char *ns = kapi_json_path_str(item, "metadata.namespace");
-        const char *name = kapi_json_path_str(item, "metadata.name");
-        kapi_error *e = kapi_api__delete(r->api, &r->arena, t, ns ? ns : "", name ? name : "",
-                                         &d, &obj, &removed);
-        json_decref(item);
+        kapi_error *e = kapi_api__delete(r->api, &r->arena, t, r->info.ns, name, &d, &obj,
+                                         &removed);
         if (!e) {
             json_t *canon = kapi_api__canonical(obj);
             json_object_del(canon, "kind");

@@ -396,11 +396,6 @@ static void put_list_meta(kapi_buf *b, const page *p, const char *prefix, bool p
     kapi_buf_putc(b, '}');
 }
 
-static void release_obj(void *o)
-{
-    kapi_obj_unref(o);
-}
-
 /* A list item: the stored object without kind and apiVersion, as typed lists write
  * their items. The bytes start with {"kind":..,"apiVersion":.., so the item is "{"
  * followed by everything from "metadata" on. */
@@ -408,7 +403,7 @@ static void list_item_chunks(kapi_obj *o, kapi_http_chunk *c)
 {
     const char *m = strstr(o->data, "\"metadata\":");
     c[0] = (kapi_http_chunk){"{", 1, NULL, NULL};
-    c[1] = (kapi_http_chunk){m, o->len - (size_t)(m - o->data), release_obj, o};
+    c[1] = (kapi_http_chunk){m, o->len - (size_t)(m - o->data), kapi_api__release_obj, o};
 }
 
 static void respond_converted(kapi_req *r, const kapi_type *t, page *p, kapi_buf *b)

@@ -146,7 +146,7 @@ void kapi_api__respond_json(kapi_req *r, int status, kapi_buf *body)
     kapi_api__respond_chunks(r, status, &c, 1);
 }
 
-static void release_obj(void *owner)
+void kapi_api__release_obj(void *owner)
 {
     kapi_obj_unref(owner);
 }
@@ -154,7 +154,7 @@ static void release_obj(void *owner)
 void kapi_api__respond_obj(kapi_req *r, int status, kapi_obj *obj)
 {
     kapi_http_chunk c[2] = {
-        {obj->data, obj->len, release_obj, obj},
+        {obj->data, obj->len, kapi_api__release_obj, obj},
         {"\n", 1, NULL, NULL},
     };
     kapi_api__respond_chunks(r, status, c, 2);

@@ -63,11 +63,6 @@ static const char *const prefixes[] = {
 };
 static const char suffix[] = "}\n";
 
-static void release_obj(void *o)
-{
-    kapi_obj_unref(o);
-}
-
 /* Queues whole chunks; false (the chunks released) when the stream is gone. */
 static bool write_chunks(kapi_watch *w, kapi_http_chunk *c, size_t n)
 {
@@ -117,7 +112,7 @@ static bool write_event(kapi_watch *w, kapi_watch_type type, kapi_obj *o)
     }
     kapi_http_chunk c[3] = {
         {prefixes[type], strlen(prefixes[type]), NULL, NULL},
-        {o->data, o->len, release_obj, o},
+        {o->data, o->len, kapi_api__release_obj, o},
         {suffix, sizeof(suffix) - 1, NULL, NULL},
     };
     return write_chunks(w, c, 3);

@@ -69,7 +69,8 @@ static void pass(kapi_api *api)
     kapi_store_list_opts q = {.prefix = kapi_str_c(prefix)};
     if (kapi_store_list(api->store, &q, &l) == KAPI_STORE_OK) {
         for (size_t i = 0; i < l.n; i++)
-            establish(api, t, l.items[i]);
+            if (!strstr(l.items[i]->data, "\"type\":\"Established\""))
+                establish(api, t, l.items[i]);
         kapi_store_list_dispose(&l);
     }
     free(prefix);
