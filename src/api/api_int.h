@@ -15,6 +15,7 @@ typedef struct kapi_openapi kapi_openapi;
 typedef struct kapi_watch_hub kapi_watch_hub;
 typedef struct kapi_watch kapi_watch;
 typedef struct kapi_filter kapi_filter;
+typedef struct kapi_custom_types kapi_custom_types;
 
 struct kapi_api {
     kapi_store *store;
@@ -23,6 +24,7 @@ struct kapi_api {
     const char *server_address;
     kapi_openapi *openapi; /* the documents, built from the registry at start */
     kapi_watch_hub *watches; /* the open watches and their reaper */
+    kapi_custom_types *custom_types; /* the custom resource types built so far */
     atomic_bool shutting_down;
 };
 
@@ -73,7 +75,7 @@ typedef struct kapi_req {
     size_t nquery;
     kapi_reqinfo info;
     kapi_user user;
-    const kapi_type *type;
+    const kapi_type *type; /* held until the request is answered */
     kapi_media media;
     /* Warning headers of the answer: the text of each, in the arena. */
     const char **warnings;
@@ -195,6 +197,15 @@ void kapi_api__serve_group_list(kapi_req *r);
 void kapi_api__serve_group(kapi_req *r, const char *group);
 void kapi_api__serve_resource_list(kapi_req *r, const char *group, const char *version);
 
+/* custom.c: custom resource types, from the CRDs in the store. */
+kapi_custom_types *kapi_api__custom_types_new(void);
+void kapi_api__custom_types_free(kapi_custom_types *c);
+/* The type serving the request's group/version/resource from an Established CRD, held
+ * (NULL when no CRD serves it); creates while the CRD terminates are a 405. */
+kapi_error *kapi_api__custom_type(kapi_req *r, const kapi_type **out);
+/* True if the CRD has condition type with status True. */
+bool kapi_api__crd_condition(const json_t *crd, const char *type);
+
 /* openapi.c: /openapi/v2 and /openapi/v3[/...], built once from the registry. */
 kapi_openapi *kapi_api__openapi_new(const kapi_registry *reg);
 void kapi_api__openapi_free(kapi_openapi *o);
@@ -251,11 +262,17 @@ kapi_error *kapi_api__decode_patched(kapi_req *r, const kapi_write_opts *o, cons
 void kapi_api__serve_patch(kapi_req *r);
 
 /* objects.c: the generic rules of every object. */
-/* Checks kind/apiVersion of a decoded body against t, filling them in when absent. */
+/* Checks kind/apiVersion of a decoded body against t, filling them in when absent (a
+ * custom resource's kind is left to validation). */
 kapi_error *kapi_api__check_kind(const kapi_type *t, json_t *obj);
+/* The 400 "the object provided is unrecognized (must be of type <Kind>): <what> (<the
+ * body's first 30 bytes> ...)". */
+kapi_error *kapi_api__unrecognized(const kapi_type *t, const char *what, const char *body,
+                                   size_t n);
 /* Puts kind, apiVersion, metadata first and the members of metadata in Kubernetes'
- * order, labels and annotations sorted; returns a new reference. */
-json_t *kapi_api__canonical(const json_t *obj);
+ * order, labels and annotations sorted; a custom resource has every member sorted, as
+ * Go writes an unstructured object. Returns a new reference. */
+json_t *kapi_api__canonical(const kapi_type *t, const json_t *obj);
 /* Encodes obj for storage with the revision gap; returns the heap bytes. */
 char *kapi_api__encode_stored(const json_t *obj, size_t *len, size_t *rv_off);
 /* Decodes a request body (JSON, YAML, protobuf) into an object (a 400/415 error

@@ -176,6 +176,38 @@ static kapi_error *report_fields(kapi_req *r, const kapi_write_opts *o, const ka
     return err;
 }
 
+/* The decode walk of t: the strategy's when it has one, else the schema's. */
+static kapi_error *decode_walk(const kapi_type *t, json_t *obj, kapi_schema_walk *w)
+{
+    if (t->strategy->decode)
+        return t->strategy->decode(t, obj, w);
+    return t->schema ? kapi_schema_decode(t->schema, obj, w) : NULL;
+}
+
+/* A custom resource's body is read as unstructured: it must name its kind and
+ * apiVersion, and one naming another version of the type is read as that version (its
+ * unknown fields reported) before it is refused. */
+static kapi_error *custom_type_meta(kapi_req *r, const kapi_write_opts *o, json_t *obj,
+                                    const kapi_dups *dups, kapi_schema_walk *w)
+{
+    const kapi_type *t = r->type;
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+    const char *missing = !kind || !*kind ? "Kind" : !av || !*av ? "apiVersion" : NULL;
+    if (missing) {
+        char *what = kapi_arena_printf(&r->arena, "Object '%s' is missing in '%.*s'", missing,
+                                       (int)r->http->body_len, r->http->body);
+        return kapi_api__unrecognized(t, what, r->http->body, r->http->body_len);
+    }
+    const char *slash = strchr(av, '/');
+    size_t glen = strlen(t->group);
+    if (strcmp(av, t->group_version) == 0 || !slash || (size_t)(slash - av) != glen ||
+        strncmp(av, t->group, glen) != 0)
+        return NULL;
+    kapi_custom_prune_as(t, slash + 1, obj, w);
+    return report_fields(r, o, dups, w);
+}
+
 kapi_error *kapi_api__decode_object(kapi_req *r, const kapi_write_opts *o, json_t **out)
 {
     const kapi_type *t = r->type;
@@ -186,9 +218,10 @@ kapi_error *kapi_api__decode_object(kapi_req *r, const kapi_write_opts *o, json_
     kapi_error *err;
     *out = NULL;
     if ((err = kapi_api__decode_body(r, &obj, &dups)) != NULL ||
+        (t->custom && (err = custom_type_meta(r, o, obj, &dups, &w)) != NULL) ||
         (err = kapi_api__check_kind(t, obj)) != NULL)
         goto fail;
-    if (t->schema && (err = kapi_schema_decode(t->schema, obj, &w)) != NULL) {
+    if ((err = decode_walk(t, obj, &w)) != NULL) {
         err = cannot_handle(t, err);
         goto fail;
     }
@@ -213,7 +246,7 @@ kapi_error *kapi_api__decode_patched(kapi_req *r, const kapi_write_opts *o, cons
     kapi_schema_walk w = {.arena = &r->arena, .go_types = true, .defaults = true, .reorder = true};
     kapi_error *err = kapi_api__check_kind(t, obj);
     *out = NULL;
-    if (!err && t->schema && (err = kapi_schema_decode(t->schema, obj, &w)) != NULL) {
+    if (!err && (err = decode_walk(t, obj, &w)) != NULL) {
         /* kube-apiserver names the patched document as the invalid value of "patch" */
         kapi_buf b;
         kapi_buf_init(&b);

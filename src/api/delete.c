@@ -317,7 +317,7 @@ kapi_error *kapi_api__finish_deletion(kapi_api *api, kapi_arena *a, const kapi_t
     kapi_error *err = remove_stored(api, a, t, key, name ? name : "", rev, dry, stored, out);
     json_decref(stored);
     if (!err) {
-        json_t *canon = kapi_api__canonical(*out);
+        json_t *canon = kapi_api__canonical(t, *out);
         json_decref(*out);
         *out = canon;
     }
@@ -349,7 +349,7 @@ static void respond_served(kapi_req *r, json_t *obj)
 {
     kapi_buf b;
     kapi_buf_init(&b);
-    json_t *canon = kapi_api__canonical(obj);
+    json_t *canon = kapi_api__canonical(r->type, obj);
     kapi_json_encode(&b, canon);
     kapi_buf_putc(&b, '\n');
     json_decref(canon);
@@ -405,10 +405,13 @@ void kapi_api__serve_deletecollection(kapi_req *r)
     }
     kapi_buf b;
     kapi_buf_init(&b);
-    kapi_buf_printf(&b,
-                    "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":"
-                    "\"%lld\"},\"items\":[",
-                    t->list_kind, t->group_version, (long long)l.rev);
+    if (t->custom) /* an unstructured list: members sorted */
+        kapi_buf_printf(&b, "{\"apiVersion\":\"%s\",\"items\":[", t->group_version);
+    else
+        kapi_buf_printf(&b,
+                        "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{"
+                        "\"resourceVersion\":\"%lld\"},\"items\":[",
+                        t->list_kind, t->group_version, (long long)l.rev);
     size_t n = 0;
     for (size_t i = 0; i < l.n; i++) {
         if (!kapi_api__filter_match(f, l.items[i]))
@@ -420,9 +423,11 @@ void kapi_api__serve_deletecollection(kapi_req *r)
         kapi_error *e = kapi_api__delete(r->api, &r->arena, t, r->info.ns, name, &d, &obj,
                                          &removed);
         if (!e) {
-            json_t *canon = kapi_api__canonical(obj);
-            json_object_del(canon, "kind");
-            json_object_del(canon, "apiVersion");
+            json_t *canon = kapi_api__canonical(t, obj);
+            if (!t->custom) {
+                json_object_del(canon, "kind");
+                json_object_del(canon, "apiVersion");
+            }
             if (n++)
                 kapi_buf_putc(&b, ',');
             kapi_json_encode(&b, canon);
@@ -431,7 +436,13 @@ void kapi_api__serve_deletecollection(kapi_req *r)
         kapi_error_free(e);
         json_decref(obj);
     }
-    kapi_buf_puts(&b, "]}\n");
+    if (t->custom)
+        kapi_buf_printf(&b,
+                        "],\"kind\":\"%s\",\"metadata\":{\"continue\":\"\",\"resourceVersion\":"
+                        "\"%lld\"}}\n",
+                        t->list_kind, (long long)l.rev);
+    else
+        kapi_buf_puts(&b, "]}\n");
     kapi_store_list_dispose(&l);
     kapi_api__filter_free(f);
     kapi_api__respond_json(r, 200, &b);

@@ -54,46 +54,10 @@ static json_t *stored_crds(kapi_req *r)
     return out;
 }
 
-/* Kubernetes' version priority (reference 9.4): GA > beta > alpha, then by major and
- * minor number, descending; names that are not Kubernetes-like sort after, by name. */
-static bool kube_version(const char *v, long *major, int *stage, long *minor)
-{
-    char *end;
-    if (v[0] != 'v' || !isdigit((unsigned char)v[1]))
-        return false;
-    *major = strtol(v + 1, &end, 10);
-    *minor = 0;
-    *stage = 3;
-    if (!*end)
-        return true;
-    if (strncmp(end, "beta", 4) == 0)
-        *stage = 2, end += 4;
-    else if (strncmp(end, "alpha", 5) == 0)
-        *stage = 1, end += 5;
-    else
-        return false;
-    if (!isdigit((unsigned char)*end))
-        return false;
-    *minor = strtol(end, &end, 10);
-    return *end == '\0';
-}
-
 static int version_order(const void *a, const void *b)
 {
-    const char *x = json_string_value(*(json_t *const *)a);
-    const char *y = json_string_value(*(json_t *const *)b);
-    long xm, xn, ym, yn;
-    int xs, ys;
-    bool kx = kube_version(x, &xm, &xs, &xn), ky = kube_version(y, &ym, &ys, &yn);
-    if (kx != ky)
-        return kx ? -1 : 1;
-    if (!kx)
-        return strcmp(x, y);
-    if (xs != ys)
-        return ys - xs;
-    if (xm != ym)
-        return ym > xm ? 1 : -1;
-    return yn > xn ? 1 : yn < xn ? -1 : 0;
+    return kapi_version_cmp(json_string_value(*(json_t *const *)a),
+                            json_string_value(*(json_t *const *)b));
 }
 
 /* The served entries of a CRD's spec.versions when the CRD is in group (else empty); a

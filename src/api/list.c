@@ -381,19 +381,28 @@ static kapi_error *plan_list(kapi_req *r, const kapi_list_opts *o, const char *p
     return NULL;
 }
 
-/* The continue token and remaining count of a page, into the list's metadata. */
+/* The continue token and remaining count of a page, into the list's metadata. An
+ * unstructured list (custom resources) writes its members sorted, continue always. */
 static void put_list_meta(kapi_buf *b, const page *p, const char *prefix, bool paged,
-                          bool filtered)
+                          bool filtered, bool unstructured)
 {
-    kapi_buf_printf(b, "\"metadata\":{\"resourceVersion\":\"%lld\"", (long long)p->rev);
-    if (paged && p->more && p->last) {
-        char *token = encode_continue(p->last + strlen(prefix), p->rev);
-        kapi_buf_printf(b, ",\"continue\":\"%s\"", token);
-        free(token);
-        if (!filtered)
+    bool more = paged && p->more && p->last;
+    char *token = more ? encode_continue(p->last + strlen(prefix), p->rev) : NULL;
+    kapi_buf_puts(b, "\"metadata\":{");
+    if (unstructured) {
+        kapi_buf_printf(b, "\"continue\":\"%s\",", token ? token : "");
+        if (more && !filtered)
+            kapi_buf_printf(b, "\"remainingItemCount\":%zu,", p->remaining);
+        kapi_buf_printf(b, "\"resourceVersion\":\"%lld\"}", (long long)p->rev);
+    } else {
+        kapi_buf_printf(b, "\"resourceVersion\":\"%lld\"", (long long)p->rev);
+        if (token)
+            kapi_buf_printf(b, ",\"continue\":\"%s\"", token);
+        if (more && !filtered)
             kapi_buf_printf(b, ",\"remainingItemCount\":%zu", p->remaining);
+        kapi_buf_putc(b, '}');
     }
-    kapi_buf_putc(b, '}');
+    free(token);
 }
 
 /* A list item: the stored object without kind and apiVersion, as typed lists write
@@ -406,33 +415,79 @@ static void list_item_chunks(kapi_obj *o, kapi_http_chunk *c)
     c[1] = (kapi_http_chunk){m, o->len - (size_t)(m - o->data), kapi_api__release_obj, o};
 }
 
-static void respond_converted(kapi_req *r, const kapi_type *t, page *p, kapi_buf *b)
+/* The items of a page converted to the type's view, into b; unstructured items keep
+ * their kind and apiVersion. */
+static void put_converted(const kapi_type *t, page *p, kapi_buf *b)
 {
     for (size_t i = 0; i < p->n; i++) {
         json_t *v = t->strategy->from_storage(t, kapi_json_parse(p->items[i]->data,
                                                                  p->items[i]->len, NULL));
-        json_object_del(v, "kind");
-        json_object_del(v, "apiVersion");
+        json_t *canon = t->custom ? kapi_api__canonical(t, v) : json_incref(v);
+        if (!t->custom) {
+            json_object_del(canon, "kind");
+            json_object_del(canon, "apiVersion");
+        }
         if (i)
             kapi_buf_putc(b, ',');
-        kapi_json_encode(b, v);
+        kapi_json_encode(b, canon);
+        json_decref(canon);
         json_decref(v);
     }
-    kapi_buf_puts(b, "]}\n");
-    kapi_api__respond_json(r, 200, b);
+}
+
+/* A list of custom resources, as an unstructured list is written: members sorted, the
+ * items whole (straight from the stored bytes in the storage version). */
+static void respond_custom_page(kapi_req *r, page *p, const char *prefix, bool paged,
+                                bool filtered)
+{
+    const kapi_type *t = r->type;
+    kapi_buf head, tail;
+    kapi_buf_init(&head);
+    kapi_buf_init(&tail);
+    kapi_buf_printf(&head, "{\"apiVersion\":\"%s\",\"items\":[", t->group_version);
+    kapi_buf_printf(&tail, "],\"kind\":\"%s\",", t->list_kind);
+    put_list_meta(&tail, p, prefix, paged, filtered, true);
+    kapi_buf_puts(&tail, "}\n");
+    if (t->strategy->from_storage) {
+        put_converted(t, p, &head);
+        kapi_buf_put(&head, tail.ptr, tail.len);
+        kapi_buf_dispose(&tail);
+        kapi_api__respond_json(r, 200, &head);
+        return;
+    }
+    size_t n = 0, len;
+    kapi_http_chunk *c = kapi_xcalloc(2 * p->n + 2, sizeof(*c));
+    char *bytes = kapi_buf_detach(&head, &len);
+    c[n++] = kapi_http_chunk_take(bytes, len);
+    for (size_t i = 0; i < p->n; i++) {
+        if (i)
+            c[n++] = (kapi_http_chunk){",", 1, NULL, NULL};
+        kapi_obj *o = kapi_obj_ref(p->items[i]);
+        c[n++] = (kapi_http_chunk){o->data, o->len, kapi_api__release_obj, o};
+    }
+    bytes = kapi_buf_detach(&tail, &len);
+    c[n++] = kapi_http_chunk_take(bytes, len);
+    kapi_api__respond_chunks(r, 200, c, n);
+    free(c);
 }
 
 static void respond_page(kapi_req *r, page *p, const char *prefix, bool paged, bool filtered)
 {
     const kapi_type *t = r->type;
     kapi_buf head;
+    if (t->custom) {
+        respond_custom_page(r, p, prefix, paged, filtered);
+        return;
+    }
     kapi_buf_init(&head);
     kapi_buf_printf(&head, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",", t->list_kind,
                     t->group_version);
-    put_list_meta(&head, p, prefix, paged, filtered);
+    put_list_meta(&head, p, prefix, paged, filtered, false);
     kapi_buf_puts(&head, ",\"items\":[");
     if (t->strategy->from_storage) {
-        respond_converted(r, t, p, &head);
+        put_converted(t, p, &head);
+        kapi_buf_puts(&head, "]}\n");
+        kapi_api__respond_json(r, 200, &head);
         return;
     }
     size_t n = 0, len;

@@ -26,6 +26,14 @@ kapi_error *kapi_api__check_kind(const kapi_type *t, json_t *obj)
 {
     const char *kind = json_string_value(json_object_get(obj, "kind"));
     const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+    if (t->custom) {
+        if (av && strcmp(av, t->group_version) != 0)
+            return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                                  "the API version in the data (%s) does not match the expected "
+                                  "API version (%s)",
+                                  av, t->group_version);
+        return NULL;
+    }
     if ((kind && *kind && strcmp(kind, t->kind) != 0) ||
         (kind && *kind && av && *av && strcmp(av, t->group_version) != 0)) {
         const char *v = av && strchr(av, '/') ? strchr(av, '/') + 1 : (av ? av : "");
@@ -75,8 +83,30 @@ static json_t *sorted_map(const json_t *m)
     return out;
 }
 
-json_t *kapi_api__canonical(const json_t *obj)
+/* A copy of v with the members of every object sorted. */
+static json_t *sorted_deep(const json_t *v)
 {
+    if (json_is_array(v)) {
+        json_t *out = json_array();
+        size_t i;
+        json_t *item;
+        json_array_foreach(v, i, item) json_array_append_new(out, sorted_deep(item));
+        return out;
+    }
+    if (!json_is_object(v))
+        return json_incref((json_t *)v);
+    json_t *keys = sorted_map(v), *out = json_object();
+    const char *key;
+    json_t *val;
+    json_object_foreach(keys, key, val) json_object_set_new(out, key, sorted_deep(val));
+    json_decref(keys);
+    return out;
+}
+
+json_t *kapi_api__canonical(const kapi_type *t, const json_t *obj)
+{
+    if (t->custom)
+        return sorted_deep(obj);
     json_t *out = json_object();
     json_t *meta = json_object_get(obj, "metadata");
     json_t *m = json_object();
@@ -122,7 +152,8 @@ static char *summarize(const char *body, size_t n)
     return kapi_xstrndup(body, n);
 }
 
-static kapi_error *unrecognized(const kapi_type *t, const char *what, const char *body, size_t n)
+kapi_error *kapi_api__unrecognized(const kapi_type *t, const char *what, const char *body,
+                                   size_t n)
 {
     char *sum = summarize(body, n);
     kapi_error *err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
@@ -141,7 +172,7 @@ static kapi_error *decode_protobuf(kapi_req *r, json_t **out)
     char *perr = NULL;
     kapi_error *err = NULL;
     if (!kapi_pb_envelope(r->http->body, r->http->body_len, &av, &kind, &raw, &perr)) {
-        err = unrecognized(t, perr, r->http->body, r->http->body_len);
+        err = kapi_api__unrecognized(t, perr, r->http->body, r->http->body_len);
         free(perr);
         return err;
     }
@@ -153,7 +184,7 @@ static kapi_error *decode_protobuf(kapi_req *r, json_t **out)
     *out = kapi_pb_to_json(kapi_registry_proto(r->api->registry), t->protobuf_message, raw.ptr,
                            raw.len, &perr);
     if (!*out) {
-        err = unrecognized(t, perr, r->http->body, r->http->body_len);
+        err = kapi_api__unrecognized(t, perr, r->http->body, r->http->body_len);
         free(perr);
         return err;
     }
@@ -187,7 +218,7 @@ kapi_error *kapi_api__decode_body(kapi_req *r, json_t **out, kapi_dups *dups)
     if (yaml) {
         kapi_error *err = kapi_yaml_parse(body, len, &v, dups);
         if (err) {
-            kapi_error *u = unrecognized(r->type, err->message, body, len);
+            kapi_error *u = kapi_api__unrecognized(r->type, err->message, body, len);
             kapi_error_free(err);
             return u;
         }
@@ -198,7 +229,7 @@ kapi_error *kapi_api__decode_body(kapi_req *r, json_t **out, kapi_dups *dups)
         char *what = kapi_xprintf(
             "couldn't get version/kind; json parse error: %s",
             perr ? perr : "json: cannot unmarshal non-object into Go value of type struct");
-        kapi_error *err = unrecognized(r->type, what, body, len);
+        kapi_error *err = kapi_api__unrecognized(r->type, what, body, len);
         free(what);
         free(perr);
         json_decref(v);

@@ -98,6 +98,16 @@ void kapi_api__serve_patch(kapi_req *r)
         kapi_api__respond_error(r, err);
         return;
     }
+    /* A custom resource has no patch strategy to merge by. */
+    if (type == KAPI_PATCH_STRATEGIC && r->type->custom) {
+        kapi_api__respond_error(r, kapi_error_new(KAPI_STATUS_UNSUPPORTED_MEDIA_TYPE,
+                                                  "the body of the request was in an unknown "
+                                                  "format - accepted media types include: "
+                                                  "application/json-patch+json, "
+                                                  "application/merge-patch+json, "
+                                                  "application/apply-patch+yaml"));
+        return;
+    }
     kapi_error *err = kapi_api__write_options(r, "PatchOptions", &opts);
     if (!err)
         err = kapi_patch_parse(&patch, type, r->http->body, r->http->body_len,

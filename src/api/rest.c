@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "schema/field.h"
 
 /* Status details name a resource by its plural ("cronjobs"), messages by plural.group. */
 kapi_error *kapi_api__err_not_found(kapi_arena *a, const kapi_type *t, const char *name)
@@ -156,7 +157,7 @@ kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type 
         else
             json_object_set_new(meta, "resourceVersion",
                                 json_sprintf("%lld", (long long)expect_rev));
-        *dry = kapi_api__canonical(stored);
+        *dry = kapi_api__canonical(t, stored);
         json_decref(stored);
         *out = NULL;
         return NULL;
@@ -166,7 +167,7 @@ kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type 
         stored = t->strategy->to_storage(t, stored);
     json_object_set_new(kapi_json_object_ensure(stored, "metadata"), "resourceVersion",
                         json_string(""));
-    json_t *canon = kapi_api__canonical(stored);
+    json_t *canon = kapi_api__canonical(t, stored);
     json_decref(stored);
     json_t *meta = json_object_get(canon, "metadata");
     const char *name = kapi_json_path_str(meta, "name");
@@ -353,6 +354,14 @@ kapi_error *kapi_api__update(kapi_req *r, json_t *obj, bool dry, int *status, ka
         }
         goto done;
     }
+    if (!expect && t->conditional_update) {
+        /* kube-apiserver names the resource here, not the kind */
+        err = kapi_error_new(KAPI_STATUS_INVALID, "invalid");
+        kapi_field_invalid_raw(err, "metadata.resourceVersion", "0x0",
+                               "must be specified for an update");
+        err = kapi_field_finish_invalid(err, t->plural, t->group, name);
+        goto done;
+    }
     if (expect && expect != cur->rev) {
         err = kapi_api__err_store(&r->arena, KAPI_STORE_CONFLICT, t, name);
         goto done;
@@ -431,9 +440,14 @@ static kapi_error *resolve(kapi_req *r)
     kapi_reqinfo *in = &r->info;
     const kapi_type *t = kapi_registry_lookup(r->api->registry, kapi_str_c(in->group),
                                               kapi_str_c(in->version), kapi_str_c(in->resource));
+    kapi_error *err;
+    if (!t && (err = kapi_api__custom_type(r, &t)) != NULL)
+        return err;
+    r->type = t;
     if (!t || in->nparts > 3)
         return kapi_api__err_not_found_resource();
-    r->type = t;
+    if (t->custom && t->custom->warning)
+        kapi_api__warn(r, "%s", t->custom->warning);
     bool is_namespaces = !*t->group && strcmp(t->plural, "namespaces") == 0;
     if (is_namespaces)
         in->ns = "";
@@ -450,6 +464,15 @@ static kapi_error *resolve(kapi_req *r)
     }
     if (!kapi_verbs_has(t->verbs, in->verb) && !*in->subresource)
         return kapi_api__err_method_not_allowed();
+    /* apiextensions routes every verb on both path shapes: a create on an item path takes
+     * the body's name, an update or patch on the collection has none. */
+    if (t->custom && !*in->subresource) {
+        bool named = *in->name != '\0';
+        if (!named && (strcmp(in->verb, "update") == 0 || strcmp(in->verb, "patch") == 0))
+            return kapi_error_new(KAPI_STATUS_BAD_REQUEST, "name must be provided");
+        if (named && strcmp(in->verb, "create") == 0)
+            return NULL;
+    }
     if (!route_allowed(r))
         return kapi_api__err_method_not_allowed();
     return NULL;

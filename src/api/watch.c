@@ -227,6 +227,7 @@ static void finish(kapi_watch *w, bool timed_out)
     }
     kapi_http_stream_end(w->stream);
     kapi_api__filter_free(w->filter);
+    kapi_type_release(w->type);
     free(w);
 }
 
@@ -362,7 +363,7 @@ void kapi_api__serve_watch(kapi_req *r)
     }
     kapi_watch *w = kapi_xcalloc(1, sizeof(*w));
     w->api = r->api;
-    w->type = r->type;
+    w->type = kapi_type_hold(r->type);
     w->filter = f;
     w->bookmarks = o.bookmarks;
     w->limit = WATCH_QUEUE_LIMIT + start_bytes((const kapi_obj *const *)initial.items, initial.n);

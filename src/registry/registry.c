@@ -1,6 +1,7 @@
 /* registry: loads the embedded type files into kapi_types and looks them up. */
 #include "registry/registry.h"
 
+#include <ctype.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,45 @@ char *kapi_registry_storage_hash(const char *group, const char *version, const c
     return kapi_xstrdup((char *)out);
 }
 
+/* A Kubernetes-like version name: v<major>[(alpha|beta)<minor>]. */
+static bool kube_version(const char *v, long *major, int *stage, long *minor)
+{
+    char *end;
+    if (v[0] != 'v' || !isdigit((unsigned char)v[1]))
+        return false;
+    *major = strtol(v + 1, &end, 10);
+    *minor = 0;
+    *stage = 3;
+    if (!*end)
+        return true;
+    if (strncmp(end, "beta", 4) == 0)
+        *stage = 2, end += 4;
+    else if (strncmp(end, "alpha", 5) == 0)
+        *stage = 1, end += 5;
+    else
+        return false;
+    if (!isdigit((unsigned char)*end))
+        return false;
+    *minor = strtol(end, &end, 10);
+    return *end == '\0';
+}
+
+int kapi_version_cmp(const char *x, const char *y)
+{
+    long xm, xn, ym, yn;
+    int xs, ys;
+    bool kx = kube_version(x, &xm, &xs, &xn), ky = kube_version(y, &ym, &ys, &yn);
+    if (kx != ky)
+        return kx ? -1 : 1;
+    if (!kx)
+        return strcmp(x, y);
+    if (xs != ys)
+        return ys - xs;
+    if (xm != ym)
+        return ym > xm ? 1 : -1;
+    return yn > xn ? 1 : yn < xn ? -1 : 0;
+}
+
 /* The field selector facts of a type file: "fieldLabels" (label -> stored path) and
  * "fieldLabelError" ("default" or "notSupported"). */
 static kapi_error *load_field_labels(kapi_type *t, const char *name, const json_t *def)
@@ -62,7 +102,7 @@ static kapi_error *load_field_labels(kapi_type *t, const char *name, const json_
     return NULL;
 }
 
-static kapi_error *load_type(kapi_type *t, const char *name, json_t *def)
+kapi_error *kapi_registry__load_type(kapi_type *t, const char *name, json_t *def)
 {
     const char *fields[] = {"version", "kind", "plural", "strategy"};
     for (size_t i = 0; i < KAPI_ARRAY_LEN(fields); i++)
@@ -81,6 +121,7 @@ static kapi_error *load_type(kapi_type *t, const char *name, json_t *def)
     t->namespaced = json_is_true(json_object_get(def, "namespaced"));
     t->generation = json_is_true(json_object_get(def, "generation"));
     t->all_namespaces = json_is_true(json_object_get(def, "allNamespaces"));
+    t->conditional_update = json_is_false(json_object_get(def, "unconditionalUpdate"));
     t->short_names = string_vector(json_object_get(def, "shortNames"));
     t->categories = string_vector(json_object_get(def, "categories"));
     t->verbs = string_vector(json_object_get(def, "verbs"));
@@ -108,6 +149,20 @@ static kapi_error *load_type(kapi_type *t, const char *name, json_t *def)
     if (!t->strategy)
         return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type file %s: unknown strategy", name);
     return load_field_labels(t, name, def);
+}
+
+void kapi_registry__type_dispose(kapi_type *t)
+{
+    for (size_t s = 0; s < t->nsubresources; s++)
+        free((void *)t->subresources[s].verbs);
+    free((void *)t->subresources);
+    free((void *)t->group_version);
+    free((void *)t->list_kind);
+    free((void *)t->short_names);
+    free((void *)t->categories);
+    free((void *)t->verbs);
+    free((void *)t->storage_version_hash);
+    json_decref(t->def);
 }
 
 static int type_order(const void *a, const void *b)
@@ -177,7 +232,7 @@ kapi_error *kapi_registry_new(kapi_registry **out)
             continue;
         }
         json_object_update(r->proto, json_object_get(def, "protobuf"));
-        if ((err = load_type(&r->types[r->ntypes++], kapi_embedded_files[i].name, def)) != NULL)
+        if ((err = kapi_registry__load_type(&r->types[r->ntypes++], kapi_embedded_files[i].name, def)) != NULL)
             goto done;
     }
     qsort(r->types, r->ntypes, sizeof(*r->types), type_order);
@@ -195,19 +250,8 @@ void kapi_registry_free(kapi_registry *r)
 {
     if (!r)
         return;
-    for (size_t i = 0; i < r->ntypes; i++) {
-        kapi_type *t = &r->types[i];
-        for (size_t s = 0; s < t->nsubresources; s++)
-            free((void *)t->subresources[s].verbs);
-        free((void *)t->subresources);
-        free((void *)t->group_version);
-        free((void *)t->list_kind);
-        free((void *)t->short_names);
-        free((void *)t->categories);
-        free((void *)t->verbs);
-        free((void *)t->storage_version_hash);
-        json_decref(t->def);
-    }
+    for (size_t i = 0; i < r->ntypes; i++)
+        kapi_registry__type_dispose(&r->types[i]);
     free(r->types);
     json_decref(r->proto);
     kapi_schema_set_free(r->schemas);

@@ -23,6 +23,7 @@
 #include "select/select.h"
 
 typedef struct kapi_type kapi_type;
+typedef struct kapi_custom kapi_custom;
 
 /* Code special to a type. Every hook is optional. obj is the whole object in the
  * type's own (served) view, kind and apiVersion included. */
@@ -45,6 +46,10 @@ typedef struct kapi_type_strategy {
      * as it would be stored, old the stored one. */
     void (*validate_subresource)(const kapi_type *t, const char *sub, const json_t *obj,
                                  const json_t *old, kapi_error *err);
+    /* Decodes a body of the type when its schema alone does not (custom resources:
+     * metadata as ObjectMeta, the rest pruned and defaulted by the CRD's schema); as
+     * kapi_schema_decode. */
+    kapi_error *(*decode)(const kapi_type *t, json_t *obj, kapi_schema_walk *w);
     /* Kubernetes' WarningsOnCreate / WarningsOnUpdate: calls warn(ctx, text) for each
      * warning a valid obj earns (old NULL on create). */
     void (*warnings)(const kapi_type *t, const json_t *obj, const json_t *old,
@@ -85,7 +90,11 @@ struct kapi_type {
      * (the type file's "fieldLabelError": "default") rather than the "field label not
      * supported: <label>" of the conversion funcs ("notSupported"). */
     bool field_label_default_error;
+    /* An update must name the resourceVersion it replaces (the type file's
+     * "unconditionalUpdate": false; CRDs and custom resources). */
+    bool conditional_update;
     json_t *def; /* the parsed type file, for what only some consumers read */
+    kapi_custom *custom; /* a custom resource's own facts; NULL for built-in types */
 };
 
 typedef struct kapi_registry kapi_registry;
@@ -125,6 +134,16 @@ const kapi_subresource *kapi_type_subresource(const kapi_type *t, kapi_str name)
 /* True if verbs (NULL-terminated) contains verb. */
 bool kapi_verbs_has(const char *const *verbs, const char *verb);
 
+/* Kubernetes' version priority (reference 9.4): negative when version x comes before y.
+ * GA > beta > alpha, then by major and minor number, descending; names that are not
+ * Kubernetes-like come after, by name. */
+int kapi_version_cmp(const char *x, const char *y);
+
+/* Kubernetes' version priority (reference 9.4): negative when version x comes before y.
+ * GA > beta > alpha, then by major and minor number, descending; names that are not
+ * Kubernetes-like come after, by name. */
+int kapi_version_cmp(const char *x, const char *y);
+
 /* Discovery's storageVersionHash of a storage group/version/kind: base64 of the first 8
  * bytes of SHA-256("group/version/Kind"); heap string. */
 char *kapi_registry_storage_hash(const char *group, const char *version, const char *kind);
@@ -146,6 +165,38 @@ kapi_error *kapi_type_field_label(const char **out, const kapi_type *t, const ch
  * list handler's Transform with the type's field label conversion does; returns the 400
  * of the first unsupported label (s is then partly rewritten). */
 kapi_error *kapi_type_field_selector(const kapi_type *t, kapi_field_selector *s);
+
+/* ---- custom resources (registry/custom.c) ---- */
+
+/* What a custom resource type has beyond a kapi_type, from its CRD. Immutable once
+ * built, except the holds. */
+struct kapi_custom {
+    json_t *crd;                 /* the CustomResourceDefinition (owned) */
+    const char *storage_version; /* the version objects are stored in */
+    char *warning;               /* the version's deprecation warning, or NULL */
+    /* The scale subresource's paths (".spec.replicas"); NULL when it has none. */
+    const char *scale_spec, *scale_status, *scale_selector;
+    kapi_schema_root *schema;         /* this version's structural schema, or NULL */
+    kapi_schema_root *storage_schema; /* the storage version's, when it is another */
+    const kapi_schema *meta;          /* ObjectMeta, from the built-in definitions */
+    int holds;
+};
+
+/* The type that serves version of crd (a stored CustomResourceDefinition, parsed): names,
+ * scope, subresources and printer columns from the CRD, its structural schema compiled,
+ * stored under /<group>/<plural>/ in the CRD's storage version. The new type has one
+ * hold; *out is NULL (and an error returned) when the version is not in the CRD or a
+ * schema does not compile. */
+kapi_error *kapi_custom_type_new(const kapi_registry *r, const json_t *crd, const char *version,
+                                 const kapi_type **out);
+/* Takes and drops a hold on a type: a custom type is freed when its last hold is dropped.
+ * Built-in types live as long as the registry and ignore both. */
+const kapi_type *kapi_type_hold(const kapi_type *t);
+void kapi_type_release(const kapi_type *t);
+/* Prunes obj as version of the CRD behind t would (the unknown fields go to w->unknown):
+ * how a body naming another version of the type is read before it is refused. */
+void kapi_custom_prune_as(const kapi_type *t, const char *version, json_t *obj,
+                          kapi_schema_walk *w);
 
 /* Strategies by name, for the type files (registry/strategies.c). */
 const kapi_type_strategy *kapi_registry__strategy(const char *name);

@@ -47,6 +47,21 @@ static inline bool kapi_registry__in(const char *s, const char *const *set)
     return false;
 }
 
+/* ---- registry.c ---- */
+
+/* Fills t from a type file's contents (def, which t keeps); name names it in errors.
+ * Custom resource types are made from a def built from their CRD. */
+kapi_error *kapi_registry__load_type(kapi_type *t, const char *name, json_t *def);
+/* Frees what kapi_registry__load_type allocated (not t itself). */
+void kapi_registry__type_dispose(kapi_type *t);
+
+/* ---- custom.c: the strategies of custom resources ---- */
+
+/* A CRD's storage version, and a version served in another one (converted on the way
+ * in and out). */
+extern const kapi_type_strategy kapi_registry__custom_strategy;
+extern const kapi_type_strategy kapi_registry__custom_converting_strategy;
+
 /* ---- validate.c ---- */
 
 /* The metadata rules of a built-in type from its file's "nameRule" (label, subdomain,

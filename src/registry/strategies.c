@@ -242,8 +242,13 @@ static const kapi_type_strategy strategies[] = {
 
 const kapi_type_strategy *kapi_registry__strategy(const char *name)
 {
+    static const kapi_type_strategy *const custom[] = {
+        &kapi_registry__custom_strategy, &kapi_registry__custom_converting_strategy};
     for (size_t i = 0; name && i < KAPI_ARRAY_LEN(strategies); i++)
         if (strcmp(strategies[i].name, name) == 0)
             return &strategies[i];
+    for (size_t i = 0; name && i < KAPI_ARRAY_LEN(custom); i++)
+        if (strcmp(custom[i]->name, name) == 0)
+            return custom[i];
     return NULL;
 }

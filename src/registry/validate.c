@@ -62,14 +62,15 @@ static void common_update(const kapi_type *t, const json_t *obj, const json_t *o
 
 /* The 422 for the causes in err, or NULL (err freed) when there are none. Kubernetes
  * names the kind of the stored (internal) object: events.k8s.io Events answer as core
- * Events. */
+ * Events; a custom resource's, the kind its body names. */
 static kapi_error *finish(const kapi_type *t, const json_t *obj, kapi_error *err)
 {
     if (err->ncauses == 0) {
         kapi_error_free(err);
         return NULL;
     }
-    return kapi_field_finish_invalid(err, t->kind, t->storage_group,
+    const char *kind = t->custom ? kapi_registry__str(obj, "kind") : t->kind;
+    return kapi_field_finish_invalid(err, kind, t->storage_group,
                                      kapi_registry__str(json_object_get(obj, "metadata"), "name"));
 }
 

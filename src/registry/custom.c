@@ -1,0 +1,506 @@
+/*
+ * registry/custom: custom resources. Each served version of a CustomResourceDefinition
+ * becomes a kapi_type like any built-in one (DESIGN.md invariant 1): its type file is
+ * made from the CRD and loaded by the same code, its schema is the version's structural
+ * schema, and its strategy does what apiextensions-apiserver's custom resource strategy
+ * does in Kubernetes 1.26:
+ *
+ *   - decode: metadata is read as ObjectMeta, the rest pruned and defaulted by the
+ *     schema (wrong types are left to validation);
+ *   - create drops status and update keeps the stored one when the status subresource
+ *     is on; any change outside metadata moves the generation on;
+ *   - validate: kind and apiVersion, metadata, the scale paths, then the schema (with
+ *     the uniqueness of list-type set and map items);
+ *   - objects are stored in the storage version; another version is converted by
+ *     rewriting apiVersion and pruning with the schema of the version it goes to (the
+ *     "None" conversion strategy).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/json.h"
+#include "registry/registry_int.h"
+
+typedef struct custom_type {
+    kapi_type type;
+    kapi_custom custom;
+} custom_type;
+
+static const char *const custom_verbs[] = {"delete", "deletecollection", "get",    "list",
+                                           "patch",  "create",           "update", "watch"};
+static const char *const subresource_verbs[] = {"get", "patch", "update"};
+
+static json_t *string_array(const char *const *v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, json_string(v[i]));
+    return a;
+}
+
+static const json_t *find_version(const json_t *crd, const char *name)
+{
+    const json_t *versions = kapi_json_path(crd, "spec.versions");
+    for (size_t i = 0; i < json_array_size(versions); i++) {
+        const json_t *v = json_array_get(versions, i);
+        const char *n = kapi_json_path_str(v, "name");
+        if (n && strcmp(n, name) == 0)
+            return v;
+    }
+    return NULL;
+}
+
+static const char *storage_version(const json_t *crd)
+{
+    const json_t *versions = kapi_json_path(crd, "spec.versions");
+    for (size_t i = 0; i < json_array_size(versions); i++) {
+        const json_t *v = json_array_get(versions, i);
+        if (json_is_true(json_object_get(v, "storage")))
+            return kapi_json_path_str(v, "name");
+    }
+    return NULL;
+}
+
+/* The type file of one version of a CRD. */
+static json_t *type_def(const json_t *crd, const json_t *ver, const char *storage)
+{
+    const json_t *names = kapi_json_path(crd, "spec.names");
+    const char *group = kapi_json_path_str(crd, "spec.group") ?: "";
+    const char *version = kapi_json_path_str(ver, "name");
+    const char *kind = kapi_json_path_str(names, "kind") ?: "";
+    const char *plural = kapi_json_path_str(names, "plural") ?: "";
+    bool namespaced = strcmp(kapi_json_path_str(crd, "spec.scope") ?: "", "Namespaced") == 0;
+    json_t *subs = json_object();
+    if (kapi_json_path(ver, "subresources.status"))
+        json_object_set_new(subs, "status", string_array(subresource_verbs, 3));
+    if (kapi_json_path(ver, "subresources.scale"))
+        json_object_set_new(subs, "scale", string_array(subresource_verbs, 3));
+    json_t *def = json_pack(
+        "{s:s,s:s,s:s,s:s,s:b,s:b,s:b,s:b,s:o,s:{s:s,s:s,s:s,s:s},s:s,s:{s:s,s:s},s:s,s:s}",
+        "group", group, "version", version, "kind", kind, "plural", plural, "namespaced",
+        namespaced, "allNamespaces", 1, "generation", 1, "unconditionalUpdate", 0, "verbs",
+        string_array(custom_verbs, KAPI_ARRAY_LEN(custom_verbs)), "storage", "group", group,
+        "resource", plural, "version", storage, "kind", kind, "strategy",
+        strcmp(version, storage) == 0 ? "custom" : "customConverting", "fieldLabels",
+        "metadata.name", "metadata.name", "metadata.namespace", "metadata.namespace",
+        "fieldLabelError", "notSupported", "nameRule", "subdomain");
+    json_object_set_new(def, "subresources", subs);
+    json_t *arr = json_object_get(names, "shortNames");
+    json_object_set_new(def, "shortNames", json_is_array(arr) ? json_deep_copy(arr) : json_array());
+    arr = json_object_get(names, "categories");
+    json_object_set_new(def, "categories", json_is_array(arr) ? json_deep_copy(arr) : json_array());
+    arr = json_object_get(ver, "additionalPrinterColumns");
+    if (json_is_array(arr))
+        json_object_set_new(def, "printerColumns", json_deep_copy(arr));
+    return def;
+}
+
+/* apiextensions' default deprecation warning: the version is deprecated, and the
+ * preferred served version that is not, among those ranked above it, is named. */
+static char *deprecation_warning(const json_t *crd, const json_t *ver)
+{
+    if (!json_is_true(json_object_get(ver, "deprecated")))
+        return NULL;
+    const char *given = kapi_json_path_str(ver, "deprecationWarning");
+    if (given)
+        return kapi_xstrdup(given);
+    const char *group = kapi_json_path_str(crd, "spec.group") ?: "";
+    const char *kind = kapi_json_path_str(crd, "spec.names.kind") ?: "";
+    const char *name = kapi_json_path_str(ver, "name");
+    const char *best = NULL;
+    const json_t *versions = kapi_json_path(crd, "spec.versions");
+    for (size_t i = 0; i < json_array_size(versions); i++) {
+        const json_t *v = json_array_get(versions, i);
+        const char *n = kapi_json_path_str(v, "name");
+        if (!n || !json_is_true(json_object_get(v, "served")) ||
+            json_is_true(json_object_get(v, "deprecated")) || kapi_version_cmp(n, name) >= 0)
+            continue;
+        if (!best || kapi_version_cmp(n, best) < 0)
+            best = n;
+    }
+    if (!best)
+        return kapi_xprintf("%s/%s %s is deprecated", group, name, kind);
+    return kapi_xprintf("%s/%s %s is deprecated; use %s/%s %s", group, name, kind, group, best,
+                        kind);
+}
+
+static kapi_error *compile_version(const json_t *ver, kapi_schema_root **out)
+{
+    const json_t *src = kapi_json_path(ver, "schema.openAPIV3Schema");
+    *out = NULL;
+    return src ? kapi_schema_compile(src, out) : NULL;
+}
+
+static void custom_free(custom_type *c)
+{
+    kapi_registry__type_dispose(&c->type);
+    json_decref(c->custom.crd);
+    free(c->custom.warning);
+    kapi_schema_root_free(c->custom.schema);
+    kapi_schema_root_free(c->custom.storage_schema);
+    free(c);
+}
+
+kapi_error *kapi_custom_type_new(const kapi_registry *r, const json_t *crd, const char *version,
+                                 const kapi_type **out)
+{
+    const json_t *ver = find_version(crd, version);
+    const char *storage = storage_version(crd);
+    const char *crd_name = kapi_json_path_str(crd, "metadata.name") ?: "";
+    kapi_error *err;
+    *out = NULL;
+    if (!ver || !storage)
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
+                              "customresourcedefinition %s: no version %s or no storage version",
+                              crd_name, version);
+    custom_type *c = kapi_xcalloc(1, sizeof(*c));
+    kapi_custom *cu = &c->custom;
+    cu->crd = json_deep_copy(crd);
+    cu->holds = 1;
+    /* The strings of the type are borrowed from the copy kept with it. */
+    ver = find_version(cu->crd, version);
+    storage = storage_version(cu->crd);
+    cu->storage_version = storage;
+    cu->warning = deprecation_warning(cu->crd, ver);
+    cu->scale_spec = kapi_json_path_str(ver, "subresources.scale.specReplicasPath");
+    cu->scale_status = kapi_json_path_str(ver, "subresources.scale.statusReplicasPath");
+    cu->scale_selector = kapi_json_path_str(ver, "subresources.scale.labelSelectorPath");
+    cu->meta = kapi_schema_set_get(kapi_registry_schemas(r),
+                                   "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta");
+    c->type.custom = cu;
+    if ((err = kapi_registry__load_type(&c->type, crd_name, type_def(cu->crd, ver, storage))) ||
+        (err = compile_version(ver, &cu->schema)) != NULL ||
+        (strcmp(version, storage) != 0 &&
+         (err = compile_version(find_version(cu->crd, storage), &cu->storage_schema)) != NULL)) {
+        custom_free(c);
+        return err;
+    }
+    const char *list_kind = kapi_json_path_str(cu->crd, "spec.names.listKind");
+    if (list_kind && *list_kind) {
+        free((void *)c->type.list_kind);
+        c->type.list_kind = kapi_xstrdup(list_kind);
+    }
+    c->type.schema = cu->schema ? kapi_schema_root_node(cu->schema) : NULL;
+    *out = &c->type;
+    return NULL;
+}
+
+const kapi_type *kapi_type_hold(const kapi_type *t)
+{
+    if (t && t->custom)
+        __atomic_add_fetch(&t->custom->holds, 1, __ATOMIC_RELAXED);
+    return t;
+}
+
+void kapi_type_release(const kapi_type *t)
+{
+    if (!t || !t->custom || __atomic_sub_fetch(&t->custom->holds, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    custom_free((custom_type *)t);
+}
+
+/* ---- decoding and conversion ---- */
+
+/* Walks obj by schema s (NULL: nothing to prune) with apiVersion, kind and metadata set
+ * aside, so that the schema sees only the fields it describes. */
+static kapi_error *walk_content(const kapi_schema *s, json_t *obj, kapi_schema_walk *w)
+{
+    static const char *const kept[] = {"apiVersion", "kind", "metadata"};
+    json_t *saved[KAPI_ARRAY_LEN(kept)];
+    kapi_error *err = NULL;
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(kept); i++) {
+        saved[i] = json_incref(json_object_get(obj, kept[i]));
+        json_object_del(obj, kept[i]);
+    }
+    bool go = w->go_types;
+    w->go_types = false;
+    if (s)
+        err = kapi_schema_decode(s, obj, w);
+    w->go_types = go;
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(kept); i++)
+        if (saved[i])
+            json_object_set_new(obj, kept[i], saved[i]);
+    return err;
+}
+
+static kapi_error *custom_decode(const kapi_type *t, json_t *obj, kapi_schema_walk *w)
+{
+    const kapi_custom *c = t->custom;
+    kapi_error *err = walk_content(t->schema, obj, w);
+    json_t *meta = json_object_get(obj, "metadata");
+    if (err || !json_is_object(meta) || !c->meta)
+        return err;
+    size_t first = w->nunknown;
+    bool go = w->go_types;
+    w->go_types = true;
+    err = kapi_schema_decode(c->meta, meta, w);
+    w->go_types = go;
+    for (size_t i = first; i < w->nunknown; i++)
+        w->unknown[i] = kapi_arena_printf(w->arena, "metadata.%s", w->unknown[i]);
+    return err;
+}
+
+void kapi_custom_prune_as(const kapi_type *t, const char *version, json_t *obj,
+                          kapi_schema_walk *w)
+{
+    const json_t *ver = find_version(t->custom->crd, version);
+    kapi_schema_root *root = NULL;
+    kapi_error *err = NULL;
+    if (ver)
+        err = compile_version(ver, &root);
+    else /* a version the CRD does not have describes no field */
+        err = kapi_schema_compile(json_pack("{s:s,s:{s:{}}}", "type", "object", "properties",
+                                            "apiVersion"),
+                                  &root);
+    if (!err && root) {
+        bool defaults = w->defaults;
+        w->defaults = false;
+        kapi_error_free(walk_content(kapi_schema_root_node(root), obj, w));
+        w->defaults = defaults;
+    }
+    kapi_error_free(err);
+    kapi_schema_root_free(root);
+}
+
+/* Rewrites obj (a new reference) as version, pruned and defaulted by schema s. */
+static json_t *convert(json_t *obj, const kapi_type *t, const char *version,
+                       const kapi_schema *s)
+{
+    kapi_arena a;
+    kapi_arena_init(&a);
+    json_t *out = json_deep_copy(obj);
+    json_decref(obj);
+    json_object_set_new(out, "apiVersion", json_sprintf("%s/%s", t->group, version));
+    kapi_schema_walk w = {.arena = &a, .defaults = true};
+    kapi_error_free(walk_content(s, out, &w));
+    kapi_arena_dispose(&a);
+    return out;
+}
+
+static json_t *custom_to_storage(const kapi_type *t, json_t *obj)
+{
+    const kapi_custom *c = t->custom;
+    return convert(obj, t, c->storage_version,
+                   c->storage_schema ? kapi_schema_root_node(c->storage_schema) : NULL);
+}
+
+static json_t *custom_from_storage(const kapi_type *t, json_t *stored)
+{
+    return convert(stored, t, t->version, t->schema);
+}
+
+/* ---- create and update ---- */
+
+static bool has_status_subresource(const kapi_type *t)
+{
+    return kapi_type_subresource(t, KAPI_STR("status")) != NULL;
+}
+
+static void custom_create(const kapi_type *t, json_t *obj)
+{
+    if (has_status_subresource(t))
+        json_object_del(obj, "status");
+}
+
+/* The object without its metadata: what the generation counts changes of. */
+static bool same_content(const json_t *a, const json_t *b)
+{
+    if (json_object_size(a) != json_object_size(b) + (json_object_get(b, "metadata") ? 0 : 1) -
+                                   (json_object_get(a, "metadata") ? 0 : 1))
+        return false;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)a, key, v)
+    {
+        if (strcmp(key, "metadata") != 0 && !json_equal(v, json_object_get(b, key)))
+            return false;
+    }
+    return true;
+}
+
+static void custom_update(const kapi_type *t, json_t *obj, const json_t *old)
+{
+    if (has_status_subresource(t)) {
+        json_t *st = json_object_get(old, "status");
+        if (st)
+            json_object_set(obj, "status", st);
+        else
+            json_object_del(obj, "status");
+    }
+    json_int_t gen = json_integer_value(kapi_json_path(old, "metadata.generation"));
+    if (!same_content(obj, old))
+        gen++;
+    json_object_set_new(kapi_json_object_ensure(obj, "metadata"), "generation",
+                        json_integer(gen));
+}
+
+/* ---- validation ---- */
+
+/* Go's %T of a value unstructured JSON decodes to. */
+static const char *go_type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "map[string]interface {}";
+    case JSON_ARRAY:
+        return "[]interface {}";
+    case JSON_STRING:
+        return "string";
+    case JSON_INTEGER:
+        return "int64";
+    case JSON_REAL:
+        return "float64";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "bool";
+    default:
+        return "<nil>";
+    }
+}
+
+/* The accessor error of unstructured's Nested* helpers: the value at path (n bytes) is
+ * not of Go type want. */
+static void accessor_error(kapi_buf *msg, const char *path, size_t n, const json_t *v,
+                           const char *want)
+{
+    kapi_buf_printf(msg, ".%.*s accessor error: ", (int)n, path);
+    kapi_json_put_go_fmt(msg, v, 'v');
+    kapi_buf_printf(msg, " is of the type %s, expected %s", go_type_name(v), want);
+}
+
+/* unstructured.NestedInt64 / NestedString on a ".a.b" path: true with the value (*out
+ * NULL when absent), or false with the accessor error in msg. */
+static bool nested(const json_t *obj, const char *path, bool integer, json_t **out,
+                   kapi_buf *msg)
+{
+    const char *start = path[0] == '.' ? path + 1 : path, *p = start;
+    const json_t *cur = obj;
+    *out = NULL;
+    for (;;) {
+        size_t n = strcspn(p, ".");
+        if (!(cur = json_object_getn(cur, p, n)))
+            return true;
+        p += n;
+        if (!*p)
+            break;
+        if (!json_is_object(cur)) {
+            accessor_error(msg, start, (size_t)(p - start), cur, "map[string]interface{}");
+            return false;
+        }
+        p++;
+    }
+    if (integer ? !json_is_integer(cur) : !json_is_string(cur)) {
+        accessor_error(msg, start, strlen(start), cur, integer ? "int64" : "string");
+        return false;
+    }
+    *out = (json_t *)cur;
+    return true;
+}
+
+/* ValidateScaleSpec / ValidateScaleStatus: the replicas at path a non-negative int32. */
+static void check_replicas(kapi_error *err, const json_t *obj, const char *path)
+{
+    json_t *v;
+    kapi_buf msg;
+    kapi_buf_init(&msg);
+    if (!nested(obj, path, true, &v, &msg)) {
+        kapi_field_invalid_int(err, path, 0, "%s", msg.ptr);
+    } else if (v && json_integer_value(v) < 0) {
+        kapi_field_invalid_int(err, path, json_integer_value(v), "should be a non-negative integer");
+    } else if (v && json_integer_value(v) > 2147483647) {
+        kapi_field_invalid_int(err, path, json_integer_value(v),
+                               "should be less than or equal to 2147483647");
+    }
+    kapi_buf_dispose(&msg);
+}
+
+static void check_scale_status(kapi_error *err, const kapi_custom *c, const json_t *obj)
+{
+    if (c->scale_status)
+        check_replicas(err, obj, c->scale_status);
+    if (!c->scale_selector)
+        return;
+    json_t *v;
+    kapi_buf msg;
+    kapi_buf_init(&msg);
+    if (!nested(obj, c->scale_selector, false, &v, &msg))
+        kapi_field_invalid_str(err, c->scale_selector, "", "%s", msg.ptr);
+    kapi_buf_dispose(&msg);
+}
+
+/* customResourceValidator.ValidateTypeMeta: false when kind or apiVersion is wrong. */
+static bool check_type_meta(const kapi_type *t, const json_t *obj, kapi_error *err)
+{
+    const char *kind = kapi_registry__str(obj, "kind");
+    const char *av = kapi_registry__str(obj, "apiVersion");
+    size_t before = err->ncauses;
+    if (strcmp(kind, t->kind) != 0)
+        kapi_field_invalid_str(err, "kind", kind, "must be %s", t->kind);
+    if (strcmp(av, t->group_version) != 0)
+        kapi_field_invalid_str(err, "apiVersion", av, "must be %s", t->group_version);
+    return err->ncauses == before;
+}
+
+static void check_content(const kapi_type *t, const json_t *obj, kapi_error *err, bool spec)
+{
+    const kapi_custom *c = t->custom;
+    if (spec && c->scale_spec)
+        check_replicas(err, obj, c->scale_spec);
+    check_scale_status(err, c, obj);
+    if (t->schema)
+        kapi_schema_validate(t->schema, obj, "", err);
+}
+
+static void custom_validate(const kapi_type *t, const json_t *obj, const json_t *old,
+                            kapi_error *err)
+{
+    kapi_arena a;
+    kapi_meta_rules rules;
+    if (!check_type_meta(t, obj, err))
+        return;
+    kapi_arena_init(&a);
+    const json_t *meta = json_object_get(obj, "metadata");
+    if (old) {
+        kapi_meta_validate_update(err, &a, meta, json_object_get(old, "metadata"), "metadata",
+                                  false);
+    } else {
+        kapi_registry__meta_rules(t, false, &rules);
+        kapi_meta_validate(err, &a, meta, "metadata", &rules);
+    }
+    kapi_arena_dispose(&a);
+    check_content(t, obj, err, true);
+}
+
+static void custom_validate_status(const kapi_type *t, const char *sub, const json_t *obj,
+                                   const json_t *old, kapi_error *err)
+{
+    kapi_arena a;
+    (void)sub;
+    if (!check_type_meta(t, obj, err))
+        return;
+    kapi_arena_init(&a);
+    kapi_meta_validate_update(err, &a, json_object_get(obj, "metadata"),
+                              json_object_get(old, "metadata"), "metadata", false);
+    kapi_arena_dispose(&a);
+    check_content(t, obj, err, false);
+}
+
+const kapi_type_strategy kapi_registry__custom_strategy = {
+    .name = "custom",
+    .prepare_create = custom_create,
+    .prepare_update = custom_update,
+    .validate = custom_validate,
+    .validate_subresource = custom_validate_status,
+    .decode = custom_decode,
+};
+
+const kapi_type_strategy kapi_registry__custom_converting_strategy = {
+    .name = "customConverting",
+    .prepare_create = custom_create,
+    .prepare_update = custom_update,
+    .to_storage = custom_to_storage,
+    .from_storage = custom_from_storage,
+    .validate = custom_validate,
+    .validate_subresource = custom_validate_status,
+    .decode = custom_decode,
+};
