@@ -10,6 +10,7 @@
 
 #include "api/api.h"
 #include "codec/json.h"
+#include "patch/patch.h"
 
 typedef struct kapi_openapi kapi_openapi;
 typedef struct kapi_watch_hub kapi_watch_hub;
@@ -205,6 +206,12 @@ void kapi_api__custom_types_free(kapi_custom_types *c);
 kapi_error *kapi_api__custom_type(kapi_req *r, const kapi_type **out);
 /* True if the CRD has condition type with status True. */
 bool kapi_api__crd_condition(const json_t *crd, const char *type);
+/* Sets the CRD's condition type to True with reason and message; the transition time
+ * (now) changes only when the condition was not True already. */
+void kapi_api__crd_set_condition(json_t *crd, const char *type, const char *reason,
+                                 const char *message, const char *now);
+/* The finalizer a deleted CRD keeps until its custom resources are gone. */
+#define KAPI_CRD_CLEANUP "customresourcecleanup.apiextensions.k8s.io"
 
 /* openapi.c: /openapi/v2 and /openapi/v3[/...], built once from the registry. */
 kapi_openapi *kapi_api__openapi_new(const kapi_registry *reg);
@@ -260,6 +267,11 @@ kapi_error *kapi_api__decode_patched(kapi_req *r, const kapi_write_opts *o, cons
 
 /* patch.c */
 void kapi_api__serve_patch(kapi_req *r);
+/* The patch type the request's Content-Type names; the 415 of any other. */
+kapi_error *kapi_api__patch_type(kapi_req *r, kapi_patch_type *out);
+
+/* scale.c: get, update and patch of a custom resource's scale subresource. */
+void kapi_api__serve_scale(kapi_req *r);
 
 /* objects.c: the generic rules of every object. */
 /* Checks kind/apiVersion of a decoded body against t, filling them in when absent (a

@@ -59,6 +59,40 @@ bool kapi_api__crd_condition(const json_t *crd, const char *type)
     return false;
 }
 
+void kapi_api__crd_set_condition(json_t *crd, const char *type, const char *reason,
+                                 const char *message, const char *now)
+{
+    json_t *conds = kapi_json_path(crd, "status.conditions");
+    if (!json_is_array(conds)) {
+        conds = json_array();
+        json_object_set_new(kapi_json_object_ensure(crd, "status"), "conditions", conds);
+    }
+    json_t *c = NULL;
+    size_t i;
+    json_t *each;
+    json_array_foreach(conds, i, each)
+    {
+        const char *ct = kapi_json_path_str(each, "type");
+        if (ct && strcmp(ct, type) == 0)
+            c = each;
+    }
+    if (!c) {
+        c = json_object();
+        json_array_append_new(conds, c);
+    }
+    const char *st = kapi_json_path_str(c, "status");
+    bool was_true = st && strcmp(st, "True") == 0;
+    json_t *when = json_incref(json_object_get(c, "lastTransitionTime"));
+    json_object_clear(c);
+    json_object_set_new(c, "type", json_string(type));
+    json_object_set_new(c, "status", json_string("True"));
+    json_object_set_new(c, "lastTransitionTime", was_true && when ? when : json_string(now));
+    if (!(was_true && when))
+        json_decref(when);
+    json_object_set_new(c, "reason", json_string(reason));
+    json_object_set_new(c, "message", json_string(message));
+}
+
 /* True if the CRD serves version under plural. */
 static bool serves(const json_t *crd, const char *plural, const char *version)
 {

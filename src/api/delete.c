@@ -249,6 +249,42 @@ static bool namespace_phase(kapi_api *api, kapi_arena *a, const kapi_type *t,
     return true;
 }
 
+static bool is_crds(const kapi_type *t)
+{
+    return strcmp(t->storage_group, "apiextensions.k8s.io") == 0 &&
+           strcmp(t->storage_resource, "customresourcedefinitions") == 0;
+}
+
+/* A CRD's own first phase, as apiextensions' REST Delete: the first delete marks it
+ * (deletionTimestamp, the cleanup finalizer, the Terminating condition) and the CRD
+ * controller removes its custom resources, then the finalizer. Returns true when the
+ * delete is answered here. */
+static bool crd_phase(kapi_api *api, kapi_arena *a, const kapi_type *t,
+                      const kapi_delete_opts *d, json_t *obj, int64_t rev, json_t **out,
+                      kapi_error **err)
+{
+    json_t *meta = json_object_get(obj, "metadata");
+    if (json_object_get(meta, "deletionTimestamp"))
+        return false;
+    json_object_set_new(meta, "deletionTimestamp", json_string(kapi_api__now(a)));
+    json_t *fins = json_object_get(meta, "finalizers");
+    if (!json_is_array(fins)) {
+        fins = json_array();
+        json_object_set_new(meta, "finalizers", fins);
+    }
+    bool has = false;
+    for (size_t i = 0; i < json_array_size(fins); i++)
+        has |= strcmp(json_string_value(json_array_get(fins, i)) ?: "", KAPI_CRD_CLEANUP) == 0;
+    if (!has)
+        json_array_append_new(fins, json_string(KAPI_CRD_CLEANUP));
+    kapi_api__crd_set_condition(obj, "Terminating", "InstanceDeletionPending",
+                                "CustomResourceDefinition marked for deletion; CustomResource "
+                                "deletion will begin soon",
+                                kapi_api__now(a));
+    *err = write_deleting(api, a, t, obj, rev, true, d->dry_run, out);
+    return true;
+}
+
 kapi_error *kapi_api__delete(kapi_api *api, kapi_arena *a, const kapi_type *t, const char *ns,
                              const char *name, const kapi_delete_opts *d, json_t **out,
                              bool *removed)
@@ -267,7 +303,8 @@ kapi_error *kapi_api__delete(kapi_api *api, kapi_arena *a, const kapi_type *t, c
             obj = t->strategy->from_storage(t, obj);
         json_t *meta = kapi_json_object_ensure(obj, "metadata");
         kapi_error *err = check_preconditions(t, d, meta, name);
-        if (!err && is_namespaces(t) && namespace_phase(api, a, t, d, obj, rev, out, &err)) {
+        if (!err && ((is_namespaces(t) && namespace_phase(api, a, t, d, obj, rev, out, &err)) ||
+                     (is_crds(t) && crd_phase(api, a, t, d, obj, rev, out, &err)))) {
             json_decref(obj);
             if (!err || err->status != KAPI_STATUS_CONFLICT || attempt == MAX_ATTEMPTS)
                 return err;

@@ -16,7 +16,7 @@
 
 #define MAX_ATTEMPTS 8
 
-/* The patch type a Content-Type names; false for any other (415). */
+/* The patch type a Content-Type names; false for any other. */
 static bool patch_type(const char *ct, kapi_patch_type *out)
 {
     static const struct {
@@ -38,6 +38,16 @@ static bool patch_type(const char *ct, kapi_patch_type *out)
             return true;
         }
     return false;
+}
+
+kapi_error *kapi_api__patch_type(kapi_req *r, kapi_patch_type *out)
+{
+    if (patch_type(kapi_http_header_get(r->http, "content-type"), out))
+        return NULL;
+    kapi_error *err = kapi_error_new(KAPI_STATUS_UNSUPPORTED_MEDIA_TYPE,
+                                     "415: Unsupported Media Type");
+    err->has_details = true;
+    return err;
 }
 
 /* The stored object at the request's key as the client reads it (served view). */
@@ -91,10 +101,8 @@ void kapi_api__serve_patch(kapi_req *r)
     json_t *patch = NULL, *unstored = NULL;
     kapi_obj *o = NULL;
     int status = 200;
-    if (!patch_type(kapi_http_header_get(r->http, "content-type"), &type)) {
-        kapi_error *err = kapi_error_new(KAPI_STATUS_UNSUPPORTED_MEDIA_TYPE,
-                                         "415: Unsupported Media Type");
-        err->has_details = true;
+    kapi_error *err = kapi_api__patch_type(r, &type);
+    if (err) {
         kapi_api__respond_error(r, err);
         return;
     }
@@ -108,7 +116,7 @@ void kapi_api__serve_patch(kapi_req *r)
                                                   "application/apply-patch+yaml"));
         return;
     }
-    kapi_error *err = kapi_api__write_options(r, "PatchOptions", &opts);
+    err = kapi_api__write_options(r, "PatchOptions", &opts);
     if (!err)
         err = kapi_patch_parse(&patch, type, r->http->body, r->http->body_len,
                                opts.fv != KAPI_FV_IGNORE);

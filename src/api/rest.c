@@ -495,6 +495,10 @@ void kapi_api__serve_resource(kapi_req *r)
         kapi_api__respond_error(r, err);
         return;
     }
+    if (strcmp(r->info.subresource, "scale") == 0) {
+        kapi_api__serve_scale(r);
+        return;
+    }
     for (size_t i = 0; i < KAPI_ARRAY_LEN(verbs); i++) {
         if (strcmp(r->info.verb, verbs[i].verb) == 0) {
             verbs[i].serve(r);

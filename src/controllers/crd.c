@@ -5,6 +5,10 @@
  * A CRD that is not yet Established gets its spec.names as status.acceptedNames and the
  * NamesAccepted and Established conditions, True. Name conflicts between CRDs are not
  * checked yet: a CRD's names are accepted as they are.
+ *
+ * A deleted CRD (its cleanup finalizer set by the delete) has its custom resources
+ * deleted, each waiting for its own finalizers, as the apiextensions finalizer controller
+ * does; once none is left the finalizer goes, and with it the CRD.
  */
 #include <string.h>
 
@@ -59,6 +63,68 @@ static void establish(kapi_api *api, const kapi_type *t, kapi_obj *o)
     kapi_arena_dispose(&a);
 }
 
+/* Deletes the custom resources of crd; true when none is left. */
+static bool delete_instances(kapi_api *api, kapi_arena *a, const json_t *crd)
+{
+    static const kapi_delete_opts background = {.propagation = "Background", .grace = -1};
+    const kapi_type *t = NULL;
+    kapi_error *err = kapi_custom_storage_type_new(api->registry, crd, &t);
+    if (err) {
+        kapi_error_free(err);
+        return true; /* a CRD that never served has no instances */
+    }
+    kapi_store_list_result l;
+    char *prefix = kapi_type_key(a, t, KAPI_STR(""), KAPI_STR(""));
+    kapi_store_list_opts q = {.prefix = kapi_str_c(prefix)};
+    bool empty = false;
+    if (kapi_store_list(api->store, &q, &l) == KAPI_STORE_OK) {
+        empty = l.n == 0;
+        for (size_t i = 0; i < l.n; i++) {
+            /* the key goes on with [<namespace>/]<name> */
+            char *rest = kapi_arena_printf(a, "%s", l.items[i]->key + strlen(prefix));
+            char *slash = strchr(rest, '/');
+            const char *ns = slash ? rest : "", *name = slash ? slash + 1 : rest;
+            if (slash)
+                *slash = '\0';
+            json_t *out = NULL;
+            bool removed;
+            kapi_error_free(kapi_api__delete(api, a, t, ns, name, &background, &out, &removed));
+            json_decref(out);
+        }
+        kapi_store_list_dispose(&l);
+    }
+    kapi_type_release(t);
+    return empty;
+}
+
+static void clean_up(kapi_api *api, const kapi_type *t, kapi_obj *o)
+{
+    json_t *crd = kapi_api__parse_stored(o);
+    json_t *fins = kapi_json_path(crd, "metadata.finalizers");
+    size_t at = json_array_size(fins);
+    for (size_t i = 0; i < json_array_size(fins); i++)
+        if (strcmp(json_string_value(json_array_get(fins, i)) ?: "", KAPI_CRD_CLEANUP) == 0)
+            at = i;
+    kapi_arena a;
+    kapi_arena_init(&a);
+    if (at < json_array_size(fins) && delete_instances(api, &a, crd)) {
+        json_array_remove(fins, at);
+        const char *name = kapi_json_path_str(crd, "metadata.name") ?: "";
+        char *key = kapi_type_key(&a, t, KAPI_STR(""), kapi_str_c(name));
+        json_t *gone = NULL;
+        kapi_obj *out = NULL;
+        kapi_error *err =
+            kapi_api__deletion_done(crd)
+                ? kapi_api__finish_deletion(api, &a, t, key, o->rev, false, crd, &gone)
+                : kapi_api__store_write(api, &a, t, crd, KAPI_STORE_UPDATE, o->rev, &out, NULL);
+        kapi_error_free(err);
+        kapi_obj_unref(out);
+        json_decref(gone);
+    }
+    kapi_arena_dispose(&a);
+    json_decref(crd);
+}
+
 static void pass(kapi_api *api)
 {
     const kapi_type *t = kapi_registry_lookup(api->registry, KAPI_STR("apiextensions.k8s.io"),
@@ -68,9 +134,12 @@ static void pass(kapi_api *api)
     char *prefix = kapi_xprintf("/%s/%s/", t->storage_group, t->storage_resource);
     kapi_store_list_opts q = {.prefix = kapi_str_c(prefix)};
     if (kapi_store_list(api->store, &q, &l) == KAPI_STORE_OK) {
-        for (size_t i = 0; i < l.n; i++)
-            if (!strstr(l.items[i]->data, "\"type\":\"Established\""))
+        for (size_t i = 0; i < l.n; i++) {
+            if (strstr(l.items[i]->data, "\"deletionTimestamp\":"))
+                clean_up(api, t, l.items[i]);
+            else if (!strstr(l.items[i]->data, "\"type\":\"Established\""))
                 establish(api, t, l.items[i]);
+        }
         kapi_store_list_dispose(&l);
     }
     free(prefix);

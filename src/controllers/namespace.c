@@ -2,8 +2,9 @@
  * controllers/namespace: the namespace lifecycle (reference section 3; kube-controller-
  * manager's namespace controller).
  *
- * Every pass lists the namespaces; for each one being deleted it deletes, type by type,
- * every object stored under it (an object with finalizers waits for them and keeps the
+ * Every pass lists the namespaces; for each one being deleted it deletes, type by type
+ * (built-in ones, then the custom resources of every namespaced CRD), every object
+ * stored under it (an object with finalizers waits for them and keeps the
  * namespace). Once nothing is left it finalizes the namespace (the "kubernetes" entry of
  * spec.finalizers goes) and deletes it, which removes it unless metadata.finalizers still
  * hold it. A pass runs every PASS_INTERVAL_MS, so a deleted namespace is gone within a
@@ -79,6 +80,31 @@ static bool finalize(kapi_api *api, kapi_arena *a, const kapi_type *nst, json_t 
     return ok;
 }
 
+/* Deletes the custom resources in ns of every namespaced CRD; false while some remain. */
+static bool empty_custom(kapi_api *api, kapi_arena *a, const char *ns)
+{
+    kapi_store_list_result l;
+    kapi_store_list_opts q = {.prefix = KAPI_STR("/apiextensions.k8s.io/customresourcedefinitions/")};
+    if (kapi_store_list(api->store, &q, &l) != KAPI_STORE_OK)
+        return false;
+    bool empty = true;
+    for (size_t i = 0; i < l.n; i++) {
+        json_t *crd = kapi_api__parse_stored(l.items[i]);
+        const kapi_type *t = NULL;
+        const char *scope = kapi_json_path_str(crd, "spec.scope");
+        kapi_error *err = scope && strcmp(scope, "Namespaced") == 0
+                              ? kapi_custom_storage_type_new(api->registry, crd, &t)
+                              : NULL;
+        if (t)
+            empty &= empty_type(api, a, t, ns);
+        kapi_type_release(t);
+        kapi_error_free(err);
+        json_decref(crd);
+    }
+    kapi_store_list_dispose(&l);
+    return empty;
+}
+
 static void clean_namespace(kapi_api *api, const kapi_type *nst, kapi_obj *o)
 {
     kapi_arena a;
@@ -90,6 +116,8 @@ static void clean_namespace(kapi_api *api, const kapi_type *nst, kapi_obj *o)
     for (size_t i = 0; empty && i < kapi_registry_count(reg); i++)
         if (first_of_storage(reg, i))
             empty &= empty_type(api, &a, kapi_registry_at(reg, i), name);
+    if (empty)
+        empty = empty_custom(api, &a, name);
     if (empty && finalize(api, &a, nst, ns, o->rev)) {
         static const kapi_delete_opts plain = {.grace = -1};
         json_t *out = NULL;

@@ -185,6 +185,12 @@ kapi_error *kapi_custom_type_new(const kapi_registry *r, const json_t *crd, cons
     return NULL;
 }
 
+kapi_error *kapi_custom_storage_type_new(const kapi_registry *r, const json_t *crd,
+                                         const kapi_type **out)
+{
+    return kapi_custom_type_new(r, crd, storage_version(crd) ?: "", out);
+}
+
 const kapi_type *kapi_type_hold(const kapi_type *t)
 {
     if (t && t->custom)
