@@ -309,15 +309,16 @@ static json_t *subresource_update(const char *sub, json_t *obj, const json_t *ol
 {
     json_t *merged = json_deep_copy(old);
     json_t *meta = json_object_get(obj, "metadata");
-    json_object_set(kapi_json_object_ensure(merged, "metadata"), "resourceVersion",
-                    json_object_get(meta, "resourceVersion") ?: json_string(""));
+    json_t *rv = json_object_get(meta, "resourceVersion");
+    json_object_set_new(kapi_json_object_ensure(merged, "metadata"), "resourceVersion",
+                        rv ? json_incref(rv) : json_string(""));
     if (strcmp(sub, "status") == 0) {
         json_t *st = json_object_get(obj, "status");
-        json_object_set(merged, "status", st ? st : json_object());
+        json_object_set_new(merged, "status", st ? json_incref(st) : json_object());
     } else {
         json_t *fin = kapi_json_path(obj, "spec.finalizers");
-        json_object_set(kapi_json_object_ensure(merged, "spec"), "finalizers",
-                        fin ? fin : json_array());
+        json_object_set_new(kapi_json_object_ensure(merged, "spec"), "finalizers",
+                            fin ? json_incref(fin) : json_array());
     }
     json_decref(obj);
     return merged;

@@ -252,12 +252,13 @@ void kapi_custom_prune_as(const kapi_type *t, const char *version, json_t *obj,
     const json_t *ver = find_version(t->custom->crd, version);
     kapi_schema_root *root = NULL;
     kapi_error *err = NULL;
-    if (ver)
+    if (ver) {
         err = compile_version(ver, &root);
-    else /* a version the CRD does not have describes no field */
-        err = kapi_schema_compile(json_pack("{s:s,s:{s:{}}}", "type", "object", "properties",
-                                            "apiVersion"),
-                                  &root);
+    } else { /* a version the CRD does not have describes no field */
+        json_t *none = json_pack("{s:s,s:{s:{}}}", "type", "object", "properties", "apiVersion");
+        err = kapi_schema_compile(none, &root);
+        json_decref(none);
+    }
     if (!err && root) {
         bool defaults = w->defaults;
         w->defaults = false;

@@ -135,7 +135,7 @@ static json_t *event_view(const json_t *src, const char *api_version, const fiel
     json_object_set_new(out, "kind", json_string("Event"));
     json_object_set_new(out, "apiVersion", json_string(api_version));
     json_t *meta = json_object_get(src, "metadata");
-    json_object_set(out, "metadata", meta ? meta : json_object());
+    json_object_set_new(out, "metadata", meta ? json_incref(meta) : json_object());
     for (size_t i = 0; i < n; i++) {
         const char *from = use_core && rules[i].core ? rules[i].core : rules[i].name;
         json_t *v = json_object_get(src, from);

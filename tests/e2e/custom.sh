@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Custom resources as kubectl meets them: a CRD with two versions, the status and scale
+# subresources; apply, get, -l, -w, patch, kubectl scale, /status writes, finalizers,
+# delete -l, and the clean-up when a namespace or the CRD itself is deleted.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+e2e_start "$1"
+kc() { kubectl --request-timeout=10s "$@"; }
+api=https://127.0.0.1:$port
+c() { curl -s --cacert "$data/ca.crt" -H "Authorization: Bearer $(cat "$data/admin-token")" "$@"; }
+
+cat >"$work/crd.yaml" <<'EOF'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.e2e.example.com
+spec:
+  group: e2e.example.com
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget, shortNames: [gd]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+      scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            required: [color]
+            properties:
+              color: {type: string, enum: [red, green, blue]}
+              replicas: {type: integer, default: 1, minimum: 0}
+              extra: {type: object, x-kubernetes-preserve-unknown-fields: true}
+          status:
+            type: object
+            properties:
+              replicas: {type: integer}
+              phase: {type: string}
+  - name: v1beta1
+    served: true
+    storage: false
+    deprecated: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+EOF
+gadget() { # gadget NAME COLOR [LABEL]
+    printf 'apiVersion: e2e.example.com/v1\nkind: Gadget\nmetadata:\n  name: %s\n' "$1"
+    [ -n "${3:-}" ] && printf '  labels: {tier: %s}\n' "$3"
+    printf 'spec:\n  color: %s\n' "$2"
+}
+
+check "apply the CRD" kc apply -f "$work/crd.yaml"
+check "the CRD becomes Established" kc wait --for=condition=Established --timeout=10s \
+    crd/gadgets.e2e.example.com
+kc create namespace ga >/dev/null
+check "api-resources lists the short name" sh -c "kubectl api-resources | grep -q '^gadgets *gd *e2e.example.com/v1 *true *Gadget'"
+
+kc get gadgets -n ga -w --output-watch-events -o json >"$work/watch.json" 2>/dev/null &
+watcher=$!
+sleep 0.5
+check "kubectl apply creates a Gadget" sh -c "$(declare -f gadget); gadget g1 red front | kubectl apply -n ga -f -"
+expect_eq "defaults are applied" "1" "$(kc get gadget g1 -n ga -o jsonpath='{.spec.replicas}')"
+out=$(gadget bad purple | kc apply -n ga -f - 2>&1)
+case $out in *'spec.color: Unsupported value: "purple": supported values: "red", "green", "blue"'*)
+    pass "the schema refuses a bad enum value" ;;
+*) fail "the schema refuses a bad enum value" "$out" ;; esac
+gadget g2 green back | kc apply -n ga -f - >/dev/null
+gadget g3 blue back | kc apply -n ga -f - >/dev/null
+expect_eq "get -l tier=back" "g2 g3" "$(kc get gd -n ga -l tier=back -o jsonpath='{.items[*].metadata.name}')"
+expect_eq "get -A by short name" "3" "$(kc get gd -A --no-headers | wc -l | tr -d ' ')"
+
+check "patch --type=merge" kc patch gadget g1 -n ga --type=merge -p '{"spec":{"color":"green"}}'
+check "patch --type=json" kc patch gadget g1 -n ga --type=json \
+    -p '[{"op":"replace","path":"/spec/color","value":"blue"}]'
+out=$(kc patch gadget g1 -n ga -p '{"spec":{"color":"red"}}' 2>&1)
+case $out in *"the body of the request was in an unknown format"*) pass "strategic merge patch is refused" ;;
+*) fail "strategic merge patch is refused" "$out" ;; esac
+expect_eq "the generation counts spec changes" "3" "$(kc get gadget g1 -n ga -o jsonpath='{.metadata.generation}')"
+check "kubectl label" kc label gadget g1 -n ga extra=yes
+expect_eq "a label leaves the generation" "3" "$(kc get gadget g1 -n ga -o jsonpath='{.metadata.generation}')"
+
+check "a write to the main resource ignores status" kc patch gadget g1 -n ga --type=merge \
+    -p '{"status":{"phase":"Ready"}}'
+expect_eq "so status stays empty" "" "$(kc get gadget g1 -n ga -o jsonpath='{.status.phase}')"
+check "a write to /status sets it" kc patch gadget g1 -n ga --subresource=status --type=merge \
+    -p '{"status":{"phase":"Ready","replicas":2},"spec":{"color":"red"}}'
+expect_eq "status set, spec untouched by /status" "Ready blue" \
+    "$(kc get gadget g1 -n ga -o jsonpath='{.status.phase} {.spec.color}')"
+
+check "kubectl scale" kc scale gadget g1 -n ga --replicas=4
+expect_eq "scale writes spec.replicas" "4" "$(kc get gadget g1 -n ga -o jsonpath='{.spec.replicas}')"
+expect_eq "the Scale reads status.replicas" "Scale 4 2" \
+    "$(c "$api/apis/e2e.example.com/v1/namespaces/ga/gadgets/g1/scale" | jq -r '"\(.kind) \(.spec.replicas) \(.status.replicas)"')"
+out=$(kc scale gadget g1 -n ga --replicas=-1 2>&1)
+case $out in *"should be a non-negative integer"*|*"must be greater than or equal to 0"*) pass "a negative scale is refused" ;;
+*) fail "a negative scale is refused" "$out" ;; esac
+
+warn=$(kc get gadgets.v1beta1.e2e.example.com -n ga 2>&1 >/dev/null)
+case $warn in *"e2e.example.com/v1beta1 Gadget is deprecated; use e2e.example.com/v1 Gadget"*)
+    pass "the deprecated version warns" ;;
+*) fail "the deprecated version warns" "$warn" ;; esac
+expect_eq "read through v1beta1" "e2e.example.com/v1beta1 blue" \
+    "$(kc get gadgets.v1beta1.e2e.example.com g1 -n ga -o jsonpath='{.apiVersion} {.spec.color}' 2>/dev/null)"
+
+check "a Gadget with a finalizer" kc patch gadget g2 -n ga --type=merge \
+    -p '{"metadata":{"finalizers":["e2e.example.com/hold"]}}'
+kc delete gadget g2 -n ga --wait=false >/dev/null
+expect_eq "delete leaves it terminating" "true" \
+    "$(kc get gadget g2 -n ga -o json | jq '.metadata.deletionTimestamp != null')"
+kc patch gadget g2 -n ga --type=json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null
+check "removing the finalizer removes it" kc wait --for=delete gadget/g2 -n ga --timeout=5s
+check "delete -l" kc delete gadgets -n ga -l tier=back
+expect_eq "only the matches went" "g1" "$(kc get gd -n ga -o jsonpath='{.items[*].metadata.name}')"
+
+kill "$watcher" 2>/dev/null
+wait "$watcher" 2>/dev/null
+expect_eq "the watch saw every change" "ADDED ADDED ADDED DELETED DELETED" \
+    "$(jq -r 'select(.type != "MODIFIED") | .type' "$work/watch.json" | tr '\n' ' ' | sed 's/ $//')"
+
+check "deleting the namespace" kc delete namespace ga --timeout=10s
+expect_eq "removes its Gadgets" "0" "$(kc get gd -A --no-headers 2>/dev/null | wc -l | tr -d ' ')"
+
+kc create namespace gb >/dev/null
+gadget g4 red | kc apply -n gb -f - >/dev/null
+check "deleting the CRD" kc delete crd gadgets.e2e.example.com --timeout=10s
+expect_eq "removes its Gadgets and the endpoint" "404" \
+    "$(c -o /dev/null -w '%{http_code}' "$api/apis/e2e.example.com/v1/namespaces/gb/gadgets/g4")"
+
+e2e_finish

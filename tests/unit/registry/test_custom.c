@@ -1,0 +1,198 @@
+/* Unit tests for custom resource types (registry/custom.c): the kapi_type a CRD version
+ * becomes, the decode walk (pruning, defaults, metadata as ObjectMeta), the status and
+ * generation rules of its strategy, the conversion between versions, validation in
+ * 1.26's order and words, and the holds that keep a type alive. */
+#include <jansson.h>
+#include <string.h>
+
+#include "codec/json.h"
+#include "registry/registry.h"
+#include "test.h"
+
+static const char crd_json[] =
+    "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+    "\"metadata\":{\"name\":\"gizmos.unit.example.com\"},"
+    "\"spec\":{\"group\":\"unit.example.com\",\"scope\":\"Namespaced\","
+    "\"names\":{\"plural\":\"gizmos\",\"kind\":\"Gizmo\",\"listKind\":\"GizmoCollection\","
+    "\"shortNames\":[\"gz\"]},"
+    "\"versions\":["
+    "{\"name\":\"v1\",\"served\":true,\"storage\":true,"
+    "\"subresources\":{\"status\":{},\"scale\":{\"specReplicasPath\":\".spec.replicas\","
+    "\"statusReplicasPath\":\".status.replicas\"}},"
+    "\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\",\"properties\":{"
+    "\"spec\":{\"type\":\"object\",\"properties\":{"
+    "\"size\":{\"type\":\"string\",\"enum\":[\"S\",\"M\"]},"
+    "\"replicas\":{\"type\":\"integer\",\"default\":1,\"maximum\":10}}},"
+    "\"status\":{\"type\":\"object\",\"properties\":{\"replicas\":{\"type\":\"integer\"}}}}}}},"
+    "{\"name\":\"v1alpha1\",\"served\":true,\"storage\":false,\"deprecated\":true,"
+    "\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\",\"properties\":{"
+    "\"spec\":{\"type\":\"object\",\"properties\":{\"size\":{\"type\":\"string\"},"
+    "\"old\":{\"type\":\"string\"}}}}}}}]}}";
+
+static const kapi_registry *registry(void)
+{
+    static kapi_registry *r;
+    if (!r)
+        kapi_error_free(kapi_registry_new(&r));
+    return r;
+}
+
+static const kapi_type *gizmo(const char *version)
+{
+    json_t *crd = json_loads(crd_json, 0, NULL);
+    const kapi_type *t = NULL;
+    kapi_error *err = kapi_custom_type_new(registry(), crd, version, &t);
+    json_decref(crd);
+    CHECK(err == NULL);
+    kapi_error_free(err);
+    return t;
+}
+
+static json_t *obj(const char *text)
+{
+    return json_loads(text, 0, NULL);
+}
+
+TEST(custom_type_facts)
+{
+    const kapi_type *t = gizmo("v1");
+    CHECK_STR_EQ(t->group_version, "unit.example.com/v1");
+    CHECK_STR_EQ(t->kind, "Gizmo");
+    CHECK_STR_EQ(t->list_kind, "GizmoCollection");
+    CHECK(t->namespaced && t->generation && t->conditional_update);
+    CHECK_STR_EQ(t->short_names[0], "gz");
+    CHECK(kapi_type_subresource(t, KAPI_STR("status")) != NULL);
+    CHECK(kapi_type_subresource(t, KAPI_STR("scale")) != NULL);
+    CHECK_STR_EQ(t->storage_group, "unit.example.com");
+    CHECK_STR_EQ(t->storage_resource, "gizmos");
+    CHECK(t->custom->warning == NULL);
+    CHECK(t->strategy->to_storage == NULL);
+    const char *path;
+    kapi_error *err = kapi_type_field_label(&path, t, "spec.size");
+    CHECK_STR_EQ(err->message, "field label not supported: spec.size");
+    kapi_error_free(err);
+    kapi_type_release(t);
+
+    t = gizmo("v1alpha1");
+    CHECK_STR_EQ(t->custom->warning,
+                 "unit.example.com/v1alpha1 Gizmo is deprecated; use unit.example.com/v1 Gizmo");
+    CHECK(kapi_type_subresource(t, KAPI_STR("status")) == NULL);
+    CHECK(t->strategy->to_storage != NULL);
+    kapi_type_release(t);
+
+    json_t *crd = json_loads(crd_json, 0, NULL);
+    const kapi_type *none = NULL;
+    err = kapi_custom_type_new(registry(), crd, "v9", &none);
+    CHECK(err != NULL && none == NULL);
+    kapi_error_free(err);
+    json_decref(crd);
+}
+
+TEST(custom_decode_prunes_and_defaults)
+{
+    const kapi_type *t = gizmo("v1");
+    kapi_arena a;
+    kapi_arena_init(&a);
+    json_t *o = obj("{\"apiVersion\":\"unit.example.com/v1\",\"kind\":\"Gizmo\","
+                    "\"metadata\":{\"name\":\"g\",\"bogus\":1},\"spec\":{\"size\":5,\"x\":1},"
+                    "\"top\":true}");
+    kapi_schema_walk w = {.arena = &a, .go_types = true, .defaults = true, .reorder = true};
+    kapi_error *err = t->strategy->decode(t, o, &w);
+    CHECK(err == NULL);
+    CHECK_INT_EQ(w.nunknown, 3);
+    CHECK_STR_EQ(w.unknown[0], "spec.x");
+    CHECK_STR_EQ(w.unknown[1], "top");
+    CHECK_STR_EQ(w.unknown[2], "metadata.bogus");
+    /* a wrong type is left for validation; the default is filled in */
+    CHECK_INT_EQ(json_integer_value(kapi_json_path(o, "spec.size")), 5);
+    CHECK_INT_EQ(json_integer_value(kapi_json_path(o, "spec.replicas")), 1);
+    CHECK_STR_EQ(kapi_json_path_str(o, "kind"), "Gizmo");
+    json_decref(o);
+    kapi_arena_dispose(&a);
+    kapi_type_release(t);
+}
+
+TEST(custom_status_and_generation)
+{
+    const kapi_type *t = gizmo("v1");
+    json_t *o = obj("{\"metadata\":{\"name\":\"g\"},\"spec\":{},\"status\":{\"replicas\":3}}");
+    t->strategy->prepare_create(t, o);
+    CHECK(json_object_get(o, "status") == NULL);
+    json_t *old = obj("{\"metadata\":{\"name\":\"g\",\"generation\":4},\"spec\":{\"size\":\"S\"},"
+                      "\"status\":{\"replicas\":2}}");
+    json_t *upd = obj("{\"metadata\":{\"name\":\"g\",\"labels\":{\"a\":\"b\"}},"
+                      "\"spec\":{\"size\":\"S\"},\"status\":{\"replicas\":9}}");
+    t->strategy->prepare_update(t, upd, old);
+    CHECK_INT_EQ(json_integer_value(kapi_json_path(upd, "status.replicas")), 2);
+    CHECK_INT_EQ(json_integer_value(kapi_json_path(upd, "metadata.generation")), 4);
+    json_object_set_new(json_object_get(upd, "spec"), "size", json_string("M"));
+    t->strategy->prepare_update(t, upd, old);
+    CHECK_INT_EQ(json_integer_value(kapi_json_path(upd, "metadata.generation")), 5);
+    json_decref(o);
+    json_decref(old);
+    json_decref(upd);
+    kapi_type_release(t);
+}
+
+TEST(custom_conversion)
+{
+    const kapi_type *t = gizmo("v1alpha1");
+    json_t *o = obj("{\"apiVersion\":\"unit.example.com/v1alpha1\",\"kind\":\"Gizmo\","
+                    "\"metadata\":{\"name\":\"g\"},\"spec\":{\"size\":\"S\",\"old\":\"x\"}}");
+    json_t *stored = t->strategy->to_storage(t, json_incref(o));
+    CHECK_STR_EQ(kapi_json_path_str(stored, "apiVersion"), "unit.example.com/v1");
+    CHECK(kapi_json_path(stored, "spec.old") == NULL);
+    CHECK_INT_EQ(json_integer_value(kapi_json_path(stored, "spec.replicas")), 1);
+    /* the caller's object is left as it was */
+    CHECK_STR_EQ(kapi_json_path_str(o, "spec.old"), "x");
+    json_t *back = t->strategy->from_storage(t, stored);
+    CHECK_STR_EQ(kapi_json_path_str(back, "apiVersion"), "unit.example.com/v1alpha1");
+    CHECK(kapi_json_path(back, "spec.replicas") == NULL);
+    json_decref(back);
+    json_decref(o);
+    kapi_type_release(t);
+}
+
+TEST(custom_validation_order)
+{
+    const kapi_type *t = gizmo("v1");
+    json_t *o = obj("{\"apiVersion\":\"unit.example.com/v1\",\"kind\":\"Gizmo\","
+                    "\"metadata\":{\"name\":\"g\",\"namespace\":\"ns\"},"
+                    "\"spec\":{\"size\":\"XL\",\"replicas\":-1}}");
+    kapi_error *err = kapi_type_validate(t, o, NULL);
+    CHECK(err != NULL);
+    CHECK_STR_EQ(err->message,
+                 "Gizmo.unit.example.com \"g\" is invalid: [.spec.replicas: Invalid value: -1: "
+                 "should be a non-negative integer, spec.size: Unsupported value: \"XL\": "
+                 "supported values: \"S\", \"M\"]");
+    kapi_error_free(err);
+    json_object_set_new(o, "kind", json_string("Other"));
+    err = kapi_type_validate(t, o, NULL);
+    CHECK_STR_EQ(err->message,
+                 "Other.unit.example.com \"g\" is invalid: kind: Invalid value: \"Other\": must be "
+                 "Gizmo");
+    kapi_error_free(err);
+    json_object_set_new(o, "kind", json_string("Gizmo"));
+    json_object_set_new(json_object_get(o, "spec"), "replicas", json_string("two"));
+    json_object_set_new(json_object_get(o, "spec"), "size", json_string("S"));
+    err = kapi_type_validate(t, o, NULL);
+    CHECK(strstr(err->message, ".spec.replicas: Invalid value: 0: .spec.replicas accessor error: "
+                               "two is of the type string, expected int64") != NULL);
+    kapi_error_free(err);
+    json_decref(o);
+    kapi_type_release(t);
+}
+
+TEST(custom_holds)
+{
+    const kapi_type *t = gizmo("v1");
+    CHECK(kapi_type_hold(t) == t);
+    kapi_type_release(t);
+    CHECK_STR_EQ(t->kind, "Gizmo"); /* still held once */
+    kapi_type_release(t);
+    const kapi_type *builtin = kapi_registry_at(registry(), 0);
+    CHECK(kapi_type_hold(builtin) == builtin);
+    kapi_type_release(builtin);
+    kapi_type_release(builtin);
+    CHECK(builtin->kind != NULL);
+}
