@@ -15,6 +15,7 @@
 typedef struct custom_entry {
     char *name, *version; /* the CRD's name and the served version */
     int64_t rev;          /* the CRD's revision the type was built from */
+    bool terminating;     /* the CRD has the Terminating condition */
     const kapi_type *type;
 } custom_entry;
 
@@ -118,35 +119,51 @@ static custom_entry *find_entry(kapi_custom_types *c, const char *name, const ch
     return NULL;
 }
 
-/* The type of the CRD stored as o at version, built when the cache has an older one;
- * held for the caller. */
-static kapi_error *type_of(kapi_api *api, const char *name, const char *version, kapi_obj *o,
-                           const json_t *crd, const kapi_type **out)
+/* The cached type of the CRD stored as o at version, held for the caller; NULL when the
+ * cache has none for this revision of the CRD. */
+static const kapi_type *cached(kapi_custom_types *c, const char *name, const char *version,
+                               const kapi_obj *o, bool *terminating)
 {
-    kapi_custom_types *c = api->custom_types;
-    kapi_error *err = NULL;
+    const kapi_type *t = NULL;
     pthread_mutex_lock(&c->mu);
     custom_entry *e = find_entry(c, name, version);
-    if (!e || e->rev != o->rev) {
-        const kapi_type *t;
-        if ((err = kapi_custom_type_new(api->registry, crd, version, &t)) != NULL)
-            goto done;
-        if (!e) {
-            if (c->n == c->cap) {
-                c->cap = c->cap ? 2 * c->cap : 8;
-                c->v = kapi_xrealloc(c->v, c->cap * sizeof(*c->v));
-            }
-            e = &c->v[c->n++];
-            *e = (custom_entry){kapi_xstrdup(name), kapi_xstrdup(version), 0, NULL};
-        }
-        kapi_type_release(e->type);
-        e->type = t;
-        e->rev = o->rev;
+    if (e && e->rev == o->rev) {
+        t = kapi_type_hold(e->type);
+        *terminating = e->terminating;
     }
-    *out = kapi_type_hold(e->type);
-done:
     pthread_mutex_unlock(&c->mu);
-    return err;
+    return t;
+}
+
+/* Builds the type of crd (stored as o) at version and caches it in place of an older
+ * one; held for the caller. */
+static kapi_error *build(kapi_api *api, const char *name, const char *version, const kapi_obj *o,
+                         const json_t *crd, const kapi_type **out)
+{
+    kapi_custom_types *c = api->custom_types;
+    const kapi_type *t;
+    kapi_error *err = kapi_custom_type_new(api->registry, crd, version, &t);
+    if (err)
+        return err;
+    pthread_mutex_lock(&c->mu);
+    custom_entry *e = find_entry(c, name, version);
+    if (!e) {
+        if (c->n == c->cap) {
+            c->cap = c->cap ? 2 * c->cap : 8;
+            c->v = kapi_xrealloc(c->v, c->cap * sizeof(*c->v));
+        }
+        e = &c->v[c->n++];
+        *e = (custom_entry){kapi_xstrdup(name), kapi_xstrdup(version), 0, false, NULL};
+    }
+    if (e->rev <= o->rev) {
+        kapi_type_release(e->type);
+        e->type = kapi_type_hold(t);
+        e->rev = o->rev;
+        e->terminating = kapi_api__crd_condition(crd, "Terminating");
+    }
+    pthread_mutex_unlock(&c->mu);
+    *out = t;
+    return NULL;
 }
 
 kapi_error *kapi_api__custom_type(kapi_req *r, const kapi_type **out)
@@ -154,6 +171,7 @@ kapi_error *kapi_api__custom_type(kapi_req *r, const kapi_type **out)
     const kapi_reqinfo *in = &r->info;
     kapi_obj *o = NULL;
     kapi_error *err = NULL;
+    bool terminating = false;
     *out = NULL;
     if (!*in->group || !*in->resource)
         return NULL;
@@ -161,18 +179,24 @@ kapi_error *kapi_api__custom_type(kapi_req *r, const kapi_type **out)
     char *key = kapi_arena_printf(&r->arena, CRD_PREFIX "%s", name);
     if (kapi_store_get(r->api->store, kapi_str_c(key), &o) != KAPI_STORE_OK)
         return NULL;
-    json_t *crd = kapi_api__parse_stored(o);
-    if (serves(crd, in->resource, in->version)) {
-        if (strcmp(in->verb, "create") == 0 && kapi_api__crd_condition(crd, "Terminating")) {
-            err = kapi_error_new(KAPI_STATUS_METHOD_NOT_ALLOWED,
-                                 "create not allowed while custom resource definition is "
-                                 "terminating");
-            kapi_error_details(err, NULL, in->group, in->resource);
-        } else {
-            err = type_of(r->api, name, in->version, o, crd, out);
+    const kapi_type *t = cached(r->api->custom_types, name, in->version, o, &terminating);
+    if (!t) {
+        json_t *crd = kapi_api__parse_stored(o);
+        if (serves(crd, in->resource, in->version)) {
+            terminating = kapi_api__crd_condition(crd, "Terminating");
+            err = build(r->api, name, in->version, o, crd, &t);
         }
+        json_decref(crd);
     }
-    json_decref(crd);
     kapi_obj_unref(o);
+    if (t && terminating && strcmp(in->verb, "create") == 0) {
+        kapi_type_release(t);
+        t = NULL;
+        err = kapi_error_new(KAPI_STATUS_METHOD_NOT_ALLOWED,
+                             "create not allowed while custom resource definition is "
+                             "terminating");
+        kapi_error_details(err, NULL, in->group, in->resource);
+    }
+    *out = t;
     return err;
 }
