@@ -51,6 +51,30 @@ typedef struct kapi_type_strategy {
                      void (*warn)(void *ctx, const char *text), void *ctx);
 } kapi_type_strategy;
 
+/* The code of a computed Table cell (registry/printers.c, by the name a column's "cell"
+ * gives): value is what the column's jsonPath finds (NULL when nothing, or when the
+ * column has no path), obj the whole object in the storage view, now_ns the wall clock.
+ * Returns a new reference: a string, number, boolean or null. */
+typedef json_t *(*kapi_cell_fn)(const json_t *value, const json_t *obj, int64_t now_ns);
+
+/* One step of a column's JSONPath (registry/printers.c). */
+typedef struct kapi_jsonpath_step kapi_jsonpath_step;
+
+/* A Table column (metav1.TableColumnDefinition) and how its cells are made: an element of
+ * the type file's "printerColumns", which has the members of a CRD's
+ * additionalPrinterColumns (name, type, format, description, priority, jsonPath) and
+ * kapi's own "cell". A column without "cell" follows the CRD rules: the value at jsonPath,
+ * formatted by type (string, integer, number, boolean, date); one with "cell" is a
+ * built-in printer's computed cell. */
+typedef struct kapi_column {
+    const char *name, *type, *format, *description; /* borrowed from the type's def */
+    int priority;                                    /* 0 shown by default, 1 wide */
+    const char *json_path;                           /* ".spec.schedule", or NULL */
+    const kapi_jsonpath_step *steps;                 /* json_path, parsed */
+    size_t nsteps;
+    kapi_cell_fn cell; /* NULL: the CRD rules */
+} kapi_column;
+
 /* A subresource of a type: "status", "finalize", ... */
 typedef struct kapi_subresource {
     const char *name;
@@ -85,6 +109,17 @@ struct kapi_type {
      * (the type file's "fieldLabelError": "default") rather than the "field label not
      * supported: <label>" of the conversion funcs ("notSupported"). */
     bool field_label_default_error;
+    /* The Table columns, from "printerColumns"; a type file without them gets kube's
+     * default table (Name, Created At) and default_table is set. */
+    const kapi_column *columns;
+    size_t ncolumns;
+    bool default_table;
+    /* Kubernetes' internal Go type, as messages name it ("batch.CronJob"): the type
+     * file's "goType"; "unstructured.Unstructured" (a custom resource) without one.
+     * builtin says whether the file had one: a built-in type is routed as kube-apiserver's
+     * compiled-in types are (go-restful), a custom resource as its CRD handler. */
+    const char *go_type;
+    bool builtin;
     json_t *def; /* the parsed type file, for what only some consumers read */
 };
 
@@ -146,6 +181,16 @@ kapi_error *kapi_type_field_label(const char **out, const kapi_type *t, const ch
  * list handler's Transform with the type's field label conversion does; returns the 400
  * of the first unsupported label (s is then partly rewritten). */
 kapi_error *kapi_type_field_selector(const kapi_type *t, kapi_field_selector *s);
+
+/* The cells of obj's Table row, one per column of t: a JSON array (new reference). obj
+ * is in the storage view (kube's printers read the internal version, which kapi's
+ * storage view is); now_ns is the wall clock that ages are counted to. */
+json_t *kapi_type_table_cells(const kapi_type *t, const json_t *obj, int64_t now_ns);
+
+/* kube's duration.HumanDuration ("2m5s", "3h10m", "2y30d") and ShortHumanDuration ("2m",
+ * "3h", "2y") of d_ns nanoseconds; "<invalid>" below -1 s. out holds at least 32 bytes. */
+void kapi_human_duration(char *out, int64_t d_ns);
+void kapi_short_human_duration(char *out, int64_t d_ns);
 
 /* Strategies by name, for the type files (registry/strategies.c). */
 const kapi_type_strategy *kapi_registry__strategy(const char *name);

@@ -47,6 +47,14 @@ static inline bool kapi_registry__in(const char *s, const char *const *set)
     return false;
 }
 
+/* ---- printers.c ---- */
+
+/* Loads t->columns from def's "printerColumns" (kube's default table when absent, written
+ * into def); name names the type file in errors. */
+kapi_error *kapi_registry__load_columns(kapi_type *t, const char *name, json_t *def);
+/* Frees what kapi_registry__load_columns allocated. */
+void kapi_registry__free_columns(kapi_type *t);
+
 /* ---- validate.c ---- */
 
 /* The metadata rules of a built-in type from its file's "nameRule" (label, subdomain,
