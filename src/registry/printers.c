@@ -17,8 +17,9 @@
  * value ("", 0, false).
  *
  * The JSONPath subset (what CRD columns use): .field, ['field'] or ["field"], [n] (n < 0
- * counts from the end) and [*] or .* (the first element found is the value); a backslash
- * escapes the next character of a field name.
+ * counts from the end), [*] or .* and filters [?(@.path == 'text')] (or !=, or a number)
+ * (the first element found is the value); a backslash escapes the next character of a
+ * field name.
  */
 #include <ctype.h>
 #include <math.h>
@@ -33,10 +34,17 @@
 #define HOUR_NS (60 * MINUTE_NS)
 
 struct kapi_jsonpath_step {
-    char *field; /* a member name; NULL for an index or a wildcard */
+    char *field; /* a member name; NULL for an index, a wildcard or a filter */
     long long index;
     bool all; /* [*] or .* */
+    /* A filter [?(@.sub == literal)] (or !=): literal is set. */
+    kapi_jsonpath_step *sub;
+    size_t nsub;
+    json_t *literal;
+    bool negate;
 };
+
+static bool parse_path(const char *s, kapi_jsonpath_step **out, size_t *nout);
 
 /* ---- JSONPath ---- */
 
@@ -62,10 +70,70 @@ static char *read_field(const char **p)
     return kapi_buf_detach(&b, &n);
 }
 
-/* One bracketed step after its '[': 'name', "name", *, or an integer. */
+static const char *skip_spaces(const char *s)
+{
+    while (*s == ' ')
+        s++;
+    return s;
+}
+
+/* A filter's literal: a quoted string or a number. */
+static json_t *read_literal(const char **p)
+{
+    const char *s = *p, *end;
+    char *num_end;
+    if (*s == '\'' || *s == '"') {
+        if (!(end = strchr(s + 1, *s)))
+            return NULL;
+        *p = end + 1;
+        return json_stringn(s + 1, (size_t)(end - s - 1));
+    }
+    long long i = strtoll(s, &num_end, 10);
+    if (num_end != s && *num_end != '.' && *num_end != 'e' && *num_end != 'E') {
+        *p = num_end;
+        return json_integer(i);
+    }
+    double f = strtod(s, &num_end);
+    if (num_end == s)
+        return NULL;
+    *p = num_end;
+    return json_real(f);
+}
+
+/* A filter after its "[?(": @ and a relative path, == or !=, a literal, then ")]". */
+static bool read_filter(const char **p, kapi_jsonpath_step *st)
+{
+    const char *s = skip_spaces(*p), *start;
+    if (*s++ != '@')
+        return false;
+    for (start = s; *s && !strchr(" =!)", *s); s++)
+        if (*s == '\\' && s[1])
+            s++;
+    char *rel = kapi_xstrndup(start, (size_t)(s - start));
+    bool ok = parse_path(rel, &st->sub, &st->nsub);
+    free(rel);
+    s = skip_spaces(s);
+    if (!ok || (s[0] != '=' && s[0] != '!') || s[1] != '=')
+        return false;
+    st->negate = s[0] == '!';
+    s = skip_spaces(s + 2);
+    if (!(st->literal = read_literal(&s)))
+        return false;
+    s = skip_spaces(s);
+    if (s[0] != ')' || s[1] != ']')
+        return false;
+    *p = s + 2;
+    return true;
+}
+
+/* One bracketed step after its '[': 'name', "name", *, a filter, or an integer. */
 static bool read_bracket(const char **p, kapi_jsonpath_step *st)
 {
     const char *s = *p;
+    if (s[0] == '?' && s[1] == '(') {
+        *p = s + 2;
+        return read_filter(p, st);
+    }
     if (*s == '\'' || *s == '"') {
         const char *end = strchr(s + 1, *s);
         if (!end || end[1] != ']')
@@ -89,8 +157,11 @@ static bool read_bracket(const char **p, kapi_jsonpath_step *st)
 
 static void free_steps(kapi_jsonpath_step *v, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         free(v[i].field);
+        free_steps(v[i].sub, v[i].nsub);
+        json_decref(v[i].literal);
+    }
     free(v);
 }
 
@@ -127,6 +198,41 @@ static bool parse_path(const char *s, kapi_jsonpath_step **out, size_t *nout)
     return true;
 }
 
+static const json_t *eval_path(const kapi_jsonpath_step *st, size_t n, const json_t *v);
+
+/* Whether a filter holds for the value left: 1 or 0, -1 when kube's comparison fails
+ * (nothing to compare, or values of different kinds), which fails the whole path. */
+static int filter_holds(const kapi_jsonpath_step *st, const json_t *left)
+{
+    const json_t *lit = st->literal;
+    int eq;
+    if (json_is_string(left) && json_is_string(lit))
+        eq = strcmp(json_string_value(left), json_string_value(lit)) == 0;
+    else if (json_is_integer(left) && json_is_integer(lit))
+        eq = json_integer_value(left) == json_integer_value(lit);
+    else if (json_is_real(left) && json_is_real(lit))
+        eq = json_real_value(left) == json_real_value(lit);
+    else
+        return -1;
+    return eq != st->negate;
+}
+
+/* The first element of array v that passes filter st and in which the rest of the path
+ * finds a value, or NULL. */
+static const json_t *eval_filter(const kapi_jsonpath_step *st, size_t n, const json_t *v)
+{
+    const json_t *found = NULL;
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        const json_t *e = json_array_get(v, i);
+        int holds = filter_holds(st, eval_path(st->sub, st->nsub, e));
+        if (holds < 0)
+            return NULL;
+        if (holds && !found)
+            found = eval_path(st + 1, n - 1, e);
+    }
+    return found;
+}
+
 /* The first value the steps find in v, or NULL. A null on the way finds nothing. */
 static const json_t *eval_path(const kapi_jsonpath_step *st, size_t n, const json_t *v)
 {
@@ -138,6 +244,8 @@ static const json_t *eval_path(const kapi_jsonpath_step *st, size_t n, const jso
         return NULL;
     if (st->field)
         return eval_path(st + 1, n - 1, json_object_get(v, st->field));
+    if (st->literal)
+        return eval_filter(st, n, v);
     if (st->all) {
         const json_t *found = NULL;
         void *it = json_object_iter((json_t *)v);

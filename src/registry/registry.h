@@ -4,9 +4,9 @@
  * Built-in types are data: src/registry/types/<group>.<plural>.json, embedded at build
  * time. Each file gives the facts of one served group/version/resource (kind, plural,
  * scope, short names, categories, verbs, subresources, where it is stored, the field
- * labels its fieldSelector accepts) and the name of its strategy, the small table of hooks
- * with the code special to the type (namespace defaults, the events.k8s.io view of core
- * Events, ...).
+ * labels its fieldSelector accepts, its Table columns) and the name of its strategy, the
+ * small table of hooks with the code special to the type (namespace defaults, the
+ * events.k8s.io view of core Events, ...).
  *
  * Two served types may share one stored resource (core/v1 and events.k8s.io/v1 Events):
  * objects are stored in the storage view, and a type with a `view` hook converts.

@@ -82,21 +82,30 @@ TEST(registry_printer_crd_columns)
              "{\"name\":\"B\",\"type\":\"boolean\",\"jsonPath\":\".spec.b\"},"
              "{\"name\":\"D\",\"type\":\"date\",\"jsonPath\":\".spec.d\"},"
              "{\"name\":\"P\",\"type\":\"string\",\"jsonPath\":\".spec.ports[-1]['na.me']\"},"
-             "{\"name\":\"W\",\"type\":\"string\",\"jsonPath\":\".spec.ports[*].port\"}]");
+             "{\"name\":\"W\",\"type\":\"string\",\"jsonPath\":\".spec.ports[*].port\"},"
+             "{\"name\":\"F\",\"type\":\"string\",\"jsonPath\":"
+             "\".spec.c[?(@.type == 'Ready')].status\"}]");
     CHECK_STR_EQ(t.columns[0].description, "The value at .spec.s in the object.");
     CHECK_STR_EQ(row(&t,
                      "{\"spec\":{\"s\":\"x\",\"n\":2.5,\"b\":true,\"d\":\"2023-01-02T03:00:00Z\","
                      "\"ports\":[{\"port\":80},{\"na.me\":\"b\",\"port\":81}]}}"),
-                 "[\"x\",2,2.5,true,\"4m\",\"b\",\"80\"]");
+                 "[\"x\",2,2.5,true,\"4m\",\"b\",\"80\",null]");
     /* missing values and values of another type are null; a string column prints others */
     CHECK_STR_EQ(row(&t, "{\"spec\":{\"s\":[\"a\",{\"z\":1,\"a\":\"<\"}],\"n\":\"3\",\"b\":1,"
                          "\"d\":\"yesterday\",\"ports\":[]}}"),
                  "[\"[\\\"a\\\",{\\\"a\\\":\\\"\\\\u003c\\\",\\\"z\\\":1}]\",null,null,null,"
-                 "\"<invalid>\",null,null]");
+                 "\"<invalid>\",null,null,null]");
     CHECK_STR_EQ(row(&t, "{\"spec\":{\"s\":null,\"n\":7,\"d\":\"0001-01-01T00:00:00Z\"}}"),
-                 "[\"<no value>\",7,7.0,null,\"<unknown>\",null,null]");
+                 "[\"<no value>\",7,7.0,null,\"<unknown>\",null,null,null]");
     CHECK_STR_EQ(row(&t, "{\"spec\":{\"s\":1.5e+06}}"),
-                 "[\"1.5e+06\",null,null,null,null,null,null]");
+                 "[\"1.5e+06\",null,null,null,null,null,null,null]");
+    /* a filter: the first element that passes; one of another kind fails the path */
+    CHECK_STR_EQ(row(&t, "{\"spec\":{\"c\":[{\"type\":\"A\",\"status\":\"x\"},{\"type\":"
+                         "\"Ready\",\"status\":\"True\"}]}}"),
+                 "[null,null,null,null,null,null,null,\"True\"]");
+    CHECK_STR_EQ(row(&t, "{\"spec\":{\"c\":[{\"type\":1},{\"type\":\"Ready\",\"status\":"
+                         "\"True\"}]}}"),
+                 "[null,null,null,null,null,null,null,null]");
     unload(&t);
 }
 
@@ -105,6 +114,7 @@ TEST(registry_printer_bad_columns)
     static const char *const bad[] = {
         "[{\"name\":\"A\",\"type\":\"string\",\"jsonPath\":\"spec.a\"}]",
         "[{\"name\":\"A\",\"type\":\"string\",\"jsonPath\":\".spec[x]\"}]",
+        "[{\"name\":\"A\",\"type\":\"string\",\"jsonPath\":\".c[?(@.t > 1)]\"}]",
         "[{\"name\":\"A\",\"type\":\"string\",\"cell\":\"nosuch\"}]",
         "[{\"name\":\"A\",\"type\":\"string\"}]",
         "[{\"type\":\"string\",\"jsonPath\":\".a\"}]",
