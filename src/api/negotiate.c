@@ -253,10 +253,8 @@ kapi_error *kapi_api__negotiate(kapi_req *r)
     if (!kapi_api__choose_media(accept, !watch, &r->media))
         return kapi_error_new(KAPI_STATUS_NOT_ACCEPTABLE,
                               "only the following media types are accepted: " SERVED_TYPES);
-    if (watch && r->media.format == KAPI_FORMAT_YAML) {
-        r->media.format = KAPI_FORMAT_JSON;
+    if (watch && r->media.format == KAPI_FORMAT_YAML)
         return kapi_error_new(KAPI_STATUS_NOT_ACCEPTABLE,
                               "only the following media types are accepted: " STREAM_TYPES);
-    }
     return NULL;
 }

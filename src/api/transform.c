@@ -81,8 +81,8 @@ static json_t *typed(const char *kind, const char *api_version, const json_t *bo
 static json_t *partial(const kapi_req *r, const json_t *obj)
 {
     json_t *meta = json_object_get(obj, "metadata");
-    return json_pack("{s:s,s:s,s:O}", "kind", "PartialObjectMetadata", "apiVersion",
-                     meta_version(r), "metadata", meta ? meta : json_object());
+    return json_pack("{s:s,s:s,s:o}", "kind", "PartialObjectMetadata", "apiVersion",
+                     meta_version(r), "metadata", meta ? json_incref(meta) : json_object());
 }
 
 /* The ListMeta of the answer: a list's own, or a single object's resourceVersion. */
