@@ -760,13 +760,49 @@ static const struct {
 
 /* ---- loading ---- */
 
-/* kube's default table for a type without a printer (rest.NewDefaultTableConvertor). */
+#define NAME_COLUMN                                                                                \
+    "{\"name\":\"Name\",\"type\":\"string\",\"format\":\"name\",\"jsonPath\":\".metadata.name\","  \
+    "\"description\":\"The name of the object, unique within its namespace (or the cluster).\"}"
+
+/* kube's default table for a built-in type without a printer (rest.NewDefaultTableConvertor). */
 static const char default_columns[] =
-    "[{\"name\":\"Name\",\"type\":\"string\",\"format\":\"name\",\"jsonPath\":\".metadata.name\","
-    "\"description\":\"The name of the object, unique within its namespace (or the cluster).\"},"
-    "{\"name\":\"Created At\",\"type\":\"date\",\"jsonPath\":\".metadata.creationTimestamp\","
-    "\"cell\":\"createdAt\",\"description\":\"The time the server created the object, in "
-    "UTC.\"}]";
+    "[" NAME_COLUMN ",{\"name\":\"Created At\",\"type\":\"date\",\"jsonPath\":"
+    "\".metadata.creationTimestamp\",\"cell\":\"createdAt\",\"description\":\"The time the "
+    "server created the object, in UTC.\"}]";
+
+/* What apiextensions serves for a CRD version without additionalPrinterColumns. */
+static const char custom_age_column[] =
+    "{\"name\":\"Age\",\"type\":\"date\",\"jsonPath\":\".metadata.creationTimestamp\","
+    "\"description\":\"How long ago the server created the object.\"}";
+
+static json_t *parse_text(const char *text)
+{
+    return kapi_json_parse(text, strlen(text), NULL);
+}
+
+/* The full column list of def: a built-in type's "printerColumns" are its columns (kube's
+ * default table when absent); a custom resource's are its CRD's additionalPrinterColumns,
+ * after a Name column, and an Age column when there are none. Written back into def. */
+static json_t *full_columns(kapi_type *t, json_t *def)
+{
+    json_t *cols = json_object_get(def, "printerColumns");
+    if (t->builtin && cols)
+        return cols;
+    if (t->builtin) {
+        t->default_table = true;
+        cols = parse_text(default_columns);
+    } else {
+        json_t *given = cols;
+        cols = json_array();
+        json_array_append_new(cols, parse_text(NAME_COLUMN));
+        if (json_array_size(given))
+            json_array_extend(cols, given);
+        else
+            json_array_append_new(cols, parse_text(custom_age_column));
+    }
+    json_object_set_new(def, "printerColumns", cols);
+    return cols;
+}
 
 static kapi_error *load_column(kapi_column *c, const char *name, json_t *def)
 {
@@ -798,12 +834,7 @@ static kapi_error *load_column(kapi_column *c, const char *name, json_t *def)
 
 kapi_error *kapi_registry__load_columns(kapi_type *t, const char *name, json_t *def)
 {
-    json_t *cols = json_object_get(def, "printerColumns");
-    if (!cols) {
-        cols = kapi_json_parse(default_columns, sizeof(default_columns) - 1, NULL);
-        json_object_set_new(def, "printerColumns", cols);
-        t->default_table = true;
-    }
+    json_t *cols = full_columns(t, def);
     size_t n = json_array_size(cols);
     kapi_column *v = kapi_xcalloc(n ? n : 1, sizeof(*v));
     t->columns = v;

@@ -109,8 +109,10 @@ struct kapi_type {
      * (the type file's "fieldLabelError": "default") rather than the "field label not
      * supported: <label>" of the conversion funcs ("notSupported"). */
     bool field_label_default_error;
-    /* The Table columns, from "printerColumns"; a type file without them gets kube's
-     * default table (Name, Created At) and default_table is set. */
+    /* The Table columns, from "printerColumns": a built-in type's own list (without one,
+     * kube's default table, Name and Created At, and default_table is set); for a custom
+     * resource, its CRD version's additionalPrinterColumns, after Name (Name and Age when
+     * it has none), as apiextensions serves them. */
     const kapi_column *columns;
     size_t ncolumns;
     bool default_table;

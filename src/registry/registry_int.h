@@ -49,8 +49,10 @@ static inline bool kapi_registry__in(const char *s, const char *const *set)
 
 /* ---- printers.c ---- */
 
-/* Loads t->columns from def's "printerColumns" (kube's default table when absent, written
- * into def); name names the type file in errors. */
+/* Loads t->columns from def's "printerColumns" (t->builtin set): a built-in type's own
+ * columns, or kube's default table when absent; a custom resource's CRD
+ * additionalPrinterColumns after a Name column (an Age column when there are none). The
+ * full list is written back into def; name names the type file in errors. */
 kapi_error *kapi_registry__load_columns(kapi_type *t, const char *name, json_t *def);
 /* Frees what kapi_registry__load_columns allocated. */
 void kapi_registry__free_columns(kapi_type *t);

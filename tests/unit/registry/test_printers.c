@@ -42,10 +42,11 @@ TEST(registry_human_duration)
     }
 }
 
-/* A type whose columns come from a def's printerColumns (JSON text). */
+/* A built-in type whose columns come from a def's printerColumns (JSON text). */
 static void load(kapi_type *t, const char *columns)
 {
     memset(t, 0, sizeof(*t));
+    t->builtin = true;
     json_t *def = json_object();
     json_object_set_new(def, "printerColumns", kapi_json_parse(columns, strlen(columns), NULL));
     t->def = def;
@@ -123,6 +124,7 @@ TEST(registry_printer_bad_columns)
     for (size_t i = 0; i < KAPI_ARRAY_LEN(bad); i++) {
         kapi_type t;
         memset(&t, 0, sizeof(t));
+        t.builtin = true;
         t.def = json_object();
         json_object_set_new(t.def, "printerColumns", kapi_json_parse(bad[i], strlen(bad[i]), NULL));
         kapi_error *err = kapi_registry__load_columns(&t, "test", t.def);
@@ -225,4 +227,36 @@ TEST(registry_printer_default_table)
                  "[\"x\",\"2023-01-02T03:04:05Z\"]");
     CHECK_STR_EQ(row(t, "{\"metadata\":{\"name\":\"x\"}}"), "[\"x\",\"0001-01-01T00:00:00Z\"]");
     kapi_registry_free(reg);
+}
+
+TEST(registry_printer_custom_resource_columns)
+{
+    kapi_type t;
+    memset(&t, 0, sizeof(t));
+    t.def = json_object();
+    const char *apc = "[{\"name\":\"Size\",\"type\":\"string\",\"jsonPath\":\".spec.size\","
+                      "\"description\":\"the size\"},{\"name\":\"Tags\",\"type\":\"string\","
+                      "\"jsonPath\":\".spec.tags\",\"priority\":1}]";
+    json_object_set_new(t.def, "printerColumns", kapi_json_parse(apc, strlen(apc), NULL));
+    CHECK(kapi_registry__load_columns(&t, "w", t.def) == NULL);
+    CHECK_INT_EQ(t.ncolumns, 3);
+    CHECK_STR_EQ(t.columns[0].name, "Name");
+    CHECK_STR_EQ(t.columns[0].format, "name");
+    CHECK_STR_EQ(t.columns[1].description, "the size");
+    CHECK_INT_EQ(t.columns[2].priority, 1);
+    CHECK_STR_EQ(row(&t, "{\"metadata\":{\"name\":\"w1\"},\"spec\":{\"tags\":[\"a\",\"b\"]}}"),
+                 "[\"w1\",null,\"[\\\"a\\\",\\\"b\\\"]\"]");
+    unload(&t);
+    /* no additionalPrinterColumns: Name and Age */
+    memset(&t, 0, sizeof(t));
+    t.def = json_object();
+    CHECK(kapi_registry__load_columns(&t, "w", t.def) == NULL);
+    CHECK(!t.default_table);
+    CHECK_INT_EQ(t.ncolumns, 2);
+    CHECK_STR_EQ(t.columns[1].name, "Age");
+    CHECK_STR_EQ(t.columns[1].type, "date");
+    CHECK_STR_EQ(row(&t, "{\"metadata\":{\"name\":\"w1\",\"creationTimestamp\":"
+                         "\"2023-01-02T03:00:05Z\"}}"),
+                 "[\"w1\",\"4m\"]");
+    unload(&t);
 }
