@@ -48,10 +48,26 @@ typedef struct kapi_reqinfo {
     size_t nparts;    /* path parts after group/version (and namespace) */
 } kapi_reqinfo;
 
-/* The media type a response is written in. */
-typedef enum kapi_media {
-    KAPI_MEDIA_JSON,
-    KAPI_MEDIA_TABLE, /* application/json;as=Table;g=meta.k8s.io;v=v1 */
+/* The encoding of an answer. */
+typedef enum kapi_format {
+    KAPI_FORMAT_JSON,
+    KAPI_FORMAT_YAML,
+} kapi_format;
+
+/* What an answer's object is turned into (the as= parameter of the media type). */
+typedef enum kapi_target {
+    KAPI_TARGET_OBJECT,   /* the object itself */
+    KAPI_TARGET_TABLE,    /* as=Table */
+    KAPI_TARGET_POM,      /* as=PartialObjectMetadata */
+    KAPI_TARGET_POM_LIST, /* as=PartialObjectMetadataList */
+} kapi_target;
+
+/* The form of an answer (reference 4.8), negotiated from the Accept header; all zero is
+ * the object in JSON. */
+typedef struct kapi_media {
+    kapi_format format;
+    kapi_target target;
+    bool v1beta1; /* the target is of meta.k8s.io/v1beta1, else meta.k8s.io/v1 */
 } kapi_media;
 
 /* fieldValidation (reference 4.7): what to do with unknown and duplicate fields. */
@@ -76,8 +92,9 @@ typedef struct kapi_req {
     size_t nquery;
     kapi_reqinfo info;
     kapi_user user;
-    const kapi_type *type; /* held until the request is answered */
-    kapi_media media;
+    const kapi_type *type;    /* held until the request is answered */
+    kapi_media media;         /* of the answer (negotiate.c) */
+    kapi_format error_format; /* of an error answer: kube negotiates it without as= */
     /* Warning headers of the answer: the text of each, in the arena. */
     const char **warnings;
     size_t nwarnings, warnings_cap;
@@ -121,8 +138,12 @@ void kapi_api__respond_error(kapi_req *r, kapi_error *err);           /* takes e
 void kapi_api__respond_json(kapi_req *r, int status, kapi_buf *body); /* takes body */
 void kapi_api__respond_obj(kapi_req *r, int status, kapi_obj *obj);   /* takes the ref */
 void kapi_api__respond_text(kapi_req *r, int status, const char *text);
-/* A JSON answer made of chunks (ownership passes as for kapi_http_respond). */
+/* A JSON answer made of chunks (ownership passes as for kapi_http_respond), in the form
+ * the request negotiated (transformed when that is not the JSON object). */
 void kapi_api__respond_chunks(kapi_req *r, int status, const kapi_http_chunk *c, size_t n);
+/* Sends an answer as it is, with its Content-Type and the request's Warning headers. */
+void kapi_api__send(kapi_req *r, int status, const char *content_type, const kapi_http_chunk *c,
+                    size_t n);
 /* The release of a chunk that holds a reference to a stored object (owner). */
 void kapi_api__release_obj(void *owner);
 /* Adds a Warning header (`299 - "<text>"`) to the answer. */
@@ -137,6 +158,20 @@ kapi_error *kapi_api__err_method_not_allowed(void);
 
 /* Starts the request's chunked 200 (application/json, with its Warning headers). */
 kapi_http_stream *kapi_api__start_stream(kapi_req *r, size_t max_queued);
+
+/* negotiate.c: the form of a resource's answers, from the Accept header. */
+/* Picks r->media and r->error_format for a request on r->type (resolved), as
+ * kube-apiserver's route and handler do; the 406 NotAcceptable when nothing acceptable. */
+kapi_error *kapi_api__negotiate(kapi_req *r);
+/* The handler's choice for Accept header accept (not empty): the first range, in
+ * goautoneg's order, that matches JSON or YAML with parameters the endpoint allows (as=
+ * only when convert is set); false when there is none. */
+bool kapi_api__choose_media(const char *accept, bool convert, kapi_media *out);
+
+/* transform.c: the answer in the negotiated form. */
+/* Answers with the JSON body c[0..n) (the chunks are released) turned into r->media's
+ * form: YAML, Table or PartialObjectMetadata(List); a Status passes through. */
+void kapi_api__respond_transformed(kapi_req *r, int status, const kapi_http_chunk *c, size_t n);
 
 /* list.c */
 /* Reads the ListOptions of the query: Go's errors for malformed numbers (400), the

@@ -88,8 +88,8 @@ static void serve_health(kapi_req *r)
         kapi_api__respond_text(r, 200, "ok");
 }
 
-/* Content negotiation for the answers kapi writes (reference 4.8). */
-static bool accepts(kapi_req *r, kapi_str range)
+/* Content negotiation for the discovery documents (resources: negotiate.c). */
+static bool accepts(kapi_str range)
 {
     kapi_str type, params = range;
     kapi_str_cut(&params, ';', &type);
@@ -100,15 +100,11 @@ static bool accepts(kapi_req *r, kapi_str range)
     bool json = kapi_str_eqc(type, "application/json");
     if (!json && !kapi_str_eqc(type, "*/*") && !kapi_str_eqc(type, "application/*"))
         return false;
-    /* A conversion target (as=Table, as=PartialObjectMetadata, ...) is not served yet. */
-    const char *as = memmem(params.ptr, params.len, "as=", 3);
-    if (as)
-        return false;
-    r->media = KAPI_MEDIA_JSON;
-    return true;
+    /* Discovery documents have no conversion target (as=Table, as=APIGroupDiscoveryList). */
+    return memmem(params.ptr, params.len, "as=", 3) == NULL;
 }
 
-static kapi_error *negotiate(kapi_req *r)
+static kapi_error *negotiate_discovery(kapi_req *r)
 {
     const char *accept = kapi_http_header_get(r->http, "accept");
     if (!accept || !*accept)
@@ -116,7 +112,7 @@ static kapi_error *negotiate(kapi_req *r)
     kapi_str s = kapi_str_c(accept), range;
     while (s.len) {
         kapi_str_cut(&s, ',', &range);
-        if (accepts(r, range))
+        if (accepts(range))
             return NULL;
     }
     kapi_error *err = kapi_error_new(KAPI_STATUS_NOT_ACCEPTABLE,
@@ -151,11 +147,11 @@ static void serve_authenticated(kapi_req *r)
         kapi_api__respond_error(r, kapi_api__err_not_found_resource());
         return;
     }
-    if ((err = negotiate(r)) != NULL) {
+    bool discovery = api_root || apis_root || group_doc || (in->is_resource && !*in->resource);
+    if (discovery && (err = negotiate_discovery(r)) != NULL) {
         kapi_api__respond_error(r, err);
         return;
     }
-    bool discovery = api_root || apis_root || group_doc || (in->is_resource && !*in->resource);
     if (discovery && !get) {
         kapi_api__respond_error(r, kapi_api__err_method_not_allowed());
         return;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "codec/yaml.h"
 
 void kapi_api__warn(kapi_req *r, const char *fmt, ...)
 {
@@ -47,6 +48,12 @@ static void send_answer(kapi_req *r, int status, const char *content_type,
     kapi_http_respond(r->http, status, h, nh, c, n);
 }
 
+void kapi_api__send(kapi_req *r, int status, const char *content_type, const kapi_http_chunk *c,
+                    size_t n)
+{
+    send_answer(r, status, content_type, NULL, 0, c, n);
+}
+
 kapi_http_stream *kapi_api__start_stream(kapi_req *r, size_t max_queued)
 {
     size_t nh = 0;
@@ -59,7 +66,10 @@ kapi_http_stream *kapi_api__start_stream(kapi_req *r, size_t max_queued)
 
 void kapi_api__respond_chunks(kapi_req *r, int status, const kapi_http_chunk *c, size_t n)
 {
-    send_answer(r, status, "application/json", NULL, 0, c, n);
+    if (r->media.format == KAPI_FORMAT_JSON && r->media.target == KAPI_TARGET_OBJECT)
+        send_answer(r, status, "application/json", NULL, 0, c, n);
+    else
+        kapi_api__respond_transformed(r, status, c, n);
 }
 
 static void put_member(kapi_buf *b, bool *first, const char *key, const char *value)
@@ -118,23 +128,35 @@ void kapi_api__status_json(kapi_buf *b, const kapi_error *err)
     kapi_buf_printf(b, ",\"code\":%d}\n", kapi_status_code(err->status));
 }
 
+/* The Status of an error in YAML, when the request negotiated it. */
+static void status_yaml(kapi_buf *b, const kapi_error *err)
+{
+    kapi_buf json;
+    kapi_buf_init(&json);
+    kapi_api__status_json(&json, err);
+    json_t *v = kapi_json_parse(json.ptr, json.len, NULL);
+    kapi_yaml_encode(b, v);
+    json_decref(v);
+    kapi_buf_dispose(&json);
+}
+
 void kapi_api__respond_error(kapi_req *r, kapi_error *err)
 {
     kapi_buf b;
+    char ra[16];
+    bool yaml = r->error_format == KAPI_FORMAT_YAML;
     kapi_buf_init(&b);
-    kapi_api__status_json(&b, err);
-    int code = kapi_status_code(err->status);
-    if (err->retry_after > 0) {
-        char ra[16];
-        snprintf(ra, sizeof(ra), "%d", err->retry_after);
-        kapi_http_header h[] = {{"Retry-After", ra}};
-        size_t len;
-        char *p = kapi_buf_detach(&b, &len);
-        kapi_http_chunk c = kapi_http_chunk_take(p, len);
-        send_answer(r, code, "application/json", h, 1, &c, 1);
-    } else {
-        kapi_api__respond_json(r, code, &b);
-    }
+    if (yaml)
+        status_yaml(&b, err);
+    else
+        kapi_api__status_json(&b, err);
+    snprintf(ra, sizeof(ra), "%d", err->retry_after);
+    kapi_http_header h[] = {{"Retry-After", ra}};
+    size_t len;
+    char *p = kapi_buf_detach(&b, &len);
+    kapi_http_chunk c = kapi_http_chunk_take(p, len);
+    send_answer(r, kapi_status_code(err->status), yaml ? KAPI_YAML_MEDIA_TYPE : "application/json",
+                h, err->retry_after > 0 ? 1 : 0, &c, 1);
     kapi_error_free(err);
 }
 

@@ -492,6 +492,8 @@ static const struct {
 void kapi_api__serve_resource(kapi_req *r)
 {
     kapi_error *err = resolve(r);
+    if (!err)
+        err = kapi_api__negotiate(r);
     if (err) {
         kapi_api__respond_error(r, err);
         return;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "codec/json.h"
+#include "registry/registry_int.h"
 
 extern const struct {
     const char *name;
@@ -145,10 +146,14 @@ kapi_error *kapi_registry__load_type(kapi_type *t, const char *name, json_t *def
         kapi_registry_storage_hash(t->storage_group, kapi_json_path_str(storage, "version") ?: "",
                                    kapi_json_path_str(storage, "kind") ?: "");
     t->protobuf_message = kapi_json_path_str(def, "protobufMessage");
+    t->go_type = kapi_json_path_str(def, "goType");
+    t->builtin = t->go_type != NULL;
+    t->go_type = t->builtin ? t->go_type : "unstructured.Unstructured";
     t->strategy = kapi_registry__strategy(kapi_json_path_str(def, "strategy"));
     if (!t->strategy)
         return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type file %s: unknown strategy", name);
-    return load_field_labels(t, name, def);
+    kapi_error *err = load_field_labels(t, name, def);
+    return err ? err : kapi_registry__load_columns(t, name, def);
 }
 
 void kapi_registry__type_dispose(kapi_type *t)
@@ -162,6 +167,7 @@ void kapi_registry__type_dispose(kapi_type *t)
     free((void *)t->categories);
     free((void *)t->verbs);
     free((void *)t->storage_version_hash);
+    kapi_registry__free_columns(t);
     json_decref(t->def);
 }
 

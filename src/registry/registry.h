@@ -4,9 +4,9 @@
  * Built-in types are data: src/registry/types/<group>.<plural>.json, embedded at build
  * time. Each file gives the facts of one served group/version/resource (kind, plural,
  * scope, short names, categories, verbs, subresources, where it is stored, the field
- * labels its fieldSelector accepts) and the name of its strategy, the small table of hooks
- * with the code special to the type (namespace defaults, the events.k8s.io view of core
- * Events, ...).
+ * labels its fieldSelector accepts, its Table columns) and the name of its strategy, the
+ * small table of hooks with the code special to the type (namespace defaults, the
+ * events.k8s.io view of core Events, ...).
  *
  * Two served types may share one stored resource (core/v1 and events.k8s.io/v1 Events):
  * objects are stored in the storage view, and a type with a `view` hook converts.
@@ -56,6 +56,30 @@ typedef struct kapi_type_strategy {
                      void (*warn)(void *ctx, const char *text), void *ctx);
 } kapi_type_strategy;
 
+/* The code of a computed Table cell (registry/printers.c, by the name a column's "cell"
+ * gives): value is what the column's jsonPath finds (NULL when nothing, or when the
+ * column has no path), obj the whole object in the storage view, now_ns the wall clock.
+ * Returns a new reference: a string, number, boolean or null. */
+typedef json_t *(*kapi_cell_fn)(const json_t *value, const json_t *obj, int64_t now_ns);
+
+/* One step of a column's JSONPath (registry/printers.c). */
+typedef struct kapi_jsonpath_step kapi_jsonpath_step;
+
+/* A Table column (metav1.TableColumnDefinition) and how its cells are made: an element of
+ * the type file's "printerColumns", which has the members of a CRD's
+ * additionalPrinterColumns (name, type, format, description, priority, jsonPath) and
+ * kapi's own "cell". A column without "cell" follows the CRD rules: the value at jsonPath,
+ * formatted by type (string, integer, number, boolean, date); one with "cell" is a
+ * built-in printer's computed cell. */
+typedef struct kapi_column {
+    const char *name, *type, *format, *description; /* borrowed from the type's def */
+    int priority;                                    /* 0 shown by default, 1 wide */
+    const char *json_path;                           /* ".spec.schedule", or NULL */
+    const kapi_jsonpath_step *steps;                 /* json_path, parsed */
+    size_t nsteps;
+    kapi_cell_fn cell; /* NULL: the CRD rules */
+} kapi_column;
+
 /* A subresource of a type: "status", "finalize", ... */
 typedef struct kapi_subresource {
     const char *name;
@@ -93,6 +117,19 @@ struct kapi_type {
     /* An update must name the resourceVersion it replaces (the type file's
      * "unconditionalUpdate": false; CRDs and custom resources). */
     bool conditional_update;
+    /* The Table columns, from "printerColumns": a built-in type's own list (without one,
+     * kube's default table, Name and Created At, and default_table is set); for a custom
+     * resource, its CRD version's additionalPrinterColumns, after Name (Name and Age when
+     * it has none), as apiextensions serves them. */
+    const kapi_column *columns;
+    size_t ncolumns;
+    bool default_table;
+    /* Kubernetes' internal Go type, as messages name it ("batch.CronJob"): the type
+     * file's "goType"; "unstructured.Unstructured" (a custom resource) without one.
+     * builtin says whether the file had one: a built-in type is routed as kube-apiserver's
+     * compiled-in types are (go-restful), a custom resource as its CRD handler. */
+    const char *go_type;
+    bool builtin;
     json_t *def; /* the parsed type file, for what only some consumers read */
     kapi_custom *custom; /* a custom resource's own facts; NULL for built-in types */
 };
@@ -201,6 +238,15 @@ void kapi_type_release(const kapi_type *t);
  * how a body naming another version of the type is read before it is refused. */
 void kapi_custom_prune_as(const kapi_type *t, const char *version, json_t *obj,
                           kapi_schema_walk *w);
+/* The cells of obj's Table row, one per column of t: a JSON array (new reference). obj
+ * is in the storage view (kube's printers read the internal version, which kapi's
+ * storage view is); now_ns is the wall clock that ages are counted to. */
+json_t *kapi_type_table_cells(const kapi_type *t, const json_t *obj, int64_t now_ns);
+
+/* kube's duration.HumanDuration ("2m5s", "3h10m", "2y30d") and ShortHumanDuration ("2m",
+ * "3h", "2y") of d_ns nanoseconds; "<invalid>" below -1 s. out holds at least 32 bytes. */
+void kapi_human_duration(char *out, int64_t d_ns);
+void kapi_short_human_duration(char *out, int64_t d_ns);
 
 /* Strategies by name, for the type files (registry/strategies.c). */
 const kapi_type_strategy *kapi_registry__strategy(const char *name);

@@ -62,6 +62,16 @@ void kapi_registry__type_dispose(kapi_type *t);
 extern const kapi_type_strategy kapi_registry__custom_strategy;
 extern const kapi_type_strategy kapi_registry__custom_converting_strategy;
 
+/* ---- printers.c ---- */
+
+/* Loads t->columns from def's "printerColumns" (t->builtin set): a built-in type's own
+ * columns, or kube's default table when absent; a custom resource's CRD
+ * additionalPrinterColumns after a Name column (an Age column when there are none). The
+ * full list is written back into def; name names the type file in errors. */
+kapi_error *kapi_registry__load_columns(kapi_type *t, const char *name, json_t *def);
+/* Frees what kapi_registry__load_columns allocated. */
+void kapi_registry__free_columns(kapi_type *t);
+
 /* ---- validate.c ---- */
 
 /* The metadata rules of a built-in type from its file's "nameRule" (label, subdomain,

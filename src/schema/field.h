@@ -54,6 +54,9 @@ const char *kapi_path_key(kapi_arena *a, const char *parent, const char *key);
  * and booleans bare, reals with %v, null as "null" (quoted, as ErrorBody does); objects
  * and arrays have no Go form without a type and are written as compact JSON. */
 void kapi_go_value(kapi_buf *b, const json_t *v);
+/* encoding/json's Marshal of the Go value a JSON value decodes to (map[string]interface{}
+ * for objects): keys sorted, Go's float format, HTML characters escaped. */
+void kapi_go_json(kapi_buf *b, const json_t *v);
 
 /*
  * Go's %#v of a Kubernetes struct, driven by a description of the Go type: what a
@@ -98,6 +101,10 @@ void kapi_gofmt_string_map(kapi_buf *b, const json_t *v);
 /* Appends Go's time.Time.String() of an RFC 3339 time ("2006-01-02 15:04:05.999 +0000
  * UTC"); NULL or an unparsable time gives the zero time. */
 void kapi_gofmt_time(kapi_buf *b, const char *rfc3339);
+/* Reads s as Go's time.Parse(time.RFC3339, s) does (fractional seconds accepted): *secs
+ * since the epoch (Go's zero time is -62135596800) and *nsec; false when it does not
+ * parse. */
+bool kapi_gotime_parse(const char *s, int64_t *secs, int32_t *nsec);
 
 /* The Go types whose %#v the built-in validations print. */
 extern const kapi_gotype kapi_go_label_selector;   /* v1.LabelSelector */

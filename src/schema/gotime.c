@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "schema/field.h"
 #include "schema/schema_int.h"
 
 static void quote_go(kapi_buf *b, const char *s)
@@ -83,7 +84,9 @@ static int days_in(int month, int year)
     return month == 2 && leap(year) ? 29 : days[month - 1];
 }
 
-kapi_error *kapi_schema__parse_time(const char *s, bool micro, char *out)
+/* The parse itself: *secs and *frac (microseconds, or the fraction's first six digits
+ * when not micro) of s. */
+static kapi_error *parse(const char *s, bool micro, time_t *secs, int *frac_out)
 {
     const char *layout = micro ? rfc3339_micro : rfc3339;
     const char *p = s, *start;
@@ -145,8 +148,9 @@ kapi_error *kapi_schema__parse_time(const char *s, bool micro, char *out)
         p += 7;
     } else if ((p[0] == '.' || p[0] == ',') && digit(p[1])) {
         p++;
-        while (digit(*p))
-            p++;
+        for (int i = 0; digit(*p); i++, p++)
+            if (i < 6)
+                frac += (*p - '0') * (int[]){100000, 10000, 1000, 100, 10, 1}[i];
     }
     start = p;
     if (*p == 'Z') {
@@ -188,7 +192,19 @@ kapi_error *kapi_schema__parse_time(const char *s, bool micro, char *out)
                    .tm_hour = hour,
                    .tm_min = min,
                    .tm_sec = sec};
-    time_t secs = timegm(&t) - tz;
+    *secs = timegm(&t) - tz;
+    *frac_out = frac;
+    return NULL;
+}
+
+kapi_error *kapi_schema__parse_time(const char *s, bool micro, char *out)
+{
+    time_t secs;
+    int frac;
+    struct tm t;
+    kapi_error *err = parse(s, micro, &secs, &frac);
+    if (err)
+        return err;
     gmtime_r(&secs, &t);
     size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &t);
     if (micro)
@@ -196,4 +212,18 @@ kapi_error *kapi_schema__parse_time(const char *s, bool micro, char *out)
     else
         snprintf(out + n, 32 - n, "Z");
     return NULL;
+}
+
+bool kapi_gotime_parse(const char *s, int64_t *secs, int32_t *nsec)
+{
+    time_t t;
+    int frac;
+    kapi_error *err = parse(s, false, &t, &frac);
+    if (err) {
+        kapi_error_free(err);
+        return false;
+    }
+    *secs = (int64_t)t;
+    *nsec = frac * 1000;
+    return true;
 }

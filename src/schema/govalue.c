@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schema/field.h"
 #include "schema/schema_int.h"
 
 /* ---- UTF-8 and Unicode ---- */
@@ -242,7 +243,7 @@ void kapi_schema__go_value(kapi_buf *b, const json_t *v)
     }
 }
 
-void kapi_schema__go_json(kapi_buf *b, const json_t *v)
+void kapi_go_json(kapi_buf *b, const json_t *v)
 {
     size_t n;
     switch (json_typeof(v)) {
@@ -254,7 +255,7 @@ void kapi_schema__go_json(kapi_buf *b, const json_t *v)
                 kapi_buf_putc(b, ',');
             kapi_json_put_string(b, keys[i], strlen(keys[i]));
             kapi_buf_putc(b, ':');
-            kapi_schema__go_json(b, json_object_get(v, keys[i]));
+            kapi_go_json(b, json_object_get(v, keys[i]));
         }
         kapi_buf_putc(b, '}');
         free(keys);
@@ -265,7 +266,7 @@ void kapi_schema__go_json(kapi_buf *b, const json_t *v)
         for (size_t i = 0; i < json_array_size(v); i++) {
             if (i)
                 kapi_buf_putc(b, ',');
-            kapi_schema__go_json(b, json_array_get(v, i));
+            kapi_go_json(b, json_array_get(v, i));
         }
         kapi_buf_putc(b, ']');
         break;

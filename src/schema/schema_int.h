@@ -33,8 +33,6 @@ void kapi_schema__go_float(kapi_buf *b, double f);
 void kapi_schema__go_value(kapi_buf *b, const json_t *v);
 /* %#v: map[string]interface {}{"a":1, "b":[]interface {}{"x"}}, keys sorted. */
 void kapi_schema__go_sharp_v(kapi_buf *b, const json_t *v);
-/* encoding/json's Marshal: sorted keys, Go's float format, HTML characters escaped. */
-void kapi_schema__go_json(kapi_buf *b, const json_t *v);
 
 /* ---- patterns (compile.c) ---- */
 

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "schema/schema.h"
+#include "schema/field.h"
 #include "schema/schema_int.h"
 
 /* One error, already converted into the field error apiextensions makes of it. */
@@ -349,7 +350,7 @@ static void check_enum(vctx *c, const kapi_schema *s, const json_t *v)
         if (json_is_string(e))
             kapi_buf_put(&one, json_string_value(e), json_string_length(e));
         else
-            kapi_schema__go_json(&one, e);
+            kapi_go_json(&one, e);
         kapi_buf_puts(&msg, i ? ", " : "");
         kapi_json_quote_go(&msg, one.ptr, one.len);
         kapi_buf_printf(&key, "%s%s", i ? " " : "[", one.ptr);
@@ -800,8 +801,8 @@ static bool mixed_text_eq(const json_t *real, const json_t *integer)
     kapi_buf x, y;
     kapi_buf_init(&x);
     kapi_buf_init(&y);
-    kapi_schema__go_json(&x, real);
-    kapi_schema__go_json(&y, integer);
+    kapi_go_json(&x, real);
+    kapi_go_json(&y, integer);
     bool eq = strcmp(x.ptr, y.ptr) == 0;
     kapi_buf_dispose(&x);
     kapi_buf_dispose(&y);

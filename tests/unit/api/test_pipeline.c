@@ -45,18 +45,20 @@ static void env_stop(env *e)
     kapi_auth_free(e->auth);
 }
 
-/* One request on a new connection; returns the status and the parsed body in *body
- * (NULL if the body is not JSON). */
-static int request(env *e, const char *method, const char *path, const char *body,
-                   json_t **out, kapi_buf *raw)
+/* One request with extra header lines (each ending in \r\n) on a new connection; returns
+ * the status and the parsed body in *out (NULL if the body is not JSON). */
+static int request_with(env *e, const char *method, const char *path, const char *headers,
+                        const char *body, json_t **out, kapi_buf *raw)
 {
     http_client c;
     http_resp resp;
     kapi_buf req;
     kapi_buf_init(&req);
-    kapi_buf_printf(&req, "%s %s HTTP/1.1\r\nHost: x\r\n%sContent-Type: application/json\r\n"
-                          "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-                    method, path, e->auth_header, body ? strlen(body) : 0, body ? body : "");
+    kapi_buf_printf(&req,
+                    "%s %s HTTP/1.1\r\nHost: x\r\n%s%sContent-Type: application/json\r\n"
+                    "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+                    method, path, e->auth_header, headers, body ? strlen(body) : 0,
+                    body ? body : "");
     client_connect(&c, e->http.port);
     client_send(&c, req.ptr, req.len);
     CHECK(client_read_response(&c, &resp));
@@ -69,6 +71,12 @@ static int request(env *e, const char *method, const char *path, const char *bod
     client_close(&c);
     kapi_buf_dispose(&req);
     return status;
+}
+
+static int request(env *e, const char *method, const char *path, const char *body, json_t **out,
+                   kapi_buf *raw)
+{
+    return request_with(e, method, path, "", body, out, raw);
 }
 
 /* The entry of an APIResourceList's resources named name. */
@@ -327,5 +335,87 @@ TEST(api_openapi_documents)
     CHECK_INT_EQ(request(&e, "GET", "/openapi/v2", NULL, &doc, NULL), 200);
     CHECK_STR_EQ(kapi_json_path_str(doc, "swagger"), "2.0");
     json_decref(doc);
+    env_stop(&e);
+}
+
+#define TABLE "Accept: application/json;as=Table;g=meta.k8s.io;v=v1\r\n"
+
+TEST(api_answers_negotiated)
+{
+    env e = {0};
+    json_t *doc;
+    kapi_buf raw;
+    kapi_buf_init(&raw);
+    env_start(&e);
+    const char *path = "/apis/batch/v1/namespaces/default/cronjobs";
+    for (int i = 0; i < 2; i++) {
+        char *cj = kapi_xprintf("{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\",\"metadata\":"
+                                "{\"name\":\"c%d\"},\"spec\":{\"schedule\":\"* * * * *\","
+                                "\"jobTemplate\":" JOB_TEMPLATE "}}",
+                                i);
+        CHECK_INT_EQ(request(&e, "POST", path, cj, NULL, NULL), 201);
+        free(cj);
+    }
+    /* a Table page: the list's continue and remaining count carry over; the whole object */
+    CHECK_INT_EQ(request_with(&e, "GET",
+                              "/apis/batch/v1/namespaces/default/cronjobs?limit=1&"
+                              "includeObject=Object",
+                              TABLE, NULL, &doc, NULL),
+                 200);
+    CHECK_STR_EQ(kapi_json_path_str(doc, "kind"), "Table");
+    CHECK(kapi_json_path_str(doc, "metadata.continue") != NULL);
+    CHECK_INT_EQ(json_integer_value(kapi_json_path(doc, "metadata.remainingItemCount")), 1);
+    json_t *row = json_array_get(json_object_get(doc, "rows"), 0);
+    CHECK_STR_EQ(json_string_value(json_array_get(json_object_get(row, "cells"), 0)), "c0");
+    CHECK_STR_EQ(kapi_json_path_str(row, "object.kind"), "CronJob");
+    CHECK_STR_EQ(kapi_json_path_str(row, "object.spec.schedule"), "* * * * *");
+    json_decref(doc);
+    CHECK_INT_EQ(request_with(&e, "GET",
+                              "/apis/batch/v1/namespaces/default/cronjobs/c1?"
+                              "includeObject=None",
+                              TABLE, NULL, &doc, NULL),
+                 200);
+    CHECK(json_is_null(kapi_json_path(json_array_get(json_object_get(doc, "rows"), 0), "object")));
+    json_decref(doc);
+    /* metadata only, and kube's 406 for a list of one object or one of a list */
+    CHECK_INT_EQ(request_with(&e, "GET", path,
+                              "Accept: application/json;as=PartialObjectMetadata;g=meta.k8s.io;"
+                              "v=v1\r\n",
+                              NULL, &doc, NULL),
+                 406);
+    CHECK_STR_EQ(kapi_json_path_str(doc, "message"),
+                 "you requested PartialObjectMetadata, but the requested object is a list "
+                 "(*batch.CronJobList)");
+    json_decref(doc);
+    CHECK_INT_EQ(request_with(&e, "GET", path,
+                              "Accept: application/json;as=PartialObjectMetadataList;"
+                              "g=meta.k8s.io;v=v1beta1\r\n",
+                              NULL, &doc, NULL),
+                 200);
+    CHECK_STR_EQ(kapi_json_path_str(doc, "apiVersion"), "meta.k8s.io/v1beta1");
+    CHECK_STR_EQ(
+        kapi_json_path_str(json_array_get(json_object_get(doc, "items"), 1), "metadata.name"),
+        "c1");
+    json_decref(doc);
+    /* YAML, for objects and for errors */
+    CHECK_INT_EQ(request_with(&e, "GET", "/apis/batch/v1/namespaces/default/cronjobs/c0",
+                              "Accept: application/yaml\r\n", NULL, NULL, &raw),
+                 200);
+    CHECK(strncmp(raw.ptr, "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n", 45) == 0);
+    kapi_buf_clear(&raw);
+    CHECK_INT_EQ(request_with(&e, "GET", "/apis/batch/v1/namespaces/default/cronjobs/nope",
+                              "Accept: application/yaml\r\n", NULL, NULL, &raw),
+                 404);
+    CHECK(strstr(raw.ptr, "\nreason: NotFound\n") != NULL);
+    /* kube's default table: no rows is null */
+    CHECK_INT_EQ(request_with(&e, "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                              TABLE, NULL, &doc, NULL),
+                 200);
+    CHECK(json_is_null(json_object_get(doc, "rows")));
+    CHECK_STR_EQ(
+        kapi_json_path_str(json_array_get(json_object_get(doc, "columnDefinitions"), 1), "name"),
+        "Created At");
+    json_decref(doc);
+    kapi_buf_dispose(&raw);
     env_stop(&e);
 }

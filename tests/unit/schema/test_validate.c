@@ -10,6 +10,7 @@
 
 #include "codec/json.h"
 #include "schema/schema.h"
+#include "schema/field.h"
 #include "schema/schema_int.h"
 #include "test.h"
 
@@ -730,9 +731,9 @@ TEST(schema_go_printing)
     CHECK_GO(kapi_schema__go_value, "{'b':[1,'x',null,{}],'a':true}",
              "map[string]interface {}{\"a\":true, \"b\":[]interface {}{1, \"x\", interface "
              "{}(nil), map[string]interface {}{}}}");
-    CHECK_GO(kapi_schema__go_json, "{'b':1e21,'a':'<&>','c':1e-7,'d':2.0}",
+    CHECK_GO(kapi_go_json, "{'b':1e21,'a':'<&>','c':1e-7,'d':2.0}",
              "{\"a\":\"\\u003c\\u0026\\u003e\",\"b\":1e+21,\"c\":1e-7,\"d\":2}");
-    CHECK_GO(kapi_schema__go_json, "[1e20,0.000001,'\\u2028']",
+    CHECK_GO(kapi_go_json, "[1e20,0.000001,'\\u2028']",
              "[100000000000000000000,0.000001,\"\\u2028\"]");
 }
 

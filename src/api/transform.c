@@ -1,0 +1,226 @@
+/*
+ * api/transform: an answer in the form negotiate.c picked, made from the JSON body the verb
+ * wrote, as kube-apiserver's transformResponseObject does for every object it answers
+ * with (get, list, create, update, patch, delete):
+ *
+ *   - Table (meta.k8s.io/v1 or v1beta1): the type's columns (registry/printers.c) and one
+ *     row per object, the cells read from the object's storage view; the row's object is
+ *     its PartialObjectMetadata (includeObject=Metadata, the default), the object itself
+ *     (Object) or null (None). A list's resourceVersion, continue and remainingItemCount
+ *     carry over; a single object's resourceVersion does.
+ *   - PartialObjectMetadata(List): kind, apiVersion and the object's metadata only; asking
+ *     for one of a list, or for a list of one object, is kube's 406.
+ *   - a Status passes through unchanged;
+ *   - then YAML (sigs.k8s.io/yaml's form, codec/yaml.h) or JSON. Table and metadata
+ *     answers are application/json, as kube-apiserver labels them.
+ *
+ * A plain JSON answer never comes here: it is written from the stored bytes.
+ */
+#include <string.h>
+
+#include "api/api_int.h"
+#include "codec/yaml.h"
+
+static const char *const include_values[] = {"", "Metadata", "Object", "None"};
+
+/* The body, from its chunks (released). It is kapi's own JSON, so it parses. */
+static json_t *join_chunks(const kapi_http_chunk *c, size_t n)
+{
+    kapi_buf b;
+    kapi_buf_init(&b);
+    for (size_t i = 0; i < n; i++) {
+        kapi_buf_put(&b, c[i].ptr, c[i].len);
+        if (c[i].release)
+            c[i].release(c[i].owner);
+    }
+    json_t *v = kapi_json_parse(b.ptr, b.len, NULL);
+    kapi_buf_dispose(&b);
+    return v;
+}
+
+/* optionsForTransform: the includeObject of a Table, or kube's 400. */
+static kapi_error *include_object(kapi_req *r, const char **out)
+{
+    const char *v = kapi_api__query(r, "includeObject");
+    *out = v ? v : "";
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(include_values); i++)
+        if (strcmp(*out, include_values[i]) == 0)
+            return NULL;
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_json_quote_go(&b, *out, strlen(*out));
+    kapi_error *err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                                     "Unable to convert to Table as requested: includeObject: "
+                                     "Invalid value: %s: must be 'Metadata', 'Object', 'None', "
+                                     "or empty",
+                                     b.ptr);
+    kapi_buf_dispose(&b);
+    return err;
+}
+
+static const char *meta_version(const kapi_req *r)
+{
+    return r->media.v1beta1 ? "meta.k8s.io/v1beta1" : "meta.k8s.io/v1";
+}
+
+/* A new object with kind and apiVersion, then the members of body (items of a list have
+ * neither). */
+static json_t *typed(const char *kind, const char *api_version, const json_t *body)
+{
+    json_t *o = json_pack("{s:s,s:s}", "kind", kind, "apiVersion", api_version);
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)body, key, v)
+    {
+        if (strcmp(key, "kind") != 0 && strcmp(key, "apiVersion") != 0)
+            json_object_set(o, key, v);
+    }
+    return o;
+}
+
+static json_t *partial(const kapi_req *r, const json_t *obj)
+{
+    json_t *meta = json_object_get(obj, "metadata");
+    return json_pack("{s:s,s:s,s:o}", "kind", "PartialObjectMetadata", "apiVersion",
+                     meta_version(r), "metadata", meta ? json_incref(meta) : json_object());
+}
+
+/* The ListMeta of the answer: a list's own, or a single object's resourceVersion. */
+static json_t *list_meta(const json_t *body, bool list)
+{
+    static const char *const keys[] = {"resourceVersion", "continue", "remainingItemCount"};
+    json_t *from = json_object_get(body, "metadata"), *meta = json_object();
+    for (size_t i = 0; i < (list ? KAPI_ARRAY_LEN(keys) : 1); i++) {
+        json_t *v = json_object_get(from, keys[i]);
+        if (v && !(json_is_string(v) && !*json_string_value(v)))
+            json_object_set(meta, keys[i], v);
+    }
+    return meta;
+}
+
+static json_t *column_definitions(const kapi_type *t)
+{
+    json_t *cols = json_array();
+    for (size_t i = 0; i < t->ncolumns; i++) {
+        const kapi_column *c = &t->columns[i];
+        json_array_append_new(cols, json_pack("{s:s,s:s,s:s,s:s,s:i}", "name", c->name, "type",
+                                              c->type, "format", c->format, "description",
+                                              c->description, "priority", c->priority));
+    }
+    return cols;
+}
+
+/* One row: the cells from the storage view of obj (served view, kind and apiVersion set),
+ * and the object includeObject asks for. */
+static json_t *table_row(kapi_req *r, json_t *obj, const char *include, int64_t now)
+{
+    const kapi_type *t = r->type;
+    json_t *stored = json_incref(obj);
+    if (t->strategy->to_storage)
+        stored = t->strategy->to_storage(t, stored);
+    json_t *row = json_pack("{s:o}", "cells", kapi_type_table_cells(t, stored, now));
+    json_decref(stored);
+    if (strcmp(include, "None") == 0)
+        json_object_set_new(row, "object", json_null());
+    else if (strcmp(include, "Object") == 0)
+        json_object_set(row, "object", obj);
+    else
+        json_object_set_new(row, "object", partial(r, obj));
+    return row;
+}
+
+static json_t *to_table(kapi_req *r, const json_t *body, bool list, const char *include)
+{
+    const kapi_type *t = r->type;
+    int64_t now = kapi_time_now_ns();
+    json_t *rows = json_array();
+    if (!list) {
+        json_array_append_new(rows, table_row(r, (json_t *)body, include, now));
+    } else {
+        const json_t *items = json_object_get(body, "items");
+        for (size_t i = 0; i < json_array_size(items); i++) {
+            json_t *obj = typed(t->kind, t->group_version, json_array_get(items, i));
+            json_array_append_new(rows, table_row(r, obj, include, now));
+            json_decref(obj);
+        }
+    }
+    if (t->default_table && !json_array_size(rows)) { /* kube's default table: no rows, null */
+        json_decref(rows);
+        rows = json_null();
+    }
+    return json_pack("{s:s,s:s,s:o,s:o,s:o}", "kind", "Table", "apiVersion", meta_version(r),
+                     "metadata", list_meta(body, list), "columnDefinitions", column_definitions(t),
+                     "rows", rows);
+}
+
+static json_t *to_partial_list(kapi_req *r, const json_t *body)
+{
+    const json_t *items = json_object_get(body, "items");
+    json_t *out = json_array();
+    for (size_t i = 0; i < json_array_size(items); i++)
+        json_array_append_new(out, partial(r, json_array_get(items, i)));
+    if (!json_array_size(out)) { /* an empty Go slice that was never appended to */
+        json_decref(out);
+        out = json_null();
+    }
+    return json_pack("{s:s,s:s,s:o,s:o}", "kind", "PartialObjectMetadataList", "apiVersion",
+                     meta_version(r), "metadata", list_meta(body, true), "items", out);
+}
+
+/* doTransformObject: body in the negotiated target, or kube's error. */
+static kapi_error *transform(kapi_req *r, json_t *body, json_t **out)
+{
+    const char *include = "", *kind = kapi_json_path_str(body, "kind");
+    const char *go_type = r->type->go_type;
+    bool list = json_is_array(json_object_get(body, "items"));
+    kapi_error *err;
+    if (r->media.target == KAPI_TARGET_TABLE && (err = include_object(r, &include)) != NULL)
+        return err;
+    if (r->media.target == KAPI_TARGET_OBJECT || (kind && strcmp(kind, "Status") == 0)) {
+        *out = json_incref(body);
+        return NULL;
+    }
+    if (r->media.target == KAPI_TARGET_POM && list)
+        return kapi_error_new(KAPI_STATUS_NOT_ACCEPTABLE,
+                              "you requested PartialObjectMetadata, but the requested object is "
+                              "a list (*%sList)",
+                              go_type);
+    if (r->media.target == KAPI_TARGET_POM_LIST && !list)
+        return kapi_error_new(KAPI_STATUS_NOT_ACCEPTABLE,
+                              "you requested PartialObjectMetadataList, but the requested "
+                              "object is not a list (*%s)",
+                              go_type);
+    if (r->media.target == KAPI_TARGET_TABLE)
+        *out = to_table(r, body, list, include);
+    else if (r->media.target == KAPI_TARGET_POM)
+        *out = partial(r, body);
+    else
+        *out = to_partial_list(r, body);
+    return NULL;
+}
+
+void kapi_api__respond_transformed(kapi_req *r, int status, const kapi_http_chunk *c, size_t n)
+{
+    json_t *body = join_chunks(c, n), *out = NULL;
+    kapi_error *err = transform(r, body, &out);
+    json_decref(body);
+    if (err) {
+        kapi_api__respond_error(r, err);
+        return;
+    }
+    kapi_buf b;
+    kapi_buf_init(&b);
+    if (r->media.format == KAPI_FORMAT_YAML) {
+        kapi_yaml_encode(&b, out);
+    } else {
+        kapi_json_encode(&b, out);
+        kapi_buf_putc(&b, '\n');
+    }
+    json_decref(out);
+    size_t len;
+    char *p = kapi_buf_detach(&b, &len);
+    kapi_http_chunk chunk = kapi_http_chunk_take(p, len);
+    kapi_api__send(r, status,
+                   r->media.format == KAPI_FORMAT_YAML ? KAPI_YAML_MEDIA_TYPE : "application/json",
+                   &chunk, 1);
+}
