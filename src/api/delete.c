@@ -29,7 +29,7 @@ static kapi_error *options_invalid(kapi_error *err)
 static kapi_error *body_options(kapi_req *r, kapi_delete_opts *d)
 {
     json_t *body = NULL;
-    kapi_error *err = kapi_api__decode_body(r, &body, NULL);
+    kapi_error *err = kapi_api__decode_body(r, "DeleteOptions", &body, NULL);
     if (err)
         return err;
     json_t *pre = json_object_get(body, "preconditions");
