@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "schema/field.h"
 
 /* Status details name a resource by its plural ("cronjobs"), messages by plural.group. */
 kapi_error *kapi_api__err_not_found(kapi_arena *a, const kapi_type *t, const char *name)
@@ -275,6 +276,19 @@ static kapi_error *expected_rev(const json_t *meta, int64_t *out)
     return NULL;
 }
 
+/* An update without metadata.resourceVersion: allowed unless the type file says
+ * "unconditionalUpdate": false (AllowUnconditionalUpdate), as for CRDs. The 422 names the
+ * resource by its plural, as the generic store does. */
+static kapi_error *unconditional_update(const kapi_type *t, const char *name)
+{
+    if (!json_is_false(json_object_get(t->def, "unconditionalUpdate")))
+        return NULL;
+    kapi_error *err = kapi_error_new(KAPI_STATUS_INVALID, "%s", "");
+    kapi_field_invalid_raw(err, "metadata.resourceVersion", "0x0",
+                           "must be specified for an update");
+    return kapi_field_finish_invalid(err, t->plural, t->group, name);
+}
+
 /* The metadata an update carries over from the stored object (rest.BeforeUpdate). The
  * generation moves on when a write to the main resource changes the spec; a write to a
  * subresource never moves it. */
@@ -340,6 +354,8 @@ kapi_error *kapi_api__update(kapi_req *r, json_t *obj, bool dry, int *status, ka
         err = kapi_api__err_store(&r->arena, KAPI_STORE_CONFLICT, t, name);
         goto done;
     }
+    if (!expect && (err = unconditional_update(t, name)) != NULL)
+        goto done;
     old = kapi_api__parse_stored(cur);
     if (t->strategy->from_storage)
         old = t->strategy->from_storage(t, old);

@@ -178,6 +178,23 @@ EOF
 code=$(curl_code "$api/api/v1/namespaces/wr/events/ev/status")
 expect_eq "a type without /status: 404 there" "404" "$code"
 
+# ---- updates without metadata.resourceVersion: unconditional where Kubernetes allows it ----
+c "$(cj_url wr st)" | jq 'del(.metadata.resourceVersion) | .metadata.labels.norv = "1"' >"$work/norv.json"
+code=$(curl_code -X PUT -H 'Content-Type: application/json' -d @"$work/norv.json" "$(cj_url wr st)")
+expect_eq "a CronJob PUT without resourceVersion is unconditional" "200 1" \
+    "$code $(jq -r .metadata.labels.norv "$work/body")"
+kc create -f - >/dev/null <<'EOF'
+{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"things.e2e.example.com"},"spec":{"group":"e2e.example.com","scope":"Namespaced","names":{"plural":"things","singular":"thing","kind":"Thing","listKind":"ThingList"},"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object"}}}]}}
+EOF
+crd_url=$api/apis/apiextensions.k8s.io/v1/customresourcedefinitions/things.e2e.example.com
+c "$crd_url" | jq 'del(.metadata.resourceVersion) | .metadata.labels.norv = "1"' >"$work/crd.json"
+code=$(curl_code -X PUT -H 'Content-Type: application/json' -d @"$work/crd.json" "$crd_url")
+expect_eq "a CRD PUT without resourceVersion: 422, as for every CRD update" \
+    "422 customresourcedefinitions.apiextensions.k8s.io \"things.e2e.example.com\" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update" \
+    "$code $(jq -r .message "$work/body")"
+code=$(curl_code -X PUT -H 'Content-Type: application/json' -d @"$work/crd.json" "$crd_url/status")
+expect_eq "and to its /status" "422" "$code"
+
 # ---- deletecollection with a label selector ----
 for n in d1 d2; do cj $n '"del":"yes"' | kc create -n wr -f - >/dev/null; done
 cj d3 '"del":"no"' | kc create -n wr -f - >/dev/null
