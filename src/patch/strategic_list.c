@@ -358,7 +358,7 @@ static kapi_error *delete_matching(json_t *list, const char *key, const json_t *
 /* One "$patch" item of a merging list: delete drops the items with its key, replace makes
  * the patch's other items the list. */
 static kapi_error *special_item(json_t *orig, bool *replace, const json_t *item, const char *key,
-                               backing *b)
+                                backing *b)
 {
     const json_t *d = json_object_get(item, DIRECTIVE), *v;
     const char *name = json_is_string(d) ? json_string_value(d) : "";

@@ -36,8 +36,8 @@ TEST(prepare_status_on_main_resource)
     CHECK(kapi_registry_new(&reg) == NULL);
     const kapi_type *cj = type(reg, "batch", "v1", "cronjobs");
     json_t *old = json_loads(CJ_OLD, 0, NULL);
-    json_t *obj = json_loads("{\"metadata\":{\"name\":\"c\"},\"spec\":{},\"status\":{\"x\":1}}",
-                             0, NULL);
+    json_t *obj =
+        json_loads("{\"metadata\":{\"name\":\"c\"},\"spec\":{},\"status\":{\"x\":1}}", 0, NULL);
     kapi_type_prepare_create(cj, obj);
     check_json(obj, "{\"metadata\":{\"name\":\"c\"},\"spec\":{},\"status\":{}}");
     json_object_set_new(obj, "status", json_pack("{s:i}", "x", 1));
