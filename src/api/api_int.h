@@ -295,10 +295,12 @@ kapi_error *kapi_api__write_options(kapi_req *r, const char *options_kind, kapi_
  * defaults filled in, members in Kubernetes' order. */
 kapi_error *kapi_api__decode_object(kapi_req *r, const kapi_write_opts *o, json_t **out);
 
-/* The result of a patch (doc, borrowed), decoded like an update body; a value of the
- * wrong type is kube-apiserver's 422 naming "patch". */
+/* The result of a patch (doc, borrowed), decoded like an update body. A value of the
+ * wrong type, or an unknown field under fieldValidation=Strict, is kube-apiserver's 422
+ * naming "patch" with the patched object as JSON, or with Go's %v of the patch when smp
+ * (the strategic merge patch, borrowed) is given. */
 kapi_error *kapi_api__decode_patched(kapi_req *r, const kapi_write_opts *o, const json_t *doc,
-                                     json_t **out);
+                                     const json_t *smp, json_t **out);
 
 /* patch.c */
 void kapi_api__serve_patch(kapi_req *r);
@@ -314,7 +316,7 @@ void kapi_api__serve_scale(kapi_req *r);
 kapi_error *kapi_api__check_kind(const kapi_type *t, json_t *obj);
 /* The 400 "the object provided is unrecognized (must be of type <Kind>): <what> (<the
  * body's first 30 bytes> ...)". */
-kapi_error *kapi_api__unrecognized(const kapi_type *t, const char *what, const char *body,
+kapi_error *kapi_api__unrecognized(const char *kind, const char *what, const char *body,
                                    size_t n);
 /* Puts kind, apiVersion, metadata first and the members of metadata in Kubernetes'
  * order, labels and annotations sorted; a custom resource has every member sorted, as
@@ -323,8 +325,9 @@ json_t *kapi_api__canonical(const kapi_type *t, const json_t *obj);
 /* Encodes obj for storage with the revision gap; returns the heap bytes. */
 char *kapi_api__encode_stored(const json_t *obj, size_t *len, size_t *rv_off);
 /* Decodes a request body (JSON, YAML, protobuf) into an object (a 400/415 error
- * otherwise); the repeated keys of a JSON or YAML body go into dups. */
-kapi_error *kapi_api__decode_body(kapi_req *r, json_t **out, kapi_dups *dups);
+ * otherwise; kind names what the body must be: the type's kind, "DeleteOptions"); the
+ * repeated keys of a JSON or YAML body go into dups. */
+kapi_error *kapi_api__decode_body(kapi_req *r, const char *kind, json_t **out, kapi_dups *dups);
 /* "2024-01-02T03:04:05Z" for now, in the arena. */
 const char *kapi_api__now(kapi_arena *a);
 

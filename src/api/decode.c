@@ -141,13 +141,13 @@ static size_t complaints(kapi_req *r, const kapi_dups *kept, const kapi_schema_w
     return n;
 }
 
-/* Field validation's answer to the repeated and unknown fields: warnings, nothing, or the
- * 400 of Strict. */
-static kapi_error *report_fields(kapi_req *r, const kapi_write_opts *o, const kapi_dups *dups,
-                                 const kapi_schema_walk *w)
+/* Field validation's answer to the repeated and unknown fields: Warning headers (Warn),
+ * nothing (Ignore), or for Strict true, with "strict decoding error: <each>" in *msg. */
+static bool strict_errors(kapi_req *r, const kapi_write_opts *o, const kapi_dups *dups,
+                          const kapi_schema_walk *w, kapi_buf *msg)
 {
     if (o->fv == KAPI_FV_IGNORE || (!dups->n && !w->nunknown))
-        return NULL;
+        return false;
     kapi_dups kept;
     kapi_dups_init(&kept);
     kept.v = kapi_xcalloc(dups->n + 1, sizeof(*kept.v));
@@ -156,23 +156,32 @@ static kapi_error *report_fields(kapi_req *r, const kapi_write_opts *o, const ka
             kept.v[kept.n++] = dups->v[i];
     complaint *c = kapi_arena_alloc(&r->arena, (kept.n + w->nunknown + 1) * sizeof(*c));
     size_t n = complaints(r, &kept, w, c);
-    kapi_error *err = NULL;
+    bool strict = o->fv == KAPI_FV_STRICT && n > 0;
     if (o->fv == KAPI_FV_WARN) {
         for (size_t i = 0; i < n; i++)
             kapi_api__warn(r, "%s", c[i].text);
-    } else if (n) {
+    } else if (strict) {
         bool yaml = kept.n && !kept.v[0].path;
-        kapi_buf b;
-        kapi_buf_init(&b);
-        kapi_buf_puts(&b, "strict decoding error: ");
+        kapi_buf_puts(msg, "strict decoding error: ");
         if (yaml)
-            kapi_yaml_strict_message(&b, &kept);
+            kapi_yaml_strict_message(msg, &kept);
         for (size_t i = yaml ? kept.n : 0; i < n; i++)
-            kapi_buf_printf(&b, "%s%s", i ? ", " : "", c[i].text);
-        err = cannot_handle(r->type, kapi_error_new(KAPI_STATUS_BAD_REQUEST, "%s", b.ptr));
-        kapi_buf_dispose(&b);
+            kapi_buf_printf(msg, "%s%s", i ? ", " : "", c[i].text);
     }
     free(kept.v);
+    return strict;
+}
+
+/* The 400 of a body that Strict field validation refuses. */
+static kapi_error *report_fields(kapi_req *r, const kapi_write_opts *o, const kapi_dups *dups,
+                                 const kapi_schema_walk *w)
+{
+    kapi_buf msg;
+    kapi_buf_init(&msg);
+    kapi_error *err = NULL;
+    if (strict_errors(r, o, dups, w, &msg))
+        err = cannot_handle(r->type, kapi_error_new(KAPI_STATUS_BAD_REQUEST, "%s", msg.ptr));
+    kapi_buf_dispose(&msg);
     return err;
 }
 
@@ -197,7 +206,7 @@ static kapi_error *custom_type_meta(kapi_req *r, const kapi_write_opts *o, json_
     if (missing) {
         char *what = kapi_arena_printf(&r->arena, "Object '%s' is missing in '%.*s'", missing,
                                        (int)r->http->body_len, r->http->body);
-        return kapi_api__unrecognized(t, what, r->http->body, r->http->body_len);
+        return kapi_api__unrecognized(t->kind, what, r->http->body, r->http->body_len);
     }
     const char *slash = strchr(av, '/');
     size_t glen = strlen(t->group);
@@ -217,7 +226,7 @@ kapi_error *kapi_api__decode_object(kapi_req *r, const kapi_write_opts *o, json_
     kapi_schema_walk w = {.arena = &r->arena, .go_types = true, .defaults = true, .reorder = true};
     kapi_error *err;
     *out = NULL;
-    if ((err = kapi_api__decode_body(r, &obj, &dups)) != NULL ||
+    if ((err = kapi_api__decode_body(r, t->kind, &obj, &dups)) != NULL ||
         (t->custom && (err = custom_type_meta(r, o, obj, &dups, &w)) != NULL) ||
         (err = kapi_api__check_kind(t, obj)) != NULL)
         goto fail;
@@ -236,29 +245,43 @@ fail:
     return err;
 }
 
+/* kube-apiserver's 422 for a patch result it cannot decode: ` "" is invalid: patch:
+ * Invalid value: "<shown>": <why>`, shown being Go's %v of a strategic merge patch
+ * (smp), else the patched object as JSON. */
+static kapi_error *patch_invalid(const json_t *doc, const json_t *smp, const char *why)
+{
+    kapi_buf b;
+    kapi_buf_init(&b);
+    if (smp)
+        kapi_json_put_go_fmt(&b, smp, 'v');
+    else
+        kapi_json_encode(&b, doc);
+    kapi_error *inv = kapi_error_new(KAPI_STATUS_INVALID, "%s", "");
+    kapi_field_invalid_str(inv, "patch", b.ptr, "%s", why);
+    kapi_buf_dispose(&b);
+    return kapi_field_finish_invalid(inv, "", "", "");
+}
+
 kapi_error *kapi_api__decode_patched(kapi_req *r, const kapi_write_opts *o, const json_t *doc,
-                                     json_t **out)
+                                     const json_t *smp, json_t **out)
 {
     const kapi_type *t = r->type;
     json_t *obj = json_deep_copy(doc);
     kapi_dups none;
     kapi_dups_init(&none);
     kapi_schema_walk w = {.arena = &r->arena, .go_types = true, .defaults = true, .reorder = true};
+    kapi_buf msg;
+    kapi_buf_init(&msg);
     kapi_error *err = kapi_api__check_kind(t, obj);
     *out = NULL;
     if (!err && (err = decode_walk(t, obj, &w)) != NULL) {
-        /* kube-apiserver names the patched document as the invalid value of "patch" */
-        kapi_buf b;
-        kapi_buf_init(&b);
-        kapi_json_encode(&b, doc);
-        kapi_error *inv = kapi_error_new(KAPI_STATUS_INVALID, "%s", "");
-        kapi_field_invalid_str(inv, "patch", b.ptr, "%s", err->message);
-        kapi_buf_dispose(&b);
-        kapi_error_free(err);
-        err = kapi_field_finish_invalid(inv, "", "", "");
+        kapi_error *why = err;
+        err = patch_invalid(doc, smp, why->message);
+        kapi_error_free(why);
     }
-    if (!err)
-        err = report_fields(r, o, &none, &w);
+    if (!err && strict_errors(r, o, &none, &w, &msg))
+        err = patch_invalid(doc, smp, msg.ptr);
+    kapi_buf_dispose(&msg);
     kapi_dups_dispose(&none);
     if (err) {
         json_decref(obj);

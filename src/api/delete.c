@@ -29,9 +29,18 @@ static kapi_error *options_invalid(kapi_error *err)
 static kapi_error *body_options(kapi_req *r, kapi_delete_opts *d)
 {
     json_t *body = NULL;
-    kapi_error *err = kapi_api__decode_body(r, &body, NULL);
+    kapi_error *err = kapi_api__decode_body(r, "DeleteOptions", &body, NULL);
     if (err)
         return err;
+    /* Any other kind is not options: an object sent by mistake must not be a delete
+     * without preconditions or dry run (kube-apiserver fails its decoding with a 500). */
+    const char *kind = kapi_json_path_str(body, "kind");
+    if (kind && *kind && strcmp(kind, "DeleteOptions") != 0) {
+        err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                             "the body of a delete must be DeleteOptions, not %s", kind);
+        json_decref(body);
+        return err;
+    }
     json_t *pre = json_object_get(body, "preconditions");
     json_t *dry = json_object_get(body, "dryRun");
     const char *uid = kapi_json_path_str(pre, "uid");

@@ -152,14 +152,14 @@ static char *summarize(const char *body, size_t n)
     return kapi_xstrndup(body, n);
 }
 
-kapi_error *kapi_api__unrecognized(const kapi_type *t, const char *what, const char *body,
+kapi_error *kapi_api__unrecognized(const char *kind, const char *what, const char *body,
                                    size_t n)
 {
     char *sum = summarize(body, n);
     kapi_error *err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
                                      "the object provided is unrecognized (must be of type %s): "
                                      "%s (%s)",
-                                     t->kind, what, sum);
+                                     kind, what, sum);
     free(sum);
     return err;
 }
@@ -172,7 +172,7 @@ static kapi_error *decode_protobuf(kapi_req *r, json_t **out)
     char *perr = NULL;
     kapi_error *err = NULL;
     if (!kapi_pb_envelope(r->http->body, r->http->body_len, &av, &kind, &raw, &perr)) {
-        err = kapi_api__unrecognized(t, perr, r->http->body, r->http->body_len);
+        err = kapi_api__unrecognized(t->kind, perr, r->http->body, r->http->body_len);
         free(perr);
         return err;
     }
@@ -184,7 +184,7 @@ static kapi_error *decode_protobuf(kapi_req *r, json_t **out)
     *out = kapi_pb_to_json(kapi_registry_proto(r->api->registry), t->protobuf_message, raw.ptr,
                            raw.len, &perr);
     if (!*out) {
-        err = kapi_api__unrecognized(t, perr, r->http->body, r->http->body_len);
+        err = kapi_api__unrecognized(t->kind, perr, r->http->body, r->http->body_len);
         free(perr);
         return err;
     }
@@ -199,7 +199,7 @@ static bool media_is(const char *ct, const char *type)
     return n == strlen(type) && strncasecmp(ct, type, n) == 0;
 }
 
-kapi_error *kapi_api__decode_body(kapi_req *r, json_t **out, kapi_dups *dups)
+kapi_error *kapi_api__decode_body(kapi_req *r, const char *kind, json_t **out, kapi_dups *dups)
 {
     const char *ct = kapi_http_header_get(r->http, "content-type");
     const char *body = r->http->body;
@@ -218,7 +218,7 @@ kapi_error *kapi_api__decode_body(kapi_req *r, json_t **out, kapi_dups *dups)
     if (yaml) {
         kapi_error *err = kapi_yaml_parse(body, len, &v, dups);
         if (err) {
-            kapi_error *u = kapi_api__unrecognized(r->type, err->message, body, len);
+            kapi_error *u = kapi_api__unrecognized(kind, err->message, body, len);
             kapi_error_free(err);
             return u;
         }
@@ -229,7 +229,7 @@ kapi_error *kapi_api__decode_body(kapi_req *r, json_t **out, kapi_dups *dups)
         char *what = kapi_xprintf(
             "couldn't get version/kind; json parse error: %s",
             perr ? perr : "json: cannot unmarshal non-object into Go value of type struct");
-        kapi_error *err = kapi_api__unrecognized(r->type, what, body, len);
+        kapi_error *err = kapi_api__unrecognized(kind, what, body, len);
         free(what);
         free(perr);
         json_decref(v);

@@ -125,7 +125,8 @@ void kapi_api__serve_patch(kapi_req *r)
         json_t *doc = NULL, *obj = NULL;
         if ((err = current(r, &doc)) == NULL &&
             (err = apply(type, &doc, patch, r->type->schema)) == NULL &&
-            (err = kapi_api__decode_patched(r, &opts, doc, &obj)) == NULL)
+            (err = kapi_api__decode_patched(
+                 r, &opts, doc, type == KAPI_PATCH_STRATEGIC ? patch : NULL, &obj)) == NULL)
             err = kapi_api__update(r, obj, opts.dry_run, &status, &o, &unstored);
         json_decref(doc);
         if (!err || !retry || err->status != KAPI_STATUS_CONFLICT || attempt == MAX_ATTEMPTS)

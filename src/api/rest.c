@@ -230,8 +230,7 @@ kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, c
         json_object_set_new(meta, "generation", json_integer(1));
     else
         json_object_del(meta, "generation");
-    if (t->strategy->prepare_create)
-        t->strategy->prepare_create(t, obj);
+    kapi_type_prepare_create(t, obj);
     if ((err = kapi_type_validate(t, obj, NULL)) != NULL)
         goto done;
     if (t->strategy->warnings && r)
@@ -277,12 +276,37 @@ static kapi_error *expected_rev(const json_t *meta, int64_t *out)
     return NULL;
 }
 
-/* The fields an update carries over from the stored object. */
-static void keep_server_fields(const kapi_type *t, json_t *meta, const json_t *old_meta,
-                               const json_t *obj, const json_t *old)
+/* The metadata an update carries over from the stored object (rest.BeforeUpdate). The
+ * generation moves on when a write to the main resource changes the spec; a write to a
+ * subresource never moves it. */
+/* Whether an update changes what the generation counts: the spec of a built-in type;
+ * anything outside metadata of a custom resource, as apiextensions counts. */
+static bool content_changed(const kapi_type *t, const json_t *obj, const json_t *old)
+{
+    if (!t->custom)
+        return !json_equal(json_object_get(obj, "spec"), json_object_get(old, "spec"));
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)obj, key, v)
+    {
+        if (strcmp(key, "metadata") != 0 && !json_equal(v, json_object_get(old, key)))
+            return true;
+    }
+    json_object_foreach((json_t *)old, key, v)
+    {
+        if (strcmp(key, "metadata") != 0 && !json_object_get(obj, key))
+            return true;
+    }
+    return false;
+}
+
+static void keep_server_fields(const kapi_type *t, json_t *obj, const json_t *old,
+                               bool subresource)
 {
     static const char *const kept[] = {"creationTimestamp", "deletionTimestamp",
                                        "deletionGracePeriodSeconds"};
+    json_t *meta = kapi_json_object_ensure(obj, "metadata");
+    const json_t *old_meta = json_object_get(old, "metadata");
     const char *uid = kapi_json_path_str(meta, "uid");
     if (!uid || !*uid)
         json_object_set(meta, "uid", json_object_get(old_meta, "uid"));
@@ -298,30 +322,9 @@ static void keep_server_fields(const kapi_type *t, json_t *meta, const json_t *o
         return;
     }
     json_int_t gen = json_integer_value(json_object_get(old_meta, "generation"));
-    if (!json_equal(json_object_get(obj, "spec"), json_object_get(old, "spec")))
+    if (!subresource && content_changed(t, obj, old))
         gen++;
     json_object_set_new(meta, "generation", json_integer(gen));
-}
-
-/* A write to a subresource changes only its part of the stored object: status, or a
- * namespace's spec.finalizers (finalize). Returns the object to store. */
-static json_t *subresource_update(const char *sub, json_t *obj, const json_t *old)
-{
-    json_t *merged = json_deep_copy(old);
-    json_t *meta = json_object_get(obj, "metadata");
-    json_t *rv = json_object_get(meta, "resourceVersion");
-    json_object_set_new(kapi_json_object_ensure(merged, "metadata"), "resourceVersion",
-                        rv ? json_incref(rv) : json_string(""));
-    if (strcmp(sub, "status") == 0) {
-        json_t *st = json_object_get(obj, "status");
-        json_object_set_new(merged, "status", st ? json_incref(st) : json_object());
-    } else {
-        json_t *fin = kapi_json_path(obj, "spec.finalizers");
-        json_object_set_new(kapi_json_object_ensure(merged, "spec"), "finalizers",
-                            fin ? json_incref(fin) : json_array());
-    }
-    json_decref(obj);
-    return merged;
 }
 
 kapi_error *kapi_api__update(kapi_req *r, json_t *obj, bool dry, int *status, kapi_obj **out,
@@ -371,14 +374,13 @@ kapi_error *kapi_api__update(kapi_req *r, json_t *obj, bool dry, int *status, ka
     if (t->strategy->from_storage)
         old = t->strategy->from_storage(t, old);
     if (*r->info.subresource) {
-        obj = subresource_update(r->info.subresource, obj, old);
-        meta = json_object_get(obj, "metadata");
+        kapi_type_prepare_subresource(t, r->info.subresource, obj, old);
+        keep_server_fields(t, obj, old, true);
         if ((err = kapi_type_validate_subresource(t, r->info.subresource, obj, old)) != NULL)
             goto done;
     } else {
-        keep_server_fields(t, meta, json_object_get(old, "metadata"), obj, old);
-        if (t->strategy->prepare_update)
-            t->strategy->prepare_update(t, obj, old);
+        kapi_type_prepare_update(t, obj, old);
+        keep_server_fields(t, obj, old, false);
         if ((err = kapi_type_validate(t, obj, old)) != NULL)
             goto done;
         if (t->strategy->warnings)

@@ -147,7 +147,7 @@ static kapi_error *put_scale(kapi_req *r, json_t **out)
     kapi_dups_init(&dups);
     kapi_error *err = kapi_api__write_options(r, "UpdateOptions", &o);
     if (!err)
-        err = kapi_api__decode_body(r, &scale, &dups);
+        err = kapi_api__decode_body(r, "Scale", &scale, &dups);
     if (!err)
         err = decode_scale(r, scale);
     if (!err)

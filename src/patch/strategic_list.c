@@ -308,25 +308,63 @@ static kapi_error *merge_primitives(json_t **out, json_t *orig, json_t *patch,
 
 /* ---- lists of maps ---- */
 
+/*
+ * Go's backing array of the document's list. deleteMatchingEntries shifts the list in
+ * place and mergeSliceWithoutSpecialElements then appends into the room that frees, so the
+ * document's list, which $setElementOrder later reads as the server's order, shows those
+ * writes: after deleting a and adding c, [a b] reads [b c]. kube-apiserver's document comes
+ * from runtime.DefaultUnstructuredConverter (capacity = length), so the writes stop at the
+ * first append that finds the array full (append then moves to a new array).
+ */
+typedef struct backing {
+    json_t *items; /* the array, as long as the document's list */
+    size_t len;    /* the length of the slice that works on it */
+    bool moved;    /* an append has moved the slice to a new array */
+} backing;
+
+/* One in-place delete of the item at the slice's index at. */
+static void backing_delete(backing *b, size_t at)
+{
+    if (!b || b->moved)
+        return;
+    for (size_t j = at; j + 1 < b->len; j++)
+        json_array_set(b->items, j, json_array_get(b->items, j + 1));
+    b->len--;
+}
+
+/* One append of item to the slice. */
+static void backing_append(backing *b, json_t *item)
+{
+    if (!b || b->moved)
+        return;
+    if (b->len < json_array_size(b->items))
+        json_array_set(b->items, b->len++, item);
+    else
+        b->moved = true;
+}
+
 /* deleteMatchingEntries: drops every map of list whose key is value. */
-static kapi_error *delete_matching(json_t *list, const char *key, const json_t *value)
+static kapi_error *delete_matching(json_t *list, const char *key, const json_t *value, backing *b)
 {
     long at;
     kapi_error *err;
-    while ((err = find_map(&at, list, key, value)) == NULL && at >= 0)
+    while ((err = find_map(&at, list, key, value)) == NULL && at >= 0) {
         json_array_remove(list, (size_t)at);
+        backing_delete(b, (size_t)at);
+    }
     return err;
 }
 
 /* One "$patch" item of a merging list: delete drops the items with its key, replace makes
  * the patch's other items the list. */
-static kapi_error *special_item(json_t *orig, bool *replace, const json_t *item, const char *key)
+static kapi_error *special_item(json_t *orig, bool *replace, const json_t *item, const char *key,
+                                backing *b)
 {
     const json_t *d = json_object_get(item, DIRECTIVE), *v;
     const char *name = json_is_string(d) ? json_string_value(d) : "";
     kapi_error *err;
     if (strcmp(name, "delete") == 0)
-        return (err = merge_value(&v, item, key)) ? err : delete_matching(orig, key, v);
+        return (err = merge_value(&v, item, key)) ? err : delete_matching(orig, key, v, b);
     if (strcmp(name, "replace") == 0) {
         *replace = true;
         return NULL;
@@ -340,7 +378,7 @@ static kapi_error *special_item(json_t *orig, bool *replace, const json_t *item,
 /* mergeSliceWithSpecialElements: the document's list after the patch's "$patch" items
  * (*o) and the patch's other items (*p); after a replace, those items and nothing. */
 static kapi_error *apply_special(json_t **o, json_t **p, const json_t *orig, const json_t *patch,
-                                 const char *key)
+                                 const char *key, backing *b)
 {
     bool replace = false;
     kapi_error *err = NULL;
@@ -352,19 +390,22 @@ static kapi_error *apply_special(json_t **o, json_t **p, const json_t *orig, con
         if (!has_directive(item))
             json_array_append(*p, item);
         else
-            err = special_item(*o, &replace, item, key);
+            err = special_item(*o, &replace, item, key, b);
     }
     if (!err && replace) {
         json_decref(*o);
         *o = *p;
         *p = json_array();
+        if (b)
+            b->moved = true; /* the list is the patch's now */
     }
     return err;
 }
 
 /* mergeSliceWithoutSpecialElements: each patch item merged into the item with its key, or
  * appended. */
-static kapi_error *merge_items(json_t *merged, const json_t *patch, const kapi_patch__meta *m)
+static kapi_error *merge_items(json_t *merged, const json_t *patch, const kapi_patch__meta *m,
+                               backing *b)
 {
     kapi_error *err = NULL;
     const json_t *v;
@@ -377,6 +418,7 @@ static kapi_error *merge_items(json_t *merged, const json_t *patch, const kapi_p
             break;
         if (at < 0) {
             json_array_append(merged, item);
+            backing_append(b, item);
         } else if ((err = kapi_patch__merge_map(&res, json_array_get(merged, (size_t)at), item,
                                                 m->schema)) == NULL) {
             json_array_set_new(merged, (size_t)at, res);
@@ -385,17 +427,18 @@ static kapi_error *merge_items(json_t *merged, const json_t *patch, const kapi_p
     return err;
 }
 
-static kapi_error *merge_maps(json_t **out, json_t *orig, json_t *patch, const kapi_patch__meta *m)
+static kapi_error *merge_maps(json_t **out, json_t *orig, json_t *patch, const kapi_patch__meta *m,
+                              backing *b)
 {
     json_t *o = NULL, *p = NULL, *merged = NULL;
     kapi_error *err;
     if (!*m->merge_key)
         return kapi_error_new(KAPI_STATUS_UNKNOWN, "cannot merge lists without merge key for %s",
                               m->kind);
-    if ((err = apply_special(&o, &p, orig, patch, m->merge_key)) == NULL) {
+    if ((err = apply_special(&o, &p, orig, patch, m->merge_key, b)) == NULL) {
         merged = json_array();
         json_array_extend(merged, o);
-        if ((err = merge_items(merged, p, m)) == NULL)
+        if ((err = merge_items(merged, p, m, b)) == NULL)
             err = order_merged(out, merged, p, o, m->merge_key, KAPI_PATCH_GO_MAP);
     }
     json_decref(o);
@@ -404,9 +447,10 @@ static kapi_error *merge_maps(json_t **out, json_t *orig, json_t *patch, const k
     return err;
 }
 
-/* mergeSlice. */
+/* mergeSlice; b, when not NULL, follows the writes to the document's list (a list of
+ * primitives is copied by append, its capacity being its length). */
 static kapi_error *merge_slice(json_t **out, json_t *orig, json_t *patch, const kapi_patch__meta *m,
-                               bool delete_list)
+                               bool delete_list, backing *b)
 {
     kapi_patch__gotype kind;
     kapi_error *err;
@@ -418,16 +462,23 @@ static kapi_error *merge_slice(json_t **out, json_t *orig, json_t *patch, const 
         return err;
     if (kind != KAPI_PATCH_GO_MAP)
         return merge_primitives(out, orig, patch, kind, delete_list);
-    return merge_maps(out, orig, patch, m);
+    return merge_maps(out, orig, patch, m, b);
+}
+
+/* mergeSliceHandler, following the writes to the document's list in b (NULL: not). */
+static kapi_error *merge_list(json_t **out, json_t *orig, json_t *patch, const kapi_patch__meta *m,
+                              bool delete_list, backing *b)
+{
+    if (strcmp(m->strategy, "merge") == 0)
+        return merge_slice(out, orig, patch, m, delete_list, b);
+    *out = json_incref(patch);
+    return NULL;
 }
 
 kapi_error *kapi_patch__merge_list(json_t **out, json_t *orig, json_t *patch,
                                    const kapi_patch__meta *m, bool delete_list)
 {
-    if (strcmp(m->strategy, "merge") == 0)
-        return merge_slice(out, orig, patch, m, delete_list);
-    *out = json_incref(patch);
-    return NULL;
+    return merge_list(out, orig, patch, m, delete_list, NULL);
 }
 
 /* ---- $setElementOrder ---- */
@@ -523,12 +574,12 @@ static kapi_error *order_inputs(json_t **ol, json_t **pl, kapi_patch__meta *m, j
     return *pl ? check_order(*pl, order, m->merge_key) : NULL;
 }
 
-/* The merged list put in the $setElementOrder list's order (the document's list ol, or
- * an empty list, giving the order of what the order list lacks) as orig[name]; the
- * patch's list is consumed. */
+/* The merged list put in the $setElementOrder list's order (server, the document's list as
+ * the merge left it, or an empty list, giving the order of what the order list lacks) as
+ * orig[name]; the patch's list is consumed. ol and pl give the element type. */
 static kapi_error *order_into(json_t *orig, json_t *patch, const char *name, const json_t *merged,
                               const json_t *order, const json_t *ol, const json_t *pl,
-                              const char *key)
+                              const json_t *server, const char *key)
 {
     json_t *in = NULL, *rest = NULL, *res = NULL;
     kapi_patch__gotype kind;
@@ -536,7 +587,7 @@ static kapi_error *order_into(json_t *orig, json_t *patch, const char *name, con
     if (!err)
         err = element_type(&kind, ol, pl);
     if (!err)
-        err = normalize(&res, in, rest, order, ol, key, kind);
+        err = normalize(&res, in, rest, order, server, key, kind);
     if (!err) {
         json_object_set_new(orig, name, res);
         json_object_del(patch, name);
@@ -560,16 +611,19 @@ static kapi_error *order_list(json_t *orig, json_t *patch, const char *key, cons
     if ((err = kapi_patch__directive_list(&name, key, ORDER_PREFIX)) != NULL ||
         (err = order_inputs(&ol, &pl, &m, orig, patch, name, order, s)) != NULL || (!ol && !pl))
         return err;
+    empty = json_array();
+    backing b = {json_array(), json_array_size(ol), false};
+    json_array_extend(b.items, ol ? ol : empty);
     if (ol && pl)
-        err = kapi_patch__merge_list(&merged, ol, pl, &m, false);
+        err = merge_list(&merged, ol, pl, &m, false, &b);
     else
         merged = json_incref(ol ? ol : pl);
-    empty = json_array();
     if (!err)
         err = order_into(orig, patch, name, merged, order, ol ? ol : empty, pl ? pl : empty,
-                         m.merge_key);
+                         b.items, m.merge_key);
     json_decref(merged);
     json_decref(empty);
+    json_decref(b.items);
     return err;
 }
 

@@ -7,8 +7,8 @@
  *
  *   - decode: metadata is read as ObjectMeta, the rest pruned and defaulted by the
  *     schema (wrong types are left to validation);
- *   - create drops status and update keeps the stored one when the status subresource
- *     is on; any change outside metadata moves the generation on;
+ *   - a /status write keeps the stored metadata too (the type model's status rules do
+ *     the rest: registry/prepare.c);
  *   - validate: kind and apiVersion, metadata, the scale paths, then the schema (with
  *     the uniqueness of list-type set and map items);
  *   - objects are stored in the storage version; another version is converted by
@@ -296,49 +296,16 @@ static json_t *custom_from_storage(const kapi_type *t, json_t *stored)
     return convert(stored, t, t->version, t->schema);
 }
 
-/* ---- create and update ---- */
+/* ---- status writes ---- */
 
-static bool has_status_subresource(const kapi_type *t)
+/* A /status write changes status alone: 1.26's status strategy copies the stored object,
+ * metadata included, and sets only the body's status. */
+static void custom_status_write(const kapi_type *t, const char *sub, json_t *obj,
+                                const json_t *old)
 {
-    return kapi_type_subresource(t, KAPI_STR("status")) != NULL;
-}
-
-static void custom_create(const kapi_type *t, json_t *obj)
-{
-    if (has_status_subresource(t))
-        json_object_del(obj, "status");
-}
-
-/* The object without its metadata: what the generation counts changes of. */
-static bool same_content(const json_t *a, const json_t *b)
-{
-    if (json_object_size(a) != json_object_size(b) + (json_object_get(b, "metadata") ? 0 : 1) -
-                                   (json_object_get(a, "metadata") ? 0 : 1))
-        return false;
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)a, key, v)
-    {
-        if (strcmp(key, "metadata") != 0 && !json_equal(v, json_object_get(b, key)))
-            return false;
-    }
-    return true;
-}
-
-static void custom_update(const kapi_type *t, json_t *obj, const json_t *old)
-{
-    if (has_status_subresource(t)) {
-        json_t *st = json_object_get(old, "status");
-        if (st)
-            json_object_set(obj, "status", st);
-        else
-            json_object_del(obj, "status");
-    }
-    json_int_t gen = json_integer_value(kapi_json_path(old, "metadata.generation"));
-    if (!same_content(obj, old))
-        gen++;
-    json_object_set_new(kapi_json_object_ensure(obj, "metadata"), "generation",
-                        json_integer(gen));
+    (void)t;
+    if (strcmp(sub, "status") == 0)
+        json_object_set_new(obj, "metadata", json_deep_copy(json_object_get(old, "metadata")));
 }
 
 /* ---- validation ---- */
@@ -494,8 +461,7 @@ static void custom_validate_status(const kapi_type *t, const char *sub, const js
 
 const kapi_type_strategy kapi_registry__custom_strategy = {
     .name = "custom",
-    .prepare_create = custom_create,
-    .prepare_update = custom_update,
+    .prepare_subresource = custom_status_write,
     .validate = custom_validate,
     .validate_subresource = custom_validate_status,
     .decode = custom_decode,
@@ -503,8 +469,7 @@ const kapi_type_strategy kapi_registry__custom_strategy = {
 
 const kapi_type_strategy kapi_registry__custom_converting_strategy = {
     .name = "customConverting",
-    .prepare_create = custom_create,
-    .prepare_update = custom_update,
+    .prepare_subresource = custom_status_write,
     .to_storage = custom_to_storage,
     .from_storage = custom_from_storage,
     .validate = custom_validate,

@@ -29,10 +29,18 @@ typedef struct kapi_custom kapi_custom;
  * type's own (served) view, kind and apiVersion included. */
 typedef struct kapi_type_strategy {
     const char *name;
-    /* Sets the fields the server fills on create (after metadata is set). */
+    /* Sets the fields the server fills on create (after metadata is set, and after a
+     * type with a status subresource has dropped the body's status). */
     void (*prepare_create)(const kapi_type *t, json_t *obj);
-    /* Carries over what an update may not change (old is the stored object). */
+    /* Carries over what an update may not change (old is the stored object), beyond the
+     * status a type with a status subresource keeps. */
     void (*prepare_update)(const kapi_type *t, json_t *obj, const json_t *old);
+    /* The same for a write to subresource sub ("status", "finalize"). For "status" the
+     * pipeline has already kept every member of old but metadata and status; the hook
+     * keeps what else the type's status strategy keeps (metadata). A subresource other
+     * than status changes only what this hook lets it change. */
+    void (*prepare_subresource)(const kapi_type *t, const char *sub, json_t *obj,
+                                const json_t *old);
     /* Converts between this type's view and the stored one; NULL when they are equal.
      * Both take a reference-counted object and return a new reference. */
     json_t *(*to_storage)(const kapi_type *t, json_t *obj);
@@ -184,6 +192,19 @@ int kapi_version_cmp(const char *x, const char *y);
 /* Discovery's storageVersionHash of a storage group/version/kind: base64 of the first 8
  * bytes of SHA-256("group/version/Kind"); heap string. */
 char *kapi_registry_storage_hash(const char *group, const char *version, const char *kind);
+
+/* Prepares obj (served view) for create, as PrepareForCreate: a type with a status
+ * subresource drops the body's status, then the type's prepare_create runs. */
+void kapi_type_prepare_create(const kapi_type *t, json_t *obj);
+/* Prepares obj for an update of the main resource from old, as PrepareForUpdate: a type
+ * with a status subresource keeps old's status (none when old has none), then the
+ * type's prepare_update runs. */
+void kapi_type_prepare_update(const kapi_type *t, json_t *obj, const json_t *old);
+/* Prepares obj for a write to subresource sub from old: for "status", obj keeps only its
+ * metadata and status and takes every other member from old; then the type's
+ * prepare_subresource runs. Generation and the server's metadata are the caller's. */
+void kapi_type_prepare_subresource(const kapi_type *t, const char *sub, json_t *obj,
+                                   const json_t *old);
 
 /* Validates obj before it is stored, as kube-apiserver's rest.BeforeCreate (old NULL)
  * and rest.BeforeUpdate do: on create the type's validation, then, only if it passed,

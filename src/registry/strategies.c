@@ -7,26 +7,11 @@
 #include "codec/json.h"
 #include "registry/registry_int.h"
 
-/* Replaces obj[key] with an empty object, appended after the other members. */
-static void reset_status(json_t *obj)
+/* cronjob: a new CronJob's status is the zero CronJobStatus. */
+static void cronjob_create(const kapi_type *t, json_t *obj)
 {
-    json_object_del(obj, "status");
+    (void)t;
     json_object_set_new(obj, "status", json_object());
-}
-
-/* status: types with a status subresource; a write to the main resource cannot set it. */
-static void status_create(const kapi_type *t, json_t *obj)
-{
-    (void)t;
-    reset_status(obj);
-}
-
-static void status_update(const kapi_type *t, json_t *obj, const json_t *old)
-{
-    (void)t;
-    json_t *st = json_object_get(old, "status");
-    json_object_del(obj, "status");
-    json_object_set_new(obj, "status", st ? json_incref(st) : json_object());
 }
 
 /* namespace: phase Active, the "kubernetes" finalizer, the metadata.name label. */
@@ -53,7 +38,6 @@ static void namespace_create(const kapi_type *t, json_t *obj)
         has = has || strcmp(json_string_value(json_array_get(fin, i)) ?: "", "kubernetes") == 0;
     if (!has)
         json_array_append_new(fin, json_string("kubernetes"));
-    json_object_del(obj, "status");
     json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
 }
 
@@ -67,9 +51,21 @@ static void namespace_update(const kapi_type *t, json_t *obj, const json_t *old)
         json_object_set(spec, "finalizers", fin);
     else
         json_object_del(spec, "finalizers");
-    json_object_del(obj, "status");
+}
+
+/* A status write keeps the spec (done by the pipeline), a finalize write the status; the
+ * metadata of both comes from the body, with the metadata.name label (Canonicalize). */
+static void namespace_subresource(const kapi_type *t, const char *sub, json_t *obj,
+                                  const json_t *old)
+{
+    (void)t;
+    namespace_label(obj);
+    if (strcmp(sub, "finalize") != 0)
+        return;
     json_t *st = json_object_get(old, "status");
-    json_object_set_new(obj, "status", st ? json_incref(st) : json_object());
+    json_object_del(obj, "status");
+    if (st)
+        json_object_set(obj, "status", st);
 }
 
 /*
@@ -206,24 +202,40 @@ static void crd_create(const kapi_type *t, json_t *obj)
             break; /* the first storage version, as Kubernetes' PrepareForCreate */
         }
     }
-    json_object_del(obj, "status");
     json_object_set_new(obj, "status",
                         json_pack("{s:n,s:{s:s,s:s},s:o}", "conditions", "acceptedNames",
                                   "plural", "", "kind", "", "storedVersions", stored));
 }
 
+/* A CRD's status write keeps its labels, annotations and owners too (1.26's
+ * statusStrategy.PrepareForUpdate); finalizers may change. */
+static void crd_subresource(const kapi_type *t, const char *sub, json_t *obj, const json_t *old)
+{
+    static const char *const kept[] = {"labels", "annotations", "ownerReferences"};
+    (void)t;
+    (void)sub;
+    json_t *meta = kapi_json_object_ensure(obj, "metadata");
+    const json_t *old_meta = json_object_get(old, "metadata");
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(kept); i++) {
+        json_t *v = json_object_get(old_meta, kept[i]);
+        if (v)
+            json_object_set(meta, kept[i], v);
+        else
+            json_object_del(meta, kept[i]);
+    }
+}
+
 static const kapi_type_strategy strategies[] = {
     {.name = "plain"},
-    {.name = "status", .prepare_create = status_create, .prepare_update = status_update},
     {.name = "cronjob",
-     .prepare_create = status_create,
-     .prepare_update = status_update,
+     .prepare_create = cronjob_create,
      .validate = kapi_registry__validate_cronjob,
      .warnings = kapi_registry__cronjob_warnings},
     {.name = "clustercidr", .validate = kapi_registry__validate_clustercidr},
     {.name = "namespace",
      .prepare_create = namespace_create,
      .prepare_update = namespace_update,
+     .prepare_subresource = namespace_subresource,
      .validate = kapi_registry__validate_namespace,
      .validate_subresource = kapi_registry__validate_namespace_subresource},
     {.name = "event",
@@ -236,7 +248,7 @@ static const kapi_type_strategy strategies[] = {
      .validate = kapi_registry__validate_event},
     {.name = "customresourcedefinition",
      .prepare_create = crd_create,
-     .prepare_update = status_update,
+     .prepare_subresource = crd_subresource,
      .validate = kapi_registry__validate_crd},
 };
 

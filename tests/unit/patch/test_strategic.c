@@ -15,22 +15,11 @@
 
 #define SMP "strategic-merge-patch/"
 
-#define ALIASING                                                                                   \
-    "the expected order is an artifact of Go slice aliasing: deleteMatchingEntries shifts the "    \
-    "document's list in place, append writes the new items into its spare capacity, and "          \
-    "mergePatchIntoOriginal then reads that rewritten list as the server's order; the outcome "    \
-    "depends on the capacity the list was decoded with, which kapi does not model (it keeps the "  \
-    "document's list as it was)"
-
-/* Apply checks kapi does not run: expectations of apimachinery after 1.26, and orders that
- * come from Go's memory layout. File, description, half ("twoWay" or "threeWay"), why. */
+/* Apply checks kapi does not run: expectations of apimachinery after 1.26. File,
+ * description, half ("twoWay" or "threeWay"), why. */
 static const struct {
     const char *file, *description, *half, *why;
 } after_126[] = {
-    {"strategicMergePatchRawTestCases.json", "add map and delete map from merging list", "threeWay",
-     ALIASING},
-    {"strategicMergePatchRawTestCases.json",
-     "add map and delete map from merging list with conflict", "threeWay", ALIASING},
     {"customStrategicMergePatchRawTestCases.json",
      "$deleteFromPrimitiveList should delete item from a list without merge patch strategy",
      "twoWay",

@@ -93,10 +93,10 @@ static inline void vcase_run(const char *group, const char *version, const char 
         json_t *patch = vcase_parse(cases[i].name, cases[i].patch);
         json_t *obj = vcase_merge(vcase_parse(cases[i].name, base), patch);
         json_t *old = old_base ? vcase_parse(cases[i].name, old_base) : NULL;
-        if (old && t->strategy->prepare_update)
-            t->strategy->prepare_update(t, obj, old);
-        else if (!old && t->strategy->prepare_create)
-            t->strategy->prepare_create(t, obj);
+        if (old)
+            kapi_type_prepare_update(t, obj, old);
+        else
+            kapi_type_prepare_create(t, obj);
         kapi_error *err = kapi_type_validate(t, obj, old);
         const char *got = err ? err->message : NULL;
         bool same =

@@ -1,0 +1,108 @@
+/* Unit tests for what a write may change (registry/prepare.c): the status subresource
+ * rules every type with /status follows, and the built-in strategies' own. */
+#include <jansson.h>
+
+#include "registry/registry.h"
+#include "test.h"
+
+#define CJ_OLD                                                                                     \
+    "{\"kind\":\"CronJob\",\"apiVersion\":\"batch/v1\",\"metadata\":{\"name\":\"c\","              \
+    "\"labels\":{\"a\":\"1\"},\"generation\":2},\"spec\":{\"schedule\":\"1 * * * *\"},"            \
+    "\"status\":{\"lastScheduleTime\":\"2024-01-02T03:04:05Z\"}}"
+
+/* The written object after prep, compared as JSON with want. */
+static void check_json(const json_t *got, const char *want)
+{
+    json_t *w = json_loads(want, 0, NULL);
+    char *g = json_dumps(got, JSON_SORT_KEYS | JSON_COMPACT);
+    char *ws = json_dumps(w, JSON_SORT_KEYS | JSON_COMPACT);
+    CHECK(w != NULL);
+    CHECK_STR_EQ(g, ws);
+    free(g);
+    free(ws);
+    json_decref(w);
+}
+
+static const kapi_type *type(kapi_registry *reg, const char *g, const char *v, const char *p)
+{
+    const kapi_type *t = kapi_registry_lookup(reg, kapi_str_c(g), kapi_str_c(v), kapi_str_c(p));
+    CHECK(t != NULL);
+    return t;
+}
+
+TEST(prepare_status_on_main_resource)
+{
+    kapi_registry *reg;
+    CHECK(kapi_registry_new(&reg) == NULL);
+    const kapi_type *cj = type(reg, "batch", "v1", "cronjobs");
+    json_t *old = json_loads(CJ_OLD, 0, NULL);
+    json_t *obj =
+        json_loads("{\"metadata\":{\"name\":\"c\"},\"spec\":{},\"status\":{\"x\":1}}", 0, NULL);
+    kapi_type_prepare_create(cj, obj);
+    check_json(obj, "{\"metadata\":{\"name\":\"c\"},\"spec\":{},\"status\":{}}");
+    json_object_set_new(obj, "status", json_pack("{s:i}", "x", 1));
+    kapi_type_prepare_update(cj, obj, old);
+    check_json(obj, "{\"metadata\":{\"name\":\"c\"},\"spec\":{},\"status\":"
+                    "{\"lastScheduleTime\":\"2024-01-02T03:04:05Z\"}}");
+    json_decref(obj);
+    json_decref(old);
+    kapi_registry_free(reg);
+}
+
+TEST(prepare_status_write_keeps_spec)
+{
+    kapi_registry *reg;
+    CHECK(kapi_registry_new(&reg) == NULL);
+    const kapi_type *cj = type(reg, "batch", "v1", "cronjobs");
+    json_t *old = json_loads(CJ_OLD, 0, NULL);
+    /* a CronJob's status write takes the body's metadata and status, and old's spec */
+    json_t *obj = json_loads("{\"kind\":\"CronJob\",\"apiVersion\":\"batch/v1\",\"metadata\":"
+                             "{\"name\":\"c\",\"labels\":{\"b\":\"2\"}},\"spec\":{\"schedule\":"
+                             "\"bad\"},\"extra\":1}",
+                             0, NULL);
+    kapi_type_prepare_subresource(cj, "status", obj, old);
+    check_json(obj, "{\"kind\":\"CronJob\",\"apiVersion\":\"batch/v1\",\"metadata\":{\"name\":"
+                    "\"c\",\"labels\":{\"b\":\"2\"}},\"spec\":{\"schedule\":\"1 * * * *\"}}");
+    json_decref(obj);
+    json_decref(old);
+    kapi_registry_free(reg);
+}
+
+TEST(prepare_crd_status_write_keeps_labels)
+{
+    kapi_registry *reg;
+    CHECK(kapi_registry_new(&reg) == NULL);
+    const kapi_type *crd = type(reg, "apiextensions.k8s.io", "v1", "customresourcedefinitions");
+    json_t *old = json_loads("{\"metadata\":{\"name\":\"a.b\",\"labels\":{\"a\":\"1\"},"
+                             "\"finalizers\":[\"x/y\"]},\"spec\":{\"group\":\"b\"},\"status\":{}}",
+                             0, NULL);
+    json_t *obj = json_loads("{\"metadata\":{\"name\":\"a.b\",\"annotations\":{\"n\":\"v\"}},"
+                             "\"spec\":{\"group\":\"c\"},\"status\":{\"storedVersions\":[]}}",
+                             0, NULL);
+    kapi_type_prepare_subresource(crd, "status", obj, old);
+    check_json(obj, "{\"metadata\":{\"name\":\"a.b\",\"labels\":{\"a\":\"1\"}},\"spec\":"
+                    "{\"group\":\"b\"},\"status\":{\"storedVersions\":[]}}");
+    json_decref(obj);
+    json_decref(old);
+    kapi_registry_free(reg);
+}
+
+TEST(prepare_namespace_finalize_keeps_status)
+{
+    kapi_registry *reg;
+    CHECK(kapi_registry_new(&reg) == NULL);
+    const kapi_type *ns = type(reg, "", "v1", "namespaces");
+    json_t *old = json_loads("{\"metadata\":{\"name\":\"n\",\"labels\":{\"team\":\"b\"}},"
+                             "\"spec\":{\"finalizers\":[\"kubernetes\"]},\"status\":{\"phase\":"
+                             "\"Active\"}}",
+                             0, NULL);
+    json_t *obj = json_loads("{\"metadata\":{\"name\":\"n\"},\"spec\":{\"finalizers\":[]},"
+                             "\"status\":{\"phase\":\"Terminating\"}}",
+                             0, NULL);
+    kapi_type_prepare_subresource(ns, "finalize", obj, old);
+    check_json(obj, "{\"metadata\":{\"name\":\"n\",\"labels\":{\"kubernetes.io/metadata.name\":"
+                    "\"n\"}},\"spec\":{\"finalizers\":[]},\"status\":{\"phase\":\"Active\"}}");
+    json_decref(obj);
+    json_decref(old);
+    kapi_registry_free(reg);
+}
