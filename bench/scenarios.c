@@ -41,7 +41,7 @@ void kapi_bench_sizes_scale(kapi_bench_sizes *out, double scale)
         *(size_t *)((char *)out + r->offset) = n < r->min ? r->min : n;
     }
     /* Pages of 500 as the issue says; a small list still gets four pages. */
-    out->list_page = out->list_objects >= 2000 ? 500 : out->list_objects / 4;
+    out->list_page = out->list_objects >= 1000 ? 500 : out->list_objects / 4;
 }
 
 /* ---- bodies ---- */
