@@ -113,7 +113,8 @@ void kapi_bench_conn_close(kapi_bench_conn *c);
 void *kapi_bench_conn_data(const kapi_bench_conn *c);
 void kapi_bench_conn_set_data(kapi_bench_conn *c, void *data);
 bool kapi_bench_conn_is_ready(const kapi_bench_conn *c);
-/* Keep the bodies of answers (for done); off by default (only their length is counted). */
+/* Keep the bodies of answers (for done); off by default (only their length is counted),
+ * but the body of an answer that is not 2xx is always kept. */
 void kapi_bench_conn_keep_body(kapi_bench_conn *c, bool keep);
 /* Sends one request (path below the target's prefix, body may be NULL); the connection
  * must be ready and have no answer outstanding. The latency clock starts here. */

@@ -274,7 +274,7 @@ static int on_body(http_parser *p, const char *at, size_t n)
     c->body_bytes += n;
     if (c->cb->chunk)
         c->cb->chunk(c, at, n, c->now);
-    else if (c->keep_body)
+    else if (c->keep_body || c->status < 200 || c->status > 299) /* errors are worth reading */
         kapi_buf_put(&c->body, at, n);
     return 0;
 }
@@ -298,7 +298,7 @@ static const http_parser_settings parser_settings = {
 /* Feeds the plaintext OpenSSL has to the parser. */
 static void read_plain(kapi_bench_conn *c)
 {
-    int n;
+    int n = 0;
     while (c->state == READY && (n = SSL_read(c->ssl, plain_buf, sizeof(plain_buf))) > 0) {
         size_t used = http_parser_execute(&c->parser, &parser_settings, plain_buf, (size_t)n);
         if (c->parser.http_errno != HPE_OK || used != (size_t)n) {

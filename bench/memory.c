@@ -31,8 +31,12 @@ static long count_events(kapi_bench_client *cl)
     kapi_buf body;
     long n = -1;
     kapi_buf_init(&body);
-    if (kapi_bench_request(cl, "GET", "/apis/events.k8s.io/v1/namespaces/" MEM_NS "/events?limit=1",
-                           NULL, NULL, &body) == 200) {
+    int status =
+        kapi_bench_request(cl, "GET", "/apis/events.k8s.io/v1/namespaces/" MEM_NS "/events?limit=1",
+                           NULL, NULL, &body);
+    if (status != 200)
+        fprintf(stderr, "kapi-bench: count Events: %d %.300s\n", status, body.ptr);
+    if (status == 200) {
         json_t *doc = json_loadb(body.ptr, body.len, 0, NULL);
         json_t *meta = json_object_get(doc, "metadata");
         n = (long)json_array_size(json_object_get(doc, "items")) +
@@ -90,10 +94,14 @@ static int run(kapi_bench_run *r, kapi_bench_client *cl, figures *f)
 {
     size_t n = r->size.memory_events;
     kapi_bench_server_stop(r->server, SIGTERM);
-    if (restart(r, cl, 0, &f->start_again) < 0 ||
-        kapi_bench_request(cl, "POST", "/api/v1/namespaces", "application/json",
-                           "{\"metadata\":{\"name\":\"" MEM_NS "\"}}", NULL) != 201)
+    if (restart(r, cl, 0, &f->start_again) < 0)
         return -1;
+    int status = kapi_bench_request(cl, "POST", "/api/v1/namespaces", "application/json",
+                                    "{\"metadata\":{\"name\":\"" MEM_NS "\"}}", NULL);
+    if (status != 201) {
+        fprintf(stderr, "kapi-bench: create namespace " MEM_NS ": %d\n", status);
+        return -1;
+    }
     sleep_s(1);
     f->rss_idle = (double)kapi_bench_server_rss(r->server);
     if (fill(r, f) < 0)
