@@ -154,6 +154,7 @@ struct kapi_bench_batch {
     kapi_bench_samples latency;
     int first_error_status;
     kapi_buf first_error; /* the body of the first non-2xx answer, or why a connection failed */
+    double server_cpu;    /* CPU seconds the server used meanwhile, when the harness runs it */
     /* Internal. */
     size_t next_, finished_, open_;
     bool done_;

@@ -52,6 +52,7 @@ struct watch_run {
     size_t started, failed, failed_early, sent, answered, write_errors, stream_errors;
     bool all_started, all_answered, all_delivered;
     uint64_t t0, last_answer, *sent_at;
+    double server_cpu;   /* CPU seconds of a server the harness runs, while writing */
     uint32_t *receivers; /* per write: the watchers that saw it */
     bool *acked;         /* per write: the server answered 201 */
     size_t delivered;
@@ -297,10 +298,11 @@ static void write_and_wait(watch_run *w)
             "deliveries\n",
             w->sent, w->answered, (double)(w->last_answer - w->t0) / 1e9, w->delivered,
             w->nwatchers * w->writes);
-    if (cpu0 >= 0)
+    if (cpu0 >= 0) {
+        w->server_cpu = kapi_bench_server_cpu(w->r->server) - cpu0;
         fprintf(stderr, "kapi-bench: watch: kapi %.0f%% CPU\n",
-                100 * (kapi_bench_server_cpu(w->r->server) - cpu0) /
-                    ((double)(uv_hrtime() - w->t0) / 1e9));
+                100 * w->server_cpu / ((double)(uv_hrtime() - w->t0) / 1e9));
+    }
 }
 
 /* Events of acknowledged writes that some watcher did not get. */
@@ -326,6 +328,9 @@ static void report(watch_run *w)
                           "watch_lost", (double)lost(w), 0);
     kapi_bench_report_add(rep, "watch", "writes/s achieved", "watch_write_per_s",
                           (double)w->answered / ((double)(w->last_answer - w->t0) / 1e9), 0);
+    if (w->r->server && w->delivered)
+        kapi_bench_report_add(rep, "watch", "kapi CPU per delivered event (us)", "watch_cpu_us",
+                              1e6 * w->server_cpu / (double)w->delivered, 1);
 }
 
 static void watch_dispose(watch_run *w)
