@@ -14,23 +14,30 @@ GEN_SRC   := $(BUILD)/gen/types_data.c
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/types_data.o
 UNIT_SRC  := $(wildcard tests/unit/*.c tests/unit/*/*.c)
 UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/%.o)
+# The benchmark harness: its own sources plus src/base (buffers), none of the server.
+BENCH_SRC := $(filter-out bench/main.c,$(wildcard bench/*.c))
+BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
+BENCH_BASE := $(BUILD)/src/base/base.o $(BUILD)/src/base/base64.o
 
 DATA_DIR ?= kapi-data
 SHARED   ?= ../shared
 
-.PHONY: all run test unit e2e golden asan deps test-deps format clean bench fuzz
+.PHONY: all run test unit e2e golden asan deps test-deps format clean bench bench-smoke fuzz
 
-all: $(BUILD)/kapi $(BUILD)/unit-tests
+all: $(BUILD)/kapi $(BUILD)/unit-tests $(BUILD)/kapi-bench
 
 $(BUILD)/kapi: $(BUILD)/src/main.o $(LIB_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/unit-tests: $(UNIT_OBJ) $(LIB_OBJ)
+$(BUILD)/unit-tests: $(UNIT_OBJ) $(LIB_OBJ) $(BENCH_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/kapi-bench: $(BUILD)/bench/main.o $(BENCH_OBJ) $(BENCH_BASE)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/%.o: %.c | $(GEN_SRC)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit -c -o $@ $<
+	$(CC) $(CFLAGS) -Itests/unit -Ibench -c -o $@ $<
 
 # Built-in type definitions are data, embedded at build time (DESIGN.md invariant 1).
 $(GEN_SRC): $(TYPE_DATA) tools/embed.sh
@@ -56,6 +63,7 @@ test: test-deps
 	$(MAKE) asan
 	$(MAKE) e2e
 	$(MAKE) golden
+	$(MAKE) bench-smoke
 
 unit: $(BUILD)/unit-tests
 	$(BUILD)/unit-tests
@@ -71,6 +79,18 @@ e2e: $(BUILD)/kapi
 
 golden: $(BUILD)/kapi
 	tests/golden/run.sh $(BUILD)/kapi $(SHARED)/testdata/golden
+
+# Issue 6's scenarios against a fresh kapi: the table on stdout, the figures as JSON in
+# bench/results/latest.json. BENCH_FLAGS=--quick runs them at a tenth of their size.
+bench: deps
+	$(MAKE) $(BUILD)/kapi $(BUILD)/kapi-bench
+	@mkdir -p bench/results
+	$(BUILD)/kapi-bench --kapi $(BUILD)/kapi --json bench/results/latest.json $(BENCH_FLAGS)
+
+# The harness at a hundredth of its size against a fresh kapi, so that it keeps working;
+# it checks the run's output, not its times.
+bench-smoke: $(BUILD)/kapi $(BUILD)/kapi-bench
+	tests/bench/smoke.sh $(BUILD)/kapi-bench $(BUILD)/kapi
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

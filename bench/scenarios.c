@@ -1,0 +1,423 @@
+/*
+ * scenarios: create, get, update and list (issue 6, scenarios 1 to 4), and what every
+ * scenario shares: the sizes, the objects' bodies, creating them in bulk.
+ *
+ * Objects live in the run's namespace: Events e-NNNNNNN (scenario 1), CronJobs cj-NNNNN
+ * (made once, as many as the largest scenario that needs them, and reused). CronJobs are
+ * created suspended, so that a real cluster's controller starts no Jobs for them.
+ */
+#include "bench.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#define EVENT_BYTES 600
+
+/* The full sizes of issue 6; --scale multiplies the counts, never below the minimum. At
+ * least twice as many CronJobs as connections: patches in flight then touch different
+ * objects, as at full size, instead of racing for a few. */
+typedef struct size_rule {
+    size_t offset, full, min;
+} size_rule;
+
+#define RULE(field, full, min)                                                                     \
+    {                                                                                              \
+        offsetof(kapi_bench_sizes, field), full, min                                               \
+    }
+static const size_rule size_rules[] = {
+    RULE(creates, 20000, 50),     RULE(gets, 100000, 100),          RULE(get_objects, 1000, 64),
+    RULE(patches, 10000, 50),     RULE(list_objects, 10000, 20),    RULE(watchers, 1000, 5),
+    RULE(watch_writes, 1000, 10), RULE(memory_events, 100000, 200),
+};
+#undef RULE
+
+void kapi_bench_sizes_scale(kapi_bench_sizes *out, double scale)
+{
+    *out = (kapi_bench_sizes){.list_runs = 5, .watch_rate = 500, .conns = 32};
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(size_rules); i++) {
+        const size_rule *r = &size_rules[i];
+        size_t n = (size_t)llround((double)r->full * scale);
+        *(size_t *)((char *)out + r->offset) = n < r->min ? r->min : n;
+    }
+    /* Pages of 500 as the issue says; a small list still gets four pages. */
+    out->list_page = out->list_objects >= 1000 ? 500 : out->list_objects / 4;
+}
+
+/* ---- bodies ---- */
+
+void kapi_bench__event_body(kapi_buf *out, const char *ns, const char *name, size_t i)
+{
+    size_t start = out->len;
+    kapi_buf_printf(out,
+                    "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\","
+                    "\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\","
+                    "\"labels\":{\"app.kubernetes.io/name\":\"kapi-bench\"}},"
+                    "\"eventTime\":\"2024-05-01T12:00:00.000000Z\","
+                    "\"reportingController\":\"kapi.dev/bench\","
+                    "\"reportingInstance\":\"kapi-bench-1\",\"action\":\"Measure\","
+                    "\"reason\":\"Benchmark\",\"type\":\"Normal\","
+                    "\"regarding\":{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\","
+                    "\"namespace\":\"%s\",\"name\":\"cj-%05zu\"},\"note\":\"event %zu: ",
+                    name, ns, ns, i % 1000, i);
+    while (out->len - start < EVENT_BYTES - 2)
+        kapi_buf_putc(out, (char)('a' + (out->len - start) % 26));
+    kapi_buf_puts(out, "\"}");
+}
+
+static void cronjob_body(kapi_buf *out, size_t i)
+{
+    kapi_buf_printf(out,
+                    "{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\","
+                    "\"metadata\":{\"name\":\"cj-%05zu\","
+                    "\"labels\":{\"app.kubernetes.io/name\":\"kapi-bench\"}},"
+                    "\"spec\":{\"schedule\":\"*/5 * * * *\",\"suspend\":true,"
+                    "\"jobTemplate\":{\"spec\":{\"template\":{\"spec\":{"
+                    "\"containers\":[{\"name\":\"main\",\"image\":\"busybox:1.36\","
+                    "\"command\":[\"sh\",\"-c\",\"date\"]}],"
+                    "\"restartPolicy\":\"OnFailure\"}}}}}}",
+                    i);
+}
+
+/* ---- batches ---- */
+
+/* What the senders of the scenarios need. */
+typedef struct sender {
+    kapi_bench_run *r;
+    const char *ns, *prefix;
+    size_t offset, modulo;
+    kapi_buf path, body;
+} sender;
+
+static void sender_init(sender *s, kapi_bench_run *r, const char *ns)
+{
+    *s = (sender){.r = r, .ns = ns};
+    kapi_buf_init(&s->path);
+    kapi_buf_init(&s->body);
+}
+
+static void sender_dispose(sender *s)
+{
+    kapi_buf_dispose(&s->path);
+    kapi_buf_dispose(&s->body);
+}
+
+int kapi_bench__batch_check(const char *what, kapi_bench_batch *b)
+{
+    if (b->errors == 0 && b->ok == b->total)
+        return 0;
+    fprintf(stderr, "kapi-bench: %s: %zu of %zu failed; the first: %d %.*s\n", what,
+            b->total - b->ok, b->total, b->first_error_status,
+            (int)(b->first_error.len < 400 ? b->first_error.len : 400), b->first_error.ptr);
+    return -1;
+}
+
+/* CPU seconds this process has used. */
+static double self_cpu(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* Runs a batch and says how long it took and what CPU the server and the harness used:
+ * on shared cores, that tells which of them bounds the figure. */
+static int run_batch(kapi_bench_run *r, kapi_bench_batch *b, const char *what)
+{
+    double cpu0 = r->server ? kapi_bench_server_cpu(r->server) : -1, self0 = self_cpu();
+    int rc = kapi_bench_batch_run(r->client, b);
+    fprintf(stderr, "kapi-bench: %s: %zu in %.2f s, harness %.0f%% CPU", what, b->ok, b->seconds,
+            100 * (self_cpu() - self0) / b->seconds);
+    if (cpu0 >= 0) { /* over very short batches, clock ticks make these rough */
+        b->server_cpu = kapi_bench_server_cpu(r->server) - cpu0;
+        fprintf(stderr, ", kapi %.0f%% CPU (%.0f us per request)", 100 * b->server_cpu / b->seconds,
+                1e6 * b->server_cpu / (double)b->total);
+    }
+    fputc('\n', stderr);
+    if (rc < 0)
+        fprintf(stderr, "kapi-bench: %s: did not finish\n", what);
+    return kapi_bench__batch_check(what, b) < 0 ? -1 : rc;
+}
+
+static void send_event(kapi_bench_batch *b, kapi_bench_conn *c, size_t i)
+{
+    sender *s = b->ctx;
+    char name[32];
+    snprintf(name, sizeof(name), "%s%07zu", s->prefix, s->offset + i);
+    kapi_buf_clear(&s->body);
+    kapi_bench__event_body(&s->body, s->ns, name, s->offset + i);
+    kapi_bench_conn_send(c, "POST", s->path.ptr, "application/json", s->body.ptr, s->body.len);
+}
+
+int kapi_bench__create_events(kapi_bench_run *r, const char *ns, const char *prefix, size_t n,
+                              kapi_bench_batch *b)
+{
+    sender s;
+    sender_init(&s, r, ns);
+    s.prefix = prefix;
+    kapi_buf_printf(&s.path, "/apis/events.k8s.io/v1/namespaces/%s/events", ns);
+    kapi_bench_batch_init(b);
+    b->total = n;
+    b->conns = r->size.conns;
+    b->send = send_event;
+    b->ctx = &s;
+    int rc = run_batch(r, b, "create Events");
+    sender_dispose(&s);
+    return rc;
+}
+
+static void send_cronjob(kapi_bench_batch *b, kapi_bench_conn *c, size_t i)
+{
+    sender *s = b->ctx;
+    kapi_buf_clear(&s->body);
+    cronjob_body(&s->body, s->offset + i);
+    kapi_bench_conn_send(c, "POST", s->path.ptr, "application/json", s->body.ptr, s->body.len);
+}
+
+/* Makes sure CronJobs cj-00000 .. cj-<n-1> exist. */
+static int ensure_cronjobs(kapi_bench_run *r, size_t n)
+{
+    if (r->cronjobs >= n)
+        return 0;
+    sender s;
+    kapi_bench_batch b;
+    sender_init(&s, r, r->ns);
+    s.offset = r->cronjobs;
+    kapi_buf_printf(&s.path, "/apis/batch/v1/namespaces/%s/cronjobs", r->ns);
+    kapi_bench_batch_init(&b);
+    b.total = n - r->cronjobs;
+    b.conns = r->size.conns;
+    b.send = send_cronjob;
+    b.ctx = &s;
+    int rc = run_batch(r, &b, "create CronJobs");
+    if (rc == 0)
+        r->cronjobs = n;
+    kapi_bench_batch_dispose(&b);
+    sender_dispose(&s);
+    return rc;
+}
+
+/* Adds the throughput and latency figures of a batch and, when the harness runs the server,
+ * the server's CPU per request: on cores shared with the harness and anything else, that
+ * is the figure that does not move, and 2 cores / it is the most the server could do. */
+static void add_rates(kapi_bench_run *r, kapi_bench_batch *b, const char *scenario,
+                      const char *what, const char *keys[4])
+{
+    char fig[96];
+    snprintf(fig, sizeof(fig), "%s/s (%zu over %zu connections)", what, b->total, b->conns);
+    kapi_bench_report_add(r->report, scenario, fig, keys[0], (double)b->ok / b->seconds, 0);
+    kapi_bench_report_add(r->report, scenario, "p50 latency (ms)", keys[1],
+                          kapi_bench_samples_percentile_ms(&b->latency, 50), 2);
+    kapi_bench_report_add(r->report, scenario, "p99 latency (ms)", keys[2],
+                          kapi_bench_samples_percentile_ms(&b->latency, 99), 2);
+    if (r->server)
+        kapi_bench_report_add(r->report, scenario, "kapi CPU per request (us)", keys[3],
+                              1e6 * b->server_cpu / (double)b->total, 0);
+}
+
+/* ---- 1. create ---- */
+
+int kapi_bench_scenario_create(kapi_bench_run *r)
+{
+    static const char *keys[4] = {"create_per_s", "create_p50_ms", "create_p99_ms",
+                                  "create_cpu_us"};
+    kapi_bench_batch b;
+    int rc = kapi_bench__create_events(r, r->ns, "e-", r->size.creates, &b);
+    r->events += b.ok;
+    add_rates(r, &b, "create", "Events created", keys);
+    kapi_bench_batch_dispose(&b);
+    return rc;
+}
+
+/* ---- 2. get ---- */
+
+static void send_get(kapi_bench_batch *b, kapi_bench_conn *c, size_t i)
+{
+    sender *s = b->ctx;
+    kapi_buf_clear(&s->path);
+    kapi_buf_printf(&s->path, "/apis/batch/v1/namespaces/%s/cronjobs/cj-%05zu", s->ns,
+                    i % s->modulo);
+    kapi_bench_conn_send(c, "GET", s->path.ptr, NULL, NULL, 0);
+}
+
+int kapi_bench_scenario_get(kapi_bench_run *r)
+{
+    static const char *keys[4] = {"get_per_s", "get_p50_ms", "get_p99_ms", "get_cpu_us"};
+    if (ensure_cronjobs(r, r->size.get_objects) < 0)
+        return -1;
+    sender s;
+    kapi_bench_batch b;
+    sender_init(&s, r, r->ns);
+    s.modulo = r->size.get_objects;
+    kapi_bench_batch_init(&b);
+    b.total = r->size.gets;
+    b.conns = r->size.conns;
+    b.send = send_get;
+    b.ctx = &s;
+    int rc = run_batch(r, &b, "get CronJobs");
+    char what[64];
+    snprintf(what, sizeof(what), "gets of %zu CronJobs", s.modulo);
+    add_rates(r, &b, "get", what, keys);
+    kapi_bench_batch_dispose(&b);
+    sender_dispose(&s);
+    return rc;
+}
+
+/* ---- 3. update ---- */
+
+static void send_patch(kapi_bench_batch *b, kapi_bench_conn *c, size_t i)
+{
+    sender *s = b->ctx;
+    kapi_buf_clear(&s->path);
+    kapi_buf_clear(&s->body);
+    kapi_buf_printf(&s->path, "/apis/batch/v1/namespaces/%s/cronjobs/cj-%05zu", s->ns,
+                    i % s->modulo);
+    kapi_buf_printf(&s->body, "{\"metadata\":{\"annotations\":{\"kapi.dev/bench\":\"%zu\"}}}", i);
+    kapi_bench_conn_send(c, "PATCH", s->path.ptr, "application/merge-patch+json", s->body.ptr,
+                         s->body.len);
+}
+
+int kapi_bench_scenario_update(kapi_bench_run *r)
+{
+    static const char *keys[4] = {"patch_per_s", "patch_p50_ms", "patch_p99_ms", "patch_cpu_us"};
+    if (ensure_cronjobs(r, r->size.get_objects) < 0)
+        return -1;
+    sender s;
+    kapi_bench_batch b;
+    sender_init(&s, r, r->ns);
+    s.modulo = r->size.get_objects;
+    kapi_bench_batch_init(&b);
+    b.total = r->size.patches;
+    b.conns = r->size.conns;
+    b.send = send_patch;
+    b.ctx = &s;
+    int rc = run_batch(r, &b, "merge-patch CronJobs");
+    char what[64];
+    snprintf(what, sizeof(what), "merge patches of %zu CronJobs", s.modulo);
+    add_rates(r, &b, "update", what, keys);
+    kapi_bench_batch_dispose(&b);
+    sender_dispose(&s);
+    return rc;
+}
+
+/* ---- 4. list ---- */
+
+/* The number of items of a list answer and its continue token (heap, NULL when none);
+ * -1 when it is not a list. */
+static long list_items(kapi_str body, char **cont)
+{
+    json_t *doc = json_loadb(body.ptr, body.len, 0, NULL);
+    json_t *items = json_object_get(doc, "items");
+    const char *c =
+        json_string_value(json_object_get(json_object_get(doc, "metadata"), "continue"));
+    long n = json_is_array(items) ? (long)json_array_size(items) : -1;
+    if (cont)
+        *cont = c && *c ? kapi_xstrdup(c) : NULL;
+    json_decref(doc);
+    return n;
+}
+
+/* One list in pages on c: its time (the pages' latencies added) and bytes; -1 on error. */
+static int list_paged(kapi_bench_run *r, kapi_bench_conn *c, uint64_t *ns, uint64_t *bytes)
+{
+    char *cont = NULL;
+    size_t items = 0;
+    int rc = 0;
+    kapi_buf path, body;
+    kapi_buf_init(&path);
+    kapi_buf_init(&body);
+    *ns = *bytes = 0;
+    do {
+        uint64_t lat = 0;
+        kapi_buf_clear(&path);
+        kapi_buf_clear(&body);
+        kapi_buf_printf(&path, "/apis/batch/v1/namespaces/%s/cronjobs?limit=%zu%s%s", r->ns,
+                        r->size.list_page, cont ? "&continue=" : "", cont ? cont : "");
+        free(cont);
+        cont = NULL;
+        int status = kapi_bench_conn_roundtrip(c, "GET", path.ptr, NULL, NULL, &body, &lat);
+        long n = status == 200 ? list_items((kapi_str){body.ptr, body.len}, &cont) : -1;
+        if (n < 0) {
+            fprintf(stderr, "kapi-bench: list page: %d %.300s\n", status, body.ptr);
+            rc = -1;
+            break;
+        }
+        items += (size_t)n;
+        *ns += lat;
+        *bytes += body.len;
+    } while (cont);
+    if (rc == 0 && items != r->cronjobs) {
+        fprintf(stderr, "kapi-bench: paged list: %zu items, want %zu\n", items, r->cronjobs);
+        rc = -1;
+    }
+    free(cont);
+    kapi_buf_dispose(&path);
+    kapi_buf_dispose(&body);
+    return rc;
+}
+
+/* Whole lists: the first (untimed) is checked and warms up, then list_runs timed ones. */
+static int list_whole(kapi_bench_run *r, kapi_bench_conn *c, kapi_bench_samples *lat,
+                      uint64_t *bytes)
+{
+    kapi_buf path, body;
+    kapi_buf_init(&path);
+    kapi_buf_init(&body);
+    kapi_buf_printf(&path, "/apis/batch/v1/namespaces/%s/cronjobs", r->ns);
+    int status = kapi_bench_conn_roundtrip(c, "GET", path.ptr, NULL, NULL, &body, NULL);
+    long n = status == 200 ? list_items((kapi_str){body.ptr, body.len}, NULL) : -1;
+    int rc = n == (long)r->cronjobs ? 0 : -1;
+    if (rc < 0)
+        fprintf(stderr, "kapi-bench: list: %d, %ld items, want %zu\n", status, n, r->cronjobs);
+    *bytes = body.len;
+    for (size_t i = 0; rc == 0 && i < r->size.list_runs; i++) {
+        uint64_t ns = 0;
+        if (kapi_bench_conn_roundtrip(c, "GET", path.ptr, NULL, NULL, NULL, &ns) != 200)
+            rc = -1;
+        kapi_bench_samples_add(lat, ns);
+    }
+    kapi_buf_dispose(&path);
+    kapi_buf_dispose(&body);
+    return rc;
+}
+
+int kapi_bench_scenario_list(kapi_bench_run *r)
+{
+    static const kapi_bench_conn_cb cb = {0};
+    kapi_bench_conn *c = NULL;
+    kapi_bench_samples whole, paged;
+    uint64_t bytes = 0, page_bytes = 0;
+    char fig[96];
+    if (ensure_cronjobs(r, r->size.list_objects) < 0 ||
+        kapi_bench_conns_open(r->client, &c, 1, &cb, NULL) < 0)
+        return -1;
+    kapi_bench_samples_init(&whole);
+    kapi_bench_samples_init(&paged);
+    int rc = list_whole(r, c, &whole, &bytes);
+    for (size_t i = 0; rc == 0 && i < r->size.list_runs; i++) {
+        uint64_t ns;
+        rc = list_paged(r, c, &ns, &page_bytes);
+        kapi_bench_samples_add(&paged, ns);
+    }
+    kapi_bench_conn_close(c);
+    double ms = kapi_bench_samples_percentile_ms(&whole, 50);
+    double pms = kapi_bench_samples_percentile_ms(&paged, 50);
+    fprintf(stderr, "kapi-bench: list %zu CronJobs: %.1f ms whole, %.1f ms in pages\n", r->cronjobs,
+            ms, pms);
+    snprintf(fig, sizeof(fig), "ms per full list of %zu CronJobs (%.1f MB)", r->cronjobs,
+             (double)bytes / 1e6);
+    kapi_bench_report_add(r->report, "list", fig, "list_10k_ms", ms, 1);
+    kapi_bench_report_add(r->report, "list", "MB/s, full list", "list_mb_per_s",
+                          (double)bytes / 1e6 / (ms / 1e3), 0);
+    snprintf(fig, sizeof(fig), "ms per full list in pages of %zu", r->size.list_page);
+    kapi_bench_report_add(r->report, "list", fig, "list_paged_ms", pms, 1);
+    kapi_bench_report_add(r->report, "list", "MB/s, in pages", "list_paged_mb_per_s",
+                          (double)page_bytes / 1e6 / (pms / 1e3), 0);
+    kapi_bench_samples_dispose(&whole);
+    kapi_bench_samples_dispose(&paged);
+    return rc;
+}

@@ -1,0 +1,386 @@
+/*
+ * watch: scenario 5, watch fan-out. `watchers` connections each watch the Events of one
+ * namespace of their own from the resourceVersion of an empty list; then `watch_writes`
+ * Events w-NNNNNN are created there at `watch_rate` per second over a few writer
+ * connections (when the server cannot keep the rate, as fast as it answers). The writes
+ * are events.k8s.io/v1 like scenario 1's; the watches read them through core v1, as
+ * `kubectl get events -w` does, which is also the view kapi stores, so the figure is the
+ * fan-out's and not a conversion's. Every watcher must see the ADDED event of every write (checked
+ * with one bit per watcher and write); the delivery latency of each is the time from the write
+ * being sent to the watcher reading the event.
+ *
+ * Events are recognised without parsing the JSON: a watch line that starts with
+ * {"type":"ADDED" and holds "name":"w-NNNNNN" (metadata.name comes before the rest of the
+ * object in the API's encoding, and the regarding object is named otherwise), so that the
+ * harness spends its share of the cores on reading, not parsing.
+ */
+#include "bench.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#define WRITERS 8
+#define WRITE_SLACK_MS 60000 /* how much longer than planned the writes may take */
+#define SETTLE_MS 10000      /* how long after the last write the watchers may still catch up */
+
+typedef struct watch_run watch_run;
+
+typedef struct watcher {
+    watch_run *w;
+    kapi_bench_conn *conn;
+    int status;
+    bool failed;
+    kapi_buf line; /* a line cut by a chunk boundary */
+    uint8_t *seen; /* one bit per write */
+} watcher;
+
+typedef struct writer {
+    watch_run *w;
+    kapi_bench_conn *conn;
+    bool busy;
+    size_t index; /* the write it sent last */
+} writer;
+
+struct watch_run {
+    kapi_bench_run *r;
+    size_t nwatchers, writes;
+    watcher *watchers;
+    writer writers[WRITERS];
+    size_t started, failed, failed_early, sent, answered, write_errors, stream_errors;
+    bool all_started, all_answered, all_delivered;
+    uint64_t t0, last_answer, *sent_at;
+    double server_cpu;   /* CPU seconds of a server the harness runs, while writing */
+    uint32_t *receivers; /* per write: the watchers that saw it */
+    bool *acked;         /* per write: the server answered 201 */
+    size_t delivered;
+    kapi_bench_samples latency;
+    kapi_buf path, body;
+    uv_timer_t tick;
+};
+
+/* ---- watchers ---- */
+
+static void check_started(watch_run *w)
+{
+    w->all_started = w->started + w->failed_early >= w->nwatchers;
+}
+
+static void watch_headers(kapi_bench_conn *c, int status)
+{
+    watcher *v = kapi_bench_conn_data(c);
+    v->status = status;
+    v->w->started++;
+    check_started(v->w);
+}
+
+static void watch_failed(kapi_bench_conn *c, const char *why)
+{
+    watcher *v = kapi_bench_conn_data(c);
+    watch_run *w = v->w;
+    if (v->failed)
+        return;
+    v->failed = true;
+    if (w->failed++ == 0)
+        fprintf(stderr, "kapi-bench: watch: a watcher failed: %s\n", why);
+    if (!v->status)
+        w->failed_early++;
+    check_started(w);
+}
+
+static void watch_done(kapi_bench_conn *c, int status, kapi_str body, uint64_t latency)
+{
+    (void)latency;
+    watch_failed(c, status == 200 ? "the watch ended" : "the watch was refused");
+    if (status != 200)
+        fprintf(stderr, "kapi-bench: watch: %d %.*s\n", status, (int)body.len, body.ptr);
+}
+
+/* The write number in a watch line, or -1 when it is not an ADDED w-NNNNNN. */
+static long event_index(const char *p, size_t n, watch_run *w)
+{
+    static const char added[] = "{\"type\":\"ADDED\"", key[] = "\"name\":\"w-";
+    if (n >= sizeof(added) - 1 && memcmp(p, "{\"type\":\"ERROR\"", sizeof(added) - 1) == 0)
+        w->stream_errors++;
+    if (n < sizeof(added) - 1 || memcmp(p, added, sizeof(added) - 1) != 0)
+        return -1;
+    const char *at = memmem(p, n, key, sizeof(key) - 1);
+    if (!at)
+        return -1;
+    long i = 0;
+    for (at += sizeof(key) - 1; at < p + n && *at >= '0' && *at <= '9'; at++)
+        i = i * 10 + (*at - '0');
+    return i < (long)w->writes ? i : -1;
+}
+
+static void watch_line(watcher *v, const char *p, size_t n, uint64_t now)
+{
+    watch_run *w = v->w;
+    long i = event_index(p, n, w);
+    if (i < 0 || (v->seen[i / 8] & (1u << (i % 8))) || !w->sent_at[i])
+        return;
+    v->seen[i / 8] |= (uint8_t)(1u << (i % 8));
+    w->receivers[i]++;
+    kapi_bench_samples_add(&w->latency, now - w->sent_at[i]);
+    if (++w->delivered == w->nwatchers * w->writes)
+        w->all_delivered = true;
+}
+
+static void watch_chunk(kapi_bench_conn *c, const char *p, size_t n, uint64_t now)
+{
+    watcher *v = kapi_bench_conn_data(c);
+    const char *nl;
+    while (n > 0 && (nl = memchr(p, '\n', n)) != NULL) {
+        size_t len = (size_t)(nl - p);
+        if (v->line.len) {
+            kapi_buf_put(&v->line, p, len);
+            watch_line(v, v->line.ptr, v->line.len, now);
+            kapi_buf_clear(&v->line);
+        } else {
+            watch_line(v, p, len, now);
+        }
+        p += len + 1;
+        n -= len + 1;
+    }
+    kapi_buf_put(&v->line, p, n);
+}
+
+static const kapi_bench_conn_cb watch_cb = {
+    .headers = watch_headers, .chunk = watch_chunk, .done = watch_done, .failed = watch_failed};
+
+/* ---- writers ---- */
+
+static void write_done(kapi_bench_conn *c, int status, kapi_str body, uint64_t latency)
+{
+    writer *wr = kapi_bench_conn_data(c);
+    watch_run *w = wr->w;
+    (void)latency;
+    wr->busy = false;
+    w->acked[wr->index] = status == 201;
+    w->last_answer = uv_hrtime();
+    w->all_answered = ++w->answered == w->writes;
+    if (status != 201 && w->write_errors++ == 0)
+        fprintf(stderr, "kapi-bench: watch write: %d %.*s\n", status, (int)body.len, body.ptr);
+}
+
+static void write_failed(kapi_bench_conn *c, const char *why)
+{
+    writer *wr = kapi_bench_conn_data(c);
+    if (wr->busy)
+        wr->w->all_answered = ++wr->w->answered == wr->w->writes;
+    wr->w->write_errors++;
+    fprintf(stderr, "kapi-bench: watch writer: %s\n", why);
+}
+
+static const kapi_bench_conn_cb write_cb = {.done = write_done, .failed = write_failed};
+
+static void send_write(watch_run *w, writer *wr)
+{
+    char name[32], path[160];
+    size_t i = w->sent++;
+    snprintf(name, sizeof(name), "w-%06zu", i);
+    snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", w->r->watch_ns);
+    kapi_buf_clear(&w->body);
+    kapi_bench__event_body(&w->body, w->r->watch_ns, name, i);
+    wr->busy = true;
+    wr->index = i;
+    w->sent_at[i] = uv_hrtime(); /* the same moment kapi_bench_conn_send starts its clock */
+    kapi_bench_conn_send(wr->conn, "POST", path, "application/json", w->body.ptr, w->body.len);
+}
+
+/* Sends the writes that are due by now, on writers that are free. */
+static void on_tick(uv_timer_t *t)
+{
+    watch_run *w = t->data;
+    uint64_t due = (uv_hrtime() - w->t0) * w->r->size.watch_rate / 1000000000u + 1;
+    if (due > w->writes)
+        due = w->writes;
+    for (size_t k = 0; k < WRITERS && w->sent < due; k++) {
+        if (!w->writers[k].busy && kapi_bench_conn_is_ready(w->writers[k].conn))
+            send_write(w, &w->writers[k]);
+    }
+    if (w->sent == w->writes)
+        uv_timer_stop(t);
+}
+
+/* ---- the run ---- */
+
+/* The resourceVersion of the empty list of the watch namespace's Events. */
+static char *list_revision(kapi_bench_run *r)
+{
+    kapi_buf path, body;
+    char *rv = NULL;
+    kapi_buf_init(&path);
+    kapi_buf_init(&body);
+    kapi_buf_printf(&path, "/apis/events.k8s.io/v1/namespaces/%s/events?limit=1", r->watch_ns);
+    if (kapi_bench_request(r->client, "GET", path.ptr, NULL, NULL, &body) == 200) {
+        json_t *doc = json_loadb(body.ptr, body.len, 0, NULL);
+        const char *s =
+            json_string_value(json_object_get(json_object_get(doc, "metadata"), "resourceVersion"));
+        rv = s ? kapi_xstrdup(s) : NULL;
+        json_decref(doc);
+    }
+    if (!rv)
+        fprintf(stderr, "kapi-bench: watch: no resourceVersion from %s: %.300s\n", path.ptr,
+                body.ptr);
+    kapi_buf_dispose(&path);
+    kapi_buf_dispose(&body);
+    return rv;
+}
+
+static void watcher_path(kapi_buf *path, kapi_bench_run *r, const char *rv)
+{
+    kapi_buf_printf(path,
+                    "/api/v1/namespaces/%s/events?watch=1&resourceVersion=%s"
+                    "&timeoutSeconds=1800",
+                    r->watch_ns, rv);
+}
+
+/* Opens the watchers' connections and starts every watch; waits for their headers. */
+static int start_watchers(watch_run *w, const char *rv)
+{
+    kapi_bench_conn **conns = kapi_xcalloc(w->nwatchers, sizeof(*conns));
+    kapi_buf path;
+    kapi_buf_init(&path);
+    watcher_path(&path, w->r, rv);
+    int rc = kapi_bench_conns_open(w->r->client, conns, w->nwatchers, &watch_cb, NULL);
+    for (size_t i = 0; rc == 0 && i < w->nwatchers; i++) {
+        watcher *v = &w->watchers[i];
+        v->conn = conns[i];
+        kapi_bench_conn_set_data(v->conn, v);
+        kapi_bench_conn_send(v->conn, "GET", path.ptr, NULL, NULL, 0);
+    }
+    if (rc == 0 && !kapi_bench_client_run_until(w->r->client, &w->all_started, 60000))
+        rc = -1;
+    size_t refused = 0;
+    for (size_t i = 0; rc == 0 && i < w->nwatchers; i++)
+        refused += w->watchers[i].status != 200;
+    if (rc == 0 && (w->failed_early || refused)) {
+        fprintf(stderr, "kapi-bench: watch: %zu of %zu watches did not start\n",
+                w->failed_early + refused, w->nwatchers);
+        rc = -1;
+    }
+    kapi_buf_dispose(&path);
+    free(conns);
+    return rc;
+}
+
+static int start_writers(watch_run *w)
+{
+    kapi_bench_conn *conns[WRITERS];
+    if (kapi_bench_conns_open(w->r->client, conns, WRITERS, &write_cb, NULL) < 0)
+        return -1;
+    for (size_t k = 0; k < WRITERS; k++) {
+        w->writers[k] = (writer){.w = w, .conn = conns[k]};
+        kapi_bench_conn_set_data(conns[k], &w->writers[k]);
+    }
+    return 0;
+}
+
+/* Writes at the rate until every write is answered (given up WRITE_SLACK_MS after they
+ * should have been), then waits until every watcher has every event, or SETTLE_MS. */
+static void write_and_wait(watch_run *w)
+{
+    uint64_t span_ms = w->writes * 1000 / w->r->size.watch_rate;
+    double cpu0 = w->r->server ? kapi_bench_server_cpu(w->r->server) : -1;
+    uv_timer_init(kapi_bench_client_loop(w->r->client), &w->tick);
+    w->tick.data = w;
+    w->t0 = uv_hrtime();
+    uv_timer_start(&w->tick, on_tick, 0, 1);
+    kapi_bench_client_run_until(w->r->client, &w->all_answered, span_ms + WRITE_SLACK_MS);
+    uv_timer_stop(&w->tick);
+    uv_close((uv_handle_t *)&w->tick, NULL);
+    kapi_bench_client_run_until(w->r->client, &w->all_delivered, SETTLE_MS);
+    fprintf(stderr,
+            "kapi-bench: watch: %zu writes sent, %zu answered in %.2f s; %zu of %zu "
+            "deliveries\n",
+            w->sent, w->answered, (double)(w->last_answer - w->t0) / 1e9, w->delivered,
+            w->nwatchers * w->writes);
+    if (cpu0 >= 0) {
+        w->server_cpu = kapi_bench_server_cpu(w->r->server) - cpu0;
+        fprintf(stderr, "kapi-bench: watch: kapi %.0f%% CPU\n",
+                100 * w->server_cpu / ((double)(uv_hrtime() - w->t0) / 1e9));
+    }
+}
+
+/* Events of acknowledged writes that some watcher did not get. */
+static size_t lost(const watch_run *w)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < w->writes; i++)
+        n += w->acked[i] ? w->nwatchers - w->receivers[i] : 0;
+    return n;
+}
+
+static void report(watch_run *w)
+{
+    char fig[96];
+    kapi_bench_report *rep = w->r->report;
+    snprintf(fig, sizeof(fig), "p50 delivery (ms), %zu watchers, %zu writes at %zu/s", w->nwatchers,
+             w->writes, w->r->size.watch_rate);
+    kapi_bench_report_add(rep, "watch", fig, "watch_p50_ms",
+                          kapi_bench_samples_percentile_ms(&w->latency, 50), 2);
+    kapi_bench_report_add(rep, "watch", "p99 delivery (ms)", "watch_p99_ms",
+                          kapi_bench_samples_percentile_ms(&w->latency, 99), 2);
+    kapi_bench_report_add(rep, "watch", "events lost (watchers x acknowledged writes)",
+                          "watch_lost", (double)lost(w), 0);
+    kapi_bench_report_add(rep, "watch", "writes/s achieved", "watch_write_per_s",
+                          (double)w->answered / ((double)(w->last_answer - w->t0) / 1e9), 0);
+    if (w->r->server && w->delivered)
+        kapi_bench_report_add(rep, "watch", "kapi CPU per delivered event (us)", "watch_cpu_us",
+                              1e6 * w->server_cpu / (double)w->delivered, 1);
+}
+
+static void watch_dispose(watch_run *w)
+{
+    for (size_t i = 0; i < w->nwatchers; i++) {
+        if (w->watchers[i].conn)
+            kapi_bench_conn_close(w->watchers[i].conn);
+        kapi_buf_dispose(&w->watchers[i].line);
+        free(w->watchers[i].seen);
+    }
+    for (size_t k = 0; k < WRITERS; k++) {
+        if (w->writers[k].conn)
+            kapi_bench_conn_close(w->writers[k].conn);
+    }
+    kapi_bench_client_sleep(w->r->client, 0);
+    free(w->watchers);
+    free(w->sent_at);
+    free(w->receivers);
+    free(w->acked);
+    kapi_bench_samples_dispose(&w->latency);
+    kapi_buf_dispose(&w->path);
+    kapi_buf_dispose(&w->body);
+}
+
+int kapi_bench_scenario_watch(kapi_bench_run *r)
+{
+    watch_run w = {.r = r, .nwatchers = r->size.watchers, .writes = r->size.watch_writes};
+    char *rv = NULL;
+    int rc = -1;
+    w.watchers = kapi_xcalloc(w.nwatchers, sizeof(*w.watchers));
+    w.sent_at = kapi_xcalloc(w.writes, sizeof(*w.sent_at));
+    w.receivers = kapi_xcalloc(w.writes, sizeof(*w.receivers));
+    w.acked = kapi_xcalloc(w.writes, sizeof(*w.acked));
+    kapi_bench_samples_init(&w.latency);
+    kapi_buf_init(&w.path);
+    kapi_buf_init(&w.body);
+    for (size_t i = 0; i < w.nwatchers; i++) {
+        w.watchers[i].w = &w;
+        kapi_buf_init(&w.watchers[i].line);
+        w.watchers[i].seen = kapi_xcalloc((w.writes + 7) / 8, 1);
+    }
+    if (!(rv = list_revision(r)) || start_watchers(&w, rv) < 0 || start_writers(&w) < 0)
+        goto done;
+    write_and_wait(&w);
+    report(&w);
+    rc = lost(&w) == 0 && w.answered == w.writes && w.write_errors == 0 ? 0 : -1;
+    if (w.stream_errors)
+        fprintf(stderr, "kapi-bench: watch: %zu ERROR events\n", w.stream_errors);
+done:
+    watch_dispose(&w);
+    free(rv);
+    return rc;
+}
