@@ -16,8 +16,6 @@
 #include "api/api_int.h"
 #include "schema/field.h"
 
-#define MAX_ATTEMPTS 8
-
 /* ---- options ---- */
 
 static kapi_error *options_invalid(kapi_error *err)
@@ -190,9 +188,8 @@ static bool apply_policy(const kapi_delete_opts *d, json_t *meta)
 }
 
 /* Removes the object at key from the store as it is at revision rev. */
-static kapi_error *remove_stored(kapi_api *api, kapi_arena *a, const kapi_type *t,
-                                 const char *key, const char *name, int64_t rev, bool dry,
-                                 json_t *obj, json_t **out)
+static kapi_error *remove_stored(kapi_api *api, kapi_arena *a, const kapi_type *t, const char *key,
+                                 const char *name, int64_t rev, bool dry, json_t *obj, json_t **out)
 {
     if (dry) {
         *out = json_incref(obj);
@@ -221,8 +218,8 @@ static kapi_error *write_deleting(kapi_api *api, kapi_arena *a, const kapi_type 
         *out = json_incref(obj);
         return NULL;
     }
-    kapi_error *err = kapi_api__store_write(api, a, t, obj, KAPI_STORE_UPDATE, rev,
-                                            &o, dry ? &would : NULL);
+    kapi_error *err =
+        kapi_api__store_write(api, a, t, obj, KAPI_STORE_UPDATE, rev, &o, dry ? &would : NULL);
     if (err)
         return err;
     json_t *stored = dry ? would : kapi_api__parse_stored(o);
@@ -268,9 +265,8 @@ static bool is_crds(const kapi_type *t)
  * (deletionTimestamp, the cleanup finalizer, the Terminating condition) and the CRD
  * controller removes its custom resources, then the finalizer. Returns true when the
  * delete is answered here. */
-static bool crd_phase(kapi_api *api, kapi_arena *a, const kapi_type *t,
-                      const kapi_delete_opts *d, json_t *obj, int64_t rev, json_t **out,
-                      kapi_error **err)
+static bool crd_phase(kapi_api *api, kapi_arena *a, const kapi_type *t, const kapi_delete_opts *d,
+                      json_t *obj, int64_t rev, json_t **out, kapi_error **err)
 {
     json_t *meta = json_object_get(obj, "metadata");
     if (json_object_get(meta, "deletionTimestamp"))
@@ -301,7 +297,7 @@ kapi_error *kapi_api__delete(kapi_api *api, kapi_arena *a, const kapi_type *t, c
     char *key = kapi_type_key(a, t, kapi_str_c(ns), kapi_str_c(name));
     *out = NULL;
     *removed = false;
-    for (int attempt = 0;; attempt++) {
+    for (;;) {
         kapi_obj *cur = NULL;
         if (kapi_store_get(api->store, kapi_str_c(key), &cur) != KAPI_STORE_OK)
             return kapi_api__err_not_found(a, t, name);
@@ -312,19 +308,23 @@ kapi_error *kapi_api__delete(kapi_api *api, kapi_arena *a, const kapi_type *t, c
             obj = t->strategy->from_storage(t, obj);
         json_t *meta = kapi_json_object_ensure(obj, "metadata");
         kapi_error *err = check_preconditions(t, d, meta, name);
-        if (!err && ((is_namespaces(t) && namespace_phase(api, a, t, d, obj, rev, out, &err)) ||
-                     (is_crds(t) && crd_phase(api, a, t, d, obj, rev, out, &err)))) {
+        if (err) { /* the client's precondition: not a race to retry */
             json_decref(obj);
-            if (!err || err->status != KAPI_STATUS_CONFLICT || attempt == MAX_ATTEMPTS)
+            return err;
+        }
+        if (((is_namespaces(t) && namespace_phase(api, a, t, d, obj, rev, out, &err)) ||
+             (is_crds(t) && crd_phase(api, a, t, d, obj, rev, out, &err)))) {
+            json_decref(obj);
+            if (!err || err->status != KAPI_STATUS_CONFLICT)
                 return err;
             kapi_error_free(err);
             continue;
         }
-        bool changed = !err && apply_policy(d, meta);
-        if (!err && json_array_size(json_object_get(meta, "finalizers")) == 0) {
+        bool changed = apply_policy(d, meta);
+        if (json_array_size(json_object_get(meta, "finalizers")) == 0) {
             *removed = true;
             err = remove_stored(api, a, t, key, name, rev, d->dry_run, obj, out);
-        } else if (!err) {
+        } else {
             if (!json_object_get(meta, "deletionTimestamp")) {
                 json_object_set_new(meta, "deletionTimestamp", json_string(kapi_api__now(a)));
                 json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(0));
@@ -336,7 +336,7 @@ kapi_error *kapi_api__delete(kapi_api *api, kapi_arena *a, const kapi_type *t, c
             err = write_deleting(api, a, t, obj, rev, changed, d->dry_run, out);
         }
         json_decref(obj);
-        if (!err || err->status != KAPI_STATUS_CONFLICT || d->pre_rv || attempt == MAX_ATTEMPTS)
+        if (!err || err->status != KAPI_STATUS_CONFLICT || d->pre_rv)
             return err;
         kapi_error_free(err);
         *removed = false;
@@ -442,8 +442,8 @@ void kapi_api__serve_deletecollection(kapi_req *r)
         err = kapi_api__list_options(r, &lo);
     kapi_store_list_opts q = {.prefix = kapi_str_c(prefix)};
     if (!err && kapi_store_list(r->api->store, &q, &l) != KAPI_STORE_OK)
-        err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "storage error while listing %s",
-                             t->plural);
+        err =
+            kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "storage error while listing %s", t->plural);
     if (err) {
         kapi_api__filter_free(f);
         kapi_api__respond_error(r, err);
@@ -466,8 +466,8 @@ void kapi_api__serve_deletecollection(kapi_req *r)
         const char *name = strrchr(l.items[i]->key, '/') + 1;
         json_t *obj = NULL;
         bool removed;
-        kapi_error *e = kapi_api__delete(r->api, &r->arena, t, r->info.ns, name, &d, &obj,
-                                         &removed);
+        kapi_error *e =
+            kapi_api__delete(r->api, &r->arena, t, r->info.ns, name, &d, &obj, &removed);
         if (!e) {
             json_t *canon = kapi_api__canonical(t, obj);
             if (!t->custom) {

@@ -14,8 +14,6 @@
 #include "api/api_int.h"
 #include "patch/patch.h"
 
-#define MAX_ATTEMPTS 8
-
 /* The patch type a Content-Type names; false for any other. */
 static bool patch_type(const char *ct, kapi_patch_type *out)
 {
@@ -44,8 +42,8 @@ kapi_error *kapi_api__patch_type(kapi_req *r, kapi_patch_type *out)
 {
     if (patch_type(kapi_http_header_get(r->http, "content-type"), out))
         return NULL;
-    kapi_error *err = kapi_error_new(KAPI_STATUS_UNSUPPORTED_MEDIA_TYPE,
-                                     "415: Unsupported Media Type");
+    kapi_error *err =
+        kapi_error_new(KAPI_STATUS_UNSUPPORTED_MEDIA_TYPE, "415: Unsupported Media Type");
     err->has_details = true;
     return err;
 }
@@ -121,7 +119,7 @@ void kapi_api__serve_patch(kapi_req *r)
         err = kapi_patch_parse(&patch, type, r->http->body, r->http->body_len,
                                opts.fv != KAPI_FV_IGNORE);
     bool retry = !err && !patch_sets_rv(type, patch);
-    for (int attempt = 0; !err; attempt++) {
+    while (!err) {
         json_t *doc = NULL, *obj = NULL;
         if ((err = current(r, &doc)) == NULL &&
             (err = apply(type, &doc, patch, r->type->schema)) == NULL &&
@@ -129,7 +127,7 @@ void kapi_api__serve_patch(kapi_req *r)
                  r, &opts, doc, type == KAPI_PATCH_STRATEGIC ? patch : NULL, &obj)) == NULL)
             err = kapi_api__update(r, obj, opts.dry_run, &status, &o, &unstored);
         json_decref(doc);
-        if (!err || !retry || err->status != KAPI_STATUS_CONFLICT || attempt == MAX_ATTEMPTS)
+        if (!err || !retry || err->status != KAPI_STATUS_CONFLICT)
             break;
         kapi_error_free(err);
         err = NULL;

@@ -132,9 +132,9 @@ static kapi_error *decode_scale(kapi_req *r, json_t *scale)
     kapi_error *err = s ? kapi_schema_decode(s, scale, &w) : NULL;
     if (!err)
         return NULL;
-    kapi_error *out = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
-                                     "Scale in version \"v1\" cannot be handled as a Scale: %s",
-                                     err->message);
+    kapi_error *out =
+        kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                       "Scale in version \"v1\" cannot be handled as a Scale: %s", err->message);
     kapi_error_free(err);
     return out;
 }

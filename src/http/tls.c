@@ -11,6 +11,9 @@
 
 #include "http/http_int.h"
 
+/* The most plaintext one TLS record carries. */
+#define TLS_RECORD_PLAINTEXT 16384
+
 #define TLS_PLAIN_BUF (16u * 1024)
 
 static kapi_error *ssl_error(const char *what, const char *file)
@@ -20,8 +23,7 @@ static kapi_error *ssl_error(const char *what, const char *file)
     if (e)
         ERR_error_string_n(e, msg, sizeof(msg));
     ERR_clear_error();
-    return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "%s %s: %s", what, file ? file : "",
-                          msg);
+    return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "%s %s: %s", what, file ? file : "", msg);
 }
 
 /* ALPN: the protocols we speak, in wire format; h2 would go first here. */
@@ -32,8 +34,8 @@ static int select_alpn(SSL *ssl, const unsigned char **out, unsigned char *outle
 {
     (void)ssl;
     (void)arg;
-    if (SSL_select_next_proto((unsigned char **)out, outlen, alpn_protos,
-                              sizeof(alpn_protos) - 1, in, inlen) == OPENSSL_NPN_NEGOTIATED)
+    if (SSL_select_next_proto((unsigned char **)out, outlen, alpn_protos, sizeof(alpn_protos) - 1,
+                              in, inlen) == OPENSSL_NPN_NEGOTIATED)
         return SSL_TLSEXT_ERR_OK;
     return SSL_TLSEXT_ERR_NOACK; /* no common protocol: go on without ALPN */
 }
@@ -50,7 +52,7 @@ static int accept_any_cert(int preverify_ok, X509_STORE_CTX *x)
 
 static kapi_error *load_client_ca(SSL_CTX *ctx, const char *ca_file)
 {
-    STACK_OF(X509_NAME) *names;
+    STACK_OF(X509_NAME) * names;
     static const unsigned char sid_ctx[] = "kapi";
     if (SSL_CTX_load_verify_locations(ctx, ca_file, NULL) != 1)
         return ssl_error("load client CA", ca_file);
@@ -156,20 +158,50 @@ void kapi_http__tls_input(kapi_conn *c, const char *data, size_t len)
     flush(c); /* handshake records, alerts */
 }
 
+/* SSL_write of n bytes; false when the connection is broken. */
+static bool tls_write(kapi_conn *c, const char *p, size_t n)
+{
+    while (n > 0) {
+        int k = n > (1u << 30) ? (1 << 30) : (int)n;
+        if ((k = SSL_write(c->ssl, p, k)) <= 0)
+            return false;
+        p += k;
+        n -= (size_t)k;
+    }
+    return true;
+}
+
+/* The pieces of an answer are gathered into full records: a list or a watch event is
+ * many small pieces ("{", ",", the object, a chunk header), and one SSL_write each would
+ * make one TLS record each, with its own header, MAC and encryption call. */
 char *kapi_http__tls_encrypt(kapi_conn *c, const uv_buf_t *bufs, size_t nbufs, size_t *len_out)
 {
+    char stage[TLS_RECORD_PLAINTEXT];
+    size_t staged = 0;
+    ERR_clear_error();
     for (size_t i = 0; i < nbufs; i++) {
         const char *p = bufs[i].base;
         size_t left = bufs[i].len;
-        while (left > 0) {
-            int n = left > (1u << 30) ? (1 << 30) : (int)left;
-            ERR_clear_error();
-            if ((n = SSL_write(c->ssl, p, n)) <= 0)
+        if (staged == 0 && left >= sizeof(stage)) {
+            if (!tls_write(c, p, left))
                 goto done; /* the connection is broken; the write below fails it */
-            p += n;
-            left -= (size_t)n;
+            continue;
+        }
+        while (left > 0) {
+            size_t k = left < sizeof(stage) - staged ? left : sizeof(stage) - staged;
+            memcpy(stage + staged, p, k);
+            staged += k;
+            p += k;
+            left -= k;
+            if (staged == sizeof(stage)) {
+                if (!tls_write(c, stage, staged))
+                    goto done;
+                staged = 0;
+            }
         }
     }
+    if (staged)
+        tls_write(c, stage, staged);
 done:
     return drain(c, len_out);
 }

@@ -246,8 +246,7 @@ static kapi_error *custom_decode(const kapi_type *t, json_t *obj, kapi_schema_wa
     return err;
 }
 
-void kapi_custom_prune_as(const kapi_type *t, const char *version, json_t *obj,
-                          kapi_schema_walk *w)
+void kapi_custom_prune_as(const kapi_type *t, const char *version, json_t *obj, kapi_schema_walk *w)
 {
     const json_t *ver = find_version(t->custom->crd, version);
     kapi_schema_root *root = NULL;
@@ -270,8 +269,7 @@ void kapi_custom_prune_as(const kapi_type *t, const char *version, json_t *obj,
 }
 
 /* Rewrites obj (a new reference) as version, pruned and defaulted by schema s. */
-static json_t *convert(json_t *obj, const kapi_type *t, const char *version,
-                       const kapi_schema *s)
+static json_t *convert(json_t *obj, const kapi_type *t, const char *version, const kapi_schema *s)
 {
     kapi_arena a;
     kapi_arena_init(&a);
@@ -300,8 +298,7 @@ static json_t *custom_from_storage(const kapi_type *t, json_t *stored)
 
 /* A /status write changes status alone: 1.26's status strategy copies the stored object,
  * metadata included, and sets only the body's status. */
-static void custom_status_write(const kapi_type *t, const char *sub, json_t *obj,
-                                const json_t *old)
+static void custom_status_write(const kapi_type *t, const char *sub, json_t *obj, const json_t *old)
 {
     (void)t;
     if (strcmp(sub, "status") == 0)
@@ -344,8 +341,7 @@ static void accessor_error(kapi_buf *msg, const char *path, size_t n, const json
 
 /* unstructured.NestedInt64 / NestedString on a ".a.b" path: true with the value (*out
  * NULL when absent), or false with the accessor error in msg. */
-static bool nested(const json_t *obj, const char *path, bool integer, json_t **out,
-                   kapi_buf *msg)
+static bool nested(const json_t *obj, const char *path, bool integer, json_t **out, kapi_buf *msg)
 {
     const char *start = path[0] == '.' ? path + 1 : path, *p = start;
     const json_t *cur = obj;
@@ -380,7 +376,8 @@ static void check_replicas(kapi_error *err, const json_t *obj, const char *path)
     if (!nested(obj, path, true, &v, &msg)) {
         kapi_field_invalid_int(err, path, 0, "%s", msg.ptr);
     } else if (v && json_integer_value(v) < 0) {
-        kapi_field_invalid_int(err, path, json_integer_value(v), "should be a non-negative integer");
+        kapi_field_invalid_int(err, path, json_integer_value(v),
+                               "should be a non-negative integer");
     } else if (v && json_integer_value(v) > 2147483647) {
         kapi_field_invalid_int(err, path, json_integer_value(v),
                                "should be less than or equal to 2147483647");

@@ -1,6 +1,7 @@
 /* Unit tests for custom resource types (registry/custom.c): the kapi_type a CRD version
- * becomes, the decode walk (pruning, defaults, metadata as ObjectMeta), the status rules, the conversion between versions, validation in
- * 1.26's order and words, and the holds that keep a type alive. */
+ * becomes, the decode walk (pruning, defaults, metadata as ObjectMeta), the status rules, the
+ * conversion between versions, validation in 1.26's order and words, and the holds that keep a type
+ * alive. */
 #include <jansson.h>
 #include <string.h>
 
