@@ -58,8 +58,16 @@ gadget() { # gadget NAME COLOR [LABEL]
 }
 
 check "apply the CRD" kc apply -f "$work/crd.yaml"
-check "the CRD becomes Established" kc wait --for=condition=Established --timeout=10s \
-    crd/gadgets.e2e.example.com
+# Until the CRD controller's first pass, status.conditions is null (as in kube-apiserver),
+# which kubectl wait refuses rather than waits on: retry it.
+established() {
+    for _ in $(seq 1 50); do
+        kc wait --for=condition=Established --timeout=10s crd/gadgets.e2e.example.com && return 0
+        sleep 0.1
+    done
+    return 1
+}
+check "the CRD becomes Established" established
 kc create namespace ga >/dev/null
 check "api-resources lists the short name" sh -c "kubectl api-resources | grep -q '^gadgets *gd *e2e.example.com/v1 *true *Gadget'"
 
