@@ -304,6 +304,9 @@ kapi_error *kapi_api__decode_patched(kapi_req *r, const kapi_write_opts *o, cons
 
 /* patch.c */
 void kapi_api__serve_patch(kapi_req *r);
+/* The stored object at the request's key as the client reads it (served view); the
+ * 404 when there is none. */
+kapi_error *kapi_api__current(kapi_req *r, json_t **out);
 /* The patch type the request's Content-Type names; the 415 of any other. */
 kapi_error *kapi_api__patch_type(kapi_req *r, kapi_patch_type *out);
 

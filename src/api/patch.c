@@ -48,8 +48,7 @@ kapi_error *kapi_api__patch_type(kapi_req *r, kapi_patch_type *out)
     return err;
 }
 
-/* The stored object at the request's key as the client reads it (served view). */
-static kapi_error *current(kapi_req *r, json_t **out)
+kapi_error *kapi_api__current(kapi_req *r, json_t **out)
 {
     const kapi_type *t = r->type;
     kapi_obj *o = NULL;
@@ -121,7 +120,7 @@ void kapi_api__serve_patch(kapi_req *r)
     bool retry = !err && !patch_sets_rv(type, patch);
     while (!err) {
         json_t *doc = NULL, *obj = NULL;
-        if ((err = current(r, &doc)) == NULL &&
+        if ((err = kapi_api__current(r, &doc)) == NULL &&
             (err = apply(type, &doc, patch, r->type->schema)) == NULL &&
             (err = kapi_api__decode_patched(
                  r, &opts, doc, type == KAPI_PATCH_STRATEGIC ? patch : NULL, &obj)) == NULL)

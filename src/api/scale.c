@@ -63,21 +63,6 @@ static void set_path(json_t *obj, const char *path, json_t *value)
     }
 }
 
-/* The object (served view) as the client reads it. */
-static kapi_error *current(kapi_req *r, json_t **out)
-{
-    const kapi_type *t = r->type;
-    kapi_obj *o = NULL;
-    char *key = kapi_type_key(&r->arena, t, kapi_str_c(r->info.ns), kapi_str_c(r->info.name));
-    *out = NULL;
-    if (kapi_store_get(r->api->store, kapi_str_c(key), &o) != KAPI_STORE_OK)
-        return kapi_api__err_not_found(&r->arena, t, r->info.name);
-    json_t *v = kapi_api__parse_stored(o);
-    kapi_obj_unref(o);
-    *out = t->strategy->from_storage ? t->strategy->from_storage(t, v) : v;
-    return NULL;
-}
-
 static void respond_scale(kapi_req *r, int status, const json_t *obj)
 {
     kapi_buf b;
@@ -98,7 +83,7 @@ static kapi_error *write_scale(kapi_req *r, const kapi_write_opts *o, const json
     json_t *obj = NULL, *unstored = NULL;
     kapi_obj *stored = NULL;
     int status = 200;
-    kapi_error *err = current(r, &obj);
+    kapi_error *err = kapi_api__current(r, &obj);
     if (err)
         return err;
     json_t *replicas = kapi_json_path(scale, "spec.replicas");
@@ -169,7 +154,7 @@ static kapi_error *patch_scale(kapi_req *r, json_t **out)
         err = kapi_patch_parse(&patch, type, r->http->body, r->http->body_len,
                                o.fv != KAPI_FV_IGNORE);
     if (!err)
-        err = current(r, &obj);
+        err = kapi_api__current(r, &obj);
     if (!err) {
         scale = scale_of(r->type, obj);
         const kapi_schema *s = kapi_schema_set_get(kapi_registry_schemas(r->api->registry),
@@ -193,7 +178,7 @@ void kapi_api__serve_scale(kapi_req *r)
     json_t *obj = NULL;
     kapi_error *err;
     if (strcmp(r->info.verb, "get") == 0)
-        err = current(r, &obj);
+        err = kapi_api__current(r, &obj);
     else if (strcmp(r->info.verb, "update") == 0)
         err = put_scale(r, &obj);
     else
