@@ -244,9 +244,13 @@ static void send_get(kapi_bench_batch *b, kapi_bench_conn *c, size_t i)
     kapi_bench_conn_send(c, "GET", s->path.ptr, NULL, NULL, 0);
 }
 
-int kapi_bench_scenario_get(kapi_bench_run *r)
+/* Sends total requests spread over the scenario's CronJobs (send picks the request) and
+ * adds the scenario's rates, named what over the CronJobs. */
+static int run_over_cronjobs(kapi_bench_run *r, size_t total,
+                             void (*send)(kapi_bench_batch *, kapi_bench_conn *, size_t),
+                             const char *label, const char *scenario, const char *what,
+                             const char *keys[4])
 {
-    static const char *keys[4] = {"get_per_s", "get_p50_ms", "get_p99_ms", "get_cpu_us"};
     if (ensure_cronjobs(r, r->size.get_objects) < 0)
         return -1;
     sender s;
@@ -254,17 +258,23 @@ int kapi_bench_scenario_get(kapi_bench_run *r)
     sender_init(&s, r, r->ns);
     s.modulo = r->size.get_objects;
     kapi_bench_batch_init(&b);
-    b.total = r->size.gets;
+    b.total = total;
     b.conns = r->size.conns;
-    b.send = send_get;
+    b.send = send;
     b.ctx = &s;
-    int rc = run_batch(r, &b, "get CronJobs");
-    char what[64];
-    snprintf(what, sizeof(what), "gets of %zu CronJobs", s.modulo);
-    add_rates(r, &b, "get", what, keys);
+    int rc = run_batch(r, &b, label);
+    char figure[64];
+    snprintf(figure, sizeof(figure), "%s of %zu CronJobs", what, s.modulo);
+    add_rates(r, &b, scenario, figure, keys);
     kapi_bench_batch_dispose(&b);
     sender_dispose(&s);
     return rc;
+}
+
+int kapi_bench_scenario_get(kapi_bench_run *r)
+{
+    static const char *keys[4] = {"get_per_s", "get_p50_ms", "get_p99_ms", "get_cpu_us"};
+    return run_over_cronjobs(r, r->size.gets, send_get, "get CronJobs", "get", "gets", keys);
 }
 
 /* ---- 3. update ---- */
@@ -284,24 +294,8 @@ static void send_patch(kapi_bench_batch *b, kapi_bench_conn *c, size_t i)
 int kapi_bench_scenario_update(kapi_bench_run *r)
 {
     static const char *keys[4] = {"patch_per_s", "patch_p50_ms", "patch_p99_ms", "patch_cpu_us"};
-    if (ensure_cronjobs(r, r->size.get_objects) < 0)
-        return -1;
-    sender s;
-    kapi_bench_batch b;
-    sender_init(&s, r, r->ns);
-    s.modulo = r->size.get_objects;
-    kapi_bench_batch_init(&b);
-    b.total = r->size.patches;
-    b.conns = r->size.conns;
-    b.send = send_patch;
-    b.ctx = &s;
-    int rc = run_batch(r, &b, "merge-patch CronJobs");
-    char what[64];
-    snprintf(what, sizeof(what), "merge patches of %zu CronJobs", s.modulo);
-    add_rates(r, &b, "update", what, keys);
-    kapi_bench_batch_dispose(&b);
-    sender_dispose(&s);
-    return rc;
+    return run_over_cronjobs(r, r->size.patches, send_patch, "merge-patch CronJobs", "update",
+                             "merge patches", keys);
 }
 
 /* ---- 4. list ---- */

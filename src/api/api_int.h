@@ -239,6 +239,10 @@ void kapi_api__custom_types_free(kapi_custom_types *c);
 /* The type serving the request's group/version/resource from an Established CRD, held
  * (NULL when no CRD serves it); creates while the CRD terminates are a 405. */
 kapi_error *kapi_api__custom_type(kapi_req *r, const kapi_type **out);
+/* The type of the storage version of crd (stored as o), held: the one its objects are
+ * stored as, which the controllers read and delete them through. */
+kapi_error *kapi_api__custom_storage_type(kapi_api *api, const kapi_obj *o, const json_t *crd,
+                                          const kapi_type **out);
 /* True if the CRD has condition type with status True. */
 bool kapi_api__crd_condition(const json_t *crd, const char *type);
 /* Sets the CRD's condition type to True with reason and message; the transition time

@@ -12,10 +12,17 @@
 
 #define CRD_PREFIX "/apiextensions.k8s.io/customresourcedefinitions/"
 
+/* What a revision of a CRD says of one of its versions. */
+typedef struct custom_state {
+    bool served;      /* Established, and the version is served (else only the controllers
+                       * use the type: a storage version need not be served) */
+    bool terminating; /* the CRD has the Terminating condition */
+} custom_state;
+
 typedef struct custom_entry {
     char *name, *version; /* the CRD's name and the served version */
     int64_t rev;          /* the CRD's revision the type was built from */
-    bool terminating;     /* the CRD has the Terminating condition */
+    custom_state state;
     const kapi_type *type;
 } custom_entry;
 
@@ -122,14 +129,14 @@ static custom_entry *find_entry(kapi_custom_types *c, const char *name, const ch
 /* The cached type of the CRD stored as o at version, held for the caller; NULL when the
  * cache has none for this revision of the CRD. */
 static const kapi_type *cached(kapi_custom_types *c, const char *name, const char *version,
-                               const kapi_obj *o, bool *terminating)
+                               const kapi_obj *o, custom_state *state)
 {
     const kapi_type *t = NULL;
     pthread_mutex_lock(&c->mu);
     custom_entry *e = find_entry(c, name, version);
     if (e && e->rev == o->rev) {
         t = kapi_type_hold(e->type);
-        *terminating = e->terminating;
+        *state = e->state;
     }
     pthread_mutex_unlock(&c->mu);
     return t;
@@ -138,13 +145,15 @@ static const kapi_type *cached(kapi_custom_types *c, const char *name, const cha
 /* Builds the type of crd (stored as o) at version and caches it in place of an older
  * one; held for the caller. */
 static kapi_error *build(kapi_api *api, const char *name, const char *version, const kapi_obj *o,
-                         const json_t *crd, const kapi_type **out)
+                         const json_t *crd, const kapi_type **out, custom_state *state)
 {
     kapi_custom_types *c = api->custom_types;
     const kapi_type *t;
     kapi_error *err = kapi_custom_type_new(api->registry, crd, version, &t);
     if (err)
         return err;
+    state->served = serves(crd, t->plural, version);
+    state->terminating = kapi_api__crd_condition(crd, "Terminating");
     pthread_mutex_lock(&c->mu);
     custom_entry *e = find_entry(c, name, version);
     if (!e) {
@@ -153,17 +162,32 @@ static kapi_error *build(kapi_api *api, const char *name, const char *version, c
             c->v = kapi_xrealloc(c->v, c->cap * sizeof(*c->v));
         }
         e = &c->v[c->n++];
-        *e = (custom_entry){kapi_xstrdup(name), kapi_xstrdup(version), 0, false, NULL};
+        *e = (custom_entry){kapi_xstrdup(name), kapi_xstrdup(version), 0, {false, false}, NULL};
     }
     if (e->rev <= o->rev) {
         kapi_type_release(e->type);
         e->type = kapi_type_hold(t);
         e->rev = o->rev;
-        e->terminating = kapi_api__crd_condition(crd, "Terminating");
+        e->state = *state;
     }
     pthread_mutex_unlock(&c->mu);
     *out = t;
     return NULL;
+}
+
+kapi_error *kapi_api__custom_storage_type(kapi_api *api, const kapi_obj *o, const json_t *crd,
+                                          const kapi_type **out)
+{
+    const char *name = kapi_json_path_str(crd, "metadata.name");
+    const char *version = kapi_custom_storage_version(crd);
+    custom_state state;
+    *out = NULL;
+    if (!name || !version)
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
+                              "customresourcedefinition without a name or a storage version");
+    if ((*out = cached(api->custom_types, name, version, o, &state)) != NULL)
+        return NULL;
+    return build(api, name, version, o, crd, out, &state);
 }
 
 kapi_error *kapi_api__custom_type(kapi_req *r, const kapi_type **out)
@@ -171,7 +195,7 @@ kapi_error *kapi_api__custom_type(kapi_req *r, const kapi_type **out)
     const kapi_reqinfo *in = &r->info;
     kapi_obj *o = NULL;
     kapi_error *err = NULL;
-    bool terminating = false;
+    custom_state state = {false, false};
     *out = NULL;
     if (!*in->group || !*in->resource)
         return NULL;
@@ -179,17 +203,19 @@ kapi_error *kapi_api__custom_type(kapi_req *r, const kapi_type **out)
     char *key = kapi_arena_printf(&r->arena, CRD_PREFIX "%s", name);
     if (kapi_store_get(r->api->store, kapi_str_c(key), &o) != KAPI_STORE_OK)
         return NULL;
-    const kapi_type *t = cached(r->api->custom_types, name, in->version, o, &terminating);
+    const kapi_type *t = cached(r->api->custom_types, name, in->version, o, &state);
     if (!t) {
         json_t *crd = kapi_api__parse_stored(o);
-        if (serves(crd, in->resource, in->version)) {
-            terminating = kapi_api__crd_condition(crd, "Terminating");
-            err = build(r->api, name, in->version, o, crd, &t);
-        }
+        if (serves(crd, in->resource, in->version))
+            err = build(r->api, name, in->version, o, crd, &t, &state);
         json_decref(crd);
     }
     kapi_obj_unref(o);
-    if (t && terminating && strcmp(in->verb, "create") == 0) {
+    if (t && !state.served) { /* built for the controllers */
+        kapi_type_release(t);
+        t = NULL;
+    }
+    if (t && state.terminating && strcmp(in->verb, "create") == 0) {
         kapi_type_release(t);
         t = NULL;
         err = kapi_error_new(KAPI_STATUS_METHOD_NOT_ALLOWED,

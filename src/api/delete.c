@@ -277,10 +277,7 @@ static bool crd_phase(kapi_api *api, kapi_arena *a, const kapi_type *t, const ka
         fins = json_array();
         json_object_set_new(meta, "finalizers", fins);
     }
-    bool has = false;
-    for (size_t i = 0; i < json_array_size(fins); i++)
-        has |= strcmp(json_string_value(json_array_get(fins, i)) ?: "", KAPI_CRD_CLEANUP) == 0;
-    if (!has)
+    if (!has_finalizer(fins, KAPI_CRD_CLEANUP))
         json_array_append_new(fins, json_string(KAPI_CRD_CLEANUP));
     kapi_api__crd_set_condition(obj, "Terminating", "InstanceDeletionPending",
                                 "CustomResourceDefinition marked for deletion; CustomResource "

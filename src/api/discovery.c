@@ -45,7 +45,8 @@ static json_t *stored_crds(kapi_req *r)
 {
     kapi_store_list_result l;
     json_t *out = json_array();
-    kapi_store_list_opts opts = {.prefix = KAPI_STR("/apiextensions.k8s.io/customresourcedefinitions/")};
+    kapi_store_list_opts opts = {.prefix =
+                                     KAPI_STR("/apiextensions.k8s.io/customresourcedefinitions/")};
     if (kapi_store_list(r->api->store, &opts, &l) != KAPI_STORE_OK)
         return out;
     for (size_t i = 0; i < l.n; i++)
@@ -151,8 +152,8 @@ static void put_group_members(kapi_buf *b, const char *group, json_t *vs)
     kapi_json_put_string(b, group, strlen(group));
     kapi_buf_puts(b, ",\"versions\":[");
     for (size_t i = 0; i < json_array_size(vs); i++)
-        kapi_buf_printf(b, "%s{\"groupVersion\":\"%s/%s\",\"version\":\"%s\"}", i ? "," : "",
-                        group, json_string_value(json_array_get(vs, i)),
+        kapi_buf_printf(b, "%s{\"groupVersion\":\"%s/%s\",\"version\":\"%s\"}", i ? "," : "", group,
+                        json_string_value(json_array_get(vs, i)),
                         json_string_value(json_array_get(vs, i)));
     const char *pref = json_string_value(json_array_get(vs, 0));
     kapi_buf_printf(b, "],\"preferredVersion\":{\"groupVersion\":\"%s/%s\",\"version\":\"%s\"}",
@@ -268,8 +269,8 @@ static void put_builtin_resources(kapi_req *r, kapi_buf *b, bool *first, const c
                      t->categories, t->storage_version_hash);
         for (size_t s = 0; s < t->nsubresources; s++) {
             char *name = kapi_xprintf("%s/%s", t->plural, t->subresources[s].name);
-            put_resource(b, first, name, "", t->namespaced, t->kind, t->subresources[s].verbs,
-                         NULL, NULL, NULL);
+            put_resource(b, first, name, "", t->namespaced, t->kind, t->subresources[s].verbs, NULL,
+                         NULL, NULL);
             free(name);
         }
     }
@@ -285,19 +286,10 @@ static const char **strings_of(const json_t *arr)
     return v;
 }
 
-static const char *crd_storage_version(const json_t *crd)
-{
-    json_t *versions = kapi_json_path(crd, "spec.versions");
-    for (size_t i = 0; i < json_array_size(versions); i++)
-        if (json_is_true(json_object_get(json_array_get(versions, i), "storage")))
-            return kapi_json_path_str(json_array_get(versions, i), "name");
-    return "";
-}
-
 static void put_crd_resources(kapi_buf *b, bool *first, const json_t *crd, const json_t *ver)
 {
-    static const char *const verbs[] = {"delete", "deletecollection", "get", "list", "patch",
-                                        "create", "update", "watch", NULL};
+    static const char *const verbs[] = {"delete", "deletecollection", "get",   "list", "patch",
+                                        "create", "update",           "watch", NULL};
     static const char *const sub_verbs[] = {"get", "patch", "update", NULL};
     const json_t *names = kapi_json_path(crd, "spec.names");
     const char *plural = kapi_json_path_str(names, "plural") ?: "";
@@ -306,7 +298,7 @@ static void put_crd_resources(kapi_buf *b, bool *first, const json_t *crd, const
     bool namespaced = strcmp(kapi_json_path_str(crd, "spec.scope") ?: "", "Namespaced") == 0;
     const char **short_names = strings_of(json_object_get(names, "shortNames"));
     const char **categories = strings_of(json_object_get(names, "categories"));
-    char *hash = kapi_registry_storage_hash(group, crd_storage_version(crd), kind);
+    char *hash = kapi_registry_storage_hash(group, kapi_custom_storage_version(crd) ?: "", kind);
     const char *singular = kapi_json_path_str(names, "singular");
     char *lower = kapi_xstrdup(singular && *singular ? singular : kind);
     for (char *c = lower; *c; c++)
@@ -320,8 +312,9 @@ static void put_crd_resources(kapi_buf *b, bool *first, const json_t *crd, const
         sub = kapi_xprintf("%s/scale", plural);
         kapi_buf_puts(b, ",{\"name\":");
         kapi_json_put_string(b, sub, strlen(sub));
-        kapi_buf_printf(b, ",\"singularName\":\"\",\"namespaced\":%s,\"group\":\"autoscaling\","
-                           "\"version\":\"v1\",\"kind\":\"Scale\"",
+        kapi_buf_printf(b,
+                        ",\"singularName\":\"\",\"namespaced\":%s,\"group\":\"autoscaling\","
+                        "\"version\":\"v1\",\"kind\":\"Scale\"",
                         namespaced ? "true" : "false");
         put_strings(b, "verbs", sub_verbs);
         kapi_buf_putc(b, '}');
@@ -339,12 +332,14 @@ void kapi_api__serve_resource_list(kapi_req *r, const char *group, const char *v
     bool first = true;
     kapi_buf_init(&b);
     if (*group)
-        kapi_buf_printf(&b, "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\","
-                            "\"groupVersion\":\"%s/%s\",\"resources\":[",
+        kapi_buf_printf(&b,
+                        "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\","
+                        "\"groupVersion\":\"%s/%s\",\"resources\":[",
                         group, version);
     else
-        kapi_buf_printf(&b, "{\"kind\":\"APIResourceList\",\"groupVersion\":\"%s\","
-                            "\"resources\":[",
+        kapi_buf_printf(&b,
+                        "{\"kind\":\"APIResourceList\",\"groupVersion\":\"%s\","
+                        "\"resources\":[",
                         version);
     put_builtin_resources(r, &b, &first, group, version);
     json_t *crds = stored_crds(r);

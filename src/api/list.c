@@ -71,8 +71,9 @@ static kapi_error *validate_list_options(const kapi_list_opts *o)
                              "resourceVersionMatch is forbidden unless resourceVersion is "
                              "provided");
     if (o->cont && *o->cont)
-        kapi_field_forbidden(err, path, "resourceVersionMatch is forbidden when continue is "
-                                        "provided");
+        kapi_field_forbidden(err, path,
+                             "resourceVersionMatch is forbidden when continue is "
+                             "provided");
     if (strcmp(m, "Exact") != 0 && strcmp(m, "NotOlderThan") != 0)
         kapi_field_not_supported(err, path, m, matches);
     if (strcmp(m, "Exact") == 0 && o->rv && strcmp(o->rv, "0") == 0)
@@ -126,9 +127,9 @@ kapi_error *kapi_api__wait_for_revision(kapi_api *api, int64_t rev)
 {
     if (kapi_store_wait_revision(api->store, rev, TOO_NEW_WAIT_MS))
         return NULL;
-    kapi_error *err =
-        kapi_error_new(KAPI_STATUS_TIMEOUT, "Timeout: Too large resource version: %lld, current: %lld",
-                       (long long)rev, (long long)kapi_store_revision(api->store));
+    kapi_error *err = kapi_error_new(KAPI_STATUS_TIMEOUT,
+                                     "Timeout: Too large resource version: %lld, current: %lld",
+                                     (long long)rev, (long long)kapi_store_revision(api->store));
     err->has_details = true;
     kapi_error_add_cause(err, "ResourceVersionTooLarge", NULL, "Too large resource version");
     err->retry_after = TOO_NEW_RETRY_AFTER;
@@ -299,8 +300,7 @@ static void page_add(page *p, kapi_obj *o)
 /* Reads up to limit (0: all) objects that pass f under prefix after start_after, at
  * revision rev (0: the latest). */
 static kapi_store_rc read_page(kapi_store *st, const char *prefix, int64_t rev,
-                               const char *start_after, size_t limit, const kapi_filter *f,
-                               page *p)
+                               const char *start_after, size_t limit, const kapi_filter *f, page *p)
 {
     memset(p, 0, sizeof(*p));
     const char *after = start_after ? start_after : "";
@@ -383,8 +383,8 @@ static kapi_error *plan_list(kapi_req *r, const kapi_list_opts *o, const char *p
 
 /* The continue token and remaining count of a page, into the list's metadata. An
  * unstructured list (custom resources) writes its members sorted, continue always. */
-static void put_list_meta(kapi_buf *b, const page *p, const char *prefix, bool paged,
-                          bool filtered, bool unstructured)
+static void put_list_meta(kapi_buf *b, const page *p, const char *prefix, bool paged, bool filtered,
+                          bool unstructured)
 {
     bool more = paged && p->more && p->last;
     char *token = more ? encode_continue(p->last + strlen(prefix), p->rev) : NULL;
@@ -420,8 +420,8 @@ static void list_item_chunks(kapi_obj *o, kapi_http_chunk *c)
 static void put_converted(const kapi_type *t, page *p, kapi_buf *b)
 {
     for (size_t i = 0; i < p->n; i++) {
-        json_t *v = t->strategy->from_storage(t, kapi_json_parse(p->items[i]->data,
-                                                                 p->items[i]->len, NULL));
+        json_t *v = t->strategy->from_storage(
+            t, kapi_json_parse(p->items[i]->data, p->items[i]->len, NULL));
         json_t *canon = t->custom ? kapi_api__canonical(t, v) : json_incref(v);
         if (!t->custom) {
             json_object_del(canon, "kind");
@@ -435,19 +435,29 @@ static void put_converted(const kapi_type *t, page *p, kapi_buf *b)
     }
 }
 
-/* A list of custom resources, as an unstructured list is written: members sorted, the
- * items whole (straight from the stored bytes in the storage version). */
-static void respond_custom_page(kapi_req *r, page *p, const char *prefix, bool paged,
-                                bool filtered)
+/* A page as a typed list (kind, apiVersion, metadata, then the items without their kind
+ * and apiVersion), or, for custom resources, as an unstructured list is written: members
+ * sorted, the items whole. Items come straight from the stored bytes when the views are
+ * equal. */
+static void respond_page(kapi_req *r, page *p, const char *prefix, bool paged, bool filtered)
 {
     const kapi_type *t = r->type;
+    bool unstructured = t->custom != NULL;
     kapi_buf head, tail;
     kapi_buf_init(&head);
     kapi_buf_init(&tail);
-    kapi_buf_printf(&head, "{\"apiVersion\":\"%s\",\"items\":[", t->group_version);
-    kapi_buf_printf(&tail, "],\"kind\":\"%s\",", t->list_kind);
-    put_list_meta(&tail, p, prefix, paged, filtered, true);
-    kapi_buf_puts(&tail, "}\n");
+    if (unstructured) {
+        kapi_buf_printf(&head, "{\"apiVersion\":\"%s\",\"items\":[", t->group_version);
+        kapi_buf_printf(&tail, "],\"kind\":\"%s\",", t->list_kind);
+        put_list_meta(&tail, p, prefix, paged, filtered, true);
+        kapi_buf_puts(&tail, "}\n");
+    } else {
+        kapi_buf_printf(&head, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",", t->list_kind,
+                        t->group_version);
+        put_list_meta(&head, p, prefix, paged, filtered, false);
+        kapi_buf_puts(&head, ",\"items\":[");
+        kapi_buf_puts(&tail, "]}\n");
+    }
     if (t->strategy->from_storage) {
         put_converted(t, p, &head);
         kapi_buf_put(&head, tail.ptr, tail.len);
@@ -456,51 +466,22 @@ static void respond_custom_page(kapi_req *r, page *p, const char *prefix, bool p
         return;
     }
     size_t n = 0, len;
-    kapi_http_chunk *c = kapi_xcalloc(2 * p->n + 2, sizeof(*c));
-    char *bytes = kapi_buf_detach(&head, &len);
-    c[n++] = kapi_http_chunk_take(bytes, len);
-    for (size_t i = 0; i < p->n; i++) {
-        if (i)
-            c[n++] = (kapi_http_chunk){",", 1, NULL, NULL};
-        kapi_obj *o = kapi_obj_ref(p->items[i]);
-        c[n++] = (kapi_http_chunk){o->data, o->len, kapi_api__release_obj, o};
-    }
-    bytes = kapi_buf_detach(&tail, &len);
-    c[n++] = kapi_http_chunk_take(bytes, len);
-    kapi_api__respond_chunks(r, 200, c, n);
-    free(c);
-}
-
-static void respond_page(kapi_req *r, page *p, const char *prefix, bool paged, bool filtered)
-{
-    const kapi_type *t = r->type;
-    kapi_buf head;
-    if (t->custom) {
-        respond_custom_page(r, p, prefix, paged, filtered);
-        return;
-    }
-    kapi_buf_init(&head);
-    kapi_buf_printf(&head, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",", t->list_kind,
-                    t->group_version);
-    put_list_meta(&head, p, prefix, paged, filtered, false);
-    kapi_buf_puts(&head, ",\"items\":[");
-    if (t->strategy->from_storage) {
-        put_converted(t, p, &head);
-        kapi_buf_puts(&head, "]}\n");
-        kapi_api__respond_json(r, 200, &head);
-        return;
-    }
-    size_t n = 0, len;
     kapi_http_chunk *c = kapi_xcalloc(3 * p->n + 2, sizeof(*c));
     char *bytes = kapi_buf_detach(&head, &len);
     c[n++] = kapi_http_chunk_take(bytes, len);
     for (size_t i = 0; i < p->n; i++) {
+        kapi_obj *o = kapi_obj_ref(p->items[i]);
         if (i)
             c[n++] = (kapi_http_chunk){",", 1, NULL, NULL};
-        list_item_chunks(kapi_obj_ref(p->items[i]), &c[n]);
-        n += 2;
+        if (unstructured) {
+            c[n++] = (kapi_http_chunk){o->data, o->len, kapi_api__release_obj, o};
+        } else {
+            list_item_chunks(o, &c[n]);
+            n += 2;
+        }
     }
-    c[n++] = (kapi_http_chunk){"]}\n", 3, NULL, NULL};
+    bytes = kapi_buf_detach(&tail, &len);
+    c[n++] = kapi_http_chunk_take(bytes, len);
     kapi_api__respond_chunks(r, 200, c, n);
     free(c);
 }

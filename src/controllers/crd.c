@@ -17,30 +17,11 @@
 
 #define PASS_INTERVAL_MS 100
 
-static json_t *condition(const char *type, const char *reason, const char *message,
-                         const char *now)
-{
-    return json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", type, "status", "True",
-                     "lastTransitionTime", now, "reason", reason, "message", message);
-}
-
-static bool established(const json_t *crd)
-{
-    size_t i;
-    json_t *c;
-    json_array_foreach(kapi_json_path(crd, "status.conditions"), i, c)
-    {
-        const char *type = kapi_json_path_str(c, "type");
-        if (type && strcmp(type, "Established") == 0)
-            return true;
-    }
-    return false;
-}
-
 static void establish(kapi_api *api, const kapi_type *t, kapi_obj *o)
 {
     json_t *crd = kapi_api__parse_stored(o);
-    if (established(crd) || kapi_json_path(crd, "metadata.deletionTimestamp")) {
+    if (kapi_api__crd_condition(crd, "Established") ||
+        kapi_json_path(crd, "metadata.deletionTimestamp")) {
         json_decref(crd);
         return;
     }
@@ -50,12 +31,9 @@ static void establish(kapi_api *api, const kapi_type *t, kapi_obj *o)
     json_t *status = kapi_json_object_ensure(crd, "status");
     json_t *names = json_deep_copy(kapi_json_path(crd, "spec.names"));
     json_object_set_new(status, "acceptedNames", names ? names : json_object());
-    json_object_set_new(status, "conditions",
-                        json_pack("[o, o]",
-                                  condition("NamesAccepted", "NoConflicts", "no conflicts found",
-                                            now),
-                                  condition("Established", "InitialNamesAccepted",
-                                            "the initial names have been accepted", now)));
+    kapi_api__crd_set_condition(crd, "NamesAccepted", "NoConflicts", "no conflicts found", now);
+    kapi_api__crd_set_condition(crd, "Established", "InitialNamesAccepted",
+                                "the initial names have been accepted", now);
     kapi_obj *out = NULL;
     kapi_error_free(kapi_api__store_write(api, &a, t, crd, KAPI_STORE_UPDATE, o->rev, &out, NULL));
     kapi_obj_unref(out);
@@ -64,11 +42,11 @@ static void establish(kapi_api *api, const kapi_type *t, kapi_obj *o)
 }
 
 /* Deletes the custom resources of crd; true when none is left. */
-static bool delete_instances(kapi_api *api, kapi_arena *a, const json_t *crd)
+static bool delete_instances(kapi_api *api, kapi_arena *a, const kapi_obj *o, const json_t *crd)
 {
     static const kapi_delete_opts background = {.propagation = "Background", .grace = -1};
     const kapi_type *t = NULL;
-    kapi_error *err = kapi_custom_storage_type_new(api->registry, crd, &t);
+    kapi_error *err = kapi_api__custom_storage_type(api, o, crd, &t);
     if (err) {
         kapi_error_free(err);
         return true; /* a CRD that never served has no instances */
@@ -107,7 +85,7 @@ static void clean_up(kapi_api *api, const kapi_type *t, kapi_obj *o)
             at = i;
     kapi_arena a;
     kapi_arena_init(&a);
-    if (at < json_array_size(fins) && delete_instances(api, &a, crd)) {
+    if (at < json_array_size(fins) && delete_instances(api, &a, o, crd)) {
         json_array_remove(fins, at);
         const char *name = kapi_json_path_str(crd, "metadata.name") ?: "";
         char *key = kapi_type_key(&a, t, KAPI_STR(""), kapi_str_c(name));
@@ -127,9 +105,9 @@ static void clean_up(kapi_api *api, const kapi_type *t, kapi_obj *o)
 
 static void pass(kapi_api *api)
 {
-    const kapi_type *t = kapi_registry_lookup(api->registry, KAPI_STR("apiextensions.k8s.io"),
-                                              KAPI_STR("v1"),
-                                              KAPI_STR("customresourcedefinitions"));
+    const kapi_type *t =
+        kapi_registry_lookup(api->registry, KAPI_STR("apiextensions.k8s.io"), KAPI_STR("v1"),
+                             KAPI_STR("customresourcedefinitions"));
     kapi_store_list_result l;
     char *prefix = kapi_xprintf("/%s/%s/", t->storage_group, t->storage_resource);
     kapi_store_list_opts q = {.prefix = kapi_str_c(prefix)};

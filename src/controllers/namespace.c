@@ -84,7 +84,8 @@ static bool finalize(kapi_api *api, kapi_arena *a, const kapi_type *nst, json_t 
 static bool empty_custom(kapi_api *api, kapi_arena *a, const char *ns)
 {
     kapi_store_list_result l;
-    kapi_store_list_opts q = {.prefix = KAPI_STR("/apiextensions.k8s.io/customresourcedefinitions/")};
+    kapi_store_list_opts q = {.prefix =
+                                  KAPI_STR("/apiextensions.k8s.io/customresourcedefinitions/")};
     if (kapi_store_list(api->store, &q, &l) != KAPI_STORE_OK)
         return false;
     bool empty = true;
@@ -93,7 +94,7 @@ static bool empty_custom(kapi_api *api, kapi_arena *a, const char *ns)
         const kapi_type *t = NULL;
         const char *scope = kapi_json_path_str(crd, "spec.scope");
         kapi_error *err = scope && strcmp(scope, "Namespaced") == 0
-                              ? kapi_custom_storage_type_new(api->registry, crd, &t)
+                              ? kapi_api__custom_storage_type(api, l.items[i], crd, &t)
                               : NULL;
         if (t)
             empty &= empty_type(api, a, t, ns);
@@ -131,8 +132,8 @@ static void clean_namespace(kapi_api *api, const kapi_type *nst, kapi_obj *o)
 
 static void pass(kapi_api *api)
 {
-    const kapi_type *nst = kapi_registry_lookup(api->registry, KAPI_STR(""), KAPI_STR("v1"),
-                                                KAPI_STR("namespaces"));
+    const kapi_type *nst =
+        kapi_registry_lookup(api->registry, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("namespaces"));
     kapi_store_list_result l;
     kapi_store_list_opts q = {.prefix = KAPI_STR("//namespaces/")};
     if (!nst || kapi_store_list(api->store, &q, &l) != KAPI_STORE_OK)

@@ -50,7 +50,7 @@ static const json_t *find_version(const json_t *crd, const char *name)
     return NULL;
 }
 
-static const char *storage_version(const json_t *crd)
+const char *kapi_custom_storage_version(const json_t *crd)
 {
     const json_t *versions = kapi_json_path(crd, "spec.versions");
     for (size_t i = 0; i < json_array_size(versions); i++) {
@@ -145,7 +145,7 @@ kapi_error *kapi_custom_type_new(const kapi_registry *r, const json_t *crd, cons
                                  const kapi_type **out)
 {
     const json_t *ver = find_version(crd, version);
-    const char *storage = storage_version(crd);
+    const char *storage = kapi_custom_storage_version(crd);
     const char *crd_name = kapi_json_path_str(crd, "metadata.name") ?: "";
     kapi_error *err;
     *out = NULL;
@@ -159,7 +159,7 @@ kapi_error *kapi_custom_type_new(const kapi_registry *r, const json_t *crd, cons
     cu->holds = 1;
     /* The strings of the type are borrowed from the copy kept with it. */
     ver = find_version(cu->crd, version);
-    storage = storage_version(cu->crd);
+    storage = kapi_custom_storage_version(cu->crd);
     cu->storage_version = storage;
     cu->warning = deprecation_warning(cu->crd, ver);
     cu->scale_spec = kapi_json_path_str(ver, "subresources.scale.specReplicasPath");
@@ -183,12 +183,6 @@ kapi_error *kapi_custom_type_new(const kapi_registry *r, const json_t *crd, cons
     c->type.schema = cu->schema ? kapi_schema_root_node(cu->schema) : NULL;
     *out = &c->type;
     return NULL;
-}
-
-kapi_error *kapi_custom_storage_type_new(const kapi_registry *r, const json_t *crd,
-                                         const kapi_type **out)
-{
-    return kapi_custom_type_new(r, crd, storage_version(crd) ?: "", out);
 }
 
 const kapi_type *kapi_type_hold(const kapi_type *t)

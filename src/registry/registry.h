@@ -247,10 +247,8 @@ struct kapi_custom {
  * schema does not compile. */
 kapi_error *kapi_custom_type_new(const kapi_registry *r, const json_t *crd, const char *version,
                                  const kapi_type **out);
-/* The type of crd's storage version: the one its objects are stored as (controllers
- * read and delete them through it). */
-kapi_error *kapi_custom_storage_type_new(const kapi_registry *r, const json_t *crd,
-                                         const kapi_type **out);
+/* The name of crd's storage version (borrowed), or NULL when it has none. */
+const char *kapi_custom_storage_version(const json_t *crd);
 /* Takes and drops a hold on a type: a custom type is freed when its last hold is dropped.
  * Built-in types live as long as the registry and ignore both. */
 const kapi_type *kapi_type_hold(const kapi_type *t);
