@@ -159,6 +159,12 @@ kapi_error *kapi_api__err_method_not_allowed(void);
 /* Starts the request's chunked 200 (application/json, with its Warning headers). */
 kapi_http_stream *kapi_api__start_stream(kapi_req *r, size_t max_queued);
 
+/* health.c */
+/* True when path is /healthz, /livez, /readyz or below one of them. */
+bool kapi_api__health_endpoint(const char *path);
+/* Answers a request for a health path (one kapi_api__health_endpoint accepts). */
+void kapi_api__serve_health(kapi_req *r);
+
 /* negotiate.c: the form of a resource's answers, from the Accept header. */
 /* Picks r->media and r->error_format for a request on r->type (resolved), as
  * kube-apiserver's route and handler do; the 406 NotAcceptable when nothing acceptable. */

@@ -68,26 +68,6 @@ kapi_error *kapi_api_ensure_namespace(kapi_api *api, const char *name)
     return err;
 }
 
-static bool is_health_path(const char *p)
-{
-    static const char *const roots[] = {"/healthz", "/livez", "/readyz"};
-    for (size_t i = 0; i < KAPI_ARRAY_LEN(roots); i++) {
-        size_t n = strlen(roots[i]);
-        if (strncmp(p, roots[i], n) == 0 && (p[n] == '\0' || p[n] == '/'))
-            return true;
-    }
-    return false;
-}
-
-static void serve_health(kapi_req *r)
-{
-    bool ready = strncmp(r->path, "/readyz", 7) == 0;
-    if (ready && atomic_load(&r->api->shutting_down))
-        kapi_api__respond_text(r, 503, "[-]shutdown failed: reason withheld\nreadyz check failed\n");
-    else
-        kapi_api__respond_text(r, 200, "ok");
-}
-
 /* Content negotiation for the discovery documents (resources: negotiate.c). */
 static bool accepts(kapi_str range)
 {
@@ -183,8 +163,8 @@ void kapi_api_handle(kapi_http_request *http, void *ctx)
         kapi_api__respond_error(r, err);
     } else if ((err = kapi_api__parse_request(r)) != NULL) {
         kapi_api__respond_error(r, err);
-    } else if (is_health_path(r->path)) {
-        serve_health(r);
+    } else if (kapi_api__health_endpoint(r->path)) {
+        kapi_api__serve_health(r);
     } else if (strcmp(r->path, "/version") == 0 || strcmp(r->path, "/version/") == 0) {
         kapi_api__serve_version(r);
     } else if (!kapi_auth_authenticate(r->api->auth, kapi_http_header_get(http, "authorization"),

@@ -61,6 +61,7 @@ struct kapi_store {
     kapi_store__index index;
     _Atomic int64_t rev;
     _Atomic int64_t compacted;
+    atomic_bool failing; /* the backend refused the last batch it was given */
 
     pthread_mutex_t backend_lock;
 
@@ -231,6 +232,7 @@ static void run_batch(kapi_store *st, size_t n)
         int rc = st->ops->append(st->backend, st->rows, nrows);
         pthread_mutex_unlock(&st->backend_lock);
         atomic_fetch_add(&st->ntransactions, 1);
+        atomic_store(&st->failing, rc != 0);
         if (rc != 0) {
             fail_batch(st, n);
         } else {
@@ -451,6 +453,11 @@ kapi_store_rc kapi_store_commit(kapi_store *st, kapi_store_write *w)
 int64_t kapi_store_revision(kapi_store *st)
 {
     return atomic_load(&st->rev);
+}
+
+bool kapi_store_healthy(kapi_store *st)
+{
+    return !atomic_load(&st->failing);
 }
 
 kapi_store_rc kapi_store_get(kapi_store *st, kapi_str key, kapi_obj **out)

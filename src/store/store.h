@@ -113,6 +113,9 @@ void kapi_store_free(kapi_store *st);
 /* The revision of the last committed write (0 for an empty store). */
 int64_t kapi_store_revision(kapi_store *st);
 
+/* False while the backend's last commit failed (the health checks' "store"). */
+bool kapi_store_healthy(kapi_store *st);
+
 /* Commits one write; blocks until it is durable or has failed. */
 kapi_store_rc kapi_store_commit(kapi_store *st, kapi_store_write *w);
 
