@@ -2,12 +2,16 @@
  * kapi: the command line, start-up and shutdown. Wires the modules together: the store
  * and the registry under the API pipeline, the pipeline as the HTTP server's handler.
  */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "api/api.h"
 #include "controllers/controllers.h"
@@ -52,8 +56,8 @@ static int parse_options(options *o, int argc, char **argv)
         {"help", no_argument, NULL, HELP},
         {NULL, 0, NULL, 0},
     };
-    *o = (options){.data_dir = "kapi-data", .bind_address = "127.0.0.1", .port = 6443,
-                   .history_seconds = 300};
+    *o = (options){
+        .data_dir = "kapi-data", .bind_address = "127.0.0.1", .port = 6443, .history_seconds = 300};
     int c;
     char *end;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -122,6 +126,35 @@ static kapi_error *ensure_default_namespaces(kapi_api *api)
     return err;
 }
 
+/* The data dir holds every stored object, the CA's key and the admin token: only its
+ * owner may read it. New files are private through the umask (SQLite's database, journal
+ * and shared-memory files, the PKI, the kubeconfig); a dir or files left looser by an
+ * older kapi or by hand are tightened at start. */
+static kapi_error *private_data_dir(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "\"%s\" is not a directory", dir);
+    if ((st.st_mode & 077) && chmod(dir, st.st_mode & 0700) != 0)
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "chmod \"%s\": %s", dir, strerror(errno));
+    DIR *d = opendir(dir);
+    if (!d)
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "reading \"%s\": %s", dir,
+                              strerror(errno));
+    kapi_error *err = NULL;
+    struct dirent *e;
+    while (!err && (e = readdir(d)) != NULL) {
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+            !(st.st_mode & 077))
+            continue;
+        if (fchmodat(dirfd(d), e->d_name, st.st_mode & 0600, 0) != 0)
+            err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "chmod \"%s/%s\": %s", dir, e->d_name,
+                                 strerror(errno));
+    }
+    closedir(d);
+    return err;
+}
+
 /* The address clients use: a wildcard bind is reached through loopback. */
 static const char *client_host(const char *bind)
 {
@@ -142,7 +175,9 @@ static int run(const options *o)
     char *address = NULL, *url = NULL;
     int rc = 1;
 
+    umask(077);
     if ((err = kapi_pki_ensure(&pki, o->data_dir, o->bind_address)) != NULL ||
+        (err = private_data_dir(o->data_dir)) != NULL ||
         (err = kapi_auth_new(&auth, o->data_dir, o->token_file)) != NULL ||
         (err = kapi_registry_new(&reg)) != NULL)
         goto done;

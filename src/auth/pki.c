@@ -267,7 +267,7 @@ static kapi_error *save_pair(const pair *p, const char *cert_path, const char *k
         return err;
     b = BIO_new(BIO_s_mem());
     written = b && PEM_write_bio_X509(b, p->cert);
-    return save_bio(b, written, cert_path, 0644);
+    return save_bio(b, written, cert_path, 0600);
 }
 
 static kapi_error *ensure(const kapi_pki *paths, const char *extra_ip) {

@@ -39,7 +39,7 @@ TEST(auth_pki_generate_then_reuse) {
     CHECK_INT_EQ(file_mode(dir), 0700);
     CHECK_INT_EQ(file_mode(pki.ca_key), 0600);
     CHECK_INT_EQ(file_mode(pki.server_key), 0600);
-    CHECK_INT_EQ(file_mode(pki.ca_cert), 0644);
+    CHECK_INT_EQ(file_mode(pki.ca_cert), 0600);
     char *first = pki_bytes(dir);
     CHECK(strstr(first, "(missing)") == NULL);
     kapi_pki_dispose(&pki);
