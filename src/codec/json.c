@@ -50,10 +50,46 @@ static char *go_syntax_error(const char *p, size_t n, const json_error_t *je)
     return kapi_buf_detach(&b, NULL);
 }
 
+/* p with every byte inside a string literal that starts no valid UTF-8 sequence replaced
+ * by U+FFFD, as Go's decoder reads such strings (jansson refuses them); NULL when p has no
+ * such byte. Bytes outside strings stay: they are syntax errors either way. */
+static char *replace_invalid_utf8(const char *p, size_t n, size_t *len_out)
+{
+    kapi_buf b;
+    kapi_buf_init(&b);
+    bool in_string = false, replaced = false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        size_t w = 1;
+        if (in_string && c >= 0x80 && kapi_json_rune(p + i, n - i, &w) < 0) {
+            kapi_buf_puts(&b, "\xef\xbf\xbd");
+            replaced = true;
+            continue;
+        }
+        if (in_string && c == '\\' && i + 1 < n)
+            w = 2;
+        else if (c == '"')
+            in_string = !in_string;
+        kapi_buf_put(&b, p + i, w);
+        i += w - 1;
+    }
+    if (!replaced) {
+        kapi_buf_dispose(&b);
+        return NULL;
+    }
+    return kapi_buf_detach(&b, len_out);
+}
+
 json_t *kapi_json_parse(const char *p, size_t n, char **err_out)
 {
     json_error_t je;
     json_t *v = json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+    size_t len;
+    char *fixed = v ? NULL : replace_invalid_utf8(p, n, &len);
+    if (fixed) {
+        v = json_loadb(fixed, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+        free(fixed);
+    }
     if (!v && err_out)
         *err_out = go_syntax_error(p, n, &je);
     return v;
@@ -82,11 +118,19 @@ void kapi_json_put_string(kapi_buf *b, const char *s, size_t n)
         else if (c < 0x20 || c == '<' || c == '>' || c == '&') {
             snprintf(u, sizeof(u), "\\u00%c%c", hex[c >> 4], hex[c & 15]);
             esc = u;
-        } else if (c == 0xe2 && i + 2 < n && (unsigned char)s[i + 1] == 0x80 &&
-                   ((unsigned char)s[i + 2] == 0xa8 || (unsigned char)s[i + 2] == 0xa9)) {
+        } else if (c >= 0x80) {
+            /* As Go's encoder: a byte that starts no valid UTF-8 sequence is U+FFFD, and
+             * U+2028 and U+2029 are escaped (they end lines in JavaScript). */
+            size_t w;
+            int32_t r = kapi_json_rune(s + i, n - i, &w);
+            if (r >= 0 && r != 0x2028 && r != 0x2029) {
+                i += w - 1;
+                continue;
+            }
+            snprintf(u, sizeof(u), "\\u%04x", r < 0 ? 0xfffd : (unsigned)r);
             kapi_buf_put(b, s + start, i - start);
-            kapi_buf_puts(b, (unsigned char)s[i + 2] == 0xa8 ? "\\u2028" : "\\u2029");
-            i += 2;
+            kapi_buf_puts(b, u);
+            i += w - 1;
             start = i + 1;
             continue;
         }
