@@ -2,16 +2,19 @@
 
 CC      ?= cc
 BUILD   ?= build
-PKGS    := libuv jansson openssl sqlite3 yaml-0.1
+PKGS    := libuv jansson openssl sqlite3 yaml-0.1 re2
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Werror -Isrc -I$(BUILD)/gen \
            $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -MMD -MP -pthread
-LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhttp_parser -lpthread -lm
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhttp_parser -lpthread -lm -lstdc++
+# src/base/regex.cc, the one C++ file (RE2), is built with the C flags as C++17.
+KAPI_CXXFLAGS = $(filter-out -std=c11,$(CFLAGS)) -std=c++17
 
 LIB_SRC   := $(filter-out src/main.c,$(wildcard src/*/*.c))
 TYPE_DATA := $(sort $(wildcard src/registry/types/*.json src/schema/defs/*.json))
 GEN_SRC   := $(BUILD)/gen/types_data.c
-LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/types_data.o
+LIB_CXX   := $(wildcard src/*/*.cc)
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(LIB_CXX:%.cc=$(BUILD)/%.o) $(BUILD)/gen/types_data.o
 UNIT_SRC  := $(wildcard tests/unit/*.c tests/unit/*/*.c)
 UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 # The benchmark harness: its own sources plus src/base (buffers), none of the server.
@@ -38,6 +41,10 @@ $(BUILD)/kapi-bench: $(BUILD)/bench/main.o $(BENCH_OBJ) $(BENCH_BASE)
 $(BUILD)/%.o: %.c | $(GEN_SRC)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/unit -Ibench -c -o $@ $<
+
+$(BUILD)/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(KAPI_CXXFLAGS) -c -o $@ $<
 
 # Built-in type definitions are data, embedded at build time (DESIGN.md invariant 1).
 $(GEN_SRC): $(TYPE_DATA) tools/embed.sh

@@ -243,13 +243,15 @@ static kapi_error *custom_decode(const kapi_type *t, json_t *obj, kapi_schema_wa
 void kapi_custom_prune_as(const kapi_type *t, const char *version, json_t *obj, kapi_schema_walk *w)
 {
     const json_t *ver = find_version(t->custom->crd, version);
+    const json_t *src = kapi_json_path(ver, "schema.openAPIV3Schema");
     kapi_schema_root *root = NULL;
     kapi_error *err = NULL;
+    /* made for this request: a walk-only schema, whose patterns are not compiled */
     if (ver) {
-        err = compile_version(ver, &root);
+        err = src ? kapi_schema_compile_walk(src, &root) : NULL;
     } else { /* a version the CRD does not have describes no field */
         json_t *none = json_pack("{s:s,s:{s:{}}}", "type", "object", "properties", "apiVersion");
-        err = kapi_schema_compile(none, &root);
+        err = kapi_schema_compile_walk(none, &root);
         json_decref(none);
     }
     if (!err && root) {

@@ -6,9 +6,7 @@
  * and string lives in the arena of its set or root; the JSON they came from is kept
  * alive by the same owner.
  */
-#include <ctype.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +37,7 @@ struct kapi_schema_root {
 typedef struct compiler {
     kapi_arena *arena;
     const kapi_schema_set *set; /* NULL for a standalone schema: $ref is an error */
+    bool patterns;              /* compile patterns (not for a walk-only schema) */
     kapi_error *err;
 } compiler;
 
@@ -161,455 +160,22 @@ static void bound(compiler *c, const json_t *j, const char *key, const char *exc
     b->exclusive = json_is_true(json_object_get(j, excl));
 }
 
-/* ---- patterns: Go's RE2 syntax as glibc POSIX extended expressions ----
- *
- * Custom resources match patterns with Go's regexp; kapi compiles them with regcomp in a
- * UTF-8 locale (so that '.' and classes match characters, not bytes) after translating
- * RE2 syntax: \d \w \s and their negations (ASCII, as in RE2), escapes inside brackets
- * ([a-z\-\.]), [[:alpha:]] (ASCII), '.' without newline, (?:...), (?P<name>...), lazy
- * quantifiers (greedy: only whether a match exists matters), \A \z, \x{..}, octal, \Q..\E,
- * and leading flags (?i) (?s) (?m) (?U). Unicode classes (\pL) are not supported: the
- * schema does not compile. Only existence of a match is ever asked (REG_NOSUB). */
-
-static locale_t regex_locale;
-static pthread_once_t regex_locale_once = PTHREAD_ONCE_INIT;
-
-static void regex_locale_init(void)
-{
-    regex_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
-}
-
-locale_t kapi_schema__regex_locale_enter(void)
-{
-    pthread_once(&regex_locale_once, regex_locale_init);
-    return regex_locale ? uselocale(regex_locale) : (locale_t)0;
-}
-
-void kapi_schema__regex_locale_leave(locale_t old)
-{
-    if (old)
-        uselocale(old);
-}
-
-typedef struct crange {
-    uint32_t lo, hi;
-} crange;
-
-typedef struct rx {
-    const char *p;
-    kapi_buf out;
-    const char *err;
-    bool dotall;
-    crange *r; /* the class being built */
-    size_t n, cap;
-} rx;
-
-static void rx_fail(rx *x, const char *why)
-{
-    if (!x->err)
-        x->err = why;
-}
-
-static void put_utf8(kapi_buf *b, uint32_t c)
-{
-    if (c < 0x80) {
-        kapi_buf_putc(b, (char)c);
-    } else if (c < 0x800) {
-        kapi_buf_putc(b, (char)(0xC0 | c >> 6));
-        kapi_buf_putc(b, (char)(0x80 | (c & 0x3F)));
-    } else if (c < 0x10000) {
-        kapi_buf_putc(b, (char)(0xE0 | c >> 12));
-        kapi_buf_putc(b, (char)(0x80 | ((c >> 6) & 0x3F)));
-        kapi_buf_putc(b, (char)(0x80 | (c & 0x3F)));
-    } else {
-        kapi_buf_putc(b, (char)(0xF0 | c >> 18));
-        kapi_buf_putc(b, (char)(0x80 | ((c >> 12) & 0x3F)));
-        kapi_buf_putc(b, (char)(0x80 | ((c >> 6) & 0x3F)));
-        kapi_buf_putc(b, (char)(0x80 | (c & 0x3F)));
-    }
-}
-
-static void add_range(rx *x, uint32_t lo, uint32_t hi)
-{
-    if (lo == 0)
-        lo = 1; /* NUL cannot appear in a C pattern (nor, in practice, in a value) */
-    if (lo > hi)
-        return;
-    if (x->n == x->cap) {
-        x->cap = x->cap ? 2 * x->cap : 16;
-        x->r = kapi_xrealloc(x->r, x->cap * sizeof(*x->r));
-    }
-    x->r[x->n++] = (crange){lo, hi};
-}
-
-/* The ASCII sets of RE2's \d \s \w and [[:name:]]; upper case (or ^) negates. */
-static bool add_named(rx *x, const char *name, size_t len, bool negate)
-{
-    static const struct {
-        const char *name;
-        const char *ranges; /* pairs of lo, hi */
-    } sets[] = {
-        {"d", "09"},           {"s", "\t\n\f\f\r\r  "},
-        {"w", "09AZ__az"},     {"alnum", "09AZaz"},
-        {"alpha", "AZaz"},     {"ascii", "\x01\x7f"},
-        {"blank", "\t\t  "},   {"cntrl", "\x01\x1f\x7f\x7f"},
-        {"digit", "09"},       {"graph", "!~"},
-        {"lower", "az"},       {"print", " ~"},
-        {"punct", "!/:@[`{~"}, {"space", "\t\r  "},
-        {"upper", "AZ"},       {"word", "09AZ__az"},
-        {"xdigit", "09AFaf"},
-    };
-    for (size_t i = 0; i < KAPI_ARRAY_LEN(sets); i++) {
-        if (strlen(sets[i].name) != len || strncmp(sets[i].name, name, len) != 0)
-            continue;
-        const unsigned char *r = (const unsigned char *)sets[i].ranges;
-        uint32_t next = 1;
-        for (; *r; r += 2) {
-            if (negate)
-                add_range(x, next, r[0] - 1u);
-            else
-                add_range(x, r[0], r[1]);
-            next = r[1] + 1u;
-        }
-        if (negate)
-            add_range(x, next, 0x10FFFF);
-        return true;
-    }
-    return false;
-}
-
-/* One code point of the pattern (after a backslash when esc). */
-static uint32_t rx_char(rx *x)
-{
-    uint32_t c;
-    x->p += kapi_schema__utf8_decode(x->p, strnlen(x->p, 4), &c);
-    return c;
-}
-
-/* An escape that stands for one character: \n \t ... \x41 \x{263a} \101 \. ; 0 after an
- * error. */
-static uint32_t rx_escape_char(rx *x, char e)
-{
-    static const char ctl[] = "a\ab\bf\fn\nr\rt\tv\v";
-    const char *k = e ? strchr(ctl, e) : NULL;
-    if (k && (k - ctl) % 2 == 0)
-        return (unsigned char)k[1];
-    if (e == 'x') {
-        bool brace = *x->p == '{';
-        const char *q = x->p + brace;
-        uint32_t v = 0;
-        size_t digits = 0;
-        for (; isxdigit((unsigned char)*q) && (brace || digits < 2) && v <= 0x10FFFF; q++) {
-            v = v * 16 + (uint32_t)(isdigit((unsigned char)*q) ? *q - '0' : (*q | 0x20) - 'a' + 10);
-            digits++;
-        }
-        if (!digits || (brace ? *q != '}' : digits != 2) || v > 0x10FFFF) {
-            rx_fail(x, "a bad \\x escape");
-            return 0;
-        }
-        x->p = q + brace;
-        return v;
-    }
-    if (e >= '0' && e <= '7' && (e == '0' || (*x->p >= '0' && *x->p <= '7'))) {
-        uint32_t v = (uint32_t)(e - '0');
-        for (int i = 0; i < 2 && *x->p >= '0' && *x->p <= '7'; i++)
-            v = v * 8 + (uint32_t)(*x->p++ - '0');
-        return v;
-    }
-    if (e && (unsigned char)e < 0x80 && !isalnum((unsigned char)e))
-        return (unsigned char)e; /* escaped punctuation is itself */
-    rx_fail(x, e == 'p' || e == 'P' ? "Unicode classes (\\p)" : "an escape sequence");
-    return 0;
-}
-
-/* Appends the class x->r[0..n) as a bracket expression. */
-static int crange_cmp(const void *a, const void *b)
-{
-    const crange *p = a, *q = b;
-    return p->lo < q->lo ? -1 : p->lo > q->lo;
-}
-
-/* lo-hi as a POSIX range, or one or two characters. */
-static void put_sub(kapi_buf *b, uint32_t lo, uint32_t hi)
-{
-    if (lo > hi)
-        return;
-    put_utf8(b, lo);
-    if (hi > lo + 1)
-        kapi_buf_putc(b, '-');
-    if (hi > lo)
-        put_utf8(b, hi);
-}
-
-/* Appends the class x->r[0..n) as a bracket expression. The characters a POSIX bracket
- * treats specially (] ^ - [) are taken out of the ranges and put where they are
- * literal: ] first, [ and ^ after the rest, - last. */
-static void put_class(rx *x, bool negate)
-{
-    static const char specials[] = "-[]^"; /* ascending */
-    bool has[4] = {false};
-    kapi_buf mid;
-    qsort(x->r, x->n, sizeof(*x->r), crange_cmp);
-    kapi_buf_init(&mid);
-    for (size_t i = 0; i < x->n; i++) {
-        uint32_t lo = x->r[i].lo, hi = x->r[i].hi;
-        if (i + 1 < x->n && x->r[i + 1].lo <= hi + 1) { /* overlaps the next: merge */
-            x->r[i + 1].lo = lo;
-            x->r[i + 1].hi = hi > x->r[i + 1].hi ? hi : x->r[i + 1].hi;
-            continue;
-        }
-        for (size_t k = 0; k < 4; k++) {
-            uint32_t sp = (unsigned char)specials[k];
-            if (sp < lo || sp > hi)
-                continue;
-            has[k] = true;
-            put_sub(&mid, lo, sp - 1);
-            lo = sp + 1;
-        }
-        put_sub(&mid, lo, hi);
-    }
-    bool any = mid.len || has[0] || has[1] || has[2] || has[3];
-    if (!any) {
-        rx_fail(x, "an empty class");
-    } else if (!negate && !mid.len && !has[0] && !has[1] && !has[2]) {
-        kapi_buf_puts(&x->out, "\\^"); /* just ^ */
-    } else {
-        bool dash_first = !negate && !has[2] && !mid.len && !has[1]; /* [-^] */
-        kapi_buf_puts(&x->out, negate ? "[^" : "[");
-        kapi_buf_puts(&x->out, dash_first && has[0] ? "-" : "");
-        kapi_buf_puts(&x->out, has[2] ? "]" : "");
-        kapi_buf_put(&x->out, mid.ptr, mid.len);
-        kapi_buf_puts(&x->out, has[1] ? "[" : "");
-        kapi_buf_puts(&x->out, has[3] ? "^" : "");
-        kapi_buf_puts(&x->out, has[0] && !dash_first ? "-" : "");
-        kapi_buf_putc(&x->out, ']');
-    }
-    kapi_buf_dispose(&mid);
-    x->n = 0;
-}
-
-/* One item of a bracket class: a char (*lo == *hi), or a named set (returns false). */
-static bool rx_class_item(rx *x, uint32_t *c)
-{
-    if (x->p[0] == '[' && x->p[1] == ':') {
-        const char *end = strstr(x->p + 2, ":]");
-        bool neg = x->p[2] == '^';
-        const char *name = x->p + 2 + neg;
-        if (!end || !add_named(x, name, (size_t)(end - name), neg))
-            rx_fail(x, "an unknown [:class:]");
-        x->p = end ? end + 2 : x->p + 2;
-        return false;
-    }
-    if (*x->p != '\\') {
-        *c = rx_char(x);
-        return true;
-    }
-    char e = x->p[1];
-    x->p += e ? 2 : 1;
-    if (e && strchr("dDsSwW", e)) {
-        char lower = (char)tolower((unsigned char)e);
-        add_named(x, &lower, 1, e != lower);
-        return false;
-    }
-    *c = rx_escape_char(x, e);
-    return true;
-}
-
-/* [...] as RE2 reads it: a leading ] is literal, a - that cannot make a range too. */
-static void rx_class(rx *x)
-{
-    bool negate = *x->p == '^';
-    x->p += negate;
-    bool first = true;
-    while (!x->err && (first || *x->p != ']')) {
-        uint32_t lo, hi;
-        if (!*x->p) {
-            rx_fail(x, "a missing ]");
-            break;
-        }
-        first = false;
-        if (!rx_class_item(x, &lo))
-            continue;
-        hi = lo;
-        if (x->p[0] == '-' && x->p[1] && x->p[1] != ']') {
-            x->p++;
-            if (!rx_class_item(x, &hi) || hi < lo)
-                rx_fail(x, "a bad range");
-        }
-        add_range(x, lo, hi);
-    }
-    x->p++;
-    put_class(x, negate);
-}
-
-/* A literal character outside brackets. */
-static void put_literal(rx *x, uint32_t c)
-{
-    if (c == '{' || c == '}')
-        kapi_buf_printf(&x->out, "[%c]", (char)c);
-    else if (c && c < 0x80 && strchr(".[]()*+?|^$\\", (int)c))
-        kapi_buf_printf(&x->out, "\\%c", (char)c);
-    else if (c == 0)
-        rx_fail(x, "a NUL character");
-    else
-        put_utf8(&x->out, c);
-}
-
-static void rx_backslash(rx *x)
-{
-    char e = x->p[1];
-    x->p += e ? 2 : 1;
-    if (e && strchr("dDsSwW", e)) {
-        char lower = (char)tolower((unsigned char)e);
-        add_named(x, &lower, 1, e != lower);
-        put_class(x, false);
-    } else if (e == 'b' || e == 'B') {
-        kapi_buf_printf(&x->out, "\\%c", e);
-    } else if (e == 'A' || e == 'z') {
-        kapi_buf_putc(&x->out, e == 'A' ? '^' : '$');
-    } else if (e == 'Q') {
-        const char *end = strstr(x->p, "\\E");
-        const char *stop = end ? end : x->p + strlen(x->p);
-        while (x->p < stop)
-            put_literal(x, rx_char(x));
-        x->p = end ? end + 2 : stop;
-    } else {
-        put_literal(x, rx_escape_char(x, e));
-    }
-}
-
-/* {n}, {n,}, {n,m} with n <= m <= 1000; else *x->p is a literal brace. */
-static size_t repeat_len(const char *p)
-{
-    const char *q = p + 1;
-    long n = -1, m = -1;
-    if (!isdigit((unsigned char)*q))
-        return 0;
-    n = strtol(q, (char **)&q, 10);
-    if (*q == ',') {
-        q++;
-        if (isdigit((unsigned char)*q))
-            m = strtol(q, (char **)&q, 10);
-        else
-            m = n;
-    } else {
-        m = n;
-    }
-    if (*q != '}' || n > 1000 || m > 1000 || m < n)
-        return 0;
-    return (size_t)(q + 1 - p);
-}
-
-/* (...): (?: and (?P<name> are plain groups; flags are only understood at the start. */
-static void rx_group(rx *x)
-{
-    if (x->p[1] != '?') {
-        kapi_buf_putc(&x->out, '(');
-        x->p++;
-    } else if (x->p[2] == ':') {
-        kapi_buf_putc(&x->out, '(');
-        x->p += 3;
-    } else if (x->p[2] == 'P' && x->p[3] == '<' && strchr(x->p, '>')) {
-        kapi_buf_putc(&x->out, '(');
-        x->p = strchr(x->p, '>') + 1;
-    } else {
-        rx_fail(x, "flags or a group syntax inside the pattern");
-        x->p++;
-    }
-}
-
-/* Translates RE2 pattern p; returns the POSIX expression (heap) and the regcomp flags,
- * or NULL with *why naming what is not supported. */
-static char *posix_pattern(const char *p, int *cflags, const char **why)
-{
-    rx x = {.p = p};
-    kapi_buf_init(&x.out);
-    *cflags = REG_EXTENDED | REG_NOSUB;
-    while (x.p[0] == '(' && x.p[1] == '?' && x.p[2] != ':' && x.p[2] != 'P') {
-        const char *q = x.p + 2;
-        for (; *q && strchr("imsU", *q); q++) {
-            *cflags |= *q == 'i' ? REG_ICASE : *q == 'm' ? REG_NEWLINE : 0;
-            x.dotall |= *q == 's';
-        }
-        if (*q != ')')
-            break;
-        x.p = q + 1;
-    }
-    while (*x.p && !x.err) {
-        size_t rep;
-        switch (*x.p) {
-        case '\\':
-            rx_backslash(&x);
-            break;
-        case '[':
-            x.p++;
-            rx_class(&x);
-            break;
-        case '.':
-            kapi_buf_puts(&x.out, x.dotall ? "." : "[^\n]");
-            x.p++;
-            break;
-        case '(':
-            rx_group(&x);
-            break;
-        case '{':
-        case '*':
-        case '+':
-        case '?':
-            rep = *x.p == '{' ? repeat_len(x.p) : 1;
-            if (!rep) {
-                put_literal(&x, (uint32_t)*x.p++);
-                break;
-            }
-            kapi_buf_put(&x.out, x.p, rep);
-            x.p += rep;
-            x.p += *x.p == '?'; /* lazy: the same matches */
-            break;
-        case '}':
-            put_literal(&x, (uint32_t)*x.p++);
-            break;
-        default:
-            kapi_buf_putc(&x.out, *x.p++);
-        }
-    }
-    free(x.r);
-    if (x.err) {
-        kapi_buf_dispose(&x.out);
-        *why = x.err;
-        return NULL;
-    }
-    return kapi_buf_detach(&x.out, NULL);
-}
-
+/* A pattern is compiled once, with the schema, as Go's regexp.Compile (base/regex.h). */
 static void compile_pattern(compiler *c, kapi_schema *n, const json_t *j, const char *path)
 {
     json_t *v = json_object_get(j, "pattern");
-    if (!v)
+    if (!v || !c->patterns)
         return;
     if (!json_is_string(v)) {
         fail(c, child_path(c, path, "pattern"), "must be a string");
         return;
     }
     n->pattern = dup_str(c, v);
-    int cflags;
-    const char *why = NULL;
-    char *p = posix_pattern(n->pattern, &cflags, &why);
-    if (!p) {
+    char *why = kapi_regex_new(json_string_value(v), json_string_length(v), &n->pattern_re);
+    if (why)
         fail(c, child_path(c, path, "pattern"),
-             kapi_arena_printf(c->arena, "uses %s, which kapi does not support", why));
-        return;
-    }
-    regex_t *re = kapi_xmalloc(sizeof(*re));
-    locale_t old = kapi_schema__regex_locale_enter();
-    int rc = regcomp(re, p, cflags);
-    kapi_schema__regex_locale_leave(old);
-    if (rc != 0) {
-        free(re);
-        fail(c, child_path(c, path, "pattern"), "must be a valid regular expression");
-    } else {
-        n->pattern_re = re;
-    }
-    free(p);
+             kapi_arena_printf(c->arena, "must be a valid regular expression, but isn't: %s", why));
+    free(why);
 }
 
 static const kapi_schema *const *node_list(compiler *c, const json_t *arr, const char *path)
@@ -874,7 +440,7 @@ kapi_error *kapi_schema_set_compile(kapi_schema_set *s)
         s->nodes[i++] = n;
     }
     qsort(s->nodes, s->nnodes, sizeof(*s->nodes), node_cmp);
-    compiler c = {.arena = &s->arena, .set = s};
+    compiler c = {.arena = &s->arena, .set = s, .patterns = true};
     link_or_schemas(s);
     for (i = 0; i < s->nnodes && !c.err; i++) {
         kapi_schema *n = s->nodes[i];
@@ -895,12 +461,12 @@ const json_t *kapi_schema_set_definitions(const kapi_schema_set *s)
     return s->defs;
 }
 
-kapi_error *kapi_schema_compile(const json_t *src, kapi_schema_root **out)
+static kapi_error *compile_root(const json_t *src, bool patterns, kapi_schema_root **out)
 {
     kapi_schema_root *r = kapi_xcalloc(1, sizeof(*r));
     kapi_arena_init(&r->arena);
     r->src = json_deep_copy(src);
-    compiler c = {.arena = &r->arena};
+    compiler c = {.arena = &r->arena, .patterns = patterns};
     r->node = node_of(&c, r->src, "");
     if (c.err) {
         kapi_schema_root_free(r);
@@ -911,12 +477,22 @@ kapi_error *kapi_schema_compile(const json_t *src, kapi_schema_root **out)
     return NULL;
 }
 
+kapi_error *kapi_schema_compile(const json_t *src, kapi_schema_root **out)
+{
+    return compile_root(src, true, out);
+}
+
+kapi_error *kapi_schema_compile_walk(const json_t *src, kapi_schema_root **out)
+{
+    return compile_root(src, false, out);
+}
+
 const kapi_schema *kapi_schema_root_node(const kapi_schema_root *r)
 {
     return r->node;
 }
 
-/* Patterns are the only heap memory of a node (regex_t internals). Definitions are
+/* Patterns are the only heap memory of a node (their compiled programs). Definitions are
  * freed one by one; an inline node is reached from exactly one parent. */
 static void free_children(const kapi_schema *n)
 {
@@ -936,10 +512,7 @@ static void free_children(const kapi_schema *n)
 
 static void free_node_patterns(const kapi_schema *n)
 {
-    if (n->pattern_re) {
-        regfree(n->pattern_re);
-        free(n->pattern_re);
-    }
+    kapi_regex_free(n->pattern_re);
     free_children(n);
 }
 

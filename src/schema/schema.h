@@ -25,8 +25,8 @@
 #define KAPI_SCHEMA_H
 
 #include <jansson.h>
-#include <regex.h>
 
+#include "base/regex.h"
 #include "base/status.h"
 
 /* JSON types a node allows, as bits; 0 means any. */
@@ -94,7 +94,7 @@ struct kapi_schema {
     /* strings */
     int64_t min_length, max_length;
     const char *pattern;
-    regex_t *pattern_re; /* compiled pattern, or NULL */
+    kapi_regex *pattern_re; /* compiled pattern, or NULL */
 
     /* numbers */
     kapi_schema_bound minimum, maximum;
@@ -140,6 +140,10 @@ const json_t *kapi_schema_set_definitions(const kapi_schema_set *s);
  * and the error names the path of the bad keyword. */
 typedef struct kapi_schema_root kapi_schema_root;
 kapi_error *kapi_schema_compile(const json_t *src, kapi_schema_root **out);
+/* The same schema for the decode walk alone (pruning, defaults, unknown fields), cheap
+ * enough to make for one request: its patterns are left out (neither kept nor compiled),
+ * so it never validates a value. */
+kapi_error *kapi_schema_compile_walk(const json_t *src, kapi_schema_root **out);
 const kapi_schema *kapi_schema_root_node(const kapi_schema_root *r);
 void kapi_schema_root_free(kapi_schema_root *r);
 

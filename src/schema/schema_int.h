@@ -4,8 +4,6 @@
 #ifndef KAPI_SCHEMA_INT_H
 #define KAPI_SCHEMA_INT_H
 
-#include <locale.h>
-
 #include "codec/json.h"
 #include "schema/schema.h"
 
@@ -33,13 +31,6 @@ void kapi_schema__go_float(kapi_buf *b, double f);
 void kapi_schema__go_value(kapi_buf *b, const json_t *v);
 /* %#v: map[string]interface {}{"a":1, "b":[]interface {}{"x"}}, keys sorted. */
 void kapi_schema__go_sharp_v(kapi_buf *b, const json_t *v);
-
-/* ---- patterns (compile.c) ---- */
-
-/* Switches the calling thread to the UTF-8 locale patterns are compiled and matched in;
- * returns what to give kapi_schema__regex_locale_leave. */
-locale_t kapi_schema__regex_locale_enter(void);
-void kapi_schema__regex_locale_leave(locale_t old);
 
 /* ---- string formats (strfmt.c) ---- */
 

@@ -27,7 +27,7 @@
  *
  * Object properties are checked in schema order (Go iterates a map: kube-apiserver's
  * order varies from call to call). Nothing is allocated for a valid value but the path
- * buffer (and what glibc's regexec allocates for a pattern), except duplicate detection
+ * buffer (and what RE2 caches as it matches a pattern), except duplicate detection
  * for list-type set/map arrays of more than 64 items. Branches of anyOf, oneOf and not
  * are first probed without building errors; only a failing combinator's best branch is
  * validated again to report its errors.
@@ -36,8 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "schema/schema.h"
 #include "schema/field.h"
+#include "schema/schema.h"
 #include "schema/schema_int.h"
 
 /* One error, already converted into the field error apiextensions makes of it. */
@@ -362,16 +362,6 @@ static void check_enum(vctx *c, const kapi_schema *s, const json_t *v)
 
 /* ---- strings ---- */
 
-/* regexp.MatchString: an unanchored search; see compile.c for the translation. */
-static bool pattern_matches(const kapi_schema *s, const char *str, size_t n)
-{
-    regmatch_t m[1] = {{0, (regoff_t)n}};
-    locale_t old = kapi_schema__regex_locale_enter();
-    int rc = regexec(s->pattern_re, str, 1, m, REG_STARTEND);
-    kapi_schema__regex_locale_leave(old);
-    return rc == 0;
-}
-
 static size_t rune_count(const char *p, size_t n)
 {
     size_t runes = 0;
@@ -402,7 +392,7 @@ static void check_string(vctx *c, const kapi_schema *s, const json_t *v)
         return;
     }
     bool too_short = s->min_length >= 0 && runes < (size_t)s->min_length;
-    if (!too_short && (!s->pattern_re || pattern_matches(s, str, n)))
+    if (!too_short && (!s->pattern_re || kapi_regex_match(s->pattern_re, str, n)))
         return;
     if (!report(c))
         return;

@@ -193,6 +193,28 @@ static const vcase create_cases[] = {
          "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in "
          "spec.versions[*].schema instead]",
      2},
+    {"patterns Go refuses, causes sorted as ValidateStructural sorts them",
+     "{\"spec\":{\"versions\":[" VERSION(
+         "v1", "true",
+         ",\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\",\"properties\":{\"spec\":{"
+         "\"type\":\"object\",\"properties\":{\"b\":{\"type\":\"string\",\"pattern\":"
+         "\"a**\"},\"a\":{\"type\":\"string\",\"pattern\":\"[\"},\"ok\":{\"type\":"
+         "\"string\",\"pattern\":\"^[a-z]+$\"}},\"anyOf\":[{\"properties\":{\"b\":{"
+         "\"pattern\":\"(x\"}}}]},\"list\":{\"type\":\"array\",\"items\":{\"type\":"
+         "\"string\",\"pattern\":\"x{1001}\"}}}}}") "]}}",
+     CRD "[spec.versions[0].schema.openAPIV3Schema.properties[list].items.pattern: Invalid value: "
+         "\"x{1001}\": must be a valid regular expression, but isn't: error parsing regexp: "
+         "invalid repeat count: `{1001}`, "
+         "spec.versions[0].schema.openAPIV3Schema.properties[spec].anyOf[0].properties[b].pattern: "
+         "Invalid value: \"(x\": must be a valid regular expression, but isn't: error parsing "
+         "regexp: missing closing ): `(x`, "
+         "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[a].pattern: Invalid "
+         "value: \"[\": must be a valid regular expression, but isn't: error parsing regexp: "
+         "missing closing ]: `[`, "
+         "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[b].pattern: Invalid "
+         "value: \"a**\": must be a valid regular expression, but isn't: error parsing regexp: "
+         "invalid nested repetition operator: `**`]",
+     4},
 };
 
 TEST(validate_crd_create)

@@ -9,8 +9,8 @@
 #include <jansson.h>
 
 #include "codec/json.h"
-#include "schema/schema.h"
 #include "schema/field.h"
+#include "schema/schema.h"
 #include "schema/schema_int.h"
 #include "test.h"
 
@@ -513,7 +513,7 @@ TEST(schema_validate_long_sets)
     kapi_schema_root_free(root);
 }
 
-/* ---- patterns: RE2 syntax on POSIX regcomp ---- */
+/* ---- patterns: Go's regexp (base/regex.h), compiled with the schema ---- */
 
 static void check_pattern(int line, const char *pattern, const char *value, bool want)
 {
@@ -565,6 +565,48 @@ TEST(schema_validate_patterns)
     CHECK_PATTERN("^\\$\\{[a-z]+\\}$", "${var}", true);
     CHECK_PATTERN("a+", "xaay", true); /* not anchored */
     CHECK_PATTERN("^[\\x{e9}-\\x{ea}]$", "\xc3\xaa", true);
+    CHECK_PATTERN("^\\pL+$", "h\xc3\xa9llo", true); /* Unicode classes */
+    CHECK_PATTERN("^\\pL+$", "a1", false);
+    CHECK_PATTERN("^\\p{Greek}$", "\xce\xbb", true);
+    CHECK_PATTERN("^\\d$", "\xd9\xa3", false); /* \\d is ASCII, as in Go */
+    CHECK_PATTERN("^\xc3\xa9t\xc3\xa9$", "\xc3\xa9t\xc3\xa9", true);
+    CHECK_PATTERN("(((a{0,10}){0,10}){0,10})b", "aaab", true); /* a product of 1000 */
+}
+
+/* A value holding NUL is matched whole, not up to the NUL. */
+TEST(schema_validate_pattern_nul)
+{
+    json_t *src = json_pack("{s:s,s:s}", "type", "string", "pattern", "^a$");
+    kapi_schema_root *root = NULL;
+    CHECK(kapi_schema_compile(src, &root) == NULL);
+    json_t *v = json_stringn("a\0b", 3);
+    kapi_error *err = kapi_error_new(KAPI_STATUS_INVALID, "invalid");
+    kapi_schema_validate(kapi_schema_root_node(root), v, "", err);
+    CHECK_INT_EQ(err->ncauses, 1);
+    kapi_error_free(err);
+    json_decref(v);
+    json_decref(src);
+    kapi_schema_root_free(root);
+}
+
+/* A schema made for one request's decode walk compiles no pattern: a request never pays
+ * for compiling one (and a pattern is no error there). */
+TEST(schema_compile_walk_leaves_patterns_out)
+{
+    json_t *src = parse_q("{'type':'object','properties':{'a':{'type':'string','pattern':'['},"
+                          "'b':{'type':'string','pattern':'^x$'}}}");
+    kapi_schema_root *root = NULL;
+    kapi_error *err = kapi_schema_compile_walk(src, &root);
+    CHECK(err == NULL && root != NULL);
+    const kapi_schema *n = kapi_schema_root_node(root);
+    CHECK_INT_EQ(n->nprops, 2);
+    for (size_t i = 0; i < n->nprops; i++)
+        CHECK(n->props[i].schema->pattern == NULL && n->props[i].schema->pattern_re == NULL);
+    kapi_schema_root_free(root);
+    err = kapi_schema_compile(src, &root);
+    CHECK(err != NULL && root == NULL);
+    kapi_error_free(err);
+    json_decref(src);
 }
 
 TEST(schema_compile_rejects_what_is_not_structural)
@@ -586,9 +628,15 @@ TEST(schema_compile_rejects_what_is_not_structural)
         {"{'type':['string','null']}", "type: must be a string"},
         {"{'type':'object','properties':{'a':{'type':'null'}}}",
          "properties.a.type: type cannot be set to null, use nullable as an alternative"},
-        {"{'type':'string','pattern':'^\\\\pL+$'}",
-         "pattern: uses Unicode classes (\\p), which kapi does not support"},
-        {"{'type':'string','pattern':'^(a$'}", "pattern: must be a valid regular expression"},
+        {"{'type':'string','pattern':'^(a$'}",
+         "pattern: must be a valid regular expression, but isn't: error parsing regexp: missing "
+         "closing ): `^(a$`"},
+        {"{'type':'string','pattern':'(((a{0,20}){0,20}){0,20}){0,20}'}",
+         "pattern: must be a valid regular expression, but isn't: error parsing regexp: invalid "
+         "repeat count: `{0,20}`"},
+        {"{'type':'string','pattern':'['}",
+         "pattern: must be a valid regular expression, but isn't: error parsing regexp: missing "
+         "closing ]: `[`"},
     };
     for (size_t i = 0; i < KAPI_ARRAY_LEN(cases); i++) {
         json_t *src = parse_q(cases[i].schema);
