@@ -30,6 +30,7 @@ static kapi_obj *obj_alloc(kapi_str key, size_t len)
     o->len = len;
     o->data[len] = '\0';
     o->key = o->data + len + 1;
+    o->key_len = key.len;
     if (key.len)
         memcpy(o->key, key.ptr, key.len);
     o->key[key.len] = '\0';
@@ -72,5 +73,5 @@ kapi_obj *kapi_store__obj_load(const kapi_store_row *row)
 
 kapi_str kapi_store__obj_key(const kapi_obj *o)
 {
-    return (kapi_str){o->key, strlen(o->key)};
+    return (kapi_str){o->key, o->key_len};
 }
