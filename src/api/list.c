@@ -407,7 +407,11 @@ static void put_list_meta(kapi_buf *b, const page *p, const char *prefix, bool p
 
 /* A list item: the stored object without kind and apiVersion, as typed lists write
  * their items. The bytes start with {"kind":..,"apiVersion":.., so the item is "{"
- * followed by everything from "metadata" on. */
+ * followed by everything from "metadata" on. The search cannot be fooled: the stored
+ * bytes are kapi's compact canonical JSON (kapi_api__canonical) with kind, apiVersion and
+ * metadata first and only strings before metadata; inside a JSON string every '"' is
+ * escaped as \", so no string can hold the bytes "metadata": and their first occurrence
+ * is the top-level member's key, whatever the labels or annotations after it hold. */
 static void list_item_chunks(kapi_obj *o, kapi_http_chunk *c)
 {
     const char *m = strstr(o->data, "\"metadata\":");

@@ -123,9 +123,12 @@ static kapi_error *namespace_open(kapi_api *api, kapi_arena *a, const kapi_type 
         kapi_error_details(err, ns, "", "namespaces");
         return err;
     }
-    /* Read from the bytes (creates are hot): status is an object, so only the
-     * namespace's own status can match, and phase is its first member. */
-    bool terminating = strstr(o->data, "\"status\":{\"phase\":\"Terminating\"") != NULL;
+    /* Decided on the parsed namespace (small): its bytes may hold the same text elsewhere,
+     * e.g. in a managedFields entry's fieldsV1. */
+    json_t *nsobj = kapi_api__parse_stored(o);
+    const char *phase = kapi_json_path_str(nsobj, "status.phase");
+    bool terminating = phase && strcmp(phase, "Terminating") == 0;
+    json_decref(nsobj);
     kapi_obj_unref(o);
     if (!terminating)
         return NULL;

@@ -113,6 +113,7 @@ static void clean_namespace(kapi_api *api, const kapi_type *nst, kapi_obj *o)
     json_t *ns = kapi_api__parse_stored(o);
     const char *name = kapi_json_path_str(ns, "metadata.name");
     const kapi_registry *reg = api->registry;
+    /* decided on the parsed object: the bytes may hold the text in a label or annotation */
     bool empty = kapi_json_path(ns, "metadata.deletionTimestamp") != NULL;
     for (size_t i = 0; empty && i < kapi_registry_count(reg); i++)
         if (first_of_storage(reg, i))
@@ -139,8 +140,7 @@ static void pass(kapi_api *api)
     if (!nst || kapi_store_list(api->store, &q, &l) != KAPI_STORE_OK)
         return;
     for (size_t i = 0; i < l.n; i++)
-        if (strstr(l.items[i]->data, "\"deletionTimestamp\":"))
-            clean_namespace(api, nst, l.items[i]);
+        clean_namespace(api, nst, l.items[i]);
     kapi_store_list_dispose(&l);
 }
 
