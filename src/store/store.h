@@ -54,6 +54,11 @@ typedef struct kapi_obj {
 
 kapi_obj *kapi_obj_ref(kapi_obj *o);
 void kapi_obj_unref(kapi_obj *o);
+/* The key of an object, by its length. */
+static inline kapi_str kapi_obj_key(const kapi_obj *o)
+{
+    return (kapi_str){o->key, o->key_len};
+}
 
 typedef enum kapi_store_op {
     KAPI_STORE_CREATE,

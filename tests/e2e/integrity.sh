@@ -32,6 +32,55 @@ poll() {
     done
 }
 
+# ---- a NUL byte in a name never aliases another object ----
+# Names are validated as 1.26 validates each type: an events.k8s.io/v1 Event name is a DNS
+# subdomain (422), while a core/v1 Event name passes only the path-segment rule, so
+# "a\u0000b" is a legal core/v1 Event name and must be its own object.
+
+eve() {
+    printf '{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":%s},' "$1"
+    printf '"eventTime":"2024-01-02T03:04:05.123456Z","reportingController":"a.b/c",'
+    printf '"reportingInstance":"i","action":"A","reason":"R","type":"Normal",'
+    printf '"regarding":{"kind":"Pod","namespace":"nul","name":"p"}}'
+}
+ns_create nul
+post /api/v1/namespaces/nul/events "$(ev '"victim"' nul original)" >/dev/null
+want='422 Invalid Event "victim\x00x" is invalid: metadata.name: Invalid value: "victim\x00x": a lowercase RFC 1123 subdomain must consist of'
+post /apis/events.k8s.io/v1/namespaces/nul/events "$(eve '"victim\u0000x"')" >/dev/null
+expect_eq "events.k8s.io/v1 create of victim\\u0000x: 422 with kube's message" "$want" \
+    "$(status_of | cut -c1-${#want})"
+expect_eq "PUT .../events/victim%00x of a body named victim: 400, the name does not match" \
+    "400 BadRequest the name of the object (victim) does not match the name on the URL (victim\\x00x)" \
+    "$(curl_code -X PUT -H 'Content-Type: application/json' -d "$(ev '"victim"' nul overwritten)" \
+        "$(ev_url nul victim%00x)" >/dev/null; status_of)"
+expect_eq "DELETE .../events/victim%00zzz: 404 naming the whole name" \
+    '404 NotFound events "victim\x00zzz" not found' \
+    "$(curl_code -X DELETE "$(ev_url nul victim%00zzz)" >/dev/null; status_of)"
+expect_eq "victim is untouched" original "$(c "$(ev_url nul victim)" | jq -r .message)"
+
+expect_eq "core/v1 create of a\\u0000b: its own object" 201 \
+    "$(post /api/v1/namespaces/nul/events "$(ev '"a\u0000b"' nul with-nul)")"
+expect_eq "core/v1 create of a after a\\u0000b: not taken for it" 201 \
+    "$(post /api/v1/namespaces/nul/events "$(ev '"a"' nul plain)")"
+expect_eq "GET .../events/a returns a, not a\\u0000b" "a plain" \
+    "$(c "$(ev_url nul a)" | jq -r '"\(.metadata.name) \(.message)"')"
+expect_eq "GET .../events/a%00b returns a\\u0000b" '"a\u0000b" with-nul' \
+    "$(c "$(ev_url nul a%00b)" | jq -r '"\(.metadata.name | tojson) \(.message)"')"
+expect_eq "GET .../events/a%00: 404" 404 "$(curl_code "$(ev_url nul a%00)")"
+expect_eq "a fieldSelector metadata.name=a selects a only" plain \
+    "$(c "$(ev_url nul)?fieldSelector=metadata.name=a" | jq -r '[.items[].message] | join(",")')"
+c "$(ev_url nul)?limit=1" >"$work/nul1.json"
+c "$(ev_url nul)?limit=1&continue=$(jq -r .metadata.continue "$work/nul1.json")" >"$work/nul2.json"
+expect_eq "pages of one: a, then a\\u0000b after it (the continue token keeps the NUL)" \
+    'plain with-nul' "$(jq -r '.items[0].message' "$work/nul1.json") $(jq -r '.items[0].message' "$work/nul2.json")"
+c "$(ev_url nul a)?watch=1&resourceVersion=1&timeoutSeconds=1" >"$work/nulw.json"
+expect_eq "a watch of the item a sees a only" "ADDED plain;" \
+    "$(jq -r '"\(.type) \(.object.message)"' "$work/nulw.json" | tr '\n' ';')"
+c -X DELETE "$(ev_url nul a%00b)" >/dev/null
+expect_eq "DELETE .../events/a%00b deletes a\\u0000b, and a stays" "404 200" \
+    "$(curl_code "$(ev_url nul a%00b)") $(curl_code "$(ev_url nul a)")"
+post /api/v1/namespaces/nul/events "$(ev '"a\u0000c"' nul kept-nul)" >/dev/null
+
 # ---- byte searches on stored JSON: decisions are made on the parsed object ----
 
 crd() { # crd PLURAL METADATA-MEMBERS
@@ -55,6 +104,13 @@ post /apis/apiextensions.k8s.io/v1/customresourcedefinitions \
     >/dev/null
 check "a CRD with a label key deletionTimestamp is established, not cleaned up" \
     poll 5 established deltas
+
+# A custom resource name is a DNS subdomain in 1.26 (NameIsDNSSubdomain): a NUL is refused.
+want='422 Invalid Klabelone.bytes.example.com "w\x00x" is invalid: metadata.name: Invalid value: "w\x00x": a lowercase RFC 1123 subdomain'
+post /apis/bytes.example.com/v1/namespaces/nul/labelones \
+    '{"apiVersion":"bytes.example.com/v1","kind":"Klabelone","metadata":{"name":"w\u0000x"}}' >/dev/null
+expect_eq "a custom resource named w\\u0000x: 422 naming the whole name" "$want" \
+    "$(status_of | cut -c1-${#want})"
 
 # A namespace whose bytes hold "status":{"phase":"Terminating" in a managedFields entry
 # and "deletionTimestamp": in a label key is neither terminating nor emptied.
@@ -108,5 +164,12 @@ expect_eq "an Exact list at a revision before the restart" "e1:m e2:m " \
 c "$(ev_url rs)?limit=5&continue=$token" >"$work/page2.json"
 expect_eq "a continue token from before the restart gives the rest of its list" "e2 " \
     "$(jq -r '.items[].metadata.name' "$work/page2.json" | tr '\n' ' ')"
+
+expect_eq "after the restart a\\u0000c and a are still two objects" "kept-nul plain" \
+    "$(c "$(ev_url nul a%00c)" | jq -r .message) $(c "$(ev_url nul a)" | jq -r .message)"
+c -X DELETE "$api/api/v1/namespaces/nul" >/dev/null
+check "deleting the namespace removes a\\u0000c and a, then the namespace" \
+    poll 10 sh -c "test \"\$(curl -s -o /dev/null -w '%{http_code}' --cacert '$data/ca.crt' \
+        -H 'Authorization: Bearer $(cat "$data/admin-token")' '$api/api/v1/namespaces/nul')\" = 404"
 
 e2e_finish

@@ -56,13 +56,27 @@ TEST(api_reqinfo_table)
         CHECK(r->info.is_resource);
         CHECK_STR_EQ(r->info.group, cases[i].group);
         CHECK_STR_EQ(r->info.version, cases[i].version);
-        CHECK_STR_EQ(r->info.ns, cases[i].ns);
+        CHECK(kapi_str_eqc(r->info.ns, cases[i].ns));
         CHECK_STR_EQ(r->info.resource, cases[i].resource);
-        CHECK_STR_EQ(r->info.name, cases[i].name);
+        CHECK(kapi_str_eqc(r->info.name, cases[i].name));
         CHECK_STR_EQ(r->info.subresource, cases[i].sub);
         CHECK_STR_EQ(r->info.verb, cases[i].verb);
         kapi_arena_dispose(&r->arena);
     }
+}
+
+/* A %00 in the path is a NUL inside the part: the name is the whole part, not the bytes
+ * before the NUL. */
+TEST(api_reqinfo_nul_in_name)
+{
+    kapi_http_request h;
+    kapi_req *r = make_req(&h, "DELETE", "/api/v1/namespaces/n%00s/events/victim%00zzz", "");
+    CHECK(kapi_api__parse_request(r) == NULL);
+    CHECK(kapi_str_eq(r->info.ns, (kapi_str){"n\0s", 3}));
+    CHECK(kapi_str_eq(r->info.name, (kapi_str){"victim\0zzz", 10}));
+    CHECK_STR_EQ(r->info.resource, "events");
+    CHECK_STR_EQ(r->info.verb, "delete");
+    kapi_arena_dispose(&r->arena);
 }
 
 TEST(api_reqinfo_query_decoding)
