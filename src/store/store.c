@@ -340,9 +340,11 @@ static int load_row(void *ctx, const kapi_store_row *row)
  * watch hub, in revision order, each with its previous state, as the committer would have
  * published them. A change whose bytes are the key's latest state shares the object the
  * index has loaded (a restart with a full window costs references, not copies); other
- * bytes are read by revision. `last` maps each key to its state as the replay goes, so
- * that a change's previous state is the replay's own object; only the first change of a
- * key in the window reads its previous state (from before the window) from the log. */
+ * bytes are read by revision. `last` maps each key changed again later in the window to its
+ * state as the replay goes, so that a change's previous state is the replay's own object
+ * (a key's latest state is never anyone's previous state, so it stays out of the map);
+ * only the first change of a key in the window reads its previous state (from before the
+ * window) from the log. */
 
 typedef struct replay {
     kapi_store *st;
@@ -357,11 +359,12 @@ static int take_row(void *ctx, const kapi_store_row *row)
     return 0;
 }
 
-/* The object a change made: the index's when it is the key's latest state. */
-static kapi_obj *change_obj(replay *r, const kapi_store_row *row)
+/* The object a change made: the index's when it is the key's latest state (*latest). */
+static kapi_obj *change_obj(replay *r, const kapi_store_row *row, bool *latest)
 {
     kapi_obj *cur = kapi_store__index_get(&r->st->index, row->key);
-    if (cur && cur->rev == row->rev)
+    *latest = cur && cur->rev == row->rev;
+    if (*latest)
         return kapi_obj_ref(cur);
     r->found = NULL;
     r->st->ops->read_rev(r->st->backend, row->rev, take_row, r);
@@ -384,7 +387,8 @@ static kapi_obj *change_prev(replay *r, const kapi_store_row *row)
 static int replay_row(void *ctx, const kapi_store_row *row)
 {
     replay *r = ctx;
-    kapi_obj *obj = change_obj(r, row), *prev = change_prev(r, row);
+    bool latest;
+    kapi_obj *obj = change_obj(r, row, &latest), *prev = change_prev(r, row);
     if (!obj || (row->op != KAPI_STORE_CREATE && !prev)) {
         kapi_obj_unref(obj);
         kapi_obj_unref(prev);
@@ -397,7 +401,7 @@ static int replay_row(void *ctx, const kapi_store_row *row)
         .prev = prev,
     };
     kapi_store__hub_publish(&r->st->hub, &ev);
-    if (row->op == KAPI_STORE_DELETE)
+    if (row->op == KAPI_STORE_DELETE || latest)
         kapi_store__index_remove(&r->last, row->key);
     else
         kapi_store__index_put(&r->last, kapi_obj_ref(obj));
