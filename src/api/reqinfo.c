@@ -94,6 +94,21 @@ static const char *verb_of(const kapi_req *r)
     return m;
 }
 
+/* The C-string view of a path part (or of the path) that the fixed identifiers are
+ * compared with: a NUL, which no group, version, resource, subresource or route holds,
+ * is shown as 0x01, which none holds either, so that a part with a NUL names nothing
+ * rather than what comes before its NUL. */
+static char *c_view(kapi_arena *a, kapi_str s)
+{
+    if (!memchr(s.ptr, '\0', s.len))
+        return (char *)s.ptr;
+    char *v = kapi_arena_strndup(a, s.ptr, s.len);
+    for (size_t i = 0; i < s.len; i++)
+        if (v[i] == '\0')
+            v[i] = '\x01';
+    return v;
+}
+
 /* Fills the resource parts of r->info from the parts after /api(s)/<group>/<version>.
  * The namespace and the name keep their lengths: a part may hold a NUL (from %00), and
  * is then that whole part, never the bytes before the NUL. */
@@ -116,11 +131,11 @@ static void resource_parts(kapi_req *r, kapi_str *parts, size_t n)
     }
     in->nparts = n;
     if (n >= 3)
-        in->subresource = parts[2].ptr;
+        in->subresource = c_view(&r->arena, parts[2]);
     if (n >= 2)
         in->name = parts[1];
     if (n >= 1)
-        in->resource = parts[0].ptr;
+        in->resource = c_view(&r->arena, parts[0]);
 }
 
 /* Splits the decoded path (len bytes) into its non-empty parts, each NUL-terminated in
@@ -153,27 +168,29 @@ kapi_error *kapi_api__parse_request(kapi_req *r)
     in->prefix = "";
     if ((err = parse_query(r)) != NULL)
         return err;
-    r->path = unescape_n(&r->arena, r->http->path, false, &len);
-    if (!r->path)
+    char *path = unescape_n(&r->arena, r->http->path, false, &len);
+    if (!path)
         return kapi_error_new(KAPI_STATUS_BAD_REQUEST, "invalid URL escape in path");
+    r->path = c_view(&r->arena, (kapi_str){path, len});
 
     kapi_str *parts;
-    size_t n = split_path(&r->arena, r->path, len, &parts);
+    kapi_arena *a = &r->arena;
+    size_t n = split_path(a, path, len, &parts);
     if (n >= 2 && kapi_str_eqc(parts[0], "api")) {
         in->prefix = "api";
-        in->version = parts[1].ptr;
+        in->version = c_view(a, parts[1]);
         resource_parts(r, parts + 2, n - 2);
         in->is_resource = true;
     } else if (n >= 3 && kapi_str_eqc(parts[0], "apis")) {
         in->prefix = "apis";
-        in->group = parts[1].ptr;
-        in->version = parts[2].ptr;
+        in->group = c_view(a, parts[1]);
+        in->version = c_view(a, parts[2]);
         resource_parts(r, parts + 3, n - 3);
         in->is_resource = true;
     } else if (n >= 1) {
-        in->prefix = parts[0].ptr;
+        in->prefix = c_view(a, parts[0]);
         if (n == 2 && kapi_str_eqc(parts[0], "apis"))
-            in->group = parts[1].ptr;
+            in->group = c_view(a, parts[1]);
     }
     in->verb = verb_of(r);
     return NULL;

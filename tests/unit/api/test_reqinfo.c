@@ -77,6 +77,16 @@ TEST(api_reqinfo_nul_in_name)
     CHECK_STR_EQ(r->info.resource, "events");
     CHECK_STR_EQ(r->info.verb, "delete");
     kapi_arena_dispose(&r->arena);
+    /* a NUL in a fixed part names nothing, never the group before it */
+    r = make_req(&h, "GET", "/apis/batch%00x/v1/cronjobs%00/a", "");
+    CHECK(kapi_api__parse_request(r) == NULL);
+    CHECK_STR_EQ(r->info.group, "batch\x01x");
+    CHECK_STR_EQ(r->info.resource, "cronjobs\x01");
+    kapi_arena_dispose(&r->arena);
+    r = make_req(&h, "GET", "/version%00", "");
+    CHECK(kapi_api__parse_request(r) == NULL);
+    CHECK_STR_EQ(r->path, "/version\x01");
+    kapi_arena_dispose(&r->arena);
 }
 
 TEST(api_reqinfo_query_decoding)
