@@ -70,8 +70,3 @@ kapi_obj *kapi_store__obj_load(const kapi_store_row *row)
     put(o->data, row->value);
     return o;
 }
-
-kapi_str kapi_store__obj_key(const kapi_obj *o)
-{
-    return (kapi_str){o->key, o->key_len};
-}

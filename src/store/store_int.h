@@ -25,8 +25,6 @@ kapi_obj *kapi_store__obj_new(kapi_str key, int64_t rev, int64_t create_rev, kap
 /* An object made from a row of the log (its bytes are stamped already). */
 typedef struct kapi_store_row kapi_store_row;
 kapi_obj *kapi_store__obj_load(const kapi_store_row *row);
-/* The key of an object as a slice. */
-kapi_str kapi_store__obj_key(const kapi_obj *o);
 
 /* ---- the in-memory index ---- */
 

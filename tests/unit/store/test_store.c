@@ -486,7 +486,7 @@ static char *get_str(kapi_store *st, kapi_str key)
     kapi_obj *o = NULL;
     char v[64] = "-";
     if (kapi_store_get(st, key, &o) == KAPI_STORE_OK) {
-        CHECK(kapi_str_eq(kapi_store__obj_key(o), key));
+        CHECK(kapi_str_eq(kapi_obj_key(o), key));
         sscanf(o->data, "{\"v\":\"%63[^\"]", v);
     }
     kapi_obj_unref(o);
