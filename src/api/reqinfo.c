@@ -33,9 +33,36 @@ static char *unescape_n(kapi_arena *a, kapi_str s, bool plus_space, size_t *len)
     return out;
 }
 
-static char *unescape(kapi_arena *a, kapi_str s, bool plus_space)
+/* The C-string view of a path part, of the path or of a query key, that the fixed
+ * identifiers are compared with: a NUL, which no group, version, resource, subresource or route
+ * holds, is shown as 0x01, which none holds either, so that a part with a NUL names nothing rather
+ * than what comes before its NUL. */
+static char *c_view(kapi_arena *a, kapi_str s)
 {
-    return unescape_n(a, s, plus_space, NULL);
+    if (!memchr(s.ptr, '\0', s.len))
+        return (char *)s.ptr;
+    char *v = kapi_arena_strndup(a, s.ptr, s.len);
+    for (size_t i = 0; i < s.len; i++)
+        if (v[i] == '\0')
+            v[i] = '\x01';
+    return v;
+}
+
+/* A query parameter's value: the selectors and every option read values as C strings,
+ * which a NUL would cut (fieldSelector=metadata.name=a%00b selecting, and deleting, a),
+ * so a value holding one is refused; in kube-apiserver such a value is invalid for every
+ * parameter but a field selector, whose value no kapi name can be asked by. */
+static kapi_error *query_value(kapi_arena *a, kapi_str s, const char *key, const char **out)
+{
+    size_t len;
+    char *v = unescape_n(a, s, true, &len);
+    *out = v;
+    if (!v)
+        return kapi_error_new(KAPI_STATUS_BAD_REQUEST, "invalid URL escape in query");
+    if (memchr(v, '\0', len))
+        return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                              "invalid value of the query parameter %s: it holds a NUL byte", key);
+    return NULL;
 }
 
 static kapi_error *parse_query(kapi_req *r)
@@ -52,10 +79,15 @@ static kapi_error *parse_query(kapi_req *r)
         kapi_str key;
         bool has_value = kapi_str_cut(&pair, '=', &key);
         kapi_query_param *p = &r->query[r->nquery];
-        p->key = unescape(&r->arena, key, true);
-        p->value = has_value ? unescape(&r->arena, pair, true) : "";
-        if (!p->key || !p->value)
+        size_t klen;
+        char *k = unescape_n(&r->arena, key, true, &klen);
+        if (!k)
             return kapi_error_new(KAPI_STATUS_BAD_REQUEST, "invalid URL escape in query");
+        p->key = c_view(&r->arena, (kapi_str){k, klen}); /* a NUL: no known parameter */
+        p->value = "";
+        kapi_error *err = has_value ? query_value(&r->arena, pair, p->key, &p->value) : NULL;
+        if (err)
+            return err;
         r->nquery++;
     }
     return NULL;
@@ -92,21 +124,6 @@ static const char *verb_of(const kapi_req *r)
     if (strcmp(m, "DELETE") == 0)
         return named ? "delete" : "deletecollection";
     return m;
-}
-
-/* The C-string view of a path part (or of the path) that the fixed identifiers are
- * compared with: a NUL, which no group, version, resource, subresource or route holds,
- * is shown as 0x01, which none holds either, so that a part with a NUL names nothing
- * rather than what comes before its NUL. */
-static char *c_view(kapi_arena *a, kapi_str s)
-{
-    if (!memchr(s.ptr, '\0', s.len))
-        return (char *)s.ptr;
-    char *v = kapi_arena_strndup(a, s.ptr, s.len);
-    for (size_t i = 0; i < s.len; i++)
-        if (v[i] == '\0')
-            v[i] = '\x01';
-    return v;
 }
 
 /* Fills the resource parts of r->info from the parts after /api(s)/<group>/<version>.

@@ -89,6 +89,26 @@ TEST(api_reqinfo_nul_in_name)
     kapi_arena_dispose(&r->arena);
 }
 
+/* A NUL in a query value is refused (a C string would cut it); in a key it names no known
+ * parameter. */
+TEST(api_reqinfo_nul_in_query)
+{
+    kapi_http_request h;
+    kapi_req *r = make_req(&h, "DELETE", "/api/v1/namespaces/n/events",
+                           "fieldSelector=metadata.name%3Da%00b");
+    kapi_error *err = kapi_api__parse_request(r);
+    CHECK(err != NULL && err->status == KAPI_STATUS_BAD_REQUEST);
+    if (err)
+        CHECK_STR_EQ(err->message,
+                     "invalid value of the query parameter fieldSelector: it holds a NUL byte");
+    kapi_error_free(err);
+    kapi_arena_dispose(&r->arena);
+    r = make_req(&h, "GET", "/api/v1/namespaces/n/events", "watch%00x=1");
+    CHECK(kapi_api__parse_request(r) == NULL);
+    CHECK_STR_EQ(r->info.verb, "list");
+    kapi_arena_dispose(&r->arena);
+}
+
 TEST(api_reqinfo_query_decoding)
 {
     kapi_http_request h;
