@@ -250,10 +250,15 @@ kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, k
     if ((err = admit_namespace(t, ns, meta)) != NULL)
         goto done;
     kapi_str name = kapi_api__name_of(meta);
-    const char *gen = kapi_json_path_str(meta, "generateName");
-    if (!name.len && gen && *gen) {
+    const json_t *gen = json_object_get(meta, "generateName");
+    size_t gen_len = json_string_length(gen);
+    if (!name.len && gen_len) { /* at most 58 bytes of it, whatever they are, and 5 more */
+        char generated[58 + 5];
+        size_t n = gen_len < 58 ? gen_len : 58;
         kapi_random_suffix(suffix, 5);
-        json_object_set_new(meta, "name", json_sprintf("%.58s%s", gen, suffix));
+        memcpy(generated, json_string_value(gen), n);
+        memcpy(generated + n, suffix, 5);
+        json_object_set_new(meta, "name", json_stringn(generated, n + 5));
     }
     const char *rv = kapi_json_path_str(meta, "resourceVersion");
     if (rv && *rv) {

@@ -80,6 +80,10 @@ c -X DELETE "$(ev_url nul a%00b)" >/dev/null
 expect_eq "DELETE .../events/a%00b deletes a\\u0000b, and a stays" "404 200" \
     "$(curl_code "$(ev_url nul a%00b)") $(curl_code "$(ev_url nul a)")"
 post /api/v1/namespaces/nul/events "$(ev '"a\u0000c"' nul kept-nul)" >/dev/null
+post /api/v1/namespaces/nul/events \
+    '{"metadata":{"generateName":"g\u0000"},"involvedObject":{"namespace":"nul"}}' >/dev/null
+expect_eq "a generated name keeps the whole generateName, NUL included" '201 "g\u0000' \
+    "$(jq -r '.code // 201' "$work/body") $(jq -r '.metadata.name | tojson' "$work/body" | cut -c1-8)"
 expect_eq "deletecollection with fieldSelector=metadata.name=a%00c: 400, and a stays" "400 200" \
     "$(curl_code -X DELETE "$(ev_url nul)?fieldSelector=metadata.name%3Da%00c") $(curl_code "$(ev_url nul a)")"
 expect_eq "a NUL in a group or a resource names nothing: 404, not the part before it" "404 404" \
