@@ -80,6 +80,11 @@ c -X DELETE "$(ev_url nul a%00b)" >/dev/null
 expect_eq "DELETE .../events/a%00b deletes a\\u0000b, and a stays" "404 200" \
     "$(curl_code "$(ev_url nul a%00b)") $(curl_code "$(ev_url nul a)")"
 post /api/v1/namespaces/nul/events "$(ev '"a\u0000c"' nul kept-nul)" >/dev/null
+expect_eq "a merge patch of a%00c changes a\u0000c only" "200 patched plain" \
+    "$(curl_code -X PATCH -H 'Content-Type: application/merge-patch+json' \
+        -d '{"message":"patched"}' "$(ev_url nul a%00c)") $(c "$(ev_url nul a%00c)" | jq -r .message) $(c "$(ev_url nul a)" | jq -r .message)"
+c -X PATCH -H 'Content-Type: application/merge-patch+json' -d '{"message":"kept-nul"}' \
+    "$(ev_url nul a%00c)" >/dev/null
 post /api/v1/namespaces/nul/events \
     '{"metadata":{"generateName":"g\u0000"},"involvedObject":{"namespace":"nul"}}' >/dev/null
 expect_eq "a generated name keeps the whole generateName, NUL included" '201 "g\u0000' \
