@@ -39,9 +39,9 @@ typedef struct kapi_reqinfo {
     const char *prefix; /* "api" or "apis" */
     const char *group;  /* "" for the core group */
     const char *version;
-    const char *ns;       /* "" when none */
+    kapi_str ns;          /* empty when none; by length (a %00 in the path is a NUL in it) */
     const char *resource; /* plural; "" for a group-version document */
-    const char *name;
+    kapi_str name;        /* empty when none; by length, as ns */
     const char *subresource;
     const char *verb; /* get list create update patch delete deletecollection watch */
     bool watch_path;  /* the deprecated /watch/ form: a watch whatever the query says */
@@ -192,9 +192,12 @@ kapi_error *kapi_api__wait_for_revision(kapi_api *api, int64_t rev);
 void kapi_api__serve_list(kapi_req *r);
 
 /* filter.c: the labelSelector and fieldSelector of a list or watch. */
-/* Parses both (400 for bad syntax or an unsupported field label); name, when not NULL,
- * adds metadata.name=name. *out is NULL when nothing is selected. */
-kapi_error *kapi_api__filter_new(kapi_req *r, const char *name, kapi_filter **out);
+/* Parses both (400 for bad syntax or an unsupported field label); a name (not empty)
+ * selects that one object, compared by length with the name its key holds. *out is NULL
+ * when nothing is selected. */
+kapi_error *kapi_api__filter_new(kapi_req *r, kapi_str name, kapi_filter **out);
+/* The name at the end of a stored object's key, by length. */
+kapi_str kapi_api__key_name(const kapi_obj *o);
 /* True if the stored object passes the selectors (NULL f passes everything). */
 bool kapi_api__filter_match(const kapi_filter *f, const kapi_obj *o);
 void kapi_api__filter_free(kapi_filter *f);
@@ -204,8 +207,8 @@ void kapi_api__filter_free(kapi_filter *f);
 kapi_error *kapi_api__delete_options(kapi_req *r, kapi_delete_opts *d);
 /* Deletes one object (two phases when it has finalizers); *out gets the object as it
  * was removed or as it now waits (served view), *removed which. */
-kapi_error *kapi_api__delete(kapi_api *api, kapi_arena *a, const kapi_type *t, const char *ns,
-                             const char *name, const kapi_delete_opts *d, json_t **out,
+kapi_error *kapi_api__delete(kapi_api *api, kapi_arena *a, const kapi_type *t, kapi_str ns,
+                             kapi_str name, const kapi_delete_opts *d, json_t **out,
                              bool *removed);
 /* True when obj is being deleted and has no finalizer left: an update that leaves it so
  * removes it. */
@@ -213,7 +216,7 @@ bool kapi_api__deletion_done(const json_t *obj);
 /* Removes the object at key (at revision rev) whose update emptied its finalizers; *out
  * gets its last state (storage view) with the removal's revision. */
 kapi_error *kapi_api__finish_deletion(kapi_api *api, kapi_arena *a, const kapi_type *t,
-                                      const char *key, int64_t rev, bool dry, const json_t *obj,
+                                      kapi_str key, int64_t rev, bool dry, const json_t *obj,
                                       json_t **out);
 void kapi_api__serve_delete(kapi_req *r);
 void kapi_api__serve_deletecollection(kapi_req *r);
@@ -273,10 +276,18 @@ void kapi_api__serve_resource(kapi_req *r);
  * for a create-on-update. */
 kapi_error *kapi_api__update(kapi_req *r, json_t *obj, bool dry, int *status, kapi_obj **out,
                              json_t **unstored);
-/* The 404 of a named object; the Status of a failed store write. */
-kapi_error *kapi_api__err_not_found(kapi_arena *a, const kapi_type *t, const char *name);
+/* The 404 of a named object; the Status of a failed store write. Names are taken by
+ * their length and shown as Go's %q shows them. */
+kapi_error *kapi_api__err_not_found(kapi_arena *a, const kapi_type *t, kapi_str name);
 kapi_error *kapi_api__err_store(kapi_arena *a, kapi_store_rc rc, const kapi_type *t,
-                                const char *name);
+                                kapi_str name);
+/* Go's %q of s, in the arena. */
+const char *kapi_api__quote(kapi_arena *a, kapi_str s);
+/* s as a message shows it with %s, in the arena: its bytes, a NUL (which a C string
+ * cannot carry) written as \x00. */
+const char *kapi_api__shown(kapi_arena *a, kapi_str s);
+/* metadata.name of meta by its length (a JSON name may hold \u0000); empty when none. */
+kapi_str kapi_api__name_of(const json_t *meta);
 /* Parses stored bytes (they were written by kapi, so they parse). */
 json_t *kapi_api__parse_stored(const kapi_obj *o);
 /* Answers with an object that was not stored (storage view; the function takes it), or
@@ -293,7 +304,7 @@ kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type 
  * stored object (in the storage view) comes back in *out. With dry non-NULL nothing is
  * stored and *dry gets the object that would have been (storage view). The type's
  * warnings go to r's answer; r is NULL for kapi's own creates. */
-kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, const char *ns,
+kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, kapi_str ns,
                              json_t *obj, kapi_obj **out, json_t **dry, kapi_req *r);
 
 /* decode.c: a write's options and its body, decoded against the type's schema. */

@@ -104,33 +104,34 @@ kapi_error *kapi_api__delete_options(kapi_req *r, kapi_delete_opts *d)
 /* ---- one object ---- */
 
 /* Namespaces kube-apiserver itself needs; they cannot be deleted. */
-static bool protected_namespace(const kapi_type *t, const char *name)
+static bool protected_namespace(const kapi_type *t, kapi_str name)
 {
     return strcmp(t->storage_resource, "namespaces") == 0 && !*t->storage_group &&
-           (strcmp(name, "default") == 0 || strcmp(name, "kube-system") == 0 ||
-            strcmp(name, "kube-public") == 0);
+           (kapi_str_eqc(name, "default") || kapi_str_eqc(name, "kube-system") ||
+            kapi_str_eqc(name, "kube-public"));
 }
 
 static kapi_error *check_preconditions(const kapi_type *t, const kapi_delete_opts *d,
-                                       const json_t *meta, const char *name)
+                                       const json_t *meta, kapi_str name_s, kapi_arena *a)
 {
+    const char *name = kapi_api__quote(a, name_s);
     const char *uid = kapi_json_path_str(meta, "uid");
     const char *rv = kapi_json_path_str(meta, "resourceVersion");
     kapi_error *err = NULL;
     if (d->pre_uid && strcmp(d->pre_uid, uid ? uid : "") != 0)
         err = kapi_error_new(KAPI_STATUS_CONFLICT,
-                             "Operation cannot be fulfilled on %s.%s \"%s\": the UID in the "
+                             "Operation cannot be fulfilled on %s.%s %s: the UID in the "
                              "precondition (%s) does not match the UID in record (%s). The "
                              "object might have been deleted and then recreated",
                              t->kind, t->group, name, d->pre_uid, uid ? uid : "");
     else if (d->pre_rv && strcmp(d->pre_rv, rv ? rv : "") != 0)
         err = kapi_error_new(KAPI_STATUS_CONFLICT,
-                             "Operation cannot be fulfilled on %s.%s \"%s\": the ResourceVersion "
+                             "Operation cannot be fulfilled on %s.%s %s: the ResourceVersion "
                              "in the precondition (%s) does not match the ResourceVersion in "
                              "record (%s). The object might have been modified",
                              t->kind, t->group, name, d->pre_rv, rv ? rv : "");
     if (err)
-        kapi_error_details(err, name, t->group, t->kind);
+        kapi_error_details(err, name_s.ptr, t->group, t->kind);
     return err;
 }
 
@@ -188,14 +189,14 @@ static bool apply_policy(const kapi_delete_opts *d, json_t *meta)
 }
 
 /* Removes the object at key from the store as it is at revision rev. */
-static kapi_error *remove_stored(kapi_api *api, kapi_arena *a, const kapi_type *t, const char *key,
-                                 const char *name, int64_t rev, bool dry, json_t *obj, json_t **out)
+static kapi_error *remove_stored(kapi_api *api, kapi_arena *a, const kapi_type *t, kapi_str key,
+                                 kapi_str name, int64_t rev, bool dry, json_t *obj, json_t **out)
 {
     if (dry) {
         *out = json_incref(obj);
         return NULL;
     }
-    kapi_store_write w = {.op = KAPI_STORE_DELETE, .key = kapi_str_c(key), .expect_rev = rev};
+    kapi_store_write w = {.op = KAPI_STORE_DELETE, .key = key, .expect_rev = rev};
     kapi_store_rc rc = kapi_store_commit(api->store, &w);
     kapi_obj_unref(w.current);
     if (rc != KAPI_STORE_OK)
@@ -287,16 +288,15 @@ static bool crd_phase(kapi_api *api, kapi_arena *a, const kapi_type *t, const ka
     return true;
 }
 
-kapi_error *kapi_api__delete(kapi_api *api, kapi_arena *a, const kapi_type *t, const char *ns,
-                             const char *name, const kapi_delete_opts *d, json_t **out,
-                             bool *removed)
+kapi_error *kapi_api__delete(kapi_api *api, kapi_arena *a, const kapi_type *t, kapi_str ns,
+                             kapi_str name, const kapi_delete_opts *d, json_t **out, bool *removed)
 {
-    char *key = kapi_type_key(a, t, kapi_str_c(ns), kapi_str_c(name));
+    kapi_str key = kapi_type_key(a, t, ns, name);
     *out = NULL;
     *removed = false;
     for (;;) {
         kapi_obj *cur = NULL;
-        if (kapi_store_get(api->store, kapi_str_c(key), &cur) != KAPI_STORE_OK)
+        if (kapi_store_get(api->store, key, &cur) != KAPI_STORE_OK)
             return kapi_api__err_not_found(a, t, name);
         int64_t rev = cur->rev;
         json_t *obj = kapi_api__parse_stored(cur);
@@ -304,7 +304,7 @@ kapi_error *kapi_api__delete(kapi_api *api, kapi_arena *a, const kapi_type *t, c
         if (t->strategy->from_storage)
             obj = t->strategy->from_storage(t, obj);
         json_t *meta = kapi_json_object_ensure(obj, "metadata");
-        kapi_error *err = check_preconditions(t, d, meta, name);
+        kapi_error *err = check_preconditions(t, d, meta, name, a);
         if (err) { /* the client's precondition: not a race to retry */
             json_decref(obj);
             return err;
@@ -348,7 +348,7 @@ bool kapi_api__deletion_done(const json_t *obj)
 }
 
 kapi_error *kapi_api__finish_deletion(kapi_api *api, kapi_arena *a, const kapi_type *t,
-                                      const char *key, int64_t rev, bool dry, const json_t *obj,
+                                      kapi_str key, int64_t rev, bool dry, const json_t *obj,
                                       json_t **out)
 {
     json_t *stored = json_deep_copy(obj);
@@ -356,8 +356,7 @@ kapi_error *kapi_api__finish_deletion(kapi_api *api, kapi_arena *a, const kapi_t
         stored = t->strategy->to_storage(t, stored);
     json_t *meta = kapi_json_object_ensure(stored, "metadata");
     json_object_set_new(meta, "resourceVersion", json_sprintf("%lld", (long long)rev));
-    const char *name = kapi_json_path_str(meta, "name");
-    kapi_error *err = remove_stored(api, a, t, key, name ? name : "", rev, dry, stored, out);
+    kapi_error *err = remove_stored(api, a, t, key, kapi_api__name_of(meta), rev, dry, stored, out);
     json_decref(stored);
     if (!err) {
         json_t *canon = kapi_api__canonical(t, *out);
@@ -370,13 +369,13 @@ kapi_error *kapi_api__finish_deletion(kapi_api *api, kapi_arena *a, const kapi_t
 /* ---- the verbs ---- */
 
 /* The Status of a successful delete: details name the resource by its plural. */
-static void respond_deleted(kapi_req *r, const kapi_type *t, const char *name, const char *uid)
+static void respond_deleted(kapi_req *r, const kapi_type *t, kapi_str name, const char *uid)
 {
     kapi_buf b;
     kapi_buf_init(&b);
     kapi_buf_puts(&b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
                       "\"Success\",\"details\":{\"name\":");
-    kapi_json_put_string(&b, name, strlen(name));
+    kapi_json_put_string(&b, name.ptr, name.len);
     if (*t->group) {
         kapi_buf_puts(&b, ",\"group\":");
         kapi_json_put_string(&b, t->group, strlen(t->group));
@@ -402,7 +401,7 @@ static void respond_served(kapi_req *r, json_t *obj)
 void kapi_api__serve_delete(kapi_req *r)
 {
     const kapi_type *t = r->type;
-    const char *name = r->info.name;
+    kapi_str name = r->info.name;
     kapi_delete_opts d;
     json_t *obj = NULL;
     bool removed = false;
@@ -410,8 +409,8 @@ void kapi_api__serve_delete(kapi_req *r)
     if (!err && protected_namespace(t, name)) {
         err = kapi_error_new(KAPI_STATUS_FORBIDDEN,
                              "namespaces \"%s\" is forbidden: this namespace may not be deleted",
-                             name);
-        kapi_error_details(err, name, "", "namespaces");
+                             name.ptr);
+        kapi_error_details(err, name.ptr, "", "namespaces");
     }
     if (!err)
         err = kapi_api__delete(r->api, &r->arena, t, r->info.ns, name, &d, &obj, &removed);
@@ -431,13 +430,13 @@ void kapi_api__serve_deletecollection(kapi_req *r)
     kapi_list_opts lo;
     kapi_filter *f = NULL;
     kapi_store_list_result l = {0};
-    char *prefix = kapi_type_key(&r->arena, t, kapi_str_c(r->info.ns), KAPI_STR(""));
+    kapi_str prefix = kapi_type_key(&r->arena, t, r->info.ns, KAPI_STR(""));
     kapi_error *err = kapi_api__delete_options(r, &d);
     if (!err)
-        err = kapi_api__filter_new(r, NULL, &f);
+        err = kapi_api__filter_new(r, KAPI_STR(""), &f);
     if (!err)
         err = kapi_api__list_options(r, &lo);
-    kapi_store_list_opts q = {.prefix = kapi_str_c(prefix)};
+    kapi_store_list_opts q = {.prefix = prefix};
     if (!err && kapi_store_list(r->api->store, &q, &l) != KAPI_STORE_OK)
         err =
             kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "storage error while listing %s", t->plural);
@@ -460,7 +459,7 @@ void kapi_api__serve_deletecollection(kapi_req *r)
         if (!kapi_api__filter_match(f, l.items[i]))
             continue;
         /* the key ends in [<namespace>/]<name>, and r->info.ns is the namespace */
-        const char *name = strrchr(l.items[i]->key, '/') + 1;
+        kapi_str name = kapi_api__key_name(l.items[i]);
         json_t *obj = NULL;
         bool removed;
         kapi_error *e =

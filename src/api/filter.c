@@ -5,6 +5,8 @@
  * Field labels are converted once, when the filter is made, to where the stored object
  * keeps them (the type's fieldLabels). metadata.name and metadata.namespace are read from
  * the object's key; an object is parsed only when a selector needs more than that.
+ * metadata.name is compared by length with the whole name the key holds, so a name with a
+ * NUL in it is never taken for the name before its NUL.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +15,18 @@
 #include "api/api_int.h"
 #include "select/select.h"
 
+/* A metadata.name requirement: the name (len bytes) equal or not. */
+typedef struct name_req {
+    char *value;
+    size_t len;
+    bool eq;
+} name_req;
+
 struct kapi_filter {
     kapi_label_selector *labels; /* NULL: no label requirement */
-    kapi_field_selector *fields; /* NULL: no field requirement; fields are stored paths */
+    kapi_field_selector *fields; /* NULL: no other field requirement; stored paths */
+    name_req *names;             /* the metadata.name requirements */
+    size_t nnames;
     bool needs_parse;
 };
 
@@ -25,26 +36,49 @@ void kapi_api__filter_free(kapi_filter *f)
         return;
     kapi_label_selector_free(f->labels);
     kapi_field_selector_free(f->fields);
+    for (size_t i = 0; i < f->nnames; i++)
+        free(f->names[i].value);
+    free(f->names);
     free(f);
 }
 
-static bool from_key(const char *path)
+kapi_str kapi_api__key_name(const kapi_obj *o)
 {
-    return strcmp(path, "metadata.name") == 0 || strcmp(path, "metadata.namespace") == 0;
+    kapi_str key = kapi_obj_key(o);
+    size_t i = key.len;
+    while (i > 0 && key.ptr[i - 1] != '/')
+        i--;
+    return (kapi_str){key.ptr + i, key.len - i};
 }
 
-/* Adds metadata.name=name to the field selector (the item form of a watch). */
-static void add_name(kapi_filter *f, const char *name)
+static void add_name(kapi_filter *f, kapi_str name, bool eq)
 {
-    if (!f->fields)
-        f->fields = kapi_xcalloc(1, sizeof(*f->fields));
+    f->names = kapi_xrealloc(f->names, (f->nnames + 1) * sizeof(*f->names));
+    char *v = kapi_xmalloc(name.len + 1);
+    if (name.len)
+        memcpy(v, name.ptr, name.len);
+    f->names[f->nnames++] = (name_req){v, name.len, eq};
+}
+
+/* Moves the metadata.name terms of the field selector to f->names. */
+static void take_names(kapi_filter *f)
+{
     kapi_field_selector *fs = f->fields;
-    fs->reqs = kapi_xrealloc(fs->reqs, (fs->n + 1) * sizeof(*fs->reqs));
-    fs->reqs[fs->n++] = (kapi_field_req){kapi_xstrdup("metadata.name"), KAPI_FIELD_EQ,
-                                         kapi_xstrdup(name)};
+    size_t kept = 0;
+    for (size_t i = 0; i < fs->n; i++) {
+        kapi_field_req *q = &fs->reqs[i];
+        if (strcmp(q->field, "metadata.name") != 0) {
+            fs->reqs[kept++] = *q;
+            continue;
+        }
+        add_name(f, kapi_str_c(q->value), q->op == KAPI_FIELD_EQ);
+        free(q->field);
+        free(q->value);
+    }
+    fs->n = kept;
 }
 
-kapi_error *kapi_api__filter_new(kapi_req *r, const char *name, kapi_filter **out)
+kapi_error *kapi_api__filter_new(kapi_req *r, kapi_str name, kapi_filter **out)
 {
     kapi_error *err;
     kapi_filter *f = kapi_xcalloc(1, sizeof(*f));
@@ -56,18 +90,20 @@ kapi_error *kapi_api__filter_new(kapi_req *r, const char *name, kapi_filter **ou
         kapi_label_selector_free(f->labels);
         f->labels = NULL;
     }
+    if (f->fields && (err = kapi_type_field_selector(r->type, f->fields)) != NULL)
+        goto fail;
+    if (f->fields)
+        take_names(f);
     if (f->fields && f->fields->n == 0) {
         kapi_field_selector_free(f->fields);
         f->fields = NULL;
     }
-    if (f->fields && (err = kapi_type_field_selector(r->type, f->fields)) != NULL)
-        goto fail;
     for (size_t i = 0; f->fields && i < f->fields->n; i++)
-        f->needs_parse |= !from_key(f->fields->reqs[i].field);
-    if (name)
-        add_name(f, name);
+        f->needs_parse |= strcmp(f->fields->reqs[i].field, "metadata.namespace") != 0;
+    if (name.len) /* the item form of a watch */
+        add_name(f, name, true);
     f->needs_parse |= f->labels != NULL;
-    if (!f->labels && !f->fields) {
+    if (!f->labels && !f->fields && !f->nnames) {
         kapi_api__filter_free(f);
         return NULL;
     }
@@ -78,43 +114,50 @@ fail:
     return err;
 }
 
-/* What a field requirement reads: the key's parts, or the parsed object. */
+/* What a field requirement reads: the key's namespace, or the parsed object. */
 typedef struct field_src {
     const kapi_obj *o;
     const json_t *obj;
-    char ns[256], name[256];
+    char ns[256];
     char scratch[KAPI_FIELD_VALUE_SCRATCH];
 } field_src;
 
-/* The namespace and name of a key "/<group>/<resource>[/<namespace>]/<name>". */
+/* The namespace of a key "/<group>/<resource>[/<namespace>]/<name>" (a namespace is a
+ * DNS label: no NUL, at most 63 bytes). */
 static void split_key(field_src *s)
 {
-    const char *k = s->o->key;
-    const char *p = strchr(k + 1, '/');  /* after the group */
-    p = p ? strchr(p + 1, '/') : NULL;   /* after the resource */
-    const char *last = strrchr(k, '/');
-    s->ns[0] = s->name[0] = '\0';
-    if (!p || !last)
-        return;
-    snprintf(s->name, sizeof(s->name), "%s", last + 1);
-    if (last > p)
-        snprintf(s->ns, sizeof(s->ns), "%.*s", (int)(last - p - 1), p + 1);
+    kapi_str key = kapi_obj_key(s->o), name = kapi_api__key_name(s->o);
+    const char *k = key.ptr, *end = name.ptr - 1;
+    const char *p = key.len > 1 ? memchr(k + 1, '/', key.len - 1) : NULL; /* after the group */
+    p = p && p < end ? memchr(p + 1, '/', (size_t)(end - p)) : NULL;      /* after the resource */
+    s->ns[0] = '\0';
+    if (p && end > p)
+        snprintf(s->ns, sizeof(s->ns), "%.*s", (int)(end - p - 1), p + 1);
 }
 
 static const char *field_value(void *ctx, const char *path)
 {
     field_src *s = ctx;
-    if (strcmp(path, "metadata.name") == 0)
-        return s->name;
     if (strcmp(path, "metadata.namespace") == 0)
         return s->ns;
     return kapi_field_selector_value(s->obj, path, s->scratch);
+}
+
+static bool names_match(const kapi_filter *f, const kapi_obj *o)
+{
+    kapi_str name = kapi_api__key_name(o);
+    for (size_t i = 0; i < f->nnames; i++)
+        if (kapi_str_eq(name, (kapi_str){f->names[i].value, f->names[i].len}) != f->names[i].eq)
+            return false;
+    return true;
 }
 
 bool kapi_api__filter_match(const kapi_filter *f, const kapi_obj *o)
 {
     if (!f)
         return true;
+    if (!names_match(f, o))
+        return false;
     field_src s = {.o = o};
     json_t *obj = NULL;
     split_key(&s);

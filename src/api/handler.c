@@ -55,7 +55,7 @@ kapi_error *kapi_api_ensure_namespace(kapi_api *api, const char *name)
     kapi_schema_walk w = {.arena = &a, .go_types = true, .defaults = true, .reorder = true};
     kapi_error *err = t->schema ? kapi_schema_decode(t->schema, obj, &w) : NULL;
     if (!err)
-        err = kapi_api__create(api, &a, t, "", obj, &o, NULL, NULL);
+        err = kapi_api__create(api, &a, t, KAPI_STR(""), obj, &o, NULL, NULL);
     else
         json_decref(obj);
     if (err && err->status == KAPI_STATUS_ALREADY_EXISTS) {

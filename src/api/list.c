@@ -140,12 +140,12 @@ kapi_error *kapi_api__wait_for_revision(kapi_api *api, int64_t rev)
  * base64url (raw) of {"v":"meta.k8s.io/v1","rv":<revision>,"start":"<key after prefix>\u0000"},
  * as kube-apiserver's etcd store writes them; rv -1 continues at the latest revision. */
 
-static char *encode_continue(const char *start, int64_t rev)
+static char *encode_continue(kapi_str start, int64_t rev)
 {
     kapi_buf b;
     kapi_buf_init(&b);
     kapi_buf_printf(&b, "{\"v\":\"meta.k8s.io/v1\",\"rv\":%lld,\"start\":", (long long)rev);
-    kapi_json_put_string(&b, start, strlen(start) + 1); /* the key and its NUL: after it */
+    kapi_json_put_string(&b, start.ptr, start.len + 1); /* the key and its NUL: after it */
     kapi_buf_putc(&b, '}');
     char *token = kapi_base64_encode(b.ptr, b.len, KAPI_BASE64_URL | KAPI_BASE64_RAW);
     kapi_buf_dispose(&b);
@@ -210,8 +210,8 @@ static kapi_error *token_type_error(const json_t *v, const char *name, bool inte
 }
 
 /* Reads a token as kube-apiserver's DecodeContinue does: *start gets the key to continue
- * after (in the arena), *rev its revision. */
-static kapi_error *decode_continue(kapi_arena *a, const char *token, char **start, int64_t *rev)
+ * after (in the arena, by length: a key may hold a NUL), *rev its revision. */
+static kapi_error *decode_continue(kapi_arena *a, const char *token, kapi_str *start, int64_t *rev)
 {
     kapi_buf raw;
     kapi_buf_init(&raw);
@@ -256,10 +256,12 @@ static kapi_error *decode_continue(kapi_arena *a, const char *token, char **star
     else if (slen == 0)
         err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
                              BAD_TOKEN ": encoded start key empty (version meta.k8s.io/v1)");
-    else if (strlen(s) + 1 < slen || !clean_path(*s == '/' ? s + 1 : s))
+    else if (!clean_path(*s == '/' ? s + 1 : s))
         err = kapi_error_new(KAPI_STATUS_BAD_REQUEST, BAD_TOKEN ": %s", s);
-    else
-        *start = kapi_arena_strdup(a, *s == '/' ? s + 1 : s); /* the NUL, if any, is dropped */
+    else { /* the NUL that ends the key, if any, is dropped */
+        size_t skip = *s == '/', n = slen - skip - (s[slen - 1] == '\0');
+        *start = (kapi_str){kapi_arena_strndup(a, s + skip, n), n};
+    }
 done:
     free(why);
     json_decref(v);
@@ -276,7 +278,7 @@ typedef struct page {
     int64_t rev;
     bool more;        /* keys remain after the last one looked at */
     size_t remaining; /* without a filter: the keys after the last item */
-    const char *last; /* the key of the last item looked at (owned by an item or the page) */
+    kapi_str last;    /* the key of the last item looked at (owned by an item or the page) */
     kapi_obj *last_ref;
 } page;
 
@@ -299,17 +301,17 @@ static void page_add(page *p, kapi_obj *o)
 
 /* Reads up to limit (0: all) objects that pass f under prefix after start_after, at
  * revision rev (0: the latest). */
-static kapi_store_rc read_page(kapi_store *st, const char *prefix, int64_t rev,
-                               const char *start_after, size_t limit, const kapi_filter *f, page *p)
+static kapi_store_rc read_page(kapi_store *st, kapi_str prefix, int64_t rev, kapi_str start_after,
+                               size_t limit, const kapi_filter *f, page *p)
 {
     memset(p, 0, sizeof(*p));
-    const char *after = start_after ? start_after : "";
+    kapi_str after = start_after;
     for (;;) {
         kapi_store_list_result l;
         kapi_store_list_opts q = {
-            .prefix = kapi_str_c(prefix),
+            .prefix = prefix,
             .rev = rev,
-            .start_after = kapi_str_c(after),
+            .start_after = after,
             .limit = limit ? limit - (f ? 0 : p->n) : 0,
         };
         kapi_store_rc rc = kapi_store_list(st, &q, &l);
@@ -328,10 +330,10 @@ static kapi_store_rc read_page(kapi_store *st, const char *prefix, int64_t rev,
         kapi_store_list_dispose(&l);
         if (!limit || p->n == limit || !p->more)
             break;
-        after = p->last_ref->key;
+        after = kapi_obj_key(p->last_ref);
     }
     if (p->last_ref)
-        p->last = p->last_ref->key;
+        p->last = kapi_obj_key(p->last_ref);
     return KAPI_STORE_OK;
 }
 
@@ -341,27 +343,30 @@ static kapi_store_rc read_page(kapi_store *st, const char *prefix, int64_t rev,
  * *start_after, honouring the limit or not. */
 typedef struct list_plan {
     int64_t rev;
-    const char *start_after;
+    kapi_str start_after;
     bool paged;
     bool from_token; /* continuing: a compacted revision answers with a fresh token */
 } list_plan;
 
-static kapi_error *plan_list(kapi_req *r, const kapi_list_opts *o, const char *prefix,
-                             list_plan *plan)
+static kapi_error *plan_list(kapi_req *r, const kapi_list_opts *o, kapi_str prefix, list_plan *plan)
 {
     kapi_error *err;
     int64_t rv = 0;
     memset(plan, 0, sizeof(*plan));
     plan->paged = o->limit > 0;
     if (o->cont && *o->cont) {
-        char *start = NULL;
+        kapi_str start = KAPI_STR_NULL;
         if ((err = decode_continue(&r->arena, o->cont, &start, &rv)) != NULL)
             return err;
         if (o->rv && *o->rv && strcmp(o->rv, "0") != 0)
             return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
                                   "specifying resource version is not allowed when using "
                                   "continue");
-        plan->start_after = kapi_arena_printf(&r->arena, "%s%s", prefix, start);
+        char *after = kapi_arena_alloc(&r->arena, prefix.len + start.len + 1);
+        memcpy(after, prefix.ptr, prefix.len);
+        if (start.len)
+            memcpy(after + prefix.len, start.ptr, start.len);
+        plan->start_after = (kapi_str){after, prefix.len + start.len};
         plan->rev = rv > 0 ? rv : 0;
         plan->from_token = true;
         return NULL;
@@ -383,11 +388,13 @@ static kapi_error *plan_list(kapi_req *r, const kapi_list_opts *o, const char *p
 
 /* The continue token and remaining count of a page, into the list's metadata. An
  * unstructured list (custom resources) writes its members sorted, continue always. */
-static void put_list_meta(kapi_buf *b, const page *p, const char *prefix, bool paged, bool filtered,
+static void put_list_meta(kapi_buf *b, const page *p, kapi_str prefix, bool paged, bool filtered,
                           bool unstructured)
 {
-    bool more = paged && p->more && p->last;
-    char *token = more ? encode_continue(p->last + strlen(prefix), p->rev) : NULL;
+    bool more = paged && p->more && p->last.ptr;
+    char *token = more ? encode_continue(
+                             (kapi_str){p->last.ptr + prefix.len, p->last.len - prefix.len}, p->rev)
+                       : NULL;
     kapi_buf_puts(b, "\"metadata\":{");
     if (unstructured) {
         kapi_buf_printf(b, "\"continue\":\"%s\",", token ? token : "");
@@ -407,7 +414,11 @@ static void put_list_meta(kapi_buf *b, const page *p, const char *prefix, bool p
 
 /* A list item: the stored object without kind and apiVersion, as typed lists write
  * their items. The bytes start with {"kind":..,"apiVersion":.., so the item is "{"
- * followed by everything from "metadata" on. */
+ * followed by everything from "metadata" on. The search cannot be fooled: the stored
+ * bytes are kapi's compact canonical JSON (kapi_api__canonical) with kind, apiVersion and
+ * metadata first and only strings before metadata; inside a JSON string every '"' is
+ * escaped as \", so no string can hold the bytes "metadata": and their first occurrence
+ * is the top-level member's key, whatever the labels or annotations after it hold. */
 static void list_item_chunks(kapi_obj *o, kapi_http_chunk *c)
 {
     const char *m = strstr(o->data, "\"metadata\":");
@@ -439,7 +450,7 @@ static void put_converted(const kapi_type *t, page *p, kapi_buf *b)
  * and apiVersion), or, for custom resources, as an unstructured list is written: members
  * sorted, the items whole. Items come straight from the stored bytes when the views are
  * equal. */
-static void respond_page(kapi_req *r, page *p, const char *prefix, bool paged, bool filtered)
+static void respond_page(kapi_req *r, page *p, kapi_str prefix, bool paged, bool filtered)
 {
     const kapi_type *t = r->type;
     bool unstructured = t->custom != NULL;
@@ -487,12 +498,13 @@ static void respond_page(kapi_req *r, page *p, const char *prefix, bool paged, b
 }
 
 /* The 410 of a list at a revision that has left the history window. */
-static kapi_error *err_expired(const list_plan *plan, const char *prefix)
+static kapi_error *err_expired(const list_plan *plan, kapi_str prefix)
 {
     if (!plan->from_token)
         return kapi_error_new(KAPI_STATUS_EXPIRED, "%s", expired_list);
     kapi_error *err = kapi_error_new(KAPI_STATUS_EXPIRED, "%s", inconsistent_continue);
-    err->list_continue = encode_continue(plan->start_after + strlen(prefix), -1);
+    kapi_str rest = {plan->start_after.ptr + prefix.len, plan->start_after.len - prefix.len};
+    err->list_continue = encode_continue(rest, -1);
     return err;
 }
 
@@ -502,10 +514,10 @@ void kapi_api__serve_list(kapi_req *r)
     kapi_filter *f = NULL;
     list_plan plan;
     page p = {0};
-    char *prefix = kapi_type_key(&r->arena, r->type, kapi_str_c(r->info.ns), KAPI_STR(""));
+    kapi_str prefix = kapi_type_key(&r->arena, r->type, r->info.ns, KAPI_STR(""));
     kapi_error *err = kapi_api__list_options(r, &o);
     if (!err)
-        err = kapi_api__filter_new(r, NULL, &f);
+        err = kapi_api__filter_new(r, KAPI_STR(""), &f);
     if (!err)
         err = plan_list(r, &o, prefix, &plan);
     if (!err) {

@@ -239,7 +239,7 @@ kapi_error *kapi_api__negotiate(kapi_req *r)
     kapi_media plain;
     accept = accept ? accept : "";
     if (r->type->builtin && !route_accepts(accept)) {
-        bool list_route = !*r->info.name || r->info.watch_path;
+        bool list_route = !r->info.name.len || r->info.watch_path;
         kapi_error *err = kapi_error_new(
             KAPI_STATUS_NOT_ACCEPTABLE, "406: Not Acceptable\n\nAvailable representations: %s",
             list_route ? SERVED_TYPES ", " STREAM_TYPES : SERVED_TYPES);

@@ -52,9 +52,9 @@ kapi_error *kapi_api__current(kapi_req *r, json_t **out)
 {
     const kapi_type *t = r->type;
     kapi_obj *o = NULL;
-    char *key = kapi_type_key(&r->arena, t, kapi_str_c(r->info.ns), kapi_str_c(r->info.name));
+    kapi_str key = kapi_type_key(&r->arena, t, r->info.ns, r->info.name);
     *out = NULL;
-    if (kapi_store_get(r->api->store, kapi_str_c(key), &o) != KAPI_STORE_OK)
+    if (kapi_store_get(r->api->store, key, &o) != KAPI_STORE_OK)
         return kapi_api__err_not_found(&r->arena, t, r->info.name);
     json_t *v = kapi_api__parse_stored(o);
     kapi_obj_unref(o);

@@ -7,8 +7,10 @@
 
 #include "api/api_int.h"
 
-/* Percent-decodes s into the arena ('+' is a space when plus_space); NULL if malformed. */
-static char *unescape(kapi_arena *a, kapi_str s, bool plus_space)
+/* Percent-decodes s into the arena ('+' is a space when plus_space), NUL-terminated, its
+ * length (a %00 decodes to a NUL byte inside it) into *len when len is not NULL; NULL if
+ * malformed. */
+static char *unescape_n(kapi_arena *a, kapi_str s, bool plus_space, size_t *len)
 {
     char *out = kapi_arena_alloc(a, s.len + 1), *o = out;
     for (size_t i = 0; i < s.len; i++) {
@@ -26,7 +28,41 @@ static char *unescape(kapi_arena *a, kapi_str s, bool plus_space)
         }
     }
     *o = '\0';
+    if (len)
+        *len = (size_t)(o - out);
     return out;
+}
+
+/* The C-string view of a path part, of the path or of a query key, that the fixed
+ * identifiers are compared with: a NUL, which no group, version, resource, subresource or route
+ * holds, is shown as 0x01, which none holds either, so that a part with a NUL names nothing rather
+ * than what comes before its NUL. */
+static char *c_view(kapi_arena *a, kapi_str s)
+{
+    if (!memchr(s.ptr, '\0', s.len))
+        return (char *)s.ptr;
+    char *v = kapi_arena_strndup(a, s.ptr, s.len);
+    for (size_t i = 0; i < s.len; i++)
+        if (v[i] == '\0')
+            v[i] = '\x01';
+    return v;
+}
+
+/* A query parameter's value: the selectors and every option read values as C strings,
+ * which a NUL would cut (fieldSelector=metadata.name=a%00b selecting, and deleting, a),
+ * so a value holding one is refused; in kube-apiserver such a value is invalid for every
+ * parameter but a field selector, whose value no kapi name can be asked by. */
+static kapi_error *query_value(kapi_arena *a, kapi_str s, const char *key, const char **out)
+{
+    size_t len;
+    char *v = unescape_n(a, s, true, &len);
+    *out = v;
+    if (!v)
+        return kapi_error_new(KAPI_STATUS_BAD_REQUEST, "invalid URL escape in query");
+    if (memchr(v, '\0', len))
+        return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                              "invalid value of the query parameter %s: it holds a NUL byte", key);
+    return NULL;
 }
 
 static kapi_error *parse_query(kapi_req *r)
@@ -43,10 +79,15 @@ static kapi_error *parse_query(kapi_req *r)
         kapi_str key;
         bool has_value = kapi_str_cut(&pair, '=', &key);
         kapi_query_param *p = &r->query[r->nquery];
-        p->key = unescape(&r->arena, key, true);
-        p->value = has_value ? unescape(&r->arena, pair, true) : "";
-        if (!p->key || !p->value)
+        size_t klen;
+        char *k = unescape_n(&r->arena, key, true, &klen);
+        if (!k)
             return kapi_error_new(KAPI_STATUS_BAD_REQUEST, "invalid URL escape in query");
+        p->key = c_view(&r->arena, (kapi_str){k, klen}); /* a NUL: no known parameter */
+        p->value = "";
+        kapi_error *err = has_value ? query_value(&r->arena, pair, p->key, &p->value) : NULL;
+        if (err)
+            return err;
         r->nquery++;
     }
     return NULL;
@@ -69,7 +110,7 @@ static bool truthy(const char *v)
 static const char *verb_of(const kapi_req *r)
 {
     const char *m = r->http->method;
-    bool named = *r->info.name != '\0';
+    bool named = r->info.name.len > 0;
     if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0)
         return r->info.watch_path || truthy(kapi_api__query(r, "watch")) ? "watch"
                : named                                                   ? "get"
@@ -85,70 +126,88 @@ static const char *verb_of(const kapi_req *r)
     return m;
 }
 
-/* Fills the resource parts of r->info from the parts after /api(s)/<group>/<version>. */
-static void resource_parts(kapi_req *r, char **parts, size_t n)
+/* Fills the resource parts of r->info from the parts after /api(s)/<group>/<version>.
+ * The namespace and the name keep their lengths: a part may hold a NUL (from %00), and
+ * is then that whole part, never the bytes before the NUL. */
+static void resource_parts(kapi_req *r, kapi_str *parts, size_t n)
 {
     kapi_reqinfo *in = &r->info;
     /* The deprecated /watch/ form: /api/v1/watch/namespaces/ns/pods/name. */
-    if (n > 0 && strcmp(parts[0], "watch") == 0) {
+    if (n > 0 && kapi_str_eqc(parts[0], "watch")) {
         in->watch_path = true;
         parts++;
         n--;
     }
     /* A namespace's own subresources (status, finalize) are not namespaced resources. */
-    if (n > 0 && strcmp(parts[0], "namespaces") == 0 && n > 1) {
+    if (n > 0 && kapi_str_eqc(parts[0], "namespaces") && n > 1) {
         in->ns = parts[1];
-        if (n > 2 && strcmp(parts[2], "status") != 0 && strcmp(parts[2], "finalize") != 0) {
+        if (n > 2 && !kapi_str_eqc(parts[2], "status") && !kapi_str_eqc(parts[2], "finalize")) {
             parts += 2;
             n -= 2;
         }
     }
     in->nparts = n;
     if (n >= 3)
-        in->subresource = parts[2];
+        in->subresource = c_view(&r->arena, parts[2]);
     if (n >= 2)
         in->name = parts[1];
     if (n >= 1)
-        in->resource = parts[0];
+        in->resource = c_view(&r->arena, parts[0]);
+}
+
+/* Splits the decoded path (len bytes) into its non-empty parts, each NUL-terminated in
+ * the arena with its length; returns how many. */
+static size_t split_path(kapi_arena *a, const char *path, size_t len, kapi_str **out)
+{
+    size_t cap = 1, n = 0;
+    for (size_t i = 0; i < len; i++)
+        cap += path[i] == '/';
+    kapi_str *parts = kapi_arena_alloc(a, cap * sizeof(*parts));
+    for (size_t i = 0; i < len;) {
+        size_t j = i;
+        while (j < len && path[j] != '/')
+            j++;
+        if (j > i)
+            parts[n++] = (kapi_str){kapi_arena_strndup(a, path + i, j - i), j - i};
+        i = j + 1;
+    }
+    *out = parts;
+    return n;
 }
 
 kapi_error *kapi_api__parse_request(kapi_req *r)
 {
     kapi_error *err;
     kapi_reqinfo *in = &r->info;
-    in->group = in->version = in->ns = in->resource = in->name = in->subresource = "";
+    size_t len;
+    in->group = in->version = in->resource = in->subresource = "";
+    in->ns = in->name = KAPI_STR("");
     in->prefix = "";
     if ((err = parse_query(r)) != NULL)
         return err;
-    r->path = unescape(&r->arena, r->http->path, false);
-    if (!r->path)
+    char *path = unescape_n(&r->arena, r->http->path, false, &len);
+    if (!path)
         return kapi_error_new(KAPI_STATUS_BAD_REQUEST, "invalid URL escape in path");
+    r->path = c_view(&r->arena, (kapi_str){path, len});
 
-    /* Split into non-empty parts. */
-    size_t cap = 1;
-    for (const char *c = r->path; *c; c++)
-        cap += *c == '/';
-    char **parts = kapi_arena_alloc(&r->arena, cap * sizeof(*parts));
-    size_t n = 0;
-    char *copy = kapi_arena_strdup(&r->arena, r->path), *save = NULL;
-    for (char *tok = strtok_r(copy, "/", &save); tok; tok = strtok_r(NULL, "/", &save))
-        parts[n++] = tok;
-
-    if (n >= 2 && strcmp(parts[0], "api") == 0) {
+    kapi_str *parts;
+    kapi_arena *a = &r->arena;
+    size_t n = split_path(a, path, len, &parts);
+    if (n >= 2 && kapi_str_eqc(parts[0], "api")) {
         in->prefix = "api";
-        in->version = parts[1];
+        in->version = c_view(a, parts[1]);
         resource_parts(r, parts + 2, n - 2);
         in->is_resource = true;
-    } else if (n >= 3 && strcmp(parts[0], "apis") == 0) {
+    } else if (n >= 3 && kapi_str_eqc(parts[0], "apis")) {
         in->prefix = "apis";
-        in->group = parts[1];
-        in->version = parts[2];
+        in->group = c_view(a, parts[1]);
+        in->version = c_view(a, parts[2]);
         resource_parts(r, parts + 3, n - 3);
         in->is_resource = true;
     } else if (n >= 1) {
-        in->prefix = parts[0];
-        if (n == 2 && strcmp(parts[0], "apis") == 0)
-            in->group = parts[1];
+        in->prefix = c_view(a, parts[0]);
+        if (n == 2 && kapi_str_eqc(parts[0], "apis"))
+            in->group = c_view(a, parts[1]);
     }
     in->verb = verb_of(r);
     return NULL;

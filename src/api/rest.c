@@ -8,39 +8,71 @@
 #include "api/api_int.h"
 #include "schema/field.h"
 
-/* Status details name a resource by its plural ("cronjobs"), messages by plural.group. */
-kapi_error *kapi_api__err_not_found(kapi_arena *a, const kapi_type *t, const char *name)
+const char *kapi_api__quote(kapi_arena *a, kapi_str s)
 {
-    kapi_error *err = kapi_error_new(KAPI_STATUS_NOT_FOUND, "%s \"%s\" not found",
-                                     kapi_type_resource_name(a, t), name);
-    kapi_error_details(err, name, t->group, t->plural);
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_json_quote_go(&b, s.ptr ? s.ptr : "", s.len);
+    const char *q = kapi_arena_strndup(a, b.ptr, b.len);
+    kapi_buf_dispose(&b);
+    return q;
+}
+
+const char *kapi_api__shown(kapi_arena *a, kapi_str s)
+{
+    kapi_buf b;
+    kapi_buf_init(&b);
+    for (size_t i = 0; i < s.len; i++) {
+        if (s.ptr[i])
+            kapi_buf_putc(&b, s.ptr[i]);
+        else
+            kapi_buf_puts(&b, "\\x00");
+    }
+    const char *out = kapi_arena_strndup(a, b.ptr ? b.ptr : "", b.len);
+    kapi_buf_dispose(&b);
+    return out;
+}
+
+kapi_str kapi_api__name_of(const json_t *meta)
+{
+    const json_t *v = json_object_get(meta, "name");
+    return json_is_string(v) ? (kapi_str){json_string_value(v), json_string_length(v)}
+                             : KAPI_STR("");
+}
+
+/* Status details name a resource by its plural ("cronjobs"), messages by plural.group and
+ * the name as Go's %q shows it (a NUL as \x00). */
+kapi_error *kapi_api__err_not_found(kapi_arena *a, const kapi_type *t, kapi_str name)
+{
+    kapi_error *err = kapi_error_new(KAPI_STATUS_NOT_FOUND, "%s %s not found",
+                                     kapi_type_resource_name(a, t), kapi_api__quote(a, name));
+    kapi_error_details(err, name.ptr, t->group, t->plural);
     return err;
 }
 
-kapi_error *kapi_api__err_store(kapi_arena *a, kapi_store_rc rc, const kapi_type *t,
-                                const char *name)
+kapi_error *kapi_api__err_store(kapi_arena *a, kapi_store_rc rc, const kapi_type *t, kapi_str name)
 {
-    const char *res = kapi_type_resource_name(a, t);
+    const char *res = kapi_type_resource_name(a, t), *q = kapi_api__quote(a, name);
     kapi_error *err;
     switch (rc) {
     case KAPI_STORE_NOT_FOUND:
-        err = kapi_error_new(KAPI_STATUS_NOT_FOUND, "%s \"%s\" not found", res, name);
+        err = kapi_error_new(KAPI_STATUS_NOT_FOUND, "%s %s not found", res, q);
         break;
     case KAPI_STORE_EXISTS:
-        err = kapi_error_new(KAPI_STATUS_ALREADY_EXISTS, "%s \"%s\" already exists", res, name);
+        err = kapi_error_new(KAPI_STATUS_ALREADY_EXISTS, "%s %s already exists", res, q);
         break;
     case KAPI_STORE_CONFLICT:
         err = kapi_error_new(KAPI_STATUS_CONFLICT,
-                             "Operation cannot be fulfilled on %s \"%s\": the object has been "
+                             "Operation cannot be fulfilled on %s %s: the object has been "
                              "modified; please apply your changes to the latest version and try "
                              "again",
-                             res, name);
+                             res, q);
         break;
     default:
-        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "storage error while writing %s \"%s\"",
-                              res, name);
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "storage error while writing %s %s", res,
+                              q);
     }
-    kapi_error_details(err, name, t->group, t->plural);
+    kapi_error_details(err, name.ptr, t->group, t->plural);
     return err;
 }
 
@@ -88,8 +120,8 @@ static void do_get(kapi_req *r)
         kapi_api__respond_error(r, err);
         return;
     }
-    char *key = kapi_type_key(&r->arena, t, kapi_str_c(r->info.ns), kapi_str_c(r->info.name));
-    if (kapi_store_get(r->api->store, kapi_str_c(key), &o) != KAPI_STORE_OK) {
+    kapi_str key = kapi_type_key(&r->arena, t, r->info.ns, r->info.name);
+    if (kapi_store_get(r->api->store, key, &o) != KAPI_STORE_OK) {
         kapi_api__respond_error(r, kapi_api__err_not_found(&r->arena, t, r->info.name));
         return;
     }
@@ -97,45 +129,55 @@ static void do_get(kapi_req *r)
 }
 
 /* The namespace rules of a write: the body may leave it out or repeat the path's. */
-static kapi_error *admit_namespace(const kapi_type *t, const char *ns, json_t *meta)
+static kapi_error *admit_namespace(const kapi_type *t, kapi_str ns, json_t *meta)
 {
-    const char *body_ns = kapi_json_path_str(meta, "namespace");
+    const json_t *body_ns = json_object_get(meta, "namespace");
     if (!t->namespaced) {
         json_object_del(meta, "namespace");
         return NULL;
     }
-    if (body_ns && *body_ns && strcmp(body_ns, ns) != 0)
+    kapi_str given = {json_string_value(body_ns), json_string_length(body_ns)};
+    if (given.len && !kapi_str_eq(given, ns))
         return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
                               "the namespace of the provided object does not match the namespace "
                               "sent on the request");
-    json_object_set_new(meta, "namespace", json_string(ns));
+    json_object_set_new(meta, "namespace", json_stringn(ns.ptr ? ns.ptr : "", ns.len));
     return NULL;
 }
 
 /* A namespaced create needs its namespace, and one that is not being terminated. */
-static kapi_error *namespace_open(kapi_api *api, kapi_arena *a, const kapi_type *t, const char *ns,
+static kapi_error *namespace_open(kapi_api *api, kapi_arena *a, const kapi_type *t, kapi_str ns,
                                   const char *name)
 {
     kapi_obj *o = NULL;
-    char *key = kapi_arena_printf(a, "//namespaces/%s", ns);
-    if (kapi_store_get(api->store, kapi_str_c(key), &o) != KAPI_STORE_OK) {
-        kapi_error *err = kapi_error_new(KAPI_STATUS_NOT_FOUND, "namespaces \"%s\" not found", ns);
-        kapi_error_details(err, ns, "", "namespaces");
+    static const char prefix[] = "//namespaces/";
+    char *key = kapi_arena_alloc(a, sizeof(prefix) + ns.len);
+    memcpy(key, prefix, sizeof(prefix) - 1);
+    if (ns.len)
+        memcpy(key + sizeof(prefix) - 1, ns.ptr, ns.len);
+    if (kapi_store_get(api->store, (kapi_str){key, sizeof(prefix) - 1 + ns.len}, &o) !=
+        KAPI_STORE_OK) {
+        kapi_error *err = kapi_error_new(KAPI_STATUS_NOT_FOUND, "namespaces %s not found",
+                                         kapi_api__quote(a, ns));
+        kapi_error_details(err, ns.ptr, "", "namespaces");
         return err;
     }
-    /* Read from the bytes (creates are hot): status is an object, so only the
-     * namespace's own status can match, and phase is its first member. */
-    bool terminating = strstr(o->data, "\"status\":{\"phase\":\"Terminating\"") != NULL;
+    /* Decided on the parsed namespace (small): its bytes may hold the same text elsewhere,
+     * e.g. in a managedFields entry's fieldsV1. */
+    json_t *nsobj = kapi_api__parse_stored(o);
+    const char *phase = kapi_json_path_str(nsobj, "status.phase");
+    bool terminating = phase && strcmp(phase, "Terminating") == 0;
+    json_decref(nsobj);
     kapi_obj_unref(o);
     if (!terminating)
         return NULL;
     kapi_error *err = kapi_error_new(KAPI_STATUS_FORBIDDEN,
                                      "%s \"%s\" is forbidden: unable to create new content in "
                                      "namespace %s because it is being terminated",
-                                     kapi_type_resource_name(a, t), name, ns);
+                                     kapi_type_resource_name(a, t), name, ns.ptr);
     kapi_error_details(err, name, t->group, t->plural);
     kapi_error_add_cause(err, "NamespaceTerminating", "metadata.namespace",
-                         "namespace %s is being terminated", ns);
+                         "namespace %s is being terminated", ns.ptr);
     return err;
 }
 
@@ -169,14 +211,15 @@ kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type 
     json_t *canon = kapi_api__canonical(t, stored);
     json_decref(stored);
     json_t *meta = json_object_get(canon, "metadata");
-    const char *name = kapi_json_path_str(meta, "name");
-    const char *ns = kapi_json_path_str(meta, "namespace");
+    kapi_str name = kapi_api__name_of(meta);
+    const json_t *ns = json_object_get(meta, "namespace");
     size_t len, rv_off;
     char *bytes = kapi_api__encode_stored(canon, &len, &rv_off);
-    char *key = kapi_type_key(a, t, kapi_str_c(ns), kapi_str_c(name));
+    kapi_str key =
+        kapi_type_key(a, t, (kapi_str){json_string_value(ns), json_string_length(ns)}, name);
     kapi_store_write w = {
         .op = op,
-        .key = kapi_str_c(key),
+        .key = key,
         .expect_rev = expect_rev,
         .value = {bytes, len},
         .rv_off = rv_off,
@@ -197,7 +240,7 @@ static void warn(void *ctx, const char *text)
     kapi_api__warn(ctx, "%s", text);
 }
 
-kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, const char *ns,
+kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, kapi_str ns,
                              json_t *obj, kapi_obj **out, json_t **dry, kapi_req *r)
 {
     kapi_error *err;
@@ -206,11 +249,16 @@ kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, c
     json_t *meta = kapi_json_object_ensure(obj, "metadata");
     if ((err = admit_namespace(t, ns, meta)) != NULL)
         goto done;
-    const char *name = kapi_json_path_str(meta, "name");
-    const char *gen = kapi_json_path_str(meta, "generateName");
-    if ((!name || !*name) && gen && *gen) {
+    kapi_str name = kapi_api__name_of(meta);
+    const json_t *gen = json_object_get(meta, "generateName");
+    size_t gen_len = json_string_length(gen);
+    if (!name.len && gen_len) { /* at most 58 bytes of it, whatever they are, and 5 more */
+        char generated[58 + 5];
+        size_t n = gen_len < 58 ? gen_len : 58;
         kapi_random_suffix(suffix, 5);
-        json_object_set_new(meta, "name", json_sprintf("%.58s%s", gen, suffix));
+        memcpy(generated, json_string_value(gen), n);
+        memcpy(generated + n, suffix, 5);
+        json_object_set_new(meta, "name", json_stringn(generated, n + 5));
     }
     const char *rv = kapi_json_path_str(meta, "resourceVersion");
     if (rv && *rv) {
@@ -218,7 +266,7 @@ kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, c
                              "resourceVersion should not be set on objects to be created");
         goto done;
     }
-    if (t->namespaced && (err = namespace_open(api, a, t, ns, name ? name : "")) != NULL)
+    if (t->namespaced && (err = namespace_open(api, a, t, ns, name.ptr ? name.ptr : "")) != NULL)
         goto done;
     kapi_uuid_v4(uid);
     json_object_set_new(meta, "uid", json_string(uid));
@@ -334,18 +382,19 @@ kapi_error *kapi_api__update(kapi_req *r, json_t *obj, bool dry, int *status, ka
     json_t *old = NULL;
     int64_t expect;
     json_t *meta = kapi_json_object_ensure(obj, "metadata");
-    const char *name = kapi_json_path_str(meta, "name");
-    if (!name || strcmp(name, r->info.name) != 0) {
+    kapi_str name = kapi_api__name_of(meta);
+    if (!kapi_str_eq(name, r->info.name)) {
         err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
                              "the name of the object (%s) does not match the name on the URL (%s)",
-                             name ? name : "", r->info.name);
+                             kapi_api__shown(&r->arena, name),
+                             kapi_api__shown(&r->arena, r->info.name));
         goto done;
     }
     if ((err = admit_namespace(t, r->info.ns, meta)) != NULL ||
         (err = expected_rev(meta, &expect)) != NULL)
         goto done;
-    char *key = kapi_type_key(&r->arena, t, kapi_str_c(r->info.ns), kapi_str_c(name));
-    if (kapi_store_get(r->api->store, kapi_str_c(key), &cur) != KAPI_STORE_OK) {
+    kapi_str key = kapi_type_key(&r->arena, t, r->info.ns, name);
+    if (kapi_store_get(r->api->store, key, &cur) != KAPI_STORE_OK) {
         if (json_is_true(json_object_get(t->def, "createOnUpdate")) && expect == 0) {
             json_object_del(meta, "resourceVersion");
             *status = 201;
@@ -361,7 +410,7 @@ kapi_error *kapi_api__update(kapi_req *r, json_t *obj, bool dry, int *status, ka
         err = kapi_error_new(KAPI_STATUS_INVALID, "invalid");
         kapi_field_invalid_raw(err, "metadata.resourceVersion", "0x0",
                                "must be specified for an update");
-        err = kapi_field_finish_invalid(err, t->plural, t->group, name);
+        err = kapi_field_finish_invalid(err, t->plural, t->group, name.ptr);
         goto done;
     }
     if (expect && expect != cur->rev) {
@@ -423,7 +472,7 @@ static bool route_allowed(kapi_req *r)
 {
     const kapi_reqinfo *in = &r->info;
     const char *v = in->verb;
-    bool named = *in->name != '\0';
+    bool named = in->name.len > 0;
     if (*in->subresource) {
         const kapi_subresource *s = kapi_type_subresource(r->type, kapi_str_c(in->subresource));
         return s && kapi_verbs_has(s->verbs, v);
@@ -451,14 +500,14 @@ static kapi_error *resolve(kapi_req *r)
         kapi_api__warn(r, "%s", t->custom->warning);
     bool is_namespaces = !*t->group && strcmp(t->plural, "namespaces") == 0;
     if (is_namespaces)
-        in->ns = "";
-    if (!t->namespaced && *in->ns)
+        in->ns = KAPI_STR("");
+    if (!t->namespaced && in->ns.len)
         return kapi_api__err_not_found_resource();
     if (*in->subresource && !kapi_type_subresource(t, kapi_str_c(in->subresource)))
         return kapi_api__err_not_found_resource();
-    if (t->namespaced && !*in->ns) {
+    if (t->namespaced && !in->ns.len) {
         /* Only list and watch exist across namespaces. */
-        if (*in->name || !t->all_namespaces)
+        if (in->name.len || !t->all_namespaces)
             return kapi_api__err_not_found_resource();
         if (strcmp(in->verb, "list") != 0 && strcmp(in->verb, "watch") != 0)
             return kapi_api__err_method_not_allowed();
@@ -468,7 +517,7 @@ static kapi_error *resolve(kapi_req *r)
     /* apiextensions routes every verb on both path shapes: a create on an item path takes
      * the body's name, an update or patch on the collection has none. */
     if (t->custom && !*in->subresource) {
-        bool named = *in->name != '\0';
+        bool named = in->name.len > 0;
         if (!named && (strcmp(in->verb, "update") == 0 || strcmp(in->verb, "patch") == 0))
             return kapi_error_new(KAPI_STATUS_BAD_REQUEST, "name must be provided");
         if (named && strcmp(in->verb, "create") == 0)

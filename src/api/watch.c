@@ -342,14 +342,14 @@ void kapi_api__serve_watch(kapi_req *r)
     kapi_filter *f = NULL;
     kapi_store_list_result initial = {0};
     int64_t from = 0, oldest = 0;
-    char *prefix = kapi_type_key(&r->arena, r->type, kapi_str_c(r->info.ns), KAPI_STR(""));
+    kapi_str prefix = kapi_type_key(&r->arena, r->type, r->info.ns, KAPI_STR(""));
     kapi_error *err = kapi_api__list_options(r, &o);
     if (!err)
-        err = kapi_api__filter_new(r, *r->info.name ? r->info.name : NULL, &f);
+        err = kapi_api__filter_new(r, r->info.name, &f);
     if (!err)
         err = kapi_api__parse_rv(o.rv, &from);
     if (!err && from == 0) {
-        kapi_store_list_opts q = {.prefix = kapi_str_c(prefix)};
+        kapi_store_list_opts q = {.prefix = prefix};
         if (kapi_store_list(r->api->store, &q, &initial) != KAPI_STORE_OK)
             err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "storage error while listing %s",
                                  r->type->plural);
@@ -378,7 +378,7 @@ void kapi_api__serve_watch(kapi_req *r)
         if (passes(w, initial.items[i]))
             ok = write_event(w, KAPI_WATCH_ADDED, kapi_obj_ref(initial.items[i]));
     kapi_store_list_dispose(&initial);
-    if (ok && kapi_store_watch_start(r->api->store, kapi_str_c(prefix), from, on_change, w,
+    if (ok && kapi_store_watch_start(r->api->store, prefix, from, on_change, w,
                                      &w->sw, &oldest) == KAPI_STORE_GONE) {
         err = kapi_error_new(KAPI_STATUS_EXPIRED, "too old resource version: %lld (%lld)",
                              (long long)from, (long long)oldest);

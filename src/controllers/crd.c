@@ -17,14 +17,10 @@
 
 #define PASS_INTERVAL_MS 100
 
-static void establish(kapi_api *api, const kapi_type *t, kapi_obj *o)
+/* Gives crd (parsed from o, not Established, not being deleted) its names and
+ * conditions. */
+static void establish(kapi_api *api, const kapi_type *t, kapi_obj *o, json_t *crd)
 {
-    json_t *crd = kapi_api__parse_stored(o);
-    if (kapi_api__crd_condition(crd, "Established") ||
-        kapi_json_path(crd, "metadata.deletionTimestamp")) {
-        json_decref(crd);
-        return;
-    }
     kapi_arena a;
     kapi_arena_init(&a);
     const char *now = kapi_api__now(&a);
@@ -37,7 +33,6 @@ static void establish(kapi_api *api, const kapi_type *t, kapi_obj *o)
     kapi_obj *out = NULL;
     kapi_error_free(kapi_api__store_write(api, &a, t, crd, KAPI_STORE_UPDATE, o->rev, &out, NULL));
     kapi_obj_unref(out);
-    json_decref(crd);
     kapi_arena_dispose(&a);
 }
 
@@ -52,18 +47,18 @@ static bool delete_instances(kapi_api *api, kapi_arena *a, const kapi_obj *o, co
         return true; /* a CRD that never served has no instances */
     }
     kapi_store_list_result l;
-    char *prefix = kapi_type_key(a, t, KAPI_STR(""), KAPI_STR(""));
-    kapi_store_list_opts q = {.prefix = kapi_str_c(prefix)};
+    kapi_str prefix = kapi_type_key(a, t, KAPI_STR(""), KAPI_STR(""));
+    kapi_store_list_opts q = {.prefix = prefix};
     bool empty = false;
     if (kapi_store_list(api->store, &q, &l) == KAPI_STORE_OK) {
         empty = l.n == 0;
         for (size_t i = 0; i < l.n; i++) {
-            /* the key goes on with [<namespace>/]<name> */
-            char *rest = kapi_arena_printf(a, "%s", l.items[i]->key + strlen(prefix));
-            char *slash = strchr(rest, '/');
-            const char *ns = slash ? rest : "", *name = slash ? slash + 1 : rest;
-            if (slash)
-                *slash = '\0';
+            /* the key goes on with [<namespace>/]<name>, by length (a name may hold a NUL) */
+            kapi_str key = kapi_obj_key(l.items[i]);
+            kapi_str rest = {key.ptr + prefix.len, key.len - prefix.len};
+            const char *slash = memchr(rest.ptr, '/', rest.len);
+            kapi_str ns = slash ? (kapi_str){rest.ptr, (size_t)(slash - rest.ptr)} : KAPI_STR("");
+            kapi_str name = kapi_api__key_name(l.items[i]);
             json_t *out = NULL;
             bool removed;
             kapi_error_free(kapi_api__delete(api, a, t, ns, name, &background, &out, &removed));
@@ -75,9 +70,10 @@ static bool delete_instances(kapi_api *api, kapi_arena *a, const kapi_obj *o, co
     return empty;
 }
 
-static void clean_up(kapi_api *api, const kapi_type *t, kapi_obj *o)
+/* crd (parsed from o) is being deleted: its custom resources go, then its cleanup
+ * finalizer. */
+static void clean_up(kapi_api *api, const kapi_type *t, kapi_obj *o, json_t *crd)
 {
-    json_t *crd = kapi_api__parse_stored(o);
     json_t *fins = kapi_json_path(crd, "metadata.finalizers");
     size_t at = json_array_size(fins);
     for (size_t i = 0; i < json_array_size(fins); i++)
@@ -87,19 +83,28 @@ static void clean_up(kapi_api *api, const kapi_type *t, kapi_obj *o)
     kapi_arena_init(&a);
     if (at < json_array_size(fins) && delete_instances(api, &a, o, crd)) {
         json_array_remove(fins, at);
-        const char *name = kapi_json_path_str(crd, "metadata.name") ?: "";
-        char *key = kapi_type_key(&a, t, KAPI_STR(""), kapi_str_c(name));
         json_t *gone = NULL;
         kapi_obj *out = NULL;
         kapi_error *err =
             kapi_api__deletion_done(crd)
-                ? kapi_api__finish_deletion(api, &a, t, key, o->rev, false, crd, &gone)
+                ? kapi_api__finish_deletion(api, &a, t, kapi_obj_key(o), o->rev, false, crd, &gone)
                 : kapi_api__store_write(api, &a, t, crd, KAPI_STORE_UPDATE, o->rev, &out, NULL);
         kapi_error_free(err);
         kapi_obj_unref(out);
         json_decref(gone);
     }
     kapi_arena_dispose(&a);
+}
+
+/* Acts on one CRD as its parsed object says (never on a search of its bytes, which a
+ * label or an annotation could hold). */
+static void reconcile(kapi_api *api, const kapi_type *t, kapi_obj *o)
+{
+    json_t *crd = kapi_api__parse_stored(o);
+    if (kapi_json_path(crd, "metadata.deletionTimestamp"))
+        clean_up(api, t, o, crd);
+    else if (!kapi_api__crd_condition(crd, "Established"))
+        establish(api, t, o, crd);
     json_decref(crd);
 }
 
@@ -112,12 +117,8 @@ static void pass(kapi_api *api)
     char *prefix = kapi_xprintf("/%s/%s/", t->storage_group, t->storage_resource);
     kapi_store_list_opts q = {.prefix = kapi_str_c(prefix)};
     if (kapi_store_list(api->store, &q, &l) == KAPI_STORE_OK) {
-        for (size_t i = 0; i < l.n; i++) {
-            if (strstr(l.items[i]->data, "\"deletionTimestamp\":"))
-                clean_up(api, t, l.items[i]);
-            else if (!strstr(l.items[i]->data, "\"type\":\"Established\""))
-                establish(api, t, l.items[i]);
-        }
+        for (size_t i = 0; i < l.n; i++)
+            reconcile(api, t, l.items[i]);
         kapi_store_list_dispose(&l);
     }
     free(prefix);

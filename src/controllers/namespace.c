@@ -39,16 +39,17 @@ static bool empty_type(kapi_api *api, kapi_arena *a, const kapi_type *t, const c
 {
     static const kapi_delete_opts background = {.propagation = "Background", .grace = -1};
     kapi_store_list_result l;
-    char *prefix = kapi_type_key(a, t, kapi_str_c(ns), KAPI_STR(""));
-    kapi_store_list_opts q = {.prefix = kapi_str_c(prefix)};
+    kapi_str prefix = kapi_type_key(a, t, kapi_str_c(ns), KAPI_STR(""));
+    kapi_store_list_opts q = {.prefix = prefix};
     if (kapi_store_list(api->store, &q, &l) != KAPI_STORE_OK)
         return false;
     bool empty = true;
     for (size_t i = 0; i < l.n; i++) {
-        const char *name = strrchr(l.items[i]->key, '/') + 1;
+        kapi_str name = kapi_api__key_name(l.items[i]); /* whole: a name may hold a NUL */
         json_t *out = NULL;
         bool removed = false;
-        kapi_error *err = kapi_api__delete(api, a, t, ns, name, &background, &out, &removed);
+        kapi_error *err =
+            kapi_api__delete(api, a, t, kapi_str_c(ns), name, &background, &out, &removed);
         if ((err && err->status != KAPI_STATUS_NOT_FOUND) || (!err && !removed))
             empty = false;
         kapi_error_free(err);
@@ -113,6 +114,7 @@ static void clean_namespace(kapi_api *api, const kapi_type *nst, kapi_obj *o)
     json_t *ns = kapi_api__parse_stored(o);
     const char *name = kapi_json_path_str(ns, "metadata.name");
     const kapi_registry *reg = api->registry;
+    /* decided on the parsed object: the bytes may hold the text in a label or annotation */
     bool empty = kapi_json_path(ns, "metadata.deletionTimestamp") != NULL;
     for (size_t i = 0; empty && i < kapi_registry_count(reg); i++)
         if (first_of_storage(reg, i))
@@ -123,7 +125,8 @@ static void clean_namespace(kapi_api *api, const kapi_type *nst, kapi_obj *o)
         static const kapi_delete_opts plain = {.grace = -1};
         json_t *out = NULL;
         bool removed;
-        kapi_error_free(kapi_api__delete(api, &a, nst, "", name, &plain, &out, &removed));
+        kapi_error_free(
+            kapi_api__delete(api, &a, nst, KAPI_STR(""), kapi_str_c(name), &plain, &out, &removed));
         json_decref(out);
     }
     json_decref(ns);
@@ -139,8 +142,7 @@ static void pass(kapi_api *api)
     if (!nst || kapi_store_list(api->store, &q, &l) != KAPI_STORE_OK)
         return;
     for (size_t i = 0; i < l.n; i++)
-        if (strstr(l.items[i]->data, "\"deletionTimestamp\":"))
-            clean_namespace(api, nst, l.items[i]);
+        clean_namespace(api, nst, l.items[i]);
     kapi_store_list_dispose(&l);
 }
 

@@ -238,7 +238,8 @@ kapi_error *kapi_registry_new(kapi_registry **out)
             continue;
         }
         json_object_update(r->proto, json_object_get(def, "protobuf"));
-        if ((err = kapi_registry__load_type(&r->types[r->ntypes++], kapi_embedded_files[i].name, def)) != NULL)
+        if ((err = kapi_registry__load_type(&r->types[r->ntypes++], kapi_embedded_files[i].name,
+                                            def)) != NULL)
             goto done;
     }
     qsort(r->types, r->ntypes, sizeof(*r->types), type_order);
@@ -312,13 +313,32 @@ const kapi_type *kapi_registry_at(const kapi_registry *r, size_t i)
     return i < r->ntypes ? &r->types[i] : NULL;
 }
 
-char *kapi_type_key(kapi_arena *a, const kapi_type *t, kapi_str ns, kapi_str name)
+/* Appends s to the key being built at *at. */
+static char *key_put(char *at, kapi_str s)
 {
-    if (!t->namespaced || ns.len == 0)
-        return kapi_arena_printf(a, "/%s/%s/%.*s", t->storage_group, t->storage_resource,
-                                 KAPI_STR_FMT(name));
-    return kapi_arena_printf(a, "/%s/%s/%.*s/%.*s", t->storage_group, t->storage_resource,
-                             KAPI_STR_FMT(ns), KAPI_STR_FMT(name));
+    if (s.len)
+        memcpy(at, s.ptr, s.len);
+    return at + s.len;
+}
+
+kapi_str kapi_type_key(kapi_arena *a, const kapi_type *t, kapi_str ns, kapi_str name)
+{
+    kapi_str group = kapi_str_c(t->storage_group), res = kapi_str_c(t->storage_resource);
+    bool with_ns = t->namespaced && ns.len > 0;
+    size_t n = 3 + group.len + res.len + (with_ns ? ns.len + 1 : 0) + name.len;
+    char *key = kapi_arena_alloc(a, n + 1), *at = key;
+    *at++ = '/';
+    at = key_put(at, group);
+    *at++ = '/';
+    at = key_put(at, res);
+    *at++ = '/';
+    if (with_ns) {
+        at = key_put(at, ns);
+        *at++ = '/';
+    }
+    at = key_put(at, name);
+    *at = '\0';
+    return (kapi_str){key, n};
 }
 
 const char *kapi_type_resource_name(kapi_arena *a, const kapi_type *t)

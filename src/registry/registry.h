@@ -81,9 +81,9 @@ typedef struct kapi_jsonpath_step kapi_jsonpath_step;
  * built-in printer's computed cell. */
 typedef struct kapi_column {
     const char *name, *type, *format, *description; /* borrowed from the type's def */
-    int priority;                                    /* 0 shown by default, 1 wide */
-    const char *json_path;                           /* ".spec.schedule", or NULL */
-    const kapi_jsonpath_step *steps;                 /* json_path, parsed */
+    int priority;                                   /* 0 shown by default, 1 wide */
+    const char *json_path;                          /* ".spec.schedule", or NULL */
+    const kapi_jsonpath_step *steps;                /* json_path, parsed */
     size_t nsteps;
     kapi_cell_fn cell; /* NULL: the CRD rules */
 } kapi_column;
@@ -138,7 +138,7 @@ struct kapi_type {
      * compiled-in types are (go-restful), a custom resource as its CRD handler. */
     const char *go_type;
     bool builtin;
-    json_t *def; /* the parsed type file, for what only some consumers read */
+    json_t *def;         /* the parsed type file, for what only some consumers read */
     kapi_custom *custom; /* a custom resource's own facts; NULL for built-in types */
 };
 
@@ -168,10 +168,12 @@ bool kapi_registry_has_group_version(const kapi_registry *r, kapi_str group, kap
 size_t kapi_registry_count(const kapi_registry *r);
 const kapi_type *kapi_registry_at(const kapi_registry *r, size_t i);
 
-/* The store key of an object, or the prefix of a collection: "/<g>/<res>/<ns>/<name>".
- * namespace may be empty (all namespaces, or a cluster-scoped type); name may be empty
- * (a collection prefix, which then ends with '/'). */
-char *kapi_type_key(kapi_arena *a, const kapi_type *t, kapi_str ns, kapi_str name);
+/* The store key of an object, or the prefix of a collection: "/<g>/<res>/<ns>/<name>",
+ * in the arena, by length: the namespace and the name are copied whole, whatever bytes
+ * they hold (a NUL included; a NUL also follows the key). namespace may be empty (all
+ * namespaces, or a cluster-scoped type); name may be empty (a collection prefix, which
+ * then ends with '/'). */
+kapi_str kapi_type_key(kapi_arena *a, const kapi_type *t, kapi_str ns, kapi_str name);
 /* "cronjobs.batch" (or "namespaces" for the core group): how messages name a resource. */
 const char *kapi_type_resource_name(kapi_arena *a, const kapi_type *t);
 /* The subresource named name, or NULL. */

@@ -70,8 +70,11 @@ static kapi_error *finish(const kapi_type *t, const json_t *obj, kapi_error *err
         return NULL;
     }
     const char *kind = t->custom ? kapi_registry__str(obj, "kind") : t->kind;
-    return kapi_field_finish_invalid(err, kind, t->storage_group,
-                                     kapi_registry__str(json_object_get(obj, "metadata"), "name"));
+    const json_t *name = json_object_get(json_object_get(obj, "metadata"), "name");
+    return kapi_field_finish_invalid_n(
+        err, kind, t->storage_group,
+        (kapi_str){json_string_value(name) ? json_string_value(name) : "",
+                   json_string_length(name)});
 }
 
 kapi_error *kapi_type_validate(const kapi_type *t, const json_t *obj, const json_t *old)

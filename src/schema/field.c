@@ -462,10 +462,16 @@ void kapi_field_aggregate(kapi_buf *b, const kapi_error *err)
 kapi_error *kapi_field_finish_invalid(kapi_error *err, const char *kind, const char *group,
                                       const char *name)
 {
+    return kapi_field_finish_invalid_n(err, kind, group, name ? kapi_str_c(name) : KAPI_STR(""));
+}
+
+kapi_error *kapi_field_finish_invalid_n(kapi_error *err, const char *kind, const char *group,
+                                        kapi_str name)
+{
     kapi_buf b;
     kapi_buf_init(&b);
     kapi_buf_printf(&b, "%s%s%s ", kind, group && *group ? "." : "", group ? group : "");
-    kapi_json_quote_go(&b, name ? name : "", name ? strlen(name) : 0);
+    kapi_json_quote_go(&b, name.ptr ? name.ptr : "", name.len);
     kapi_buf_puts(&b, " is invalid");
     if (err->ncauses > 0)
         kapi_buf_puts(&b, ": ");
@@ -473,7 +479,7 @@ kapi_error *kapi_field_finish_invalid(kapi_error *err, const char *kind, const c
     err->status = KAPI_STATUS_INVALID;
     free(err->message);
     err->message = kapi_buf_detach(&b, NULL);
-    kapi_error_details(err, name, group, kind);
+    kapi_error_details(err, name.ptr, group, kind);
     return err;
 }
 

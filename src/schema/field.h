@@ -164,6 +164,9 @@ void kapi_field_aggregate(kapi_buf *b, const kapi_error *err);
  * With no causes the message ends at "is invalid". Returns err. */
 kapi_error *kapi_field_finish_invalid(kapi_error *err, const char *kind, const char *group,
                                       const char *name);
+/* The same for a name taken by its length (a JSON name may hold a NUL). */
+kapi_error *kapi_field_finish_invalid_n(kapi_error *err, const char *kind, const char *group,
+                                        kapi_str name);
 
 /* ---- value rules: each writes its messages (static strings) to out, returns how many;
  * 0 means valid. out must have room for KAPI_MSGS_MAX. ---- */

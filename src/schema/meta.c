@@ -224,30 +224,62 @@ static void validate_managed_fields(kapi_error *err, kapi_arena *a, const json_t
     }
 }
 
+/* The rules read C strings, and a name (a JSON string) may hold NUL bytes: the whole
+ * value, with each NUL shown to the rule as 0x01, a byte every name rule judges as it
+ * judges a NUL (outside the DNS alphabets; allowed in a path segment), so the messages
+ * are the ones the whole value earns, never the ones of the bytes before a NUL. */
+static char *rule_view(const json_t *v)
+{
+    size_t n = json_string_length(v);
+    char *c = kapi_xstrndup(json_string_value(v), n);
+    for (size_t i = 0; i < n; i++)
+        if (c[i] == '\0')
+            c[i] = '\x01';
+    return c;
+}
+
+/* One "Invalid value" per message, the value shown whole (Go's %q). */
+static void invalid_whole(kapi_error *err, const char *path, const json_t *v,
+                          const char *const *msgs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        kapi_field_invalid_json(err, path, v, "%s", msgs[i]);
+}
+
+static void check_name(kapi_error *err, const char *path, const json_t *v,
+                       const kapi_meta_rules *rules, bool prefix)
+{
+    const char *msgs[KAPI_MSGS_MAX + 2];
+    char *c = rule_view(v);
+    size_t n = rules->name_fn(rules->name_ctx, c, prefix, msgs);
+    invalid_whole(err, path, v, msgs, n);
+    free(c);
+}
+
 static void validate_names(kapi_error *err, kapi_arena *a, const json_t *meta, const char *path,
                            const kapi_meta_rules *rules)
 {
-    const char *msgs[KAPI_MSGS_MAX + 2];
-    const char *gen = str_member(meta, "generateName"), *name = str_member(meta, "name");
-    const char *ns = str_member(meta, "namespace");
-    if (*gen) {
-        size_t n = rules->name_fn(rules->name_ctx, gen, true, msgs);
-        kapi_field_invalid_each(err, kapi_path_child(a, path, "generateName"), gen, msgs, n);
-    }
+    const char *msgs[KAPI_MSGS_MAX];
+    const json_t *gen = json_object_get(meta, "generateName"),
+                 *name = json_object_get(meta, "name");
+    const json_t *ns = json_object_get(meta, "namespace");
+    if (json_string_length(gen))
+        check_name(err, kapi_path_child(a, path, "generateName"), gen, rules, true);
     const char *name_path = kapi_path_child(a, path, "name");
-    if (!*name) {
+    if (!json_string_length(name))
         kapi_field_required(err, name_path, "name or generateName is required");
-    } else {
-        size_t n = rules->name_fn(rules->name_ctx, name, false, msgs);
-        kapi_field_invalid_each(err, name_path, name, msgs, n);
-    }
+    else
+        check_name(err, name_path, name, rules, false);
     const char *ns_path = kapi_path_child(a, path, "namespace");
-    if (rules->namespaced && !*ns)
+    if (rules->namespaced && !json_string_length(ns)) {
         kapi_field_required(err, ns_path, "");
-    else if (rules->namespaced)
-        invalid_each(err, ns_path, ns, kapi_is_dns1123_label);
-    else if (*ns)
+    } else if (rules->namespaced) {
+        char *c = rule_view(ns);
+        invalid_whole(err, ns_path, ns, msgs, kapi_is_dns1123_label(c, msgs));
+        free(c);
+    } else if (json_string_length(ns)) {
         kapi_field_forbidden(err, ns_path, "not allowed on this type");
+    }
 }
 
 void kapi_meta_validate(kapi_error *err, kapi_arena *a, const json_t *meta, const char *path,

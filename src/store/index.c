@@ -269,7 +269,7 @@ kapi_obj *kapi_store__index_get(const kapi_store__index *ix, kapi_str key)
 
 void kapi_store__index_put(kapi_store__index *ix, kapi_obj *o)
 {
-    ix->root = insert(ix->root, o, kapi_store__obj_key(o));
+    ix->root = insert(ix->root, o, kapi_obj_key(o));
 }
 
 void kapi_store__index_remove(kapi_store__index *ix, kapi_str key)

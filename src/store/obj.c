@@ -30,6 +30,7 @@ static kapi_obj *obj_alloc(kapi_str key, size_t len)
     o->len = len;
     o->data[len] = '\0';
     o->key = o->data + len + 1;
+    o->key_len = key.len;
     if (key.len)
         memcpy(o->key, key.ptr, key.len);
     o->key[key.len] = '\0';
@@ -68,9 +69,4 @@ kapi_obj *kapi_store__obj_load(const kapi_store_row *row)
     o->rv_len = (uint32_t)snprintf(digits, sizeof(digits), "%" PRId64, row->rev);
     put(o->data, row->value);
     return o;
-}
-
-kapi_str kapi_store__obj_key(const kapi_obj *o)
-{
-    return (kapi_str){o->key, strlen(o->key)};
 }

@@ -5,7 +5,8 @@
  * value the stamped JSON bytes (for DELETE, the last state stamped with the deletion's
  * revision). An index on (key, rev, op) serves recovery, compaction and history reads (it
  * covers the search for each key's state at a revision, so the table is read only for the
- * rows returned, not for those merely counted). Table
+ * rows returned, not for those merely counted; it also finds a key's row before a
+ * revision when the history is recovered at open). Table
  * `meta` records the compacted revision: history older than it is gone.
  *
  * Durability: WAL journal with synchronous=FULL, so a committed transaction has been
@@ -37,9 +38,8 @@ static const char SQL_INSERT[] =
     "INSERT INTO log(rev, key, op, create_rev, rv_off, value) VALUES(?1, ?2, ?3, ?4, ?5, ?6)";
 static const char SQL_COMPACTED[] = "SELECT value FROM meta WHERE name = 'compacted'";
 static const char SQL_LAST_REV[] = "SELECT max(rev) FROM log";
-static const char SQL_LOAD[] =
-    "SELECT rev, key, op, create_rev, rv_off, value FROM log"
-    " WHERE rev IN (SELECT max(rev) FROM log GROUP BY key) AND op != 2";
+static const char SQL_LOAD[] = "SELECT rev, key, op, create_rev, rv_off, value FROM log"
+                               " WHERE rev IN (SELECT max(rev) FROM log GROUP BY key) AND op != 2";
 /* The row with max(rev) of each group supplies the bare column op (SQLite guarantees it). */
 static const char SQL_HISTORY[] =
     "SELECT max(rev), op FROM log"
@@ -49,11 +49,15 @@ static const char SQL_HISTORY_OPEN[] =
     " WHERE key >= ?1 AND key > ?2 AND rev <= ?4 GROUP BY key ORDER BY key";
 static const char SQL_ROW[] =
     "SELECT rev, key, op, create_rev, rv_off, value FROM log WHERE rev = ?1";
+static const char SQL_CHANGES[] =
+    "SELECT rev, key, op, create_rev, rv_off FROM log WHERE rev > ?1 ORDER BY rev";
+static const char SQL_BEFORE[] =
+    "SELECT rev, key, op, create_rev, rv_off, value FROM log WHERE key = ?1 AND rev < ?2"
+    " ORDER BY rev DESC LIMIT 1";
 static const char SQL_COMPACT_SUPERSEDED[] =
     "DELETE FROM log WHERE rev IN (SELECT o.rev FROM log AS n JOIN log AS o"
     " ON o.key = n.key AND o.rev < n.rev WHERE n.rev > ?1 AND n.rev <= ?2)";
-static const char SQL_COMPACT_DELETED[] =
-    "DELETE FROM log WHERE rev > ?1 AND rev <= ?2 AND op = 2";
+static const char SQL_COMPACT_DELETED[] = "DELETE FROM log WHERE rev > ?1 AND rev <= ?2 AND op = 2";
 static const char SQL_SET_COMPACTED[] = "UPDATE meta SET value = ?2 WHERE name = 'compacted'";
 
 /* A read connection of the pool. */
@@ -204,8 +208,8 @@ static kapi_error *backend_load(void *p, kapi_store_row_fn fn, void *ctx, int64_
     int rc = -1;
     if (exec(b->db, "BEGIN") != 0)
         goto done;
-    if (sqlite3_prepare_v2(b->db, SQL_LOAD, -1, &s, NULL) != SQLITE_OK ||
-        stream(s, fn, ctx) != 0 || query_int(b->db, SQL_LAST_REV, &last) != 0)
+    if (sqlite3_prepare_v2(b->db, SQL_LOAD, -1, &s, NULL) != SQLITE_OK || stream(s, fn, ctx) != 0 ||
+        query_int(b->db, SQL_LAST_REV, &last) != 0)
         goto done;
     rc = 0;
 done:
@@ -217,6 +221,77 @@ done:
     *compacted_rev = b->compacted;
     *last_rev = last > b->compacted ? last : b->compacted;
     return NULL;
+}
+
+/* Streams the rows after `after` in revision order; their bytes are left unread (a
+ * recovered change mostly shares the bytes of the object already loaded). */
+static int backend_load_changes(void *p, int64_t after, kapi_store_row_fn fn, void *ctx)
+{
+    sqlite_backend *b = p;
+    sqlite3_stmt *s = NULL;
+    int step = SQLITE_ERROR;
+    if (sqlite3_prepare_v2(b->db, SQL_CHANGES, -1, &s, NULL) != SQLITE_OK)
+        goto done;
+    sqlite3_bind_int64(s, 1, after);
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        kapi_store_row row = {
+            .rev = sqlite3_column_int64(s, 0),
+            .key = column_str(s, 1),
+            .op = (kapi_store_op)sqlite3_column_int(s, 2),
+            .create_rev = sqlite3_column_int64(s, 3),
+            .rv_off = (uint32_t)sqlite3_column_int64(s, 4),
+            .value = {"", 0},
+        };
+        if (fn(ctx, &row) != 0) {
+            step = SQLITE_DONE;
+            break;
+        }
+    }
+done:
+    if (step != SQLITE_DONE)
+        report(b->db, "load changes");
+    sqlite3_finalize(s);
+    return step == SQLITE_DONE ? 0 : -1;
+}
+
+/* Runs a prepared one-row query and hands its row to fn. */
+static int one_row(sqlite_backend *b, sqlite3_stmt *s, kapi_store_row_fn fn, void *ctx)
+{
+    int step = sqlite3_step(s);
+    if (step == SQLITE_ROW) {
+        kapi_store_row row;
+        column_row(s, &row);
+        fn(ctx, &row);
+    } else if (step != SQLITE_DONE) {
+        report(b->db, "read row");
+    }
+    sqlite3_finalize(s);
+    return step == SQLITE_ROW ? 0 : -1;
+}
+
+static int backend_read_rev(void *p, int64_t rev, kapi_store_row_fn fn, void *ctx)
+{
+    sqlite_backend *b = p;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(b->db, SQL_ROW, -1, &s, NULL) != SQLITE_OK) {
+        report(b->db, "read row");
+        return -1;
+    }
+    sqlite3_bind_int64(s, 1, rev);
+    return one_row(b, s, fn, ctx);
+}
+
+static int backend_read_before(void *p, kapi_str key, int64_t rev, kapi_store_row_fn fn, void *ctx)
+{
+    sqlite_backend *b = p;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(b->db, SQL_BEFORE, -1, &s, NULL) != SQLITE_OK) {
+        report(b->db, "read row");
+        return -1;
+    }
+    bind_str(s, 1, key);
+    sqlite3_bind_int64(s, 2, rev);
+    return one_row(b, s, fn, ctx);
 }
 
 static int insert_row(sqlite_backend *b, const kapi_store_row *row)
@@ -282,17 +357,19 @@ static void reader_give(sqlite_backend *b, reader *r)
     pthread_mutex_unlock(&b->pool_lock);
 }
 
-/* The smallest key above every key that starts with prefix; false when there is none. */
-static bool prefix_end(kapi_str prefix, char *buf)
+/* The smallest key above every key that starts with prefix, into buf (its length into
+ * *len); false when there is none. Keys are byte strings: a NUL is a byte like any other. */
+static bool prefix_end(kapi_str prefix, char *buf, size_t *len)
 {
     size_t n = prefix.len;
-    memcpy(buf, prefix.ptr, n);
+    if (n)
+        memcpy(buf, prefix.ptr, n);
     while (n > 0 && (unsigned char)buf[n - 1] == 0xff)
         n--;
+    *len = n;
     if (n == 0)
         return false;
     buf[n - 1] = (char)((unsigned char)buf[n - 1] + 1);
-    buf[n] = '\0';
     return true;
 }
 
@@ -312,8 +389,8 @@ static int emit_row(sqlite3_stmt *row, int64_t rev, kapi_store_row_fn fn, void *
 
 /* Walks each key's state at the revision: live ones are returned up to the limit, then
  * counted. */
-static int walk_history(sqlite3_stmt *keys, sqlite3_stmt *row, size_t limit,
-                        kapi_store_row_fn fn, void *ctx, size_t *remaining)
+static int walk_history(sqlite3_stmt *keys, sqlite3_stmt *row, size_t limit, kapi_store_row_fn fn,
+                        void *ctx, size_t *remaining)
 {
     size_t n = 0;
     int step;
@@ -331,13 +408,14 @@ static int walk_history(sqlite3_stmt *keys, sqlite3_stmt *row, size_t limit,
     return step == SQLITE_DONE ? 0 : -1;
 }
 
-static kapi_store_rc read_snapshot(sqlite3 *db, const kapi_store_list_opts *q,
-                                  kapi_store_row_fn fn, void *ctx, size_t *remaining)
+static kapi_store_rc read_snapshot(sqlite3 *db, const kapi_store_list_opts *q, kapi_store_row_fn fn,
+                                   void *ctx, size_t *remaining)
 {
     kapi_store_rc rc = KAPI_STORE_IO;
     sqlite3_stmt *keys = NULL, *row = NULL;
     char *end = kapi_xmalloc(q->prefix.len + 1);
-    bool bounded = prefix_end(q->prefix, end);
+    size_t end_len;
+    bool bounded = prefix_end(q->prefix, end, &end_len);
     int64_t compacted = 0;
     if (query_int(db, SQL_COMPACTED, &compacted) != 0)
         goto done;
@@ -352,7 +430,7 @@ static kapi_store_rc read_snapshot(sqlite3 *db, const kapi_store_list_opts *q,
     bind_str(keys, 1, q->prefix);
     bind_str(keys, 2, q->start_after);
     if (bounded)
-        sqlite3_bind_blob(keys, 3, end, (int)strlen(end), SQLITE_STATIC);
+        sqlite3_bind_blob(keys, 3, end, (int)end_len, SQLITE_STATIC);
     sqlite3_bind_int64(keys, 4, q->rev);
     if (walk_history(keys, row, q->limit, fn, ctx, remaining) == 0)
         rc = KAPI_STORE_OK;
@@ -409,8 +487,7 @@ static int backend_compact(void *p, int64_t rev)
         return -1;
     if (bind_exec(b->db, SQL_COMPACT_SUPERSEDED, b->compacted, rev) != 0 ||
         bind_exec(b->db, SQL_COMPACT_DELETED, b->compacted, rev) != 0 ||
-        bind_exec(b->db, SQL_SET_COMPACTED, b->compacted, rev) != 0 ||
-        exec(b->db, "COMMIT") != 0) {
+        bind_exec(b->db, SQL_SET_COMPACTED, b->compacted, rev) != 0 || exec(b->db, "COMMIT") != 0) {
         if (!sqlite3_get_autocommit(b->db))
             exec(b->db, "ROLLBACK");
         return -1;
@@ -423,6 +500,9 @@ const kapi_store_backend_ops kapi_store__sqlite_ops = {
     .name = "sqlite",
     .open = backend_open,
     .load = backend_load,
+    .load_changes = backend_load_changes,
+    .read_rev = backend_read_rev,
+    .read_before = backend_read_before,
     .append = backend_append,
     .read_history = backend_read_history,
     .compact = backend_compact,

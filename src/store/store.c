@@ -181,8 +181,7 @@ static void notify(kapi_store *st, size_t n)
         if (p->rc != KAPI_STORE_OK)
             continue;
         kapi_store_event ev = {
-            .type = p->w->op == KAPI_STORE_DELETE ? KAPI_STORE_EVENT_DELETE
-                                                  : KAPI_STORE_EVENT_PUT,
+            .type = p->w->op == KAPI_STORE_DELETE ? KAPI_STORE_EVENT_DELETE : KAPI_STORE_EVENT_PUT,
             .rev = p->obj->rev,
             .obj = p->obj,
             .prev = p->prev,
@@ -337,6 +336,98 @@ static int load_row(void *ctx, const kapi_store_row *row)
     return 0;
 }
 
+/* ---- recovering the history ----
+ *
+ * The log holds every change after the compacted revision; at open they go back into the
+ * watch hub, in revision order, each with its previous state, as the committer would have
+ * published them. A change whose bytes are the key's latest state shares the object the
+ * index has loaded (a restart with a full window costs references, not copies); other
+ * bytes are read by revision. `last` maps each key changed again later in the window to its
+ * state as the replay goes, so that a change's previous state is the replay's own object
+ * (a key's latest state is never anyone's previous state, so it stays out of the map);
+ * only the first change of a key in the window reads its previous state (from before the
+ * window) from the log. */
+
+typedef struct replay {
+    kapi_store *st;
+    kapi_store__index last; /* key -> its state at the change being replayed */
+    kapi_obj *found;        /* what read_rev / read_before handed over */
+} replay;
+
+static int take_row(void *ctx, const kapi_store_row *row)
+{
+    replay *r = ctx;
+    r->found = kapi_store__obj_load(row);
+    return 0;
+}
+
+/* The object a change made: the index's when it is the key's latest state (*latest). */
+static kapi_obj *change_obj(replay *r, const kapi_store_row *row, bool *latest)
+{
+    kapi_obj *cur = kapi_store__index_get(&r->st->index, row->key);
+    *latest = cur && cur->rev == row->rev;
+    if (*latest)
+        return kapi_obj_ref(cur);
+    r->found = NULL;
+    r->st->ops->read_rev(r->st->backend, row->rev, take_row, r);
+    return r->found;
+}
+
+/* The state before a change: NULL for a create. */
+static kapi_obj *change_prev(replay *r, const kapi_store_row *row)
+{
+    if (row->op == KAPI_STORE_CREATE)
+        return NULL;
+    kapi_obj *p = kapi_store__index_get(&r->last, row->key);
+    if (p)
+        return kapi_obj_ref(p);
+    r->found = NULL;
+    r->st->ops->read_before(r->st->backend, row->key, row->rev, take_row, r);
+    return r->found;
+}
+
+static int replay_row(void *ctx, const kapi_store_row *row)
+{
+    replay *r = ctx;
+    bool latest;
+    kapi_obj *obj = change_obj(r, row, &latest), *prev = change_prev(r, row);
+    if (!obj || (row->op != KAPI_STORE_CREATE && !prev)) {
+        kapi_obj_unref(obj);
+        kapi_obj_unref(prev);
+        return -1;
+    }
+    kapi_store_event ev = {
+        .type = row->op == KAPI_STORE_DELETE ? KAPI_STORE_EVENT_DELETE : KAPI_STORE_EVENT_PUT,
+        .rev = row->rev,
+        .obj = obj,
+        .prev = prev,
+    };
+    kapi_store__hub_publish(&r->st->hub, &ev);
+    if (row->op == KAPI_STORE_DELETE || latest)
+        kapi_store__index_remove(&r->last, row->key);
+    else
+        kapi_store__index_put(&r->last, kapi_obj_ref(obj));
+    kapi_obj_unref(obj);
+    kapi_obj_unref(prev);
+    return 0;
+}
+
+/* Puts the changes after the compacted revision back into the hub. */
+static kapi_error *load_history(kapi_store *st, int64_t compacted, int64_t last)
+{
+    replay r = {.st = st};
+    kapi_store__index_init(&r.last);
+    st->hub.floor = st->hub.published = compacted;
+    int rc = st->ops->load_changes(st->backend, compacted, replay_row, &r);
+    kapi_store__index_dispose(&r.last);
+    if (rc != 0)
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
+                              "store: cannot recover the history after revision %lld",
+                              (long long)compacted);
+    st->hub.published = last;
+    return NULL;
+}
+
 static void store_free_parts(kapi_store *st)
 {
     kapi_store__index_dispose(&st->index);
@@ -391,7 +482,8 @@ kapi_error *kapi_store__open_with(kapi_store **out, const kapi_store_options *op
         goto done;
     atomic_store(&st->rev, last);
     atomic_store(&st->compacted, compacted);
-    st->hub.floor = st->hub.published = last;
+    if ((err = load_history(st, compacted, last)) != NULL)
+        goto done;
     add_mark(st, kapi_time_mono_ns());
     if (pthread_create(&st->committer, NULL, committer_main, st) != 0)
         err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "store: cannot start the committer");
@@ -430,7 +522,6 @@ void kapi_store_free(kapi_store *st)
 kapi_store_rc kapi_store_commit(kapi_store *st, kapi_store_write *w)
 {
     pending p = {.w = w, .rc = KAPI_STORE_IO};
-    assert(w->key.len == 0 || !memchr(w->key.ptr, '\0', w->key.len)); /* keys are paths */
     w->result = w->current = NULL;
     pthread_cond_init(&p.cond, NULL);
     pthread_mutex_lock(&st->qlock);
@@ -527,8 +618,7 @@ static kapi_store_rc list_history(kapi_store *st, const kapi_store_list_opts *op
     if (opts->rev < atomic_load(&st->compacted))
         return KAPI_STORE_GONE;
     history h = {.out = out};
-    kapi_store_rc rc =
-        st->ops->read_history(st->backend, opts, history_row, &h, &out->remaining);
+    kapi_store_rc rc = st->ops->read_history(st->backend, opts, history_row, &h, &out->remaining);
     if (rc != KAPI_STORE_OK) {
         kapi_store_list_dispose(out);
         return rc;

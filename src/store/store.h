@@ -2,7 +2,10 @@
  * store: the MVCC object store (DESIGN.md, "Storage contract").
  *
  * Keys are "/<group>/<resource>/<namespace>/<name>" (no namespace part for cluster-scoped
- * resources; the core group is the empty string, so core keys start with "//"). Values are
+ * resources; the core group is the empty string, so core keys start with "//"). A key is
+ * a byte string with its length: it may hold any byte, NUL included (a core/v1 Event name
+ * may), and is compared, prefixed and stored by its length everywhere, so that two keys
+ * that differ only after a NUL are two keys. Values are
  * the objects' canonical JSON bytes, held in memory as immutable, refcounted kapi_obj and
  * served without re-encoding (invariant 2).
  *
@@ -43,13 +46,19 @@ typedef struct kapi_obj {
     int64_t create_rev; /* revision at which the key was created */
     uint32_t rv_off;    /* metadata.resourceVersion digits at data[rv_off .. rv_off+rv_len) */
     uint32_t rv_len;
-    size_t len; /* JSON bytes in data, NUL-terminated after len */
-    char *key;  /* NUL-terminated key, owned by the object */
+    size_t len;     /* JSON bytes in data, NUL-terminated after len */
+    size_t key_len; /* bytes of the key (which may hold NUL bytes) */
+    char *key;      /* the key, key_len bytes and a NUL after them, owned by the object */
     char data[];
 } kapi_obj;
 
 kapi_obj *kapi_obj_ref(kapi_obj *o);
 void kapi_obj_unref(kapi_obj *o);
+/* The key of an object, by its length. */
+static inline kapi_str kapi_obj_key(const kapi_obj *o)
+{
+    return (kapi_str){o->key, o->key_len};
+}
 
 typedef enum kapi_store_op {
     KAPI_STORE_CREATE,
@@ -57,7 +66,7 @@ typedef enum kapi_store_op {
     KAPI_STORE_DELETE,
 } kapi_store_op;
 
-/* One write. The key is a path: no NUL bytes. */
+/* One write. The key is taken by its length (it may hold NUL bytes). */
 typedef struct kapi_store_write {
     kapi_store_op op;
     kapi_str key;
@@ -78,8 +87,8 @@ typedef struct kapi_store_write {
 
 /* A committed change, as the observer sees it. */
 typedef enum kapi_store_event_type {
-    KAPI_STORE_EVENT_PUT,    /* created or updated */
-    KAPI_STORE_EVENT_DELETE, /* obj is the last state, stamped with the deletion revision */
+    KAPI_STORE_EVENT_PUT,      /* created or updated */
+    KAPI_STORE_EVENT_DELETE,   /* obj is the last state, stamped with the deletion revision */
     KAPI_STORE_EVENT_PROGRESS, /* watches only: every change up to rev has been delivered;
                                 * obj and prev are NULL */
 } kapi_store_event_type;
@@ -96,8 +105,8 @@ typedef struct kapi_store_event {
 typedef void (*kapi_store_observer)(void *ctx, const kapi_store_event *ev);
 
 typedef struct kapi_store_options {
-    const char *path;           /* SQLite database file */
-    int64_t history_seconds;    /* how long old revisions are kept (default 300) */
+    const char *path;             /* SQLite database file */
+    int64_t history_seconds;      /* how long old revisions are kept (default 300) */
     kapi_store_observer observer; /* optional; sees every committed change */
     void *observer_ctx;
 } kapi_store_options;
@@ -105,7 +114,8 @@ typedef struct kapi_store_options {
 typedef struct kapi_store kapi_store;
 
 /* Opens (creating if needed) and recovers the store: the latest state of every key is
- * loaded into memory, and the revision counter continues from the last committed write. */
+ * loaded into memory, the changes of the history window go back into the watch hub, and
+ * the revision counter continues from the last committed write. */
 kapi_error *kapi_store_open(kapi_store **out, const kapi_store_options *opts);
 /* Waits for writes in flight, then closes. */
 void kapi_store_free(kapi_store *st);
@@ -155,9 +165,13 @@ void kapi_store_list_dispose(kapi_store_list_result *l);
  * order, with each object's previous state, and hands them to watches. A watch sees
  * every change under its prefix with a revision after its start, in revision order,
  * exactly once: first those already kept (on the thread that starts the watch), then
- * live ones (on the committer, after they are durable). The history kept starts where
- * the store was opened: a restart forgets the changes before it, as kube-apiserver's
- * watch cache does. */
+ * live ones (on the committer, after they are durable). The history outlives a restart:
+ * kapi_store_open puts every change the log holds after the compacted revision back into
+ * the hub, with its previous state, so a watch (like an Exact list or a continue token)
+ * may start from any revision still inside the window, whether it was written before or
+ * after the restart. (kube-apiserver's watch cache forgets them; kapi does better.) The
+ * window's clock restarts with the store: changes recovered at open leave it
+ * history_seconds after the open. */
 typedef struct kapi_store_watch kapi_store_watch;
 
 /* Called with each change (and each progress note); the event and its objects are

@@ -25,8 +25,6 @@ kapi_obj *kapi_store__obj_new(kapi_str key, int64_t rev, int64_t create_rev, kap
 /* An object made from a row of the log (its bytes are stamped already). */
 typedef struct kapi_store_row kapi_store_row;
 kapi_obj *kapi_store__obj_load(const kapi_store_row *row);
-/* The key of an object as a slice. */
-kapi_str kapi_store__obj_key(const kapi_obj *o);
 
 /* ---- the in-memory index ---- */
 
@@ -92,9 +90,9 @@ struct kapi_store_row {
 /* A consumer of streamed rows; the slices are valid for the call only. Returns 0 to go on. */
 typedef int (*kapi_store_row_fn)(void *ctx, const kapi_store_row *row);
 
-/* The backend contract. A backend is used by one committer thread for writes (open, load,
- * append, compact, close are never called concurrently) and by any number of threads for
- * read_history at the same time as writes. */
+/* The backend contract. A backend is used by one committer thread for writes (open, the
+ * loads and reads of recovery, append, compact, close are never called concurrently) and by any
+ * number of threads for read_history at the same time as writes. */
 typedef struct kapi_store_backend_ops {
     const char *name;
     /* Opens or creates the durable store at opts->path. */
@@ -103,6 +101,13 @@ typedef struct kapi_store_backend_ops {
      * last committed revision and the compacted revision. */
     kapi_error *(*load)(void *b, kapi_store_row_fn fn, void *ctx, int64_t *last_rev,
                         int64_t *compacted_rev);
+    /* Recovery of the history: streams every row after revision `after`, in revision
+     * order, without its bytes (value is empty; read_rev reads them). Returns 0 or -1. */
+    int (*load_changes)(void *b, int64_t after, kapi_store_row_fn fn, void *ctx);
+    /* Hands fn the row at revision rev whole. Returns 0, or -1 when there is none. */
+    int (*read_rev)(void *b, int64_t rev, kapi_store_row_fn fn, void *ctx);
+    /* Hands fn the last row of key before revision rev. Returns 0, or -1 when none. */
+    int (*read_before)(void *b, kapi_str key, int64_t rev, kapi_store_row_fn fn, void *ctx);
     /* Writes rows (consecutive revisions) durably in one transaction: all or none.
      * Returns 0, or -1 when nothing was written. */
     int (*append)(void *b, const kapi_store_row *rows, size_t n);

@@ -8,8 +8,9 @@
  * kept changes after it, under the same lock, so that it sees no gap and no repeat.
  *
  * `floor` is the revision after which every change is either in the ring or not yet
- * published: a watch may start from floor or later. It starts at the revision the store
- * was opened at and rises as the window trims the ring.
+ * published: a watch may start from floor or later. It starts at the compacted revision
+ * of the log (store.c puts the changes after it back at open) and rises as the window
+ * trims the ring.
  */
 #include "store/store_int.h"
 
@@ -82,9 +83,11 @@ static void push(kapi_store__hub *h, const kapi_store_event *ev)
     };
 }
 
+/* Prefix matching by length: a NUL in a key or a prefix is a byte like any other. */
 static bool under(const kapi_store_watch *w, const kapi_obj *o)
 {
-    return strncmp(o->key, w->prefix, w->prefix_len) == 0;
+    return o->key_len >= w->prefix_len &&
+           (w->prefix_len == 0 || memcmp(o->key, w->prefix, w->prefix_len) == 0);
 }
 
 /* Hands ev to w if it is w's; lock held. */
@@ -142,7 +145,9 @@ kapi_store_rc kapi_store__hub_watch(kapi_store__hub *h, kapi_str prefix, int64_t
         return KAPI_STORE_GONE;
     }
     kapi_store_watch *w = kapi_xcalloc(1, sizeof(*w));
-    w->prefix = kapi_xstrndup(prefix.ptr, prefix.len);
+    w->prefix = kapi_xmalloc(prefix.len + 1);
+    if (prefix.len)
+        memcpy(w->prefix, prefix.ptr, prefix.len);
     w->prefix_len = prefix.len;
     w->from = from;
     w->fn = fn;

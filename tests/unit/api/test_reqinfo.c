@@ -56,13 +56,57 @@ TEST(api_reqinfo_table)
         CHECK(r->info.is_resource);
         CHECK_STR_EQ(r->info.group, cases[i].group);
         CHECK_STR_EQ(r->info.version, cases[i].version);
-        CHECK_STR_EQ(r->info.ns, cases[i].ns);
+        CHECK(kapi_str_eqc(r->info.ns, cases[i].ns));
         CHECK_STR_EQ(r->info.resource, cases[i].resource);
-        CHECK_STR_EQ(r->info.name, cases[i].name);
+        CHECK(kapi_str_eqc(r->info.name, cases[i].name));
         CHECK_STR_EQ(r->info.subresource, cases[i].sub);
         CHECK_STR_EQ(r->info.verb, cases[i].verb);
         kapi_arena_dispose(&r->arena);
     }
+}
+
+/* A %00 in the path is a NUL inside the part: the name is the whole part, not the bytes
+ * before the NUL. */
+TEST(api_reqinfo_nul_in_name)
+{
+    kapi_http_request h;
+    kapi_req *r = make_req(&h, "DELETE", "/api/v1/namespaces/n%00s/events/victim%00zzz", "");
+    CHECK(kapi_api__parse_request(r) == NULL);
+    CHECK(kapi_str_eq(r->info.ns, (kapi_str){"n\0s", 3}));
+    CHECK(kapi_str_eq(r->info.name, (kapi_str){"victim\0zzz", 10}));
+    CHECK_STR_EQ(r->info.resource, "events");
+    CHECK_STR_EQ(r->info.verb, "delete");
+    kapi_arena_dispose(&r->arena);
+    /* a NUL in a fixed part names nothing, never the group before it */
+    r = make_req(&h, "GET", "/apis/batch%00x/v1/cronjobs%00/a", "");
+    CHECK(kapi_api__parse_request(r) == NULL);
+    CHECK_STR_EQ(r->info.group, "batch\x01x");
+    CHECK_STR_EQ(r->info.resource, "cronjobs\x01");
+    kapi_arena_dispose(&r->arena);
+    r = make_req(&h, "GET", "/version%00", "");
+    CHECK(kapi_api__parse_request(r) == NULL);
+    CHECK_STR_EQ(r->path, "/version\x01");
+    kapi_arena_dispose(&r->arena);
+}
+
+/* A NUL in a query value is refused (a C string would cut it); in a key it names no known
+ * parameter. */
+TEST(api_reqinfo_nul_in_query)
+{
+    kapi_http_request h;
+    kapi_req *r = make_req(&h, "DELETE", "/api/v1/namespaces/n/events",
+                           "fieldSelector=metadata.name%3Da%00b");
+    kapi_error *err = kapi_api__parse_request(r);
+    CHECK(err != NULL && err->status == KAPI_STATUS_BAD_REQUEST);
+    if (err)
+        CHECK_STR_EQ(err->message,
+                     "invalid value of the query parameter fieldSelector: it holds a NUL byte");
+    kapi_error_free(err);
+    kapi_arena_dispose(&r->arena);
+    r = make_req(&h, "GET", "/api/v1/namespaces/n/events", "watch%00x=1");
+    CHECK(kapi_api__parse_request(r) == NULL);
+    CHECK_STR_EQ(r->info.verb, "list");
+    kapi_arena_dispose(&r->arena);
 }
 
 TEST(api_reqinfo_query_decoding)

@@ -31,6 +31,13 @@ static const vcase create_cases[] = {
     {"valid webhook",
      WEBHOOK("{\"service\":{\"name\":\"s\",\"namespace\":\"n\",\"path\":\"/c\"}}", "[\"v1\"]"),
      NULL, 0},
+    {"name with a NUL after the right one",
+     "{\"metadata\":{\"name\":\"gizmos.example.com\\u0000x\"}}",
+     "CustomResourceDefinition.apiextensions.k8s.io \"gizmos.example.com\\x00x\" is invalid: "
+     "[metadata.name: Invalid value: \"gizmos.example.com\\x00x\": " SUBDOMAIN_MSG ", "
+     "metadata.name: Invalid value: \"gizmos.example.com\\x00x\": must be "
+     "spec.names.plural+\".\"+spec.group]",
+     2},
     {"name", "{\"metadata\":{\"name\":\"wrong.example.com\"}}",
      "CustomResourceDefinition.apiextensions.k8s.io \"wrong.example.com\" is invalid: "
      "metadata.name: Invalid value: \"wrong.example.com\": must be "

@@ -57,6 +57,10 @@ static const vcase create_cases[] = {
         "ttlSecondsAfterFinished: Invalid value: -3: must be greater than or equal to 0, "
         "spec.failedJobsHistoryLimit: Invalid value: -2: must be greater than or equal to 0]",
      4},
+    {"name with a NUL", "{\"metadata\":{\"name\":\"cj\\u0000x\"}}",
+     "CronJob.batch \"cj\\x00x\" is invalid: metadata.name: Invalid value: "
+     "\"cj\\x00x\": " SUBDOMAIN_MSG,
+     1},
     {"name not a subdomain", "{\"metadata\":{\"name\":\"Bad_Name\"}}",
      "CronJob.batch \"Bad_Name\" is invalid: metadata.name: Invalid value: "
      "\"Bad_Name\": " SUBDOMAIN_MSG,

@@ -31,6 +31,8 @@ static const vcase core_cases[] = {
         "reportingInstance: Invalid value: \"\": can have at most 128 characters, action: "
         "Required value]",
      3},
+    {"a NUL is allowed in a path segment (1.26 checks no more)",
+     "{\"metadata\":{\"name\":\"victim\\u0000x\"}}", NULL, 0},
     {"name checked by the generic pass only", "{\"metadata\":{\"name\":\"a/b\"}}",
      "Event \"a/b\" is invalid: metadata.name: Invalid value: \"a/b\": may not contain '/'", 1},
 };
@@ -68,6 +70,10 @@ static const vcase v1_cases[] = {
      EV "[lastTimestamp: Invalid value: \"\": needs to be unset, count: Invalid value: \"\": "
         "needs to be unset, source: Invalid value: \"\": needs to be unset]",
      3},
+    {"name with a NUL", "{\"metadata\":{\"name\":\"victim\\u0000x\"}}",
+     "Event \"victim\\x00x\" is invalid: metadata.name: Invalid value: "
+     "\"victim\\x00x\": " SUBDOMAIN_MSG,
+     1},
     {"metadata", "{\"metadata\":{\"name\":\"Bad_Name\",\"labels\":{\"k\":\"bad value\"}}}",
      "Event \"Bad_Name\" is invalid: [metadata.name: Invalid value: \"Bad_Name\": " SUBDOMAIN_MSG
      ", metadata.labels: Invalid value: \"bad value\": " LABEL_VALUE_MSG "]",

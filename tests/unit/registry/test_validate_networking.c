@@ -17,6 +17,10 @@ static const vcase create_cases[] = {
      "\"operator\":\"Exists\"}],\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\","
      "\"values\":[\"n1\"]}]}]}}}",
      NULL, 0},
+    {"name with a NUL", "{\"metadata\":{\"name\":\"cc\\u0000x\"}}",
+     "ClusterCIDR.networking.k8s.io \"cc\\x00x\" is invalid: metadata.name: Invalid value: "
+     "\"cc\\x00x\": " LABEL_MSG,
+     1},
     {"name is a label", "{\"metadata\":{\"name\":\"cc.dots\"}}",
      "ClusterCIDR.networking.k8s.io \"cc.dots\" is invalid: metadata.name: Invalid value: "
      "\"cc.dots\": " LABEL_MSG,

@@ -71,7 +71,7 @@ static inline json_t *vcase_merge(json_t *target, const json_t *patch)
 static inline json_t *vcase_parse(const char *name, const char *text)
 {
     json_error_t jerr;
-    json_t *v = json_loads(text, 0, &jerr);
+    json_t *v = json_loads(text, JSON_ALLOW_NUL, &jerr); /* names may hold \u0000 */
     if (!v)
         test_fail(__FILE__, __LINE__, "case %s: bad JSON: %s", name, jerr.text);
     return v;

@@ -116,8 +116,7 @@ static kapi_store_rc list_str(kapi_store *st, const char *prefix, int64_t rev,
     for (size_t i = 0; i < l.n; i++) {
         char v[64] = "";
         sscanf(l.items[i]->data, "{\"v\":\"%63[^\"]", v);
-        kapi_buf_printf(&b, "%s%s=%s@%" PRId64, i ? "," : "", l.items[i]->key, v,
-                        l.items[i]->rev);
+        kapi_buf_printf(&b, "%s%s=%s@%" PRId64, i ? "," : "", l.items[i]->key, v, l.items[i]->rev);
     }
     kapi_buf_printf(&b, "|%zu", l.remaining);
     if (rc == KAPI_STORE_OK && rev)
@@ -171,8 +170,10 @@ TEST(store_stamp_empty_value)
     CHECK_INT_EQ(kapi_store_commit(st, &w), KAPI_STORE_OK);
     CHECK_STR_EQ(w.result->data, "1");
     kapi_obj_unref(w.result);
-    w = (kapi_store_write){.op = KAPI_STORE_CREATE, .key = KAPI_STR("/j"),
-                           .value = KAPI_STR("{\"rv\":\"\"}"), .rv_off = 7};
+    w = (kapi_store_write){.op = KAPI_STORE_CREATE,
+                           .key = KAPI_STR("/j"),
+                           .value = KAPI_STR("{\"rv\":\"\"}"),
+                           .rv_off = 7};
     CHECK_INT_EQ(kapi_store_commit(st, &w), KAPI_STORE_OK);
     CHECK_STR_EQ(w.result->data, "{\"rv\":\"2\"}");
     kapi_obj_unref(w.result);
@@ -254,8 +255,8 @@ TEST(store_delete)
 TEST(store_list_latest)
 {
     kapi_store *st = open_store();
-    const char *keys[] = {"/g/r/b/2", "/g/r/a/1", "/g/r/b/1", "/g/r/a/2", "/g/r/a/3",
-                          "/g/q/a/1", "/g/rr/a/1", "/h/x"};
+    const char *keys[] = {"/g/r/b/2", "/g/r/a/1", "/g/r/b/1",  "/g/r/a/2",
+                          "/g/r/a/3", "/g/q/a/1", "/g/rr/a/1", "/h/x"};
     for (size_t i = 0; i < KAPI_ARRAY_LEN(keys); i++)
         CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, keys[i], "v", 0, NULL), KAPI_STORE_OK);
 
@@ -265,9 +266,10 @@ TEST(store_list_latest)
     CHECK_LIST(st, "/g/r/", 0, "/g/r/a/2", 2, "/g/r/a/3=v@5,/g/r/b/1=v@3|1");
     CHECK_LIST(st, "/g/r/", 0, "/g/r/b/1", 2, "/g/r/b/2=v@1|0");
     CHECK_LIST(st, "/g/r/", 0, "/g/r/b/2", 2, "|0");
-    CHECK_LIST(st, "/g/r/", 0, "/g/r/a/1x", 0, "/g/r/a/2=v@4,/g/r/a/3=v@5,/g/r/b/1=v@3,/g/r/b/2=v@1|0");
-    CHECK_LIST(st, "/g/r/", 0, "/a", 1, "/g/r/a/1=v@2|4");  /* start_after before the prefix */
-    CHECK_LIST(st, "/g/r/", 0, "/z", 1, "|0");              /* start_after past the prefix */
+    CHECK_LIST(st, "/g/r/", 0, "/g/r/a/1x", 0,
+               "/g/r/a/2=v@4,/g/r/a/3=v@5,/g/r/b/1=v@3,/g/r/b/2=v@1|0");
+    CHECK_LIST(st, "/g/r/", 0, "/a", 1, "/g/r/a/1=v@2|4"); /* start_after before the prefix */
+    CHECK_LIST(st, "/g/r/", 0, "/z", 1, "|0");             /* start_after past the prefix */
     CHECK_LIST(st, "/g/r/a/", 0, "", 1, "/g/r/a/1=v@2|2");
     CHECK_LIST(st, "/g/r/a/3", 0, "", 0, "/g/r/a/3=v@5|0"); /* a prefix that is a whole key */
     CHECK_LIST(st, "/nope/", 0, "", 0, "|0");
@@ -295,8 +297,8 @@ TEST(store_list_paging_many)
     for (int i = 0; i < N; i++) { /* random order, some replaced, every third removed */
         int k = rand() % N;
         snprintf(key, sizeof(key), "/g/r/ns%d/obj%05d", k % 3, k);
-        kapi_store__index_put(&ix, kapi_store__obj_new(kapi_str_c(key), i + 1, i + 1,
-                                                       KAPI_STR(""), KAPI_STR("")));
+        kapi_store__index_put(
+            &ix, kapi_store__obj_new(kapi_str_c(key), i + 1, i + 1, KAPI_STR(""), KAPI_STR("")));
     }
     for (int k = 0; k < N; k += 3) {
         snprintf(key, sizeof(key), "/g/r/ns%d/obj%05d", k % 3, k);
@@ -460,6 +462,128 @@ TEST(store_recovery)
     CHECK_LIST(st, "/r/", 0, "", 0, "/r/a=a3@8|0");
     CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/r/b", "b2", 0, &rev), KAPI_STORE_OK);
     CHECK_INT_EQ(rev, 10);
+    kapi_store_free(st);
+}
+
+/* ---- keys are byte strings ---- */
+
+#define NUL_KEY(lit) ((kapi_str){(lit), sizeof(lit) - 1})
+
+static kapi_store_rc commit_str(kapi_store *st, kapi_store_op op, kapi_str key, const char *v)
+{
+    doc d;
+    kapi_store_write *w = mkwrite(&d, op, "", v, 0);
+    w->key = key;
+    kapi_store_rc rc = kapi_store_commit(st, w);
+    kapi_obj_unref(d.w.result);
+    kapi_obj_unref(d.w.current);
+    return rc;
+}
+
+/* The "v" of the object at key, or "-" when absent. */
+static char *get_str(kapi_store *st, kapi_str key)
+{
+    kapi_obj *o = NULL;
+    char v[64] = "-";
+    if (kapi_store_get(st, key, &o) == KAPI_STORE_OK) {
+        CHECK(kapi_str_eq(kapi_obj_key(o), key));
+        sscanf(o->data, "{\"v\":\"%63[^\"]", v);
+    }
+    kapi_obj_unref(o);
+    return kapi_xstrdup(v);
+}
+
+/* A list under prefix as "v,v|remaining" (each item's key checked to start with it). */
+static char *list_values(kapi_store *st, kapi_str prefix, int64_t rev, kapi_str after, size_t limit)
+{
+    kapi_store_list_opts q = {.prefix = prefix, .rev = rev, .start_after = after, .limit = limit};
+    kapi_store_list_result l;
+    kapi_buf b;
+    kapi_buf_init(&b);
+    if (kapi_store_list(st, &q, &l) != KAPI_STORE_OK)
+        kapi_buf_puts(&b, "error");
+    for (size_t i = 0; i < l.n; i++) {
+        char v[64] = "";
+        sscanf(l.items[i]->data, "{\"v\":\"%63[^\"]", v);
+        CHECK(l.items[i]->key_len >= prefix.len &&
+              memcmp(l.items[i]->key, prefix.ptr, prefix.len) == 0);
+        kapi_buf_printf(&b, "%s%s", i ? "," : "", v);
+    }
+    kapi_buf_printf(&b, "|%zu", l.remaining);
+    kapi_store_list_dispose(&l);
+    return kapi_buf_detach(&b, NULL);
+}
+
+typedef struct seen_values {
+    kapi_buf b;
+} seen_values;
+
+static bool watch_values(void *ctx, const kapi_store_event *ev)
+{
+    seen_values *s = ctx;
+    char v[64] = "";
+    sscanf(ev->obj->data, "{\"v\":\"%63[^\"]", v);
+    kapi_buf_printf(&s->b, "%s %s@%" PRId64 ";", ev->type == KAPI_STORE_EVENT_PUT ? "PUT" : "DEL",
+                    v, ev->rev);
+    return true;
+}
+
+static char *watch_str(kapi_store *st, kapi_str prefix, int64_t from)
+{
+    seen_values s;
+    kapi_buf_init(&s.b);
+    kapi_store_watch *w = NULL;
+    int64_t oldest;
+    if (kapi_store_watch_start(st, prefix, from, watch_values, &s, &w, &oldest) != KAPI_STORE_OK)
+        kapi_buf_puts(&s.b, "gone");
+    else
+        kapi_store_watch_stop(st, w);
+    return kapi_buf_detach(&s.b, NULL);
+}
+
+#define CHECK_OWNED_STR(expr, want)                                                                \
+    do {                                                                                           \
+        char *got_ = (expr);                                                                       \
+        CHECK_STR_EQ(got_, want);                                                                  \
+        free(got_);                                                                                \
+    } while (0)
+
+/* Two keys that differ only after a NUL are two keys: in get, list (latest and history,
+ * prefixes and start_after), watch and delete, and after the store is reopened. */
+TEST(store_keys_with_nul)
+{
+    const kapi_str a = NUL_KEY("/e/ns/a"), anul = NUL_KEY("/e/ns/a\0"), ab = NUL_KEY("/e/ns/a\0b"),
+                   ac = NUL_KEY("/e/ns/a\0c"), dir = NUL_KEY("/e/ns/");
+    kapi_store *st = open_store();
+    CHECK_INT_EQ(commit_str(st, KAPI_STORE_CREATE, a, "A"), KAPI_STORE_OK);   /* 1 */
+    CHECK_INT_EQ(commit_str(st, KAPI_STORE_CREATE, ab, "AB"), KAPI_STORE_OK); /* 2 */
+    CHECK_INT_EQ(commit_str(st, KAPI_STORE_CREATE, ab, "x"), KAPI_STORE_EXISTS);
+    CHECK_INT_EQ(commit_str(st, KAPI_STORE_UPDATE, ac, "x"), KAPI_STORE_NOT_FOUND);
+    CHECK_OWNED_STR(get_str(st, a), "A");
+    CHECK_OWNED_STR(get_str(st, ab), "AB");
+    CHECK_OWNED_STR(get_str(st, anul), "-");
+    CHECK_OWNED_STR(list_values(st, dir, 0, KAPI_STR_NULL, 0), "A,AB|0");
+    CHECK_OWNED_STR(list_values(st, anul, 0, KAPI_STR_NULL, 0), "AB|0");
+    CHECK_OWNED_STR(list_values(st, ab, 0, KAPI_STR_NULL, 0), "AB|0");
+    CHECK_OWNED_STR(list_values(st, dir, 0, a, 0), "AB|0");
+    CHECK_OWNED_STR(list_values(st, dir, 0, KAPI_STR_NULL, 1), "A|1");
+    CHECK_OWNED_STR(watch_str(st, anul, 0), "PUT AB@2;");
+    CHECK_INT_EQ(commit_str(st, KAPI_STORE_DELETE, ab, NULL), KAPI_STORE_OK); /* 3 */
+    CHECK_OWNED_STR(get_str(st, a), "A");
+    CHECK_OWNED_STR(get_str(st, ab), "-");
+    CHECK_OWNED_STR(list_values(st, anul, 2, KAPI_STR_NULL, 0), "AB|0"); /* from the log */
+    CHECK_OWNED_STR(list_values(st, dir, 2, a, 0), "AB|0");
+    CHECK_OWNED_STR(list_values(st, a, 2, KAPI_STR_NULL, 0), "A,AB|0");
+    kapi_store_free(st);
+
+    st = open_store();
+    CHECK_OWNED_STR(get_str(st, a), "A");
+    CHECK_OWNED_STR(get_str(st, ab), "-");
+    CHECK_INT_EQ(commit_str(st, KAPI_STORE_CREATE, ac, "AC"), KAPI_STORE_OK); /* 4 */
+    CHECK_OWNED_STR(list_values(st, dir, 0, KAPI_STR_NULL, 0), "A,AC|0");
+    CHECK_OWNED_STR(list_values(st, ab, 2, KAPI_STR_NULL, 0), "AB|0");
+    CHECK_OWNED_STR(watch_str(st, anul, 0), "PUT AB@2;DEL AB@3;PUT AC@4;");
+    CHECK_OWNED_STR(watch_str(st, ab, 0), "PUT AB@2;DEL AB@3;");
     kapi_store_free(st);
 }
 
@@ -661,10 +785,10 @@ TEST(store_batch_sees_itself)
     queued q[6];
     memset(q, 0, sizeof(q));
     mkwrite(&q[0].d, KAPI_STORE_CREATE, "/b/k", "1", 0);
-    mkwrite(&q[1].d, KAPI_STORE_UPDATE, "/b/k", "2", 2);  /* sees the create at 2 */
-    mkwrite(&q[2].d, KAPI_STORE_UPDATE, "/b/k", "x", 2);  /* conflict with the update at 3 */
+    mkwrite(&q[1].d, KAPI_STORE_UPDATE, "/b/k", "2", 2); /* sees the create at 2 */
+    mkwrite(&q[2].d, KAPI_STORE_UPDATE, "/b/k", "x", 2); /* conflict with the update at 3 */
     mkwrite(&q[3].d, KAPI_STORE_DELETE, "/b/k", NULL, 3);
-    mkwrite(&q[4].d, KAPI_STORE_UPDATE, "/b/k", "y", 0);  /* deleted within the batch */
+    mkwrite(&q[4].d, KAPI_STORE_UPDATE, "/b/k", "y", 0); /* deleted within the batch */
     mkwrite(&q[5].d, KAPI_STORE_CREATE, "/b/k", "3", 0);
     run_behind_gate(st, q, 6);
     kapi_store_stats stats;

@@ -16,8 +16,14 @@ static bool record(void *ctx, const kapi_store_event *ev)
 {
     wlog *l = ctx;
     static const char *const names[] = {"PUT", "DEL", "PROGRESS"};
-    kapi_buf_printf(&l->b, "%s %s@%" PRId64 "%s;", names[ev->type],
-                    ev->obj ? ev->obj->key : "-", ev->rev,
+    kapi_buf_printf(&l->b, "%s ", names[ev->type]);
+    for (size_t i = 0; ev->obj && i < ev->obj->key_len; i++) { /* a NUL shows as \0 */
+        if (ev->obj->key[i])
+            kapi_buf_putc(&l->b, ev->obj->key[i]);
+        else
+            kapi_buf_puts(&l->b, "\\0");
+    }
+    kapi_buf_printf(&l->b, "%s@%" PRId64 "%s;", ev->obj ? "" : "-", ev->rev,
                     ev->prev ? "+prev" : "");
     return !(l->stop_after && ++l->calls >= l->stop_after);
 }
@@ -77,7 +83,7 @@ TEST(store_watch_ahead_and_false)
     /* from a revision the store has not reached: changes up to it are skipped */
     CHECK_INT_EQ(kapi_store_watch_start(st, KAPI_STR("/w/"), 2, record, &l, &w, &oldest),
                  KAPI_STORE_OK);
-    kapi_store_watch_progress(st, w); /* progress never says less than the start */
+    kapi_store_watch_progress(st, w);   /* progress never says less than the start */
     put(st, KAPI_STORE_CREATE, "/w/a"); /* 1 */
     put(st, KAPI_STORE_CREATE, "/w/b"); /* 2 */
     put(st, KAPI_STORE_CREATE, "/w/c"); /* 3: the second call, which stops the watch */
@@ -88,22 +94,85 @@ TEST(store_watch_ahead_and_false)
     kapi_store_free(st);
 }
 
+/* The bytes of the object a watch event carries, as a string. */
+static bool record_bytes(void *ctx, const kapi_store_event *ev)
+{
+    wlog *l = ctx;
+    kapi_buf_printf(&l->b, "%.*s<%.*s;", (int)ev->obj->len, ev->obj->data,
+                    ev->prev ? (int)ev->prev->len : 0, ev->prev ? ev->prev->data : "");
+    return true;
+}
+
+static void put_value(kapi_store *st, kapi_store_op op, const char *key, const char *v)
+{
+    kapi_store_write w = {.op = op, .key = kapi_str_c(key), .value = kapi_str_c(v), .rv_off = 1};
+    if (kapi_store_commit(st, &w) != KAPI_STORE_OK)
+        test_fail(__FILE__, __LINE__, "commit %s failed", key);
+    kapi_obj_unref(w.result);
+}
+
+TEST(store_watch_history_survives_reopen)
+{
+    kapi_store *st = open_tmp(0);
+    put_value(st, KAPI_STORE_CREATE, "/w/a", "[,\"a1\"]"); /* 1 */
+    put_value(st, KAPI_STORE_CREATE, "/w/b", "[,\"b1\"]"); /* 2 */
+    put_value(st, KAPI_STORE_UPDATE, "/w/a", "[,\"a2\"]"); /* 3 */
+    put_value(st, KAPI_STORE_CREATE, "/x/a", "[,\"x1\"]"); /* 4 */
+    put_value(st, KAPI_STORE_DELETE, "/w/b", "");          /* 5 */
+    put_value(st, KAPI_STORE_UPDATE, "/w/a", "[,\"a3\"]"); /* 6 */
+    CHECK_INT_EQ(kapi_store__compact(st, 1), 0);           /* the window starts after 1 */
+    kapi_store_free(st);
+
+    /* every change after the compacted revision comes back, with its previous state */
+    st = open_tmp(0);
+    wlog l = {0};
+    kapi_buf_init(&l.b);
+    kapi_store_watch *w = NULL;
+    int64_t oldest = -1;
+    CHECK_INT_EQ(kapi_store_watch_start(st, KAPI_STR("/w/"), 1, record, &l, &w, &oldest),
+                 KAPI_STORE_OK);
+    CHECK_STR_EQ(l.b.ptr, "PUT /w/b@2;PUT /w/a@3+prev;DEL /w/b@5+prev;PUT /w/a@6+prev;");
+    put(st, KAPI_STORE_CREATE, "/w/c"); /* 7: live ones follow */
+    kapi_store_watch_stop(st, w);
+    CHECK_STR_EQ(l.b.ptr, "PUT /w/b@2;PUT /w/a@3+prev;DEL /w/b@5+prev;PUT /w/a@6+prev;PUT /w/c@7;");
+
+    /* the bytes: each change's state and the one before it (from before the window too) */
+    kapi_buf_clear(&l.b);
+    CHECK_INT_EQ(kapi_store_watch_start(st, KAPI_STR("/w/a"), 1, record_bytes, &l, &w, &oldest),
+                 KAPI_STORE_OK);
+    kapi_store_watch_stop(st, w);
+    CHECK_STR_EQ(l.b.ptr, "[3,\"a2\"]<[1,\"a1\"];[6,\"a3\"]<[3,\"a2\"];");
+    kapi_buf_clear(&l.b);
+    CHECK_INT_EQ(kapi_store_watch_start(st, KAPI_STR("/w/b"), 2, record_bytes, &l, &w, &oldest),
+                 KAPI_STORE_OK);
+    kapi_store_watch_stop(st, w);
+    CHECK_STR_EQ(l.b.ptr, "[5,\"b1\"]<[2,\"b1\"];");
+
+    /* before the compacted revision: gone, and the oldest start is named */
+    CHECK_INT_EQ(kapi_store_watch_start(st, KAPI_STR("/w/"), 0, record, &l, &w, &oldest),
+                 KAPI_STORE_GONE);
+    CHECK_INT_EQ(oldest, 1);
+    kapi_buf_dispose(&l.b);
+    kapi_store_free(st);
+}
+
 TEST(store_watch_floor)
 {
     kapi_store *st = open_tmp(1);
     put(st, KAPI_STORE_CREATE, "/w/a"); /* 1 */
     put(st, KAPI_STORE_CREATE, "/w/b"); /* 2 */
     kapi_store_free(st);
-    /* a reopened store keeps no changes from before: watches start at its revision */
+    /* a reopened store keeps the changes of its window: a watch may start before it */
     st = open_tmp(1);
     wlog l = {0};
     kapi_buf_init(&l.b);
     kapi_store_watch *w = NULL;
     int64_t oldest = -1;
     CHECK_INT_EQ(kapi_store_watch_start(st, KAPI_STR("/w/"), 1, record, &l, &w, &oldest),
-                 KAPI_STORE_GONE);
-    CHECK_INT_EQ(oldest, 2);
-    CHECK(w == NULL);
+                 KAPI_STORE_OK);
+    kapi_store_watch_stop(st, w);
+    CHECK_STR_EQ(l.b.ptr, "PUT /w/b@2;");
+    kapi_buf_clear(&l.b);
     put(st, KAPI_STORE_CREATE, "/w/c"); /* 3 */
     /* once the window has passed, the change leaves and the floor rises */
     kapi_store_stats stats = {0};
