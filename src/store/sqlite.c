@@ -7,7 +7,9 @@
  * covers the search for each key's state at a revision, so the table is read only for the
  * rows returned, not for those merely counted; it also finds a key's row before a
  * revision when the history is recovered at open). Table
- * `meta` records the compacted revision: history older than it is gone.
+ * `meta` records the compacted revision: history older than it is gone. Table `marks`
+ * records when (wall clock) the store was at which revision, so that after a restart the
+ * history window still ends where it would have.
  *
  * Durability: WAL journal with synchronous=FULL, so a committed transaction has been
  * fsync'd. The committer thread owns the write connection; history reads use a pool of
@@ -32,7 +34,8 @@ static const char SCHEMA[] =
     " value BLOB NOT NULL);"
     "CREATE INDEX IF NOT EXISTS log_key ON log(key, rev, op);"
     "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
-    "INSERT OR IGNORE INTO meta VALUES('compacted', 0);";
+    "INSERT OR IGNORE INTO meta VALUES('compacted', 0);"
+    "CREATE TABLE IF NOT EXISTS marks(rev INTEGER PRIMARY KEY, unix_ns INTEGER NOT NULL);";
 
 static const char SQL_INSERT[] =
     "INSERT INTO log(rev, key, op, create_rev, rv_off, value) VALUES(?1, ?2, ?3, ?4, ?5, ?6)";
@@ -59,6 +62,9 @@ static const char SQL_COMPACT_SUPERSEDED[] =
     " ON o.key = n.key AND o.rev < n.rev WHERE n.rev > ?1 AND n.rev <= ?2)";
 static const char SQL_COMPACT_DELETED[] = "DELETE FROM log WHERE rev > ?1 AND rev <= ?2 AND op = 2";
 static const char SQL_SET_COMPACTED[] = "UPDATE meta SET value = ?2 WHERE name = 'compacted'";
+static const char SQL_DROP_MARKS[] = "DELETE FROM marks WHERE rev <= ?2";
+static const char SQL_SAVE_MARK[] = "INSERT OR REPLACE INTO marks(rev, unix_ns) VALUES(?1, ?2)";
+static const char SQL_MARKS[] = "SELECT rev, unix_ns FROM marks ORDER BY rev";
 
 /* A read connection of the pool. */
 typedef struct reader {
@@ -487,13 +493,36 @@ static int backend_compact(void *p, int64_t rev)
         return -1;
     if (bind_exec(b->db, SQL_COMPACT_SUPERSEDED, b->compacted, rev) != 0 ||
         bind_exec(b->db, SQL_COMPACT_DELETED, b->compacted, rev) != 0 ||
-        bind_exec(b->db, SQL_SET_COMPACTED, b->compacted, rev) != 0 || exec(b->db, "COMMIT") != 0) {
+        bind_exec(b->db, SQL_SET_COMPACTED, b->compacted, rev) != 0 ||
+        bind_exec(b->db, SQL_DROP_MARKS, b->compacted, rev) != 0 || exec(b->db, "COMMIT") != 0) {
         if (!sqlite3_get_autocommit(b->db))
             exec(b->db, "ROLLBACK");
         return -1;
     }
     b->compacted = rev;
     return 0;
+}
+
+static int backend_save_mark(void *p, int64_t rev, int64_t unix_ns)
+{
+    sqlite_backend *b = p;
+    return bind_exec(b->db, SQL_SAVE_MARK, rev, unix_ns);
+}
+
+static int backend_load_marks(void *p, kapi_store_mark_fn fn, void *ctx)
+{
+    sqlite_backend *b = p;
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(b->db, SQL_MARKS, -1, &s, NULL) == SQLITE_OK ? 0 : -1;
+    int step = SQLITE_DONE;
+    while (rc == 0 && (step = sqlite3_step(s)) == SQLITE_ROW)
+        fn(ctx, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = -1;
+    if (rc)
+        report(b->db, SQL_MARKS);
+    sqlite3_finalize(s);
+    return rc;
 }
 
 const kapi_store_backend_ops kapi_store__sqlite_ops = {
@@ -506,5 +535,7 @@ const kapi_store_backend_ops kapi_store__sqlite_ops = {
     .append = backend_append,
     .read_history = backend_read_history,
     .compact = backend_compact,
+    .save_mark = backend_save_mark,
+    .load_marks = backend_load_marks,
     .close = backend_close,
 };

@@ -14,7 +14,11 @@
  * backend's write side (appends and compactions).
  *
  * History window: the committer notes (time, revision) marks; once a mark is older than
- * the window, the history up to its revision is compacted.
+ * the window, the history up to its revision is compacted. A mark at a new revision is
+ * also saved in the backend with its wall-clock time, and at open the saved marks come
+ * back aged by the time that has passed: history that left the window while kapi was
+ * down is compacted before it is loaded, and the rest leaves the window when it would
+ * have, however often kapi restarts.
  */
 #include "store/store_int.h"
 
@@ -78,6 +82,7 @@ struct kapi_store {
     /* The committer's own. */
     mark marks[MAX_MARKS];
     size_t mark_head, nmarks;
+    int64_t saved_mark_rev; /* the revision of the last mark saved in the backend */
     int64_t mark_interval_ns;
     int64_t compact_target; /* what has left the window: compacted step by step */
     pending **batch;
@@ -253,17 +258,73 @@ static void compact_to(kapi_store *st, int64_t rev)
     pthread_mutex_unlock(&st->backend_lock);
 }
 
-static void add_mark(kapi_store *st, int64_t now)
+static bool push_mark(kapi_store *st, int64_t now, int64_t rev)
 {
     if (st->nmarks == MAX_MARKS)
-        return;
+        return false;
     if (st->nmarks) {
         const mark *last = &st->marks[(st->mark_head + st->nmarks - 1) % MAX_MARKS];
         if (now - last->ns < st->mark_interval_ns)
-            return;
+            return false;
     }
-    st->marks[(st->mark_head + st->nmarks) % MAX_MARKS] = (mark){now, atomic_load(&st->rev)};
+    st->marks[(st->mark_head + st->nmarks) % MAX_MARKS] = (mark){now, rev};
     st->nmarks++;
+    return true;
+}
+
+/* Saves a mark at revision rev, now, unless one is saved at rev already (a later mark at
+ * the same revision would never move the compaction). */
+static void save_mark(kapi_store *st, int64_t rev)
+{
+    if (rev == st->saved_mark_rev)
+        return;
+    pthread_mutex_lock(&st->backend_lock);
+    if (st->ops->save_mark(st->backend, rev, kapi_time_now_ns()) == 0)
+        st->saved_mark_rev = rev;
+    pthread_mutex_unlock(&st->backend_lock);
+}
+
+/* Notes a mark at the current revision, and saves it. */
+static void add_mark(kapi_store *st, int64_t now)
+{
+    int64_t rev = atomic_load(&st->rev);
+    if (push_mark(st, now, rev))
+        save_mark(st, rev);
+}
+
+typedef struct recovered_marks {
+    kapi_store *st;
+    int64_t mono_now, unix_now;
+    int64_t expired; /* the newest revision whose mark has left the window */
+} recovered_marks;
+
+static void recover_mark(void *ctx, int64_t rev, int64_t unix_ns)
+{
+    recovered_marks *m = ctx;
+    int64_t age = m->unix_now > unix_ns ? m->unix_now - unix_ns : 0;
+    m->st->saved_mark_rev = rev;
+    if (age >= m->st->history_ns)
+        m->expired = rev;
+    else
+        push_mark(m->st, m->mono_now - age, rev);
+}
+
+/* Brings back the saved marks and compacts what has left the window since they were
+ * saved, before the history is loaded into memory. */
+static kapi_error *recover_marks(kapi_store *st, int64_t *compacted)
+{
+    recovered_marks m = {st, kapi_time_mono_ns(), kapi_time_now_ns(), 0};
+    if (st->ops->load_marks(st->backend, recover_mark, &m) != 0)
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "store: cannot read the history marks");
+    if (m.expired > *compacted) {
+        if (st->ops->compact(st->backend, m.expired) != 0)
+            return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
+                                  "store: cannot compact the history to revision %lld",
+                                  (long long)m.expired);
+        *compacted = m.expired;
+    }
+    st->compact_target = *compacted;
+    return NULL;
 }
 
 /* Notes the time and compacts (one step) what has left the window. */
@@ -324,6 +385,8 @@ static void *committer_main(void *arg)
             break;
         maintain(st);
     }
+    /* The last writes' time, for the window after the next start. */
+    save_mark(st, atomic_load(&st->rev));
     return NULL;
 }
 
@@ -481,6 +544,8 @@ kapi_error *kapi_store__open_with(kapi_store **out, const kapi_store_options *op
     if ((err = ops->load(st->backend, load_row, st, &last, &compacted)) != NULL)
         goto done;
     atomic_store(&st->rev, last);
+    if ((err = recover_marks(st, &compacted)) != NULL)
+        goto done;
     atomic_store(&st->compacted, compacted);
     if ((err = load_history(st, compacted, last)) != NULL)
         goto done;

@@ -170,8 +170,11 @@ void kapi_store_list_dispose(kapi_store_list_result *l);
  * the hub, with its previous state, so a watch (like an Exact list or a continue token)
  * may start from any revision still inside the window, whether it was written before or
  * after the restart. (kube-apiserver's watch cache forgets them; kapi does better.) The
- * window's clock restarts with the store: changes recovered at open leave it
- * history_seconds after the open. */
+ * window is kept in real time across restarts: the store saves when it reached which
+ * revision, so what left the window while it was closed is compacted at open, and the
+ * rest leaves it history_seconds after it was written (to within the marks' spacing,
+ * history_seconds / 32; changes after the last saved mark, e.g. before a kill -9, count
+ * from the open). */
 typedef struct kapi_store_watch kapi_store_watch;
 
 /* Called with each change (and each progress note); the event and its objects are

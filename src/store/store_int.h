@@ -93,6 +93,9 @@ typedef int (*kapi_store_row_fn)(void *ctx, const kapi_store_row *row);
 /* The backend contract. A backend is used by one committer thread for writes (open, the
  * loads and reads of recovery, append, compact, close are never called concurrently) and by any
  * number of threads for read_history at the same time as writes. */
+/* A saved (revision, wall-clock time) mark, for load_marks. */
+typedef void (*kapi_store_mark_fn)(void *ctx, int64_t rev, int64_t unix_ns);
+
 typedef struct kapi_store_backend_ops {
     const char *name;
     /* Opens or creates the durable store at opts->path. */
@@ -122,6 +125,12 @@ typedef struct kapi_store_backend_ops {
      * every DELETE row at or before rev; records rev as the compacted revision, so that the
      * state at any revision >= rev stays readable. Returns 0 or -1. */
     int (*compact)(void *b, int64_t rev);
+    /* Records durably that the store was at revision rev at wall-clock time unix_ns, so
+     * that the history window is measured from the real time of each change across
+     * restarts; compact drops the marks at or before its revision. Returns 0 or -1. */
+    int (*save_mark)(void *b, int64_t rev, int64_t unix_ns);
+    /* Recovery: streams the saved marks in revision order. Returns 0 or -1. */
+    int (*load_marks)(void *b, kapi_store_mark_fn fn, void *ctx);
     void (*close)(void *b);
 } kapi_store_backend_ops;
 

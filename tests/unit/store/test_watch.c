@@ -191,6 +191,43 @@ TEST(store_watch_floor)
     kapi_store_free(st);
 }
 
+/* The window is measured in real time across restarts: what left it while the store was
+ * closed is gone at the next open, and a restart does not make old changes young again. */
+TEST(store_watch_window_spans_restarts)
+{
+    kapi_store *st = open_tmp(1);
+    put(st, KAPI_STORE_CREATE, "/w/a"); /* 1 */
+    put(st, KAPI_STORE_CREATE, "/w/b"); /* 2 */
+    kapi_store_free(st);
+    usleep(1200 * 1000);
+    st = open_tmp(1);
+    kapi_store_stats stats = {0};
+    kapi_store__stats(st, &stats);
+    CHECK_INT_EQ(stats.compacted, 2);
+    wlog l = {0};
+    kapi_buf_init(&l.b);
+    kapi_store_watch *w = NULL;
+    int64_t oldest = -1;
+    CHECK_INT_EQ(kapi_store_watch_start(st, KAPI_STR("/w/"), 1, record, &l, &w, &oldest),
+                 KAPI_STORE_GONE);
+    CHECK_INT_EQ(oldest, 2);
+    put(st, KAPI_STORE_CREATE, "/w/c"); /* 3 */
+    kapi_store_free(st);
+    /* reopened at once, 3 is still in the window, and leaves it on time */
+    st = open_tmp(1);
+    CHECK_INT_EQ(kapi_store_watch_start(st, KAPI_STR("/w/"), 2, record, &l, &w, &oldest),
+                 KAPI_STORE_OK);
+    kapi_store_watch_stop(st, w);
+    CHECK_STR_EQ(l.b.ptr, "PUT /w/c@3;");
+    kapi_store_free(st);
+    usleep(1200 * 1000);
+    st = open_tmp(1);
+    kapi_store__stats(st, &stats);
+    CHECK_INT_EQ(stats.compacted, 3);
+    kapi_buf_dispose(&l.b);
+    kapi_store_free(st);
+}
+
 TEST(store_wait_revision)
 {
     kapi_store *st = open_tmp(0);
