@@ -187,7 +187,7 @@ void kapi_http__on_response(kapi_http_msg *m)
     kapi_conn *c = m->req->conn;
     bool close_after = m->req->close_after || c->srv->shutting_down;
     const char *connection = kapi_http__connection(m->req, close_after);
-    if (c->dead || c->closing) {
+    if (c->dead || c->closing || c->answered) { /* answered: timed out (conn.c) */
         kapi_http__msg_free(m);
         kapi_http__conn_request_done(c, true);
         return;
