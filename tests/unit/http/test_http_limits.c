@@ -69,6 +69,8 @@ static void handler(kapi_http_request *req, void *ctx)
         slow_stream(req);
     else if (kapi_str_eqc(req->path, "/watch"))
         watch(req);
+    else if (kapi_str_eqc(req->path, "/status1"))
+        respond_text(req, 1, "a handler's bug");
     else {
         snprintf(text, sizeof(text), "ok %zu headers, body %zu", req->nheaders, req->body_len);
         respond_text(req, 200, text);
@@ -140,6 +142,24 @@ TEST(http_many_headers_are_answered)
     resp_dispose(&r);
     client_close(&c);
     kapi_buf_dispose(&req);
+    fixture_stop(&f);
+}
+
+/* Every status line is valid: a status that is not three digits is a handler's bug, sent
+ * as 500 (more than 1,024 headers once gave "HTTP/1.1 1 Unknown"). */
+TEST(http_status_line_always_valid)
+{
+    http_fixture f;
+    http_client c;
+    http_resp r;
+    kapi_http_config cfg = limits_config();
+    fixture_start(&f, &cfg);
+    client_connect(&c, f.port);
+    client_sends(&c, "GET /status1 HTTP/1.1\r\n\r\n");
+    CHECK(client_read_response(&c, &r));
+    CHECK(strncmp(r.head.ptr, "HTTP/1.1 500 Internal Server Error\r\n", 36) == 0);
+    resp_dispose(&r);
+    client_close(&c);
     fixture_stop(&f);
 }
 
