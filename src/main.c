@@ -15,6 +15,7 @@
 
 #include "api/api.h"
 #include "controllers/controllers.h"
+#include "registry/cron.h"
 
 #define MAX_BODY (3u << 20)
 #define WORKERS 64
@@ -23,6 +24,10 @@ typedef struct options {
     const char *data_dir, *bind_address, *cert_file, *key_file, *token_file, *client_ca_file;
     int port;
     long history_seconds; /* --watch-history: the changes kept for watches and past reads */
+    /* kube-apiserver's --max-requests-inflight, --max-mutating-requests-inflight (0: no
+     * limit) and --request-timeout */
+    long max_inflight, max_mutating_inflight;
+    unsigned request_timeout_ms;
 } options;
 
 typedef struct server {
@@ -37,13 +42,53 @@ static void usage(FILE *f)
 {
     fputs("usage: kapi [--data-dir DIR] [--bind-address 127.0.0.1] [--secure-port 6443]\n"
           "            [--tls-cert-file F --tls-private-key-file F] [--client-ca-file F]\n"
-          "            [--token-auth-file F] [--watch-history SECONDS]\n",
+          "            [--token-auth-file F] [--watch-history SECONDS]\n"
+          "            [--max-requests-inflight 400] [--max-mutating-requests-inflight 200]\n"
+          "            [--request-timeout 1m0s]\n",
           f);
+}
+
+/* A count flag: a decimal number from 0 to INT_MAX. */
+static bool parse_count(const char *flag, const char *arg, long *out)
+{
+    char *end;
+    *out = strtol(arg, &end, 10);
+    if (*arg && !*end && *out >= 0 && *out <= INT_MAX)
+        return true;
+    fprintf(stderr, "kapi: --%s: not a number of requests (0 or more): %s\n", flag, arg);
+    return false;
+}
+
+/* --request-timeout: a positive Go duration ("60s", "1m30s"), in milliseconds. */
+static bool parse_timeout(const char *arg, unsigned *out)
+{
+    int64_t ns;
+    char *why = kapi_cron_parse_duration(kapi_str_c(arg), &ns);
+    if (!why && ns > 0 && ns / 1000000 < INT_MAX) {
+        *out = (unsigned)((ns + 999999) / 1000000);
+        return true;
+    }
+    fprintf(stderr, "kapi: --request-timeout: %s\n", why ? why : "must be positive");
+    free(why);
+    return false;
 }
 
 static int parse_options(options *o, int argc, char **argv)
 {
-    enum { DATA_DIR = 1, BIND, PORT, CERT, KEY, TOKENS, CLIENT_CA, HISTORY, HELP };
+    enum {
+        DATA_DIR = 1,
+        BIND,
+        PORT,
+        CERT,
+        KEY,
+        TOKENS,
+        CLIENT_CA,
+        HISTORY,
+        MAX_INFLIGHT,
+        MAX_MUTATING,
+        REQUEST_TIMEOUT,
+        HELP
+    };
     static const struct option longs[] = {
         {"data-dir", required_argument, NULL, DATA_DIR},
         {"bind-address", required_argument, NULL, BIND},
@@ -53,11 +98,19 @@ static int parse_options(options *o, int argc, char **argv)
         {"token-auth-file", required_argument, NULL, TOKENS},
         {"client-ca-file", required_argument, NULL, CLIENT_CA},
         {"watch-history", required_argument, NULL, HISTORY},
+        {"max-requests-inflight", required_argument, NULL, MAX_INFLIGHT},
+        {"max-mutating-requests-inflight", required_argument, NULL, MAX_MUTATING},
+        {"request-timeout", required_argument, NULL, REQUEST_TIMEOUT},
         {"help", no_argument, NULL, HELP},
         {NULL, 0, NULL, 0},
     };
-    *o = (options){
-        .data_dir = "kapi-data", .bind_address = "127.0.0.1", .port = 6443, .history_seconds = 300};
+    *o = (options){.data_dir = "kapi-data",
+                   .bind_address = "127.0.0.1",
+                   .port = 6443,
+                   .history_seconds = 300,
+                   .max_inflight = 400,
+                   .max_mutating_inflight = 200,
+                   .request_timeout_ms = 60000};
     int c;
     char *end;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -82,6 +135,18 @@ static int parse_options(options *o, int argc, char **argv)
                         optarg);
                 return 2;
             }
+            break;
+        case MAX_INFLIGHT:
+            if (!parse_count("max-requests-inflight", optarg, &o->max_inflight))
+                return 2;
+            break;
+        case MAX_MUTATING:
+            if (!parse_count("max-mutating-requests-inflight", optarg, &o->max_mutating_inflight))
+                return 2;
+            break;
+        case REQUEST_TIMEOUT:
+            if (!parse_timeout(optarg, &o->request_timeout_ms))
+                return 2;
             break;
         case HELP:
         case 'h': usage(stdout); return 1;
@@ -196,8 +261,15 @@ static int run(const options *o)
         .max_body = MAX_BODY,
         .workers = WORKERS,
         .handler = kapi_api_handle,
+        .classify = kapi_api_classify,
+        .max_inflight = {[KAPI_HTTP_READ] = (unsigned)o->max_inflight,
+                         [KAPI_HTTP_MUTATE] = (unsigned)o->max_mutating_inflight},
+        .request_timeout_ms = o->request_timeout_ms,
+        .busy = kapi_api_busy_answer,
+        .timeout = kapi_api_timeout_answer,
     };
-    kapi_api_config ac = {.store = store, .registry = reg, .auth = auth};
+    kapi_api_config ac = {
+        .store = store, .registry = reg, .auth = auth, .request_timeout_ms = o->request_timeout_ms};
     s.api = kapi_api_new(&ac);
     namespaces = kapi_namespace_controller_start(s.api);
     crds = kapi_crd_controller_start(s.api);

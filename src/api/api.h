@@ -23,6 +23,7 @@ typedef struct kapi_api_config {
     kapi_store *store;
     const kapi_registry *registry;
     const kapi_auth *auth;
+    unsigned request_timeout_ms; /* --request-timeout: the longest a request may take */
 } kapi_api_config;
 
 kapi_api *kapi_api_new(const kapi_api_config *cfg);
@@ -30,6 +31,17 @@ void kapi_api_free(kapi_api *api);
 
 /* The http handler (kapi_http_handler); ctx is the kapi_api. */
 void kapi_api_handle(kapi_http_request *req, void *ctx);
+
+/* The http classifier (kapi_http_classify); ctx is the kapi_api. As kube-apiserver's
+ * filters: a watch is long-running; get, list (and any GET or HEAD) are READ, every other
+ * verb MUTATE, with the request timeout, or the timeout parameter when it is shorter. */
+kapi_http_admission kapi_api_classify(const kapi_http_request *req, void *ctx);
+
+/* The answers the http layer writes itself: past the in-flight limits a 429
+ * TooManyRequests Status with Retry-After: 1, with kube-apiserver's message; past a
+ * deadline kube-apiserver's timeout filter's 504 (its exact bytes). */
+extern const kapi_http_answer kapi_api_busy_answer;
+extern const kapi_http_answer kapi_api_timeout_answer;
 
 /* Creates the namespace if it does not exist yet (start-up: default, kube-system, ...). */
 kapi_error *kapi_api_ensure_namespace(kapi_api *api, const char *name);

@@ -27,6 +27,7 @@ struct kapi_api {
     kapi_watch_hub *watches; /* the open watches and their reaper */
     kapi_custom_types *custom_types; /* the custom resource types built so far */
     atomic_bool shutting_down;
+    unsigned request_timeout_ms; /* --request-timeout */
 };
 
 typedef struct kapi_query_param {

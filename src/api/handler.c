@@ -6,6 +6,25 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "registry/cron.h"
+
+/* kube-apiserver's max-in-flight filter answers with this message; kapi sends it in a
+ * Status, as apierrors.NewTooManyRequests builds one. */
+static const kapi_http_header busy_headers[] = {{"Content-Type", "application/json"},
+                                                {"Retry-After", "1"}};
+const kapi_http_answer kapi_api_busy_answer = {
+    429, busy_headers, KAPI_ARRAY_LEN(busy_headers),
+    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+    "\"message\":\"Too many requests, please try again later.\",\"reason\":\"TooManyRequests\","
+    "\"details\":{\"retryAfterSeconds\":1},\"code\":429}\n"};
+
+/* What kube-apiserver's timeout filter writes: a Status without its type, JSON-encoded
+ * with a newline, its Content-Type left to Go's sniffing. */
+static const kapi_http_header timeout_headers[] = {{"Content-Type", "text/plain; charset=utf-8"}};
+const kapi_http_answer kapi_api_timeout_answer = {
+    504, timeout_headers, KAPI_ARRAY_LEN(timeout_headers),
+    "{\"metadata\":{},\"status\":\"Failure\",\"message\":\"Timeout: request did not complete "
+    "within the allotted timeout\",\"reason\":\"Timeout\",\"details\":{},\"code\":504}\n"};
 
 kapi_api *kapi_api_new(const kapi_api_config *cfg)
 {
@@ -13,6 +32,7 @@ kapi_api *kapi_api_new(const kapi_api_config *cfg)
     api->store = cfg->store;
     api->registry = cfg->registry;
     api->auth = cfg->auth;
+    api->request_timeout_ms = cfg->request_timeout_ms;
     api->server_address = kapi_xstrdup("");
     api->openapi = kapi_api__openapi_new(cfg->registry);
     atomic_init(&api->shutting_down, false);
@@ -148,6 +168,54 @@ static void serve_authenticated(kapi_req *r)
         kapi_api__serve_resource(r);
 }
 
+/* kube-apiserver's long-running check: kapi serves no streaming subresource (exec, log,
+ * ...), so a watch is its one long-running request. */
+static bool long_running(const kapi_req *r)
+{
+    return strcmp(r->info.verb, "watch") == 0;
+}
+
+/* The timeout parameter (WithRequestDeadline's parseTimeout) into *ms, capped at the
+ * request timeout as kube caps it (0, negative or longer: the request timeout). */
+static kapi_error *request_timeout(const kapi_req *r, unsigned *ms)
+{
+    const char *v = kapi_api__query(r, "timeout");
+    int64_t ns;
+    char *why;
+    *ms = r->api->request_timeout_ms;
+    if (!v || !*v)
+        return NULL;
+    if ((why = kapi_cron_parse_duration(kapi_str_c(v), &ns)) != NULL) {
+        kapi_error *err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                                         "invalid timeout specified in the request URL - %s", why);
+        free(why);
+        return err;
+    }
+    if (ns > 0 && (uint64_t)ns < (uint64_t)*ms * 1000000)
+        *ms = (unsigned)((ns + 999999) / 1000000);
+    return NULL;
+}
+
+kapi_http_admission kapi_api_classify(const kapi_http_request *http, void *ctx)
+{
+    kapi_req r = {.api = ctx, .http = (kapi_http_request *)http};
+    kapi_http_admission a = {KAPI_HTTP_READ, r.api->request_timeout_ms};
+    kapi_error *err;
+    kapi_arena_init(&r.arena);
+    /* A bad path or timeout is answered 400 by the handler, within the request timeout. */
+    if ((err = kapi_api__parse_request(&r)) == NULL) {
+        const char *verb = r.info.verb;
+        bool read = strcmp(verb, "get") == 0 || strcmp(verb, "list") == 0;
+        a.cls = long_running(&r) ? KAPI_HTTP_LONG_RUNNING
+                : read           ? KAPI_HTTP_READ
+                                 : KAPI_HTTP_MUTATE;
+        err = request_timeout(&r, &a.timeout_ms);
+    }
+    kapi_error_free(err);
+    kapi_arena_dispose(&r.arena);
+    return a;
+}
+
 void kapi_api_handle(kapi_http_request *http, void *ctx)
 {
     kapi_arena arena;
@@ -157,11 +225,13 @@ void kapi_api_handle(kapi_http_request *http, void *ctx)
     r->api = ctx;
     r->http = http;
     kapi_error *err = NULL;
+    unsigned timeout_ms; /* applied by the http layer (kapi_api_classify) */
     if (http->body_too_large) {
         err = kapi_error_new(KAPI_STATUS_REQUEST_ENTITY_TOO_LARGE,
                              "Request entity too large: limit is 3145728");
         kapi_api__respond_error(r, err);
-    } else if ((err = kapi_api__parse_request(r)) != NULL) {
+    } else if ((err = kapi_api__parse_request(r)) != NULL ||
+               (!long_running(r) && (err = request_timeout(r, &timeout_ms)) != NULL)) {
         kapi_api__respond_error(r, err);
     } else if (kapi_api__health_endpoint(r->path)) {
         kapi_api__serve_health(r);

@@ -2,7 +2,10 @@
  * conn: one accepted connection on the loop thread: reading (into TLS or straight into
  * the parser), the write queue (libuv's, one uv_write per response piece), and closing,
  * either gracefully (write what is queued, shut the write side, linger for the peer's
- * EOF so that it reads our last answer instead of a reset) or at once.
+ * EOF so that it reads our last answer instead of a reset) or at once. One timer holds
+ * the deadline of what the conn waits for (http.h: the limits): the next request, its
+ * headers, its body, its answer; a deadline is set when that phase starts and never
+ * moved by the bytes that arrive, so a client that trickles gains no time.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -24,21 +27,58 @@ typedef struct write_req {
 
 static void on_read(uv_stream_t *h, ssize_t nread, const uv_buf_t *buf);
 
-static void on_idle_timeout(uv_timer_t *t)
+/* Writes cfg.timeout in place of the answer that did not come in time, then closes: the
+ * rest of the body is never read, and the handler's answer, if it has the request, is
+ * dropped when it comes. */
+static void answer_timeout(kapi_conn *c)
 {
-    kapi_conn *c = t->data;
-    if (c->state == KAPI_CONN_READING && !c->finishing)
-        kapi_http__conn_close(c); /* slow or silent client */
+    const kapi_http_answer *a = &c->srv->cfg.timeout;
+    kapi_buf head;
+    char *p;
+    size_t len;
+    uv_buf_t b;
+    kapi_buf_init(&head);
+    kapi_buf_printf(&head, "HTTP/1.1 %d %s\r\n", a->status, kapi_http__reason(a->status));
+    for (size_t i = 0; i < a->nheaders; i++)
+        kapi_buf_printf(&head, "%s: %s\r\n", a->headers[i].name, a->headers[i].value);
+    kapi_buf_printf(&head, "Content-Length: %zu\r\nConnection: close\r\n\r\n%s", strlen(a->body),
+                    a->body);
+    p = kapi_buf_detach(&head, &len);
+    b = uv_buf_init(p, len);
+    c->answered = c->state == KAPI_CONN_HANDLING;
+    if (c->req)
+        c->unread = true; /* the body, cut short: linger so the peer reads the answer */
+    kapi_http__conn_write(c, &b, 1, NULL, 0, p, NULL, 0);
+    kapi_http__conn_finish(c);
 }
 
-void kapi_http__conn_idle_timer(kapi_conn *c)
+static void on_deadline(uv_timer_t *t)
 {
+    kapi_conn *c = t->data;
+    if (c->finishing || c->closing)
+        return;
+    if (c->state == KAPI_CONN_STREAMING)
+        kapi_http__conn_close(c); /* an answer under way cannot be replaced: cut it off */
+    else if (c->state == KAPI_CONN_HANDLING || (c->req && c->req->pub.method))
+        answer_timeout(c); /* the handler, or the body (the headers are in: method set) */
+    else
+        kapi_http__conn_close(c); /* no request, or its headers too slow: Go answers nothing */
+}
+
+uint64_t kapi_http__conn_now(const kapi_conn *c)
+{
+    return uv_now(c->srv->loop);
+}
+
+void kapi_http__conn_arm(kapi_conn *c, uint64_t at)
+{
+    uint64_t now = kapi_http__conn_now(c);
     if (c->finishing || c->closing)
         return; /* the timer is the linger timer now */
-    if (c->state == KAPI_CONN_READING)
-        uv_timer_start(&c->timer, on_idle_timeout, KAPI_HTTP__IDLE_MS, 0);
-    else
+    if (at == 0)
         uv_timer_stop(&c->timer);
+    else
+        uv_timer_start(&c->timer, on_deadline, at > now ? at - now : 0, 0);
 }
 
 static void conn_free(kapi_conn *c)
@@ -51,6 +91,7 @@ static void conn_free(kapi_conn *c)
     if (c->next)
         c->next->prev = c->prev;
     srv->nconns--;
+    kapi_http__pool_release(&srv->pool, c); /* a streamed answer cut off */
     if (c->req)
         kapi_http__req_free(c->req);
     if (c->ssl)
@@ -137,7 +178,8 @@ void kapi_http__conn_accept(kapi_http_server *srv)
     if (srv->ssl_ctx)
         kapi_http__tls_conn_init(c, srv->ssl_ctx);
     kapi_http__parse_init(c);
-    kapi_http__conn_idle_timer(c);
+    /* Go's ReadHeaderTimeout starts at once for a new connection (TLS handshake included). */
+    kapi_http__conn_arm(c, kapi_http__conn_now(c) + srv->cfg.header_timeout_ms);
     start_reading(c);
 }
 
@@ -192,11 +234,14 @@ void kapi_http__conn_resume(kapi_conn *c)
 void kapi_http__conn_request_done(kapi_conn *c, bool close_after)
 {
     c->state = KAPI_CONN_READING;
+    kapi_http__pool_release(&c->srv->pool, c);
+    c->deadline = 0;
+    c->answered = false;
     if (c->dead) {
         conn_free(c);
         return;
     }
-    kapi_http__conn_idle_timer(c);
+    kapi_http__conn_arm(c, kapi_http__conn_now(c) + c->srv->cfg.idle_timeout_ms);
     if (close_after || c->srv->shutting_down)
         kapi_http__conn_finish(c);
     else
@@ -224,7 +269,6 @@ static void on_read(uv_stream_t *h, ssize_t nread, const uv_buf_t *buf)
     } else if (nread > 0 && c->discard) {
         c->unread = true;
     } else if (nread > 0) {
-        kapi_http__conn_idle_timer(c); /* activity: a slow upload is not idle */
         if (c->ssl)
             kapi_http__tls_input(c, buf->base, (size_t)nread);
         else
@@ -347,13 +391,30 @@ void kapi_http__conn_close(kapi_conn *c)
     uv_close((uv_handle_t *)&c->timer, on_handle_closed);
 }
 
+/* Go's net/http answers to a request it cannot read (server.go, conn.serve): the body
+ * ends where the connection does. */
+static const struct {
+    int status;
+    const char *body;
+} go_errors[] = {
+    {400, "400 Bad Request"},
+    {431, "431 Request Header Fields Too Large"},
+    {501, "Unsupported transfer encoding"},
+};
+
 void kapi_http__conn_error(kapi_conn *c, int status)
 {
-    const char *reason = kapi_http__reason(status);
-    char *msg = kapi_xprintf("HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                             "Content-Length: %zu\r\nConnection: close\r\n\r\n%s\n",
-                             status, reason, strlen(reason) + 1, reason);
-    uv_buf_t b = uv_buf_init(msg, strlen(msg));
+    size_t k = 0; /* any other status is a 400 */
+    char *msg;
+    uv_buf_t b;
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(go_errors); i++)
+        if (go_errors[i].status == status)
+            k = i;
+    msg = kapi_xprintf("HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                       "Connection: close\r\n\r\n%s",
+                       go_errors[k].status, kapi_http__reason(go_errors[k].status),
+                       go_errors[k].body);
+    b = uv_buf_init(msg, strlen(msg));
     kapi_http__conn_write(c, &b, 1, NULL, 0, msg, NULL, 0);
     kapi_http__conn_finish(c);
 }

@@ -17,6 +17,32 @@
  * for the answer before it). A request body over max_body is not read into memory: the
  * handler gets the request with body_too_large set and an empty body, answers it, and
  * the connection is closed after the answer.
+ *
+ * Limits that protect the server from its clients (Go's net/http server as kube-apiserver
+ * configures it):
+ *   - the request line and headers: at most 1 MiB + 4 KiB of bytes (Go's
+ *     DefaultMaxHeaderBytes plus its slack), any number of headers; past it 431;
+ *   - a Transfer-Encoding other than one "chunked" (HTTP/1.1): 501, as Go answers;
+ *   - a new connection sends its first request's first byte, and every request its
+ *     request line and headers from its first byte, within header_timeout_ms (kube's
+ *     ReadHeaderTimeout, 32 s); a kept-alive connection may wait idle_timeout_ms (90 s)
+ *     for its next request; past either the connection is closed without an answer;
+ *   - the body must have arrived by the request's deadline (below; a long-running
+ *     request's by request_timeout_ms after its headers): past it the timeout answer is
+ *     written and the connection closed.
+ *
+ * Admission (kube-apiserver's max-in-flight and request-deadline filters, in HTTP terms):
+ * cfg.classify runs on the loop thread for each request once its headers are parsed and
+ * gives its class and deadline. A READ or MUTATE request holds one of its class's
+ * max_inflight slots from the moment it is complete (queued for a worker) until its
+ * answer has been written or, for a streamed answer, the stream has ended or the
+ * connection closed; a complete request that finds its class full, or the worker queue
+ * at max_queued, is answered cfg.busy at once (the handler never sees it). If a counted
+ * request's deadline passes before the handler has answered, cfg.timeout is written, the
+ * connection closes after it, and the handler's own answer, whenever it comes, is dropped
+ * (the request stays valid for the handler until then, and keeps its slot); a streamed
+ * answer still open at the deadline is cut off by closing the connection. LONG_RUNNING
+ * requests (watches) hold no slot and have no deadline.
  */
 #ifndef KAPI_HTTP_H
 #define KAPI_HTTP_H
@@ -92,6 +118,37 @@ void kapi_http_stream_on_close(kapi_http_stream *s, void (*cb)(void *ctx), void 
  * stream is ended exactly once by its producer, closed or not. */
 void kapi_http_stream_end(kapi_http_stream *s);
 
+/* What cfg.classify says of a request. */
+typedef enum kapi_http_class {
+    KAPI_HTTP_READ,         /* counted against max_inflight[KAPI_HTTP_READ] */
+    KAPI_HTTP_MUTATE,       /* counted against max_inflight[KAPI_HTTP_MUTATE] */
+    KAPI_HTTP_LONG_RUNNING, /* not counted, no deadline */
+} kapi_http_class;
+
+typedef struct kapi_http_admission {
+    kapi_http_class cls;
+    unsigned timeout_ms; /* the deadline, from the arrival of the headers (not LONG_RUNNING) */
+} kapi_http_admission;
+
+/* Loop thread, once req's headers are parsed (no body yet); must be quick and not block.
+ * ctx is the handler's. */
+typedef kapi_http_admission (*kapi_http_classify)(const kapi_http_request *req, void *ctx);
+
+/* An answer the http layer writes itself (cfg.busy, cfg.timeout): constant bytes that
+ * outlive the server. */
+typedef struct kapi_http_answer {
+    int status;
+    const kapi_http_header *headers;
+    size_t nheaders;
+    const char *body;
+} kapi_http_answer;
+
+/* Defaults of the limits and deadlines (a 0 in the config takes them). */
+#define KAPI_HTTP_MAX_QUEUED 4096
+#define KAPI_HTTP_HEADER_TIMEOUT_MS 32000
+#define KAPI_HTTP_IDLE_TIMEOUT_MS 90000
+#define KAPI_HTTP_REQUEST_TIMEOUT_MS 60000
+
 typedef struct kapi_http_config {
     const char *bind_address; /* "127.0.0.1" */
     int port;                 /* 0 picks a free port: see kapi_http_server_port */
@@ -102,6 +159,16 @@ typedef struct kapi_http_config {
     int workers;                /* worker threads */
     kapi_http_handler handler;
     void *handler_ctx;
+    /* Admission (see the top of this file). classify NULL: every request is READ with no
+     * deadline. max_inflight[cls] 0: no limit for cls. */
+    kapi_http_classify classify;
+    unsigned max_inflight[2];
+    unsigned max_queued;         /* complete requests waiting for a worker, of any class */
+    unsigned header_timeout_ms;  /* request line and headers, from their first byte */
+    unsigned idle_timeout_ms;    /* between requests of a kept-alive connection */
+    unsigned request_timeout_ms; /* the body of a long-running request */
+    kapi_http_answer busy;       /* status 0: a plain-text 429 */
+    kapi_http_answer timeout;    /* status 0: a plain-text 504 */
 } kapi_http_config;
 
 /* Binds and starts listening on loop (the loop is run by the caller). */

@@ -29,12 +29,12 @@
 #include "http/http.h"
 
 /* Limits that protect the server from its clients (documented in http.h's terms). */
-#define KAPI_HTTP__MAX_HEADER_BYTES (1u << 20) /* request line + headers; over it: 431 */
-#define KAPI_HTTP__MAX_HEADERS 1024            /* header count; over it: 431 */
+/* Request line + headers, raw bytes: Go's DefaultMaxHeaderBytes plus the 4096 bytes of
+ * slack its server allows; over it: 431. */
+#define KAPI_HTTP__MAX_HEADER_BYTES ((1u << 20) + 4096)
 #define KAPI_HTTP__INBUF_HIGH (1u << 20)       /* unparsed input held before reads pause */
 #define KAPI_HTTP__WRITE_HIGH (1u << 20)       /* unwritten output before parsing pauses */
 #define KAPI_HTTP__LINGER_MS 2000 /* after a closing answer: wait this long for the peer */
-#define KAPI_HTTP__IDLE_MS 60000  /* a conn waiting for (the rest of) a request is closed */
 #define KAPI_HTTP__READ_BUF (64u * 1024)
 
 typedef struct kapi_conn kapi_conn;
@@ -48,18 +48,19 @@ struct kapi_http_req {
     kapi_buf url, field, value, body;
     kapi_http_header *headers;
     size_t nheaders, headers_cap;
-    size_t header_bytes;
     bool in_value;
     bool close_after;   /* the connection closes after this request's answer */
     bool keep_alive_10; /* HTTP/1.0 with keep-alive: say so in the answer */
     kapi_http_req *next; /* pool queue */
 };
 
-/* The worker pool: a mutex+condvar queue of requests. */
+/* The worker pool: a mutex+condvar queue of requests, and the admission counts. */
 typedef struct kapi_http_pool {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     kapi_http_req *head, *tail;
+    unsigned queued;      /* requests in the queue (mu) */
+    unsigned inflight[2]; /* slots held per counted class (loop thread only) */
     pthread_t *threads;
     int nthreads; /* started */
     int alive;    /* not yet exited */
@@ -70,8 +71,11 @@ typedef struct kapi_http_pool {
 
 /* Starts n (at least 1) workers running srv's handler. */
 kapi_error *kapi_http__pool_init(kapi_http_pool *p, kapi_http_server *srv, int n);
-/* Queues a complete request for the handler (loop thread). */
-void kapi_http__pool_submit(kapi_http_pool *p, kapi_http_req *req);
+/* Loop thread: admits a complete request of c (its class in c->cls) and queues it for the
+ * handler; false, and nothing queued, if its class or the queue is full. */
+bool kapi_http__pool_admit(kapi_http_pool *p, kapi_conn *c, kapi_http_req *req);
+/* Loop thread: gives back the slot c's request holds, if any. */
+void kapi_http__pool_release(kapi_http_pool *p, kapi_conn *c);
 /* Workers finish what is queued, then exit, each waking the loop if notify. */
 void kapi_http__pool_stop(kapi_http_pool *p, bool notify);
 /* True once stopped and every worker has exited (they can be joined at once). */
@@ -114,7 +118,7 @@ typedef enum kapi_conn_proto { KAPI_CONN_HTTP1 } kapi_conn_proto;
 
 struct kapi_conn {
     uv_tcp_t tcp;
-    uv_timer_t timer; /* idle timeout while READING, linger while finishing */
+    uv_timer_t timer; /* the current deadline (kapi_http__conn_arm), linger while finishing */
     uv_shutdown_t shutdown_req;
     kapi_http_server *srv;
     kapi_conn *prev, *next;
@@ -126,7 +130,7 @@ struct kapi_conn {
     kapi_http_req *req; /* being parsed */
     kapi_buf in;        /* plaintext not yet parsed */
     kapi_conn_state state;
-    bool parse_error;  /* set by a parser callback: answer 431 (too big) */
+    int error_status;  /* set by a parser callback: the status of the error answer */
     bool dispatch_now; /* a callback paused the parser to hand the request over */
     bool discard;      /* ignore further input (a closing answer is coming) */
     bool unread;       /* input was dropped: linger before closing so the peer gets no RST */
@@ -137,6 +141,11 @@ struct kapi_conn {
     bool dead;      /* closed while HANDLING: freed when the answer arrives */
     int open_handles;
     kapi_http_stream *stream;
+    /* The request being read or handled (admission, see http.h). */
+    kapi_http_class cls;
+    uint64_t deadline; /* loop time (ms) its answer is due; 0: none */
+    bool counted;      /* holds a max_inflight slot of cls */
+    bool answered;     /* the http layer answered it (timeout): the handler's answer is dropped */
 };
 
 struct kapi_http_server {
@@ -184,11 +193,15 @@ void kapi_http__conn_finish(kapi_conn *c);
 void kapi_http__conn_close(kapi_conn *c);
 /* The current request is answered: serve the next one or close. */
 void kapi_http__conn_request_done(kapi_conn *c, bool close_after);
-/* (Re)starts the idle timeout of a conn waiting for a request; stops it otherwise. */
-void kapi_http__conn_idle_timer(kapi_conn *c);
+/* Loop thread: the conn's deadline timer fires at loop time at (ms; 0 stops it). What it
+ * does depends on the phase: waiting for a request or its headers, it closes; waiting for
+ * a body or the handler, it writes cfg.timeout and closes; streaming, it cuts off. */
+void kapi_http__conn_arm(kapi_conn *c, uint64_t at);
+/* The loop's current time in ms (the clock of kapi_http__conn_arm). */
+uint64_t kapi_http__conn_now(const kapi_conn *c);
 /* Parses buffered input if the conn is ready for another request. */
 void kapi_http__conn_resume(kapi_conn *c);
-/* Writes a plain-text answer of the http layer itself (400, 431) and closes. */
+/* Writes Go's plain-text answer to a request it cannot read (400, 431, 501) and closes. */
 void kapi_http__conn_error(kapi_conn *c, int status);
 
 /* tls.c */

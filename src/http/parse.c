@@ -3,7 +3,9 @@
  * kapi_http_req; when it is complete (or its body is found too large) the parser is
  * paused and the request goes to the worker pool, so that pipelined requests wait in the
  * conn's input buffer for their turn. Header names are lower-cased; the request target is
- * split into raw path and query, not decoded.
+ * split into raw path and query, not decoded. Once the headers are in, the request is
+ * classified (its deadline starts then, as kube-apiserver's does when its handler chain
+ * starts) and, once complete, admitted to the pool or answered busy (http.h).
  */
 #include <ctype.h>
 #include <limits.h>
@@ -46,21 +48,14 @@ void kapi_http__req_free(kapi_http_req *req)
     free(req);
 }
 
-/* Counts request-line and header bytes; fails the parse with 431 past the limit. */
-static int count_header_bytes(kapi_conn *c, size_t n)
-{
-    c->req->header_bytes += n;
-    if (c->req->header_bytes <= KAPI_HTTP__MAX_HEADER_BYTES)
-        return 0;
-    c->parse_error = 431;
-    return -1;
-}
-
+/* The first byte of a request: its request line and headers are due within the header
+ * timeout (the parser itself fails past KAPI_HTTP__MAX_HEADER_BYTES of them). */
 static int on_message_begin(http_parser *p)
 {
     kapi_conn *c = p->data;
     kapi_http__req_free(c->req);
     c->req = req_new(c);
+    kapi_http__conn_arm(c, kapi_http__conn_now(c) + c->srv->cfg.header_timeout_ms);
     return 0;
 }
 
@@ -68,18 +63,14 @@ static int on_url(http_parser *p, const char *at, size_t n)
 {
     kapi_conn *c = p->data;
     kapi_buf_put(&c->req->url, at, n);
-    return count_header_bytes(c, n);
+    return 0;
 }
 
 /* Moves the header being read (field, value) into the arena. */
-static int commit_header(kapi_conn *c)
+static void commit_header(kapi_conn *c)
 {
     kapi_http_req *req = c->req;
     kapi_http_header *h;
-    if (req->nheaders == KAPI_HTTP__MAX_HEADERS) {
-        c->parse_error = 431;
-        return -1;
-    }
     if (req->nheaders == req->headers_cap) {
         req->headers_cap = req->headers_cap ? 2 * req->headers_cap : 16;
         req->headers = kapi_xrealloc(req->headers, req->headers_cap * sizeof(*req->headers));
@@ -92,16 +83,15 @@ static int commit_header(kapi_conn *c)
     buf_reset(&req->field);
     buf_reset(&req->value);
     req->in_value = false;
-    return 0;
 }
 
 static int on_header_field(http_parser *p, const char *at, size_t n)
 {
     kapi_conn *c = p->data;
-    if (c->req->in_value && commit_header(c) != 0)
-        return -1;
+    if (c->req->in_value)
+        commit_header(c);
     kapi_buf_put(&c->req->field, at, n);
-    return count_header_bytes(c, n);
+    return 0;
 }
 
 static int on_header_value(http_parser *p, const char *at, size_t n)
@@ -109,7 +99,7 @@ static int on_header_value(http_parser *p, const char *at, size_t n)
     kapi_conn *c = p->data;
     c->req->in_value = true;
     kapi_buf_put(&c->req->value, at, n);
-    return count_header_bytes(c, n);
+    return 0;
 }
 
 /* Splits the raw request target into path and query (absolute-form too). */
@@ -162,18 +152,59 @@ static bool expects_continue(kapi_http_req *req, http_parser *p)
     return expect && strcasecmp(expect, "100-continue") == 0 && has_body && p->http_minor >= 1;
 }
 
+/* Go's rule (net/http transfer.go): an HTTP/1.1 request may carry one Transfer-Encoding
+ * header, and only "chunked"; any other coding, or a list of them, is not understood. */
+static bool unsupported_transfer_encoding(const kapi_http_req *req, const http_parser *p)
+{
+    size_t n = 0, len = 0;
+    const char *v = NULL;
+    if (p->http_major == 1 && p->http_minor == 0)
+        return false; /* HTTP/1.0: Go ignores the header */
+    for (size_t i = 0; i < req->nheaders; i++) {
+        if (strcmp(req->headers[i].name, "transfer-encoding") == 0) {
+            v = req->headers[i].value;
+            n++;
+        }
+    }
+    if (n == 0)
+        return false;
+    len = strlen(v);
+    while (len > 0 && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+        len--;
+    return n > 1 || len != 7 || strncasecmp(v, "chunked", 7) != 0;
+}
+
+/* Asks the classifier what req is; its deadline (or, for a long-running request, the
+ * deadline of its body) starts now. */
+static void classify(kapi_conn *c, kapi_http_req *req)
+{
+    const kapi_http_config *cfg = &c->srv->cfg;
+    kapi_http_admission a = {KAPI_HTTP_READ, 0};
+    uint64_t now = kapi_http__conn_now(c);
+    if (cfg->classify)
+        a = cfg->classify(&req->pub, cfg->handler_ctx);
+    c->cls = a.cls;
+    c->deadline = a.cls != KAPI_HTTP_LONG_RUNNING && a.timeout_ms ? now + a.timeout_ms : 0;
+    kapi_http__conn_arm(c, c->deadline ? c->deadline : now + cfg->request_timeout_ms);
+}
+
 static int on_headers_complete(http_parser *p)
 {
     kapi_conn *c = p->data;
     kapi_http_req *req = c->req;
-    if (req->field.len > 0 && commit_header(c) != 0)
+    if (req->field.len > 0)
+        commit_header(c);
+    if (unsupported_transfer_encoding(req, p)) {
+        c->error_status = 501;
         return -1;
+    }
     req->pub.method = http_method_str(p->method);
     req->pub.headers = req->headers;
     req->pub.nheaders = req->nheaders;
     req->pub.remote_addr = kapi_arena_strdup(&req->arena, c->remote_addr);
     req->pub.peer_certificate = kapi_http__tls_peer_cert(c);
     split_target(req);
+    classify(c, req);
     if (!(p->flags & F_CHUNKED) && p->content_length != ULLONG_MAX &&
         p->content_length > c->srv->cfg.max_body) {
         mark_too_large(c);
@@ -221,6 +252,14 @@ void kapi_http__parse_init(kapi_conn *c)
     c->parser.data = c;
 }
 
+/* Answers cfg.busy through the handler's own path (posted to the loop, written in turn). */
+static void answer_busy(kapi_conn *c, kapi_http_req *req)
+{
+    const kapi_http_answer *a = &c->srv->cfg.busy;
+    kapi_http_chunk body = {a->body, strlen(a->body), NULL, NULL};
+    kapi_http_respond(&req->pub, a->status, a->headers, a->nheaders, &body, 1);
+}
+
 static void dispatch(kapi_conn *c)
 {
     kapi_http_req *req = c->req;
@@ -229,8 +268,9 @@ static void dispatch(kapi_conn *c)
     req->pub.body = req->body.ptr;
     req->pub.body_len = req->body.len;
     c->state = KAPI_CONN_HANDLING;
-    kapi_http__conn_idle_timer(c);
-    kapi_http__pool_submit(&c->srv->pool, req);
+    kapi_http__conn_arm(c, c->deadline);
+    if (!kapi_http__pool_admit(&c->srv->pool, c, req))
+        answer_busy(c, req);
 }
 
 size_t kapi_http__parse(kapi_conn *c, const char *data, size_t len)
@@ -244,8 +284,9 @@ size_t kapi_http__parse(kapi_conn *c, const char *data, size_t len)
     }
     if (e != HPE_OK || n == 0) { /* n == 0: the parser is stuck; never loop on it */
         c->discard = c->unread = true;
-        kapi_http__conn_error(c, c->parse_error ? c->parse_error
-                                 : e == HPE_HEADER_OVERFLOW ? 431 : 400);
+        kapi_http__conn_error(c, c->error_status            ? c->error_status
+                                 : e == HPE_HEADER_OVERFLOW ? 431
+                                                            : 400);
         return len;
     }
     return n;

@@ -1,4 +1,9 @@
-/* pool: the worker threads that run the request handler (DESIGN.md invariant 7). */
+/*
+ * pool: the worker threads that run the request handler (DESIGN.md invariant 7), and
+ * admission to them: a READ or MUTATE request takes one of its class's max_inflight slots
+ * when it is queued and gives it back when its answer is done (conn.c), so requests that
+ * wait in the queue count; the queue itself holds at most max_queued requests.
+ */
 #include <string.h>
 
 #include "http/http_int.h"
@@ -19,6 +24,7 @@ static kapi_http_req *next_job(kapi_http_pool *p)
         if (!p->head)
             p->tail = NULL;
         req->next = NULL;
+        p->queued--;
     }
     pthread_mutex_unlock(&p->mu);
     return req;
@@ -65,9 +71,15 @@ kapi_error *kapi_http__pool_init(kapi_http_pool *p, kapi_http_server *srv, int n
     return NULL;
 }
 
-void kapi_http__pool_submit(kapi_http_pool *p, kapi_http_req *req)
+/* Queues req unless the queue is full. */
+static bool submit(kapi_http_pool *p, kapi_http_req *req)
 {
     pthread_mutex_lock(&p->mu);
+    if (p->queued >= p->srv->cfg.max_queued) {
+        pthread_mutex_unlock(&p->mu);
+        return false;
+    }
+    p->queued++;
     req->next = NULL;
     if (p->tail)
         p->tail->next = req;
@@ -76,6 +88,29 @@ void kapi_http__pool_submit(kapi_http_pool *p, kapi_http_req *req)
     p->tail = req;
     pthread_cond_signal(&p->cv);
     pthread_mutex_unlock(&p->mu);
+    return true;
+}
+
+bool kapi_http__pool_admit(kapi_http_pool *p, kapi_conn *c, kapi_http_req *req)
+{
+    bool counted = c->cls != KAPI_HTTP_LONG_RUNNING;
+    unsigned limit = counted ? p->srv->cfg.max_inflight[c->cls] : 0;
+    if (limit > 0 && p->inflight[c->cls] >= limit)
+        return false;
+    if (!submit(p, req))
+        return false;
+    if (counted)
+        p->inflight[c->cls]++;
+    c->counted = counted;
+    return true;
+}
+
+void kapi_http__pool_release(kapi_http_pool *p, kapi_conn *c)
+{
+    if (!c->counted)
+        return;
+    p->inflight[c->cls]--;
+    c->counted = false;
 }
 
 void kapi_http__pool_stop(kapi_http_pool *p, bool notify)

@@ -128,6 +128,8 @@ kapi_http_msg *kapi_http__msg_new(kapi_http_msg_kind kind, kapi_http_req *req, i
     m->req = req;
     m->status = status;
     kapi_buf_init(&m->head);
+    if (status < 100 || status > 999)
+        status = m->status = 500; /* a handler's bug: still a valid status line */
     kapi_buf_printf(&m->head, "HTTP/1.1 %d %s\r\n", status, kapi_http__reason(status));
     for (size_t i = 0; i < nheaders; i++) {
         if (unsafe_header(&headers[i]) || reserved_header(headers[i].name))
@@ -187,7 +189,7 @@ void kapi_http__on_response(kapi_http_msg *m)
     kapi_conn *c = m->req->conn;
     bool close_after = m->req->close_after || c->srv->shutting_down;
     const char *connection = kapi_http__connection(m->req, close_after);
-    if (c->dead || c->closing) {
+    if (c->dead || c->closing || c->answered) { /* answered: timed out (conn.c) */
         kapi_http__msg_free(m);
         kapi_http__conn_request_done(c, true);
         return;

@@ -87,6 +87,28 @@ static void on_connection(uv_stream_t *listener, int status)
     kapi_http__conn_accept(srv);
 }
 
+/* The http layer's own answers when the config gives none. */
+static const kapi_http_header plain_text[] = {{"Content-Type", "text/plain; charset=utf-8"}};
+static const kapi_http_answer default_busy = {429, plain_text, 1, "Too Many Requests\n"};
+static const kapi_http_answer default_timeout = {504, plain_text, 1, "Gateway Timeout\n"};
+
+/* Fills in the defaults of the limits and deadlines (http.h). */
+static void apply_defaults(kapi_http_config *cfg)
+{
+    if (!cfg->max_queued)
+        cfg->max_queued = KAPI_HTTP_MAX_QUEUED;
+    if (!cfg->header_timeout_ms)
+        cfg->header_timeout_ms = KAPI_HTTP_HEADER_TIMEOUT_MS;
+    if (!cfg->idle_timeout_ms)
+        cfg->idle_timeout_ms = KAPI_HTTP_IDLE_TIMEOUT_MS;
+    if (!cfg->request_timeout_ms)
+        cfg->request_timeout_ms = KAPI_HTTP_REQUEST_TIMEOUT_MS;
+    if (!cfg->busy.status)
+        cfg->busy = default_busy;
+    if (!cfg->timeout.status)
+        cfg->timeout = default_timeout;
+}
+
 static void on_async_closed(uv_handle_t *h)
 {
     kapi_http_server *srv = h->data;
@@ -109,9 +131,11 @@ kapi_error *kapi_http_server_new(kapi_http_server **out, uv_loop_t *loop,
     int fd = -1;
     srv->loop = loop;
     srv->cfg = *cfg;
+    apply_defaults(&srv->cfg);
     pthread_mutex_init(&srv->mu, NULL);
-    /* Our own limit (KAPI_HTTP__MAX_HEADER_BYTES) applies; the parser's default is lower. */
-    http_parser_set_max_header_size(KAPI_HTTP__MAX_HEADER_BYTES + 1024);
+    /* The parser counts the raw bytes of the request line and headers (its default limit
+     * is lower than Go's). */
+    http_parser_set_max_header_size(KAPI_HTTP__MAX_HEADER_BYTES);
     if (cfg->cert_file && (err = kapi_http__tls_ctx_new(&srv->ssl_ctx, cfg)) != NULL)
         goto done;
     if ((err = listen_socket(&fd, cfg->bind_address ? cfg->bind_address : "127.0.0.1",

@@ -274,7 +274,7 @@ static void on_start(kapi_http_msg *m)
     bool close_after = m->req->close_after || c->srv->shutting_down;
     /* A client that half-closed while the handler ran is taken as gone: nothing would
      * tell us later that a quiet watch has lost its reader. */
-    if (c->dead || c->closing || c->peer_eof) {
+    if (c->dead || c->closing || c->peer_eof || c->answered) {
         pthread_mutex_lock(&s->mu);
         s->closed = true;
         pthread_mutex_unlock(&s->mu);

@@ -63,6 +63,13 @@ static kapi_error *load_client_ca(SSL_CTX *ctx, const char *ca_file)
     return NULL;
 }
 
+/* TLS 1.2 suites: forward-secret AEADs only, AES-GCM before ChaCha20-Poly1305 as Go
+ * orders them (no CBC, no RSA key exchange). TLS 1.3's suites are OpenSSL's defaults, the
+ * same three Go offers. */
+static const char tls12_ciphers[] = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+                                    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+                                    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+
 kapi_error *kapi_http__tls_ctx_new(SSL_CTX **out, const kapi_http_config *cfg)
 {
     kapi_error *err = NULL;
@@ -71,7 +78,14 @@ kapi_error *kapi_http__tls_ctx_new(SSL_CTX **out, const kapi_http_config *cfg)
     if (!ctx)
         return ssl_error("SSL_CTX_new", NULL);
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+    /* Like Go: our order, except that a client that puts ChaCha20 first (no AES hardware)
+     * gets it. */
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
+                                 SSL_OP_PRIORITIZE_CHACHA);
+    if (SSL_CTX_set_cipher_list(ctx, tls12_ciphers) != 1) {
+        err = ssl_error("set cipher list", NULL);
+        goto done;
+    }
     SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
     if (SSL_CTX_use_certificate_chain_file(ctx, cfg->cert_file) != 1) {
         err = ssl_error("load certificate", cfg->cert_file);

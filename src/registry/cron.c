@@ -370,8 +370,7 @@ static const char *duration_term(kapi_str *s, uint64_t *d, kapi_str *unit_name)
     return NULL;
 }
 
-/* time.ParseDuration into *out nanoseconds; on failure, Go's message ("time: ..."). */
-static char *parse_duration(kapi_str s, int64_t *out)
+char *kapi_cron_parse_duration(kapi_str s, int64_t *out)
 {
     kapi_str orig = s, unit_name = KAPI_STR_NULL;
     uint64_t total = 0, term;
@@ -786,7 +785,7 @@ static kapi_error *parse_descriptor(kapi_cron *c, kapi_str spec)
     if (!kapi_str_has_prefix(spec, "@every "))
         return invalid("unrecognized descriptor: %.*s", KAPI_STR_FMT(spec));
     int64_t ns = 0;
-    char *why = parse_duration((kapi_str){spec.ptr + 7, spec.len - 7}, &ns);
+    char *why = kapi_cron_parse_duration((kapi_str){spec.ptr + 7, spec.len - 7}, &ns);
     if (why) {
         kapi_error *err = invalid("failed to parse duration %.*s: %s", KAPI_STR_FMT(spec), why);
         free(why);

@@ -84,6 +84,11 @@ int64_t kapi_cron_next(const kapi_cron *c, int64_t unix_seconds);
  * fixed offset "+hhmm"/"-hhmm". Returns 0 also when zone cannot be loaded. */
 int64_t kapi_cron_next_in(const kapi_cron *c, int64_t unix_seconds, const char *zone);
 
+/* Go's time.ParseDuration of s (what @every takes; kube-apiserver's timeout parameter
+ * too) into *out nanoseconds: NULL, or Go's error text ("time: invalid duration \"x\"")
+ * as a heap string. */
+char *kapi_cron_parse_duration(kapi_str s, int64_t *out);
+
 /* ---- for tests only: the library's getRange and getField helpers ---- */
 
 /* One range term ("5-7/2", "*", "*\/2") within [min, max] into *out as a mask. */

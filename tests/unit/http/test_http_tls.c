@@ -14,8 +14,8 @@ static void cert(kapi_http_request *req)
     char cn[256] = "none";
     kapi_http_chunk body;
     if (req->peer_certificate)
-        X509_NAME_get_text_by_NID(X509_get_subject_name(req->peer_certificate), NID_commonName,
-                                  cn, sizeof(cn));
+        X509_NAME_get_text_by_NID(X509_get_subject_name(req->peer_certificate), NID_commonName, cn,
+                                  sizeof(cn));
     body = kapi_http_chunk_take(kapi_xprintf("peer=%s body=%s", cn, req->body), 0);
     body.len = strlen(body.ptr);
     kapi_http_respond(req, 200, NULL, 0, &body, 1);
@@ -204,4 +204,48 @@ TEST(http_tls_config_errors)
     CHECK(err != NULL && srv == NULL);
     kapi_error_free(err);
     CHECK_INT_EQ(uv_loop_close(&loop), 0);
+}
+
+/* A TLS 1.2 handshake offering only ciphers; the suite agreed on, or NULL if refused. */
+static const char *tls12_handshake(int port, const char *ciphers)
+{
+    http_client c;
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    SSL *ssl;
+    const char *agreed = NULL;
+    client_connect(&c, port);
+    SSL_CTX_set_max_proto_version(ctx, TLS1_2_VERSION);
+    CHECK(SSL_CTX_set_cipher_list(ctx, ciphers) == 1);
+    ssl = SSL_new(ctx);
+    SSL_set_fd(ssl, c.fd);
+    if (SSL_connect(ssl) == 1)
+        agreed = SSL_CIPHER_get_name(SSL_get_current_cipher(ssl));
+    SSL_free(ssl);
+    SSL_CTX_free(ctx);
+    client_close(&c);
+    return agreed;
+}
+
+/* TLS 1.2 offers Go's suites, forward-secret AEADs: never CBC, never RSA key exchange. */
+TEST(http_tls12_cipher_suites)
+{
+    http_fixture f;
+    tls_setup t;
+    start_tls(&f, &t, false);
+    CHECK(tls12_handshake(f.port, "ECDHE-ECDSA-AES128-SHA") == NULL);
+    CHECK(tls12_handshake(f.port, "ECDHE-ECDSA-AES256-SHA384") == NULL);
+    CHECK(tls12_handshake(f.port, "AES128-GCM-SHA256") == NULL);
+    CHECK_STR_EQ(tls12_handshake(f.port, "ECDHE-ECDSA-AES128-SHA:ECDHE-ECDSA-AES256-GCM-SHA384"),
+                 "ECDHE-ECDSA-AES256-GCM-SHA384");
+    CHECK_STR_EQ(tls12_handshake(f.port, "ECDHE-ECDSA-CHACHA20-POLY1305"),
+                 "ECDHE-ECDSA-CHACHA20-POLY1305");
+    /* Both offered: AES-GCM first, as Go prefers it (our order, not the client's)... */
+    CHECK_STR_EQ(
+        tls12_handshake(f.port, "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256"),
+        "ECDHE-ECDSA-AES128-GCM-SHA256");
+    /* ...unless the client puts ChaCha20 first (no AES hardware). */
+    CHECK_STR_EQ(
+        tls12_handshake(f.port, "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-ECDSA-AES128-GCM-SHA256"),
+        "ECDHE-ECDSA-CHACHA20-POLY1305");
+    fixture_stop(&f);
 }
