@@ -75,7 +75,10 @@ void kapi_http_respond(kapi_http_request *req, int status, const kapi_http_heade
                        size_t nheaders, const kapi_http_chunk *body, size_t nchunks);
 
 /* Starts a chunked response that stays open; the stream may queue at most max_queued
- * bytes not yet written, past which it is ended. req must not be touched afterwards. */
+ * bytes not yet taken by the connection, past which it is ended. The connection takes
+ * queued chunks as its socket drains (one bounded batch ahead of it),
+ * so what a client has not read stays as the producer's chunks, never as copies. req
+ * must not be touched afterwards. */
 kapi_http_stream *kapi_http_stream_start(kapi_http_request *req, int status,
                                          const kapi_http_header *headers, size_t nheaders,
                                          size_t max_queued);
@@ -83,14 +86,22 @@ kapi_http_stream *kapi_http_stream_start(kapi_http_request *req, int status,
  * closed (client gone, server shutting down) or would exceed its byte limit; after a
  * false the caller should kapi_http_stream_end it. */
 bool kapi_http_stream_write(kapi_http_stream *s, kapi_http_chunk chunk);
-/* The bytes queued on s and not yet written (any thread). */
+/* The bytes queued on s and not yet taken by the connection (any thread). */
 size_t kapi_http_stream_queued(kapi_http_stream *s);
+/* Back-pressure for a producer (worker thread): waits until at most low bytes are queued.
+ * False when the stream is closed, or when the client has not taken enough within
+ * timeout_ms: the stream is then closed and the client dropped, so that a client that
+ * stops reading cannot hold a worker. After a false the caller ends the stream. */
+bool kapi_http_stream_wait(kapi_http_stream *s, size_t low, int64_t timeout_ms);
 /* Registers cb(ctx), called once from the loop thread when the client goes away or the
  * server shuts down, so that the producer can stop. Set it right after starting. */
 void kapi_http_stream_on_close(kapi_http_stream *s, void (*cb)(void *ctx), void *ctx);
 /* Ends the response (the terminating zero-length chunk) and gives up the handle. Every
  * stream is ended exactly once by its producer, closed or not. */
 void kapi_http_stream_end(kapi_http_stream *s);
+/* Ends the response like kapi_http_stream_end, then closes the connection once the end
+ * is written (or after a drain deadline): for a client that stopped reading. */
+void kapi_http_stream_end_close(kapi_http_stream *s);
 
 typedef struct kapi_http_config {
     const char *bind_address; /* "127.0.0.1" */

@@ -2,9 +2,11 @@
  * stream: chunked responses kept open by a producer on any thread (watch).
  *
  * The producer queues chunks under the stream's mutex and wakes the loop with one FLUSH
- * message at a time; the loop writes each chunk as an HTTP/1.1 chunk. What is queued and
- * not yet written counts against max_queued; past it the stream is closed and the client
- * dropped (a slow watcher must not hold memory or slow anyone else).
+ * message at a time; the conn pulls them as its socket drains and writes each as an
+ * HTTP/1.1 chunk. What is queued and not yet pulled counts against max_queued; past it
+ * the stream is closed and the client dropped (a slow watcher must not hold memory or
+ * slow anyone else). A producer that makes a long answer (a list) waits instead
+ * (kapi_http_stream_wait), so that it is made only as fast as the client takes it.
  *
  * Lifetime: refcounted (producer, attached conn, each message and write naming it), so
  * the producer may keep its handle after the connection and even the server are gone.
@@ -12,14 +14,17 @@
  * thread. on_close runs at most once, on the loop thread, and never after
  * kapi_http_stream_end has returned (end waits for a callback that is running).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "http/http_int.h"
 
 struct kapi_http_stream {
     pthread_mutex_t mu;
-    pthread_cond_t cv; /* signalled when on_close has finished running */
+    pthread_cond_t cv; /* signalled when on_close has finished running, when queued bytes
+                        * are pulled and when the stream closes */
     int refs;
     kapi_http_server *srv; /* may be posted to while !closed */
     kapi_conn *conn;       /* loop thread: the attached conn, NULL before or after */
@@ -29,15 +34,16 @@ struct kapi_http_stream {
     bool flush_posted;     /* a FLUSH message is queued */
     bool fired;            /* on_close has been claimed */
     bool cb_running;
+    bool close_conn; /* ended for a client that stopped reading: close after the end */
     pthread_t cb_thread;
     size_t queued, max_queued;
-    kapi_http_chunk *pending;
-    size_t npending, pending_cap;
+    int waiters;              /* producers in kapi_http_stream_wait */
+    kapi_http_chunk *pending; /* pending[phead .. npending) are queued */
+    size_t phead, npending, pending_cap;
     void (*cb)(void *ctx);
     void *cb_ctx;
 };
 
-static const char crlf[] = "\r\n";
 static const char last_chunk[] = "0\r\n\r\n";
 
 static void ref_locked(kapi_http_stream *s)
@@ -53,17 +59,37 @@ void kapi_http__stream_unref(kapi_http_stream *s)
     pthread_mutex_unlock(&s->mu);
     if (!last)
         return;
-    kapi_http__chunks_release(s->pending, s->npending);
+    for (size_t i = s->phead; i < s->npending; i++)
+        if (s->pending[i].release)
+            s->pending[i].release(s->pending[i].owner);
+    free(s->pending);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
 
-void kapi_http__stream_written(kapi_http_stream *s, size_t bytes)
+/* Marks s closed and wakes a producer waiting on it. Lock held. */
+static void close_locked(kapi_http_stream *s)
 {
+    s->closed = true;
+    pthread_cond_broadcast(&s->cv);
+}
+
+bool kapi_http__stream_pull(kapi_http_stream *s, kapi_http_chunk *out)
+{
+    bool got;
     pthread_mutex_lock(&s->mu);
-    s->queued -= bytes;
+    got = s->phead < s->npending;
+    if (got) {
+        *out = s->pending[s->phead++];
+        s->queued -= out->len;
+        if (s->phead == s->npending)
+            s->phead = s->npending = 0;
+        if (s->waiters > 0)
+            pthread_cond_broadcast(&s->cv);
+    }
     pthread_mutex_unlock(&s->mu);
+    return got;
 }
 
 /* Posts a message about s to the loop; the message holds a reference. Lock held, and
@@ -108,44 +134,38 @@ static void fire_on_close(kapi_http_stream *s)
     run_on_close_locked(s);
 }
 
-/* Takes the pending chunks out (an owned array); *n gets their count. */
-static kapi_http_chunk *take_pending_locked(kapi_http_stream *s, size_t *n)
+/* Takes the pending chunks out: *first .. *n of the returned (owned) array. */
+static kapi_http_chunk *take_pending_locked(kapi_http_stream *s, size_t *first, size_t *n)
 {
     kapi_http_chunk *chunks = s->pending;
+    *first = s->phead;
     *n = s->npending;
     s->pending = NULL;
-    s->npending = s->pending_cap = 0;
+    s->phead = s->npending = s->pending_cap = 0;
+    s->queued = 0;
     return chunks;
 }
 
-/* Writes chunks as HTTP/1.1 chunks (size line, data, CRLF), then the last chunk if asked. */
-static void write_chunks(kapi_conn *c, kapi_http_stream *s, kapi_http_chunk *chunks, size_t n,
-                         bool terminate)
+/* Loop thread: what the producer still had queued goes to c, then (terminate) the last
+ * chunk; or it is all released (c NULL). */
+static void hand_over(kapi_conn *c, kapi_http_stream *s, bool terminate)
 {
-    uv_buf_t *bufs;
-    char *lines, *line;
-    size_t nbufs = 0, bytes = 0;
-    if (n == 0 && !terminate) {
-        free(chunks);
-        return;
-    }
-    bufs = kapi_xmalloc((3 * n + 1) * sizeof(*bufs));
-    lines = line = kapi_xmalloc(20 * n + 1);
-    for (size_t i = 0; i < n; i++) {
-        int len = snprintf(line, 20, "%zx\r\n", chunks[i].len);
-        bufs[nbufs++] = uv_buf_init(line, (unsigned)len);
-        bufs[nbufs++] = uv_buf_init((char *)chunks[i].ptr, chunks[i].len);
-        bufs[nbufs++] = uv_buf_init((char *)crlf, 2);
-        line += len;
-        bytes += chunks[i].len;
-    }
-    if (terminate)
-        bufs[nbufs++] = uv_buf_init((char *)last_chunk, sizeof(last_chunk) - 1);
+    size_t first, n;
     pthread_mutex_lock(&s->mu);
-    ref_locked(s); /* the write's */
+    kapi_http_chunk *chunks = take_pending_locked(s, &first, &n);
     pthread_mutex_unlock(&s->mu);
-    kapi_http__conn_write(c, bufs, nbufs, chunks, n, lines, s, bytes);
-    free(bufs);
+    for (size_t i = first; i < n; i++) {
+        if (c)
+            kapi_http__conn_queue(c, chunks[i], true);
+        else if (chunks[i].release)
+            chunks[i].release(chunks[i].owner);
+    }
+    free(chunks);
+    if (c && terminate)
+        kapi_http__conn_queue(c, (kapi_http_chunk){last_chunk, sizeof(last_chunk) - 1, NULL, NULL},
+                              false);
+    if (c)
+        kapi_http__conn_flush(c);
 }
 
 /* Loop thread: unlinks s from c and drops the conn's reference. */
@@ -160,16 +180,10 @@ static void unlink_conn(kapi_conn *c, kapi_http_stream *s)
 void kapi_http__stream_detach(kapi_conn *c, bool graceful)
 {
     kapi_http_stream *s = c->stream;
-    kapi_http_chunk *chunks;
-    size_t n;
     pthread_mutex_lock(&s->mu);
-    s->closed = true;
-    chunks = take_pending_locked(s, &n);
+    close_locked(s);
     pthread_mutex_unlock(&s->mu);
-    if (graceful)
-        write_chunks(c, s, chunks, n, true);
-    else
-        kapi_http__chunks_release(chunks, n);
+    hand_over(graceful ? c : NULL, s, true);
     fire_on_close(s);
     unlink_conn(c, s);
 }
@@ -180,10 +194,14 @@ kapi_http_stream *kapi_http_stream_start(kapi_http_request *pub, int status,
 {
     kapi_http_req *req = (kapi_http_req *)pub;
     kapi_http_stream *s = kapi_xcalloc(1, sizeof(*s));
-    kapi_http_msg *m = kapi_http__msg_new(KAPI_HTTP__MSG_STREAM_START, req, status, headers,
-                                          nheaders);
+    kapi_http_msg *m =
+        kapi_http__msg_new(KAPI_HTTP__MSG_STREAM_START, req, status, headers, nheaders);
     pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->cv, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* kapi_http_stream_wait's deadline */
+    pthread_cond_init(&s->cv, &ca);
+    pthread_condattr_destroy(&ca);
     s->refs = 2; /* the producer's and the message's */
     s->srv = req->conn->srv;
     s->max_queued = max_queued;
@@ -199,13 +217,19 @@ bool kapi_http_stream_write(kapi_http_stream *s, kapi_http_chunk chunk)
     if (s->closed || s->queued + chunk.len > s->max_queued) {
         if (!s->closed)
             post_locked(s, KAPI_HTTP__MSG_STREAM_ABORT); /* over the limit: drop the client */
-        s->closed = true;
+        close_locked(s);
         pthread_mutex_unlock(&s->mu);
         if (chunk.release)
             chunk.release(chunk.owner);
         return false;
     }
     if (chunk.len > 0) { /* an empty HTTP chunk would end the response */
+        if (s->npending == s->pending_cap && s->phead > 0) { /* reuse what was pulled */
+            memmove(s->pending, s->pending + s->phead,
+                    (s->npending - s->phead) * sizeof(*s->pending));
+            s->npending -= s->phead;
+            s->phead = 0;
+        }
         if (s->npending == s->pending_cap) {
             s->pending_cap = s->pending_cap ? 2 * s->pending_cap : 8;
             s->pending = kapi_xrealloc(s->pending, s->pending_cap * sizeof(*s->pending));
@@ -222,6 +246,36 @@ bool kapi_http_stream_write(kapi_http_stream *s, kapi_http_chunk chunk)
     if (chunk.release)
         chunk.release(chunk.owner);
     return true;
+}
+
+/* The absolute CLOCK_MONOTONIC time timeout_ms from now (the stream's condvar uses it). */
+static struct timespec deadline_after(int64_t timeout_ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t ns = ts.tv_nsec + (timeout_ms % 1000) * 1000000;
+    ts.tv_sec += (time_t)(timeout_ms / 1000 + ns / 1000000000);
+    ts.tv_nsec = (long)(ns % 1000000000);
+    return ts;
+}
+
+bool kapi_http_stream_wait(kapi_http_stream *s, size_t low, int64_t timeout_ms)
+{
+    struct timespec until = deadline_after(timeout_ms);
+    bool ok;
+    pthread_mutex_lock(&s->mu);
+    s->waiters++;
+    while (!s->closed && s->queued > low)
+        if (pthread_cond_timedwait(&s->cv, &s->mu, &until) == ETIMEDOUT)
+            break;
+    s->waiters--;
+    ok = !s->closed && s->queued <= low;
+    if (!ok && !s->closed) { /* the client has stopped reading: drop it */
+        post_locked(s, KAPI_HTTP__MSG_STREAM_ABORT);
+        close_locked(s);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return ok;
 }
 
 size_t kapi_http_stream_queued(kapi_http_stream *s)
@@ -252,6 +306,14 @@ void kapi_http_stream_on_close(kapi_http_stream *s, void (*cb)(void *ctx), void 
     run_on_close_locked(s);
 }
 
+void kapi_http_stream_end_close(kapi_http_stream *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->close_conn = true;
+    pthread_mutex_unlock(&s->mu);
+    kapi_http_stream_end(s);
+}
+
 void kapi_http_stream_end(kapi_http_stream *s)
 {
     pthread_mutex_lock(&s->mu);
@@ -259,8 +321,8 @@ void kapi_http_stream_end(kapi_http_stream *s)
         pthread_cond_wait(&s->cv, &s->mu);
     s->ended = true;
     if (!s->closed) {
-        s->closed = true;
         post_locked(s, KAPI_HTTP__MSG_STREAM_END);
+        close_locked(s);
     }
     pthread_mutex_unlock(&s->mu);
     kapi_http__stream_unref(s); /* the producer's */
@@ -276,7 +338,7 @@ static void on_start(kapi_http_msg *m)
      * tell us later that a quiet watch has lost its reader. */
     if (c->dead || c->closing || c->peer_eof) {
         pthread_mutex_lock(&s->mu);
-        s->closed = true;
+        close_locked(s);
         pthread_mutex_unlock(&s->mu);
         fire_on_close(s);
         kapi_http__conn_request_done(c, true);
@@ -296,41 +358,28 @@ static void on_start(kapi_http_msg *m)
     }
 }
 
+/* FLUSH: the conn pulls what is queued as its socket drains (a detached stream's chunks
+ * are dropped). */
 static void on_flush(kapi_http_msg *m)
 {
     kapi_http_stream *s = m->stream;
-    kapi_http_chunk *chunks;
-    size_t n, bytes = 0;
     pthread_mutex_lock(&s->mu);
     s->flush_posted = false;
-    chunks = take_pending_locked(s, &n);
-    if (!s->conn) {
-        for (size_t i = 0; i < n; i++)
-            bytes += chunks[i].len;
-        s->queued -= bytes;
-    }
     pthread_mutex_unlock(&s->mu);
     if (s->conn)
-        write_chunks(s->conn, s, chunks, n, false);
+        kapi_http__conn_flush(s->conn);
     else
-        kapi_http__chunks_release(chunks, n);
+        hand_over(NULL, s, false);
 }
 
 static void on_end(kapi_http_msg *m)
 {
     kapi_http_stream *s = m->stream;
     kapi_conn *c = s->conn;
-    kapi_http_chunk *chunks;
-    size_t n;
-    bool close_after = s->close_after;
-    pthread_mutex_lock(&s->mu);
-    chunks = take_pending_locked(s, &n);
-    pthread_mutex_unlock(&s->mu);
-    if (!c) {
-        kapi_http__chunks_release(chunks, n);
+    bool close_after = s->close_after || s->close_conn;
+    hand_over(c, s, true);
+    if (!c)
         return;
-    }
-    write_chunks(c, s, chunks, n, true);
     unlink_conn(c, s);
     kapi_http__conn_request_done(c, close_after);
 }
