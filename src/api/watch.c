@@ -9,9 +9,17 @@
  * suffix: the bytes are shared by reference with the store and every other watcher.
  *
  * One reaper thread per api owns the watches' ends: a watch ends when its client goes,
- * when its timeout passes (after a last bookmark), when it falls too far behind (after an
- * ERROR event), or at shutdown. Only the reaper ends and frees a watch, so the hub, the
- * http layer and the reaper never race over it.
+ * when its timeout passes (after a last bookmark), when its client stops taking events,
+ * or at shutdown. Only the reaper ends and frees a watch, so the hub, the http layer and
+ * the reaper never race over it.
+ *
+ * A watcher's queue is the http stream's: references to the shared event bytes (a
+ * converted view's events are the watcher's own bytes), taken by the connection only as
+ * its socket drains. A watcher whose queue stays over WATCH_FULL for WATCH_STALL_NS, or
+ * reaches WATCH_QUEUE_LIMIT, is ended as kube-apiserver's cacher ends a watcher that
+ * does not keep up ("Forcing watcher close due to unresponsiveness"): its stream ends,
+ * without an ERROR event, and the connection closes once the end is written; the client
+ * watches again from the last resourceVersion it saw.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -22,8 +30,11 @@
 #include "api/api_int.h"
 
 #define NS_PER_S 1000000000LL
-/* What a watcher may have queued and unsent before it is ended, beyond its start. */
-#define WATCH_QUEUE_LIMIT (16u << 20)
+/* A watcher's queue (bytes queued on its stream, not yet taken by the connection): past
+ * WATCH_FULL it is full; full for WATCH_STALL_NS, or past WATCH_QUEUE_LIMIT, it ends. */
+#define WATCH_QUEUE_LIMIT (1u << 20)
+#define WATCH_FULL (256u << 10)
+#define WATCH_STALL_NS (5 * NS_PER_S)
 #define ERROR_RESERVE 4096u
 #define BOOKMARK_INTERVAL_NS (60 * NS_PER_S)
 #define BOOKMARK_BEFORE_END_NS (2 * NS_PER_S)
@@ -42,7 +53,9 @@ struct kapi_watch {
     size_t limit;            /* queued bytes past which the watcher is too slow */
     int64_t deadline_ns;     /* monotonic */
     int64_t next_bookmark_ns;
+    int64_t full_since_ns; /* the reaper's: when the queue was first seen full, or 0 */
     atomic_bool done; /* the client left, or the watcher fell behind */
+    atomic_bool stalled; /* ended for not taking its events */
     kapi_watch *next;
 };
 
@@ -76,16 +89,6 @@ static bool write_chunks(kapi_watch *w, kapi_http_chunk *c, size_t n)
     return ok;
 }
 
-/* Ends a watcher that has fallen behind: an ERROR event, written into the reserve. */
-static void write_too_slow(kapi_watch *w)
-{
-    kapi_error *err = kapi_error_new(KAPI_STATUS_EXPIRED,
-                                     "the watch fell too far behind the changes it watches; "
-                                     "start a new one");
-    kapi_api__watch_write_error(w->stream, err);
-    kapi_error_free(err);
-}
-
 /* Writes one event for o (the stored bytes, in the storage view) in the type's view. */
 static bool write_event(kapi_watch *w, kapi_watch_type type, kapi_obj *o)
 {
@@ -93,7 +96,7 @@ static bool write_event(kapi_watch *w, kapi_watch_type type, kapi_obj *o)
     size_t len = o->len + strlen(prefixes[type]) + sizeof(suffix);
     if (kapi_http_stream_queued(w->stream) + len > w->limit) {
         kapi_obj_unref(o);
-        write_too_slow(w);
+        atomic_store(&w->stalled, true);
         return false;
     }
     if (t->strategy->from_storage) {
@@ -146,28 +149,6 @@ void kapi_api__watch_write_error(kapi_http_stream *s, const kapi_error *err)
     kapi_http_stream_write(s, kapi_http_chunk_take(p, n));
 }
 
-/* The bytes of prev with the revision of a later change: what a watcher is sent when an
- * object stops matching its selectors (kube-apiserver's cacher does the same). */
-static kapi_obj *restamp(const kapi_obj *prev, int64_t rev)
-{
-    char digits[24];
-    int nd = snprintf(digits, sizeof(digits), "%lld", (long long)rev);
-    size_t tail = (size_t)prev->rv_off + prev->rv_len;
-    size_t len = prev->rv_off + (size_t)nd + (prev->len - tail);
-    kapi_obj *o = kapi_xcalloc(1, sizeof(*o) + len + 1);
-    atomic_init(&o->refs, 1);
-    o->rev = rev;
-    o->create_rev = prev->create_rev;
-    o->rv_off = prev->rv_off;
-    o->rv_len = (uint32_t)nd;
-    o->len = len;
-    o->key = kapi_xstrdup(prev->key);
-    memcpy(o->data, prev->data, prev->rv_off);
-    memcpy(o->data + prev->rv_off, digits, (size_t)nd);
-    memcpy(o->data + prev->rv_off + nd, prev->data + tail, prev->len - tail);
-    return o;
-}
-
 /* ---- the hub's callback ---- */
 
 static bool passes(const kapi_watch *w, const kapi_obj *o)
@@ -192,7 +173,7 @@ static bool on_change(void *ctx, const kapi_store_event *ev)
             ok = write_event(w, before ? KAPI_WATCH_MODIFIED : KAPI_WATCH_ADDED,
                              kapi_obj_ref((kapi_obj *)ev->obj));
         else if (before)
-            ok = write_event(w, KAPI_WATCH_DELETED, restamp(ev->prev, ev->rev));
+            ok = write_event(w, KAPI_WATCH_DELETED, kapi_obj_restamp(ev->prev, ev->rev));
     }
     if (!ok) {
         atomic_store(&w->done, true);
@@ -225,7 +206,10 @@ static void finish(kapi_watch *w, bool timed_out)
             kapi_store_watch_progress(w->api->store, w->sw);
         kapi_store_watch_stop(w->api->store, w->sw);
     }
-    kapi_http_stream_end(w->stream);
+    if (atomic_load(&w->stalled))
+        kapi_http_stream_end_close(w->stream);
+    else
+        kapi_http_stream_end(w->stream);
     kapi_api__filter_free(w->filter);
     kapi_type_release(w->type);
     free(w);
@@ -238,6 +222,18 @@ static int64_t next_bookmark(const kapi_watch *w, int64_t now)
     return before_end < t ? before_end : t;
 }
 
+/* True when w's queue has stayed full for WATCH_STALL_NS (the reaper looks every tick). */
+static bool stays_full(kapi_watch *w, int64_t now)
+{
+    if (kapi_http_stream_queued(w->stream) < WATCH_FULL) {
+        w->full_since_ns = 0;
+        return false;
+    }
+    if (!w->full_since_ns)
+        w->full_since_ns = now;
+    return now - w->full_since_ns >= WATCH_STALL_NS;
+}
+
 /* One pass over the watches: takes out those that end (into *ended) and sends the
  * bookmarks that are due. Lock held. */
 static void sweep_locked(kapi_watch_hub *h, kapi_api *api, int64_t now, kapi_watch **ended)
@@ -245,6 +241,10 @@ static void sweep_locked(kapi_watch_hub *h, kapi_api *api, int64_t now, kapi_wat
     kapi_watch **pp = &h->watches;
     while (*pp) {
         kapi_watch *w = *pp;
+        if (!atomic_load(&w->done) && stays_full(w, now)) {
+            atomic_store(&w->stalled, true);
+            atomic_store(&w->done, true);
+        }
         if (h->stopping || atomic_load(&w->done) || now >= w->deadline_ns) {
             *pp = w->next;
             w->next = *ended;
@@ -327,13 +327,20 @@ static int64_t default_timeout_s(void)
     return MIN_TIMEOUT_S + (int64_t)(x % MIN_TIMEOUT_S);
 }
 
-/* The bytes of the synthetic ADDED events for the state in p. */
-static size_t start_bytes(const kapi_obj *const *items, size_t n)
+/* Writes the synthetic ADDED events of the initial state, waiting for the client to take
+ * them as it goes (a big state is never queued whole); false when the watch must end. */
+static bool write_initial(kapi_watch *w, const kapi_store_list_result *initial)
 {
-    size_t bytes = 0;
-    for (size_t i = 0; i < n; i++)
-        bytes += items[i]->len + 64;
-    return bytes;
+    for (size_t i = 0; i < initial->n; i++) {
+        if (!passes(w, initial->items[i]))
+            continue;
+        if (kapi_http_stream_queued(w->stream) > WATCH_FULL &&
+            !kapi_http_stream_wait(w->stream, WATCH_FULL / 2, WATCH_STALL_NS / 1000000))
+            return false;
+        if (!write_event(w, KAPI_WATCH_ADDED, kapi_obj_ref(initial->items[i])))
+            return false;
+    }
+    return true;
 }
 
 void kapi_api__serve_watch(kapi_req *r)
@@ -348,6 +355,12 @@ void kapi_api__serve_watch(kapi_req *r)
         err = kapi_api__filter_new(r, *r->info.name ? r->info.name : NULL, &f);
     if (!err)
         err = kapi_api__parse_rv(o.rv, &from);
+    if (!err && o.timeout < 0) {
+        /* kube-apiserver's watch timer is already past: the stream ends at once */
+        kapi_api__filter_free(f);
+        kapi_http_stream_end(kapi_api__start_stream(r, 0));
+        return;
+    }
     if (!err && from == 0) {
         kapi_store_list_opts q = {.prefix = kapi_str_c(prefix)};
         if (kapi_store_list(r->api->store, &q, &initial) != KAPI_STORE_OK)
@@ -366,20 +379,18 @@ void kapi_api__serve_watch(kapi_req *r)
     w->type = kapi_type_hold(r->type);
     w->filter = f;
     w->bookmarks = o.bookmarks;
-    w->limit = WATCH_QUEUE_LIMIT + start_bytes((const kapi_obj *const *)initial.items, initial.n);
+    w->limit = WATCH_QUEUE_LIMIT;
     int64_t now = kapi_time_mono_ns();
     w->deadline_ns = now + (o.timeout > 0 ? o.timeout : default_timeout_s()) * NS_PER_S;
     w->next_bookmark_ns = next_bookmark(w, now);
     atomic_init(&w->done, false);
+    atomic_init(&w->stalled, false);
     w->stream = kapi_api__start_stream(r, w->limit + ERROR_RESERVE);
     kapi_http_stream_on_close(w->stream, on_client_gone, w);
-    bool ok = true;
-    for (size_t i = 0; i < initial.n && ok; i++)
-        if (passes(w, initial.items[i]))
-            ok = write_event(w, KAPI_WATCH_ADDED, kapi_obj_ref(initial.items[i]));
+    bool ok = write_initial(w, &initial);
     kapi_store_list_dispose(&initial);
-    if (ok && kapi_store_watch_start(r->api->store, kapi_str_c(prefix), from, on_change, w,
-                                     &w->sw, &oldest) == KAPI_STORE_GONE) {
+    if (ok && kapi_store_watch_start(r->api->store, kapi_str_c(prefix), from, on_change, w, &w->sw,
+                                     &oldest) == KAPI_STORE_GONE) {
         err = kapi_error_new(KAPI_STATUS_EXPIRED, "too old resource version: %lld (%lld)",
                              (long long)from, (long long)oldest);
         kapi_api__watch_write_error(w->stream, err);

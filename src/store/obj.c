@@ -70,6 +70,14 @@ kapi_obj *kapi_store__obj_load(const kapi_store_row *row)
     return o;
 }
 
+kapi_obj *kapi_obj_restamp(const kapi_obj *o, int64_t rev)
+{
+    size_t tail = (size_t)o->rv_off + o->rv_len;
+    return kapi_store__obj_new(kapi_store__obj_key(o), rev, o->create_rev,
+                               (kapi_str){o->data, o->rv_off},
+                               (kapi_str){o->data + tail, o->len - tail});
+}
+
 kapi_str kapi_store__obj_key(const kapi_obj *o)
 {
     return (kapi_str){o->key, strlen(o->key)};

@@ -50,6 +50,10 @@ typedef struct kapi_obj {
 
 kapi_obj *kapi_obj_ref(kapi_obj *o);
 void kapi_obj_unref(kapi_obj *o);
+/* A new object (one reference, the caller's): o's key and bytes with revision rev written
+ * into its resourceVersion; what a watcher is sent when o stops matching its selectors at
+ * a later change. */
+kapi_obj *kapi_obj_restamp(const kapi_obj *o, int64_t rev);
 
 typedef enum kapi_store_op {
     KAPI_STORE_CREATE,
