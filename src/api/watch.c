@@ -21,6 +21,7 @@
  * without an ERROR event, and the connection closes once the end is written; the client
  * watches again from the last resourceVersion it saw.
  */
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +33,8 @@
 #define NS_PER_S 1000000000LL
 /* A watcher's queue (bytes queued on its stream, not yet taken by the connection): past
  * WATCH_FULL it is full; full for WATCH_STALL_NS, or past WATCH_QUEUE_LIMIT, it ends. */
-#define WATCH_QUEUE_LIMIT (1u << 20)
-#define WATCH_FULL (256u << 10)
+#define WATCH_QUEUE_LIMIT (512u << 10)
+#define WATCH_FULL (128u << 10)
 #define WATCH_STALL_NS (5 * NS_PER_S)
 #define ERROR_RESERVE 4096u
 #define BOOKMARK_INTERVAL_NS (60 * NS_PER_S)
@@ -42,6 +43,11 @@
  * twice it). */
 #define MIN_TIMEOUT_S 1800
 #define REAPER_TICK_NS (NS_PER_S / 4)
+/* Free heap memory past which the reaper hands it back to the system (at most once a
+ * second): the watchers' connections and queues, and big answers, are freed in the middle
+ * of glibc's heaps, which return nothing by themselves. */
+#define TRIM_SLACK (16u << 20)
+#define TRIM_INTERVAL_NS NS_PER_S
 
 struct kapi_watch {
     kapi_api *api;
@@ -261,10 +267,22 @@ static void sweep_locked(kapi_watch_hub *h, kapi_api *api, int64_t now, kapi_wat
     }
 }
 
+/* Returns free heap memory to the system when there is much of it. */
+static void return_memory(int64_t now, int64_t *last)
+{
+    if (now - *last < TRIM_INTERVAL_NS)
+        return;
+    *last = now;
+    struct mallinfo2 mi = mallinfo2();
+    if (mi.fordblks > TRIM_SLACK)
+        malloc_trim(0);
+}
+
 static void *reaper_main(void *arg)
 {
     kapi_api *api = arg;
     kapi_watch_hub *h = api->watches;
+    int64_t last_trim = 0;
     pthread_mutex_lock(&h->mu);
     for (;;) {
         kapi_watch *ended = NULL;
@@ -279,6 +297,7 @@ static void *reaper_main(void *arg)
         }
         if (stopping)
             return NULL;
+        return_memory(now, &last_trim);
         pthread_mutex_lock(&h->mu);
         if (h->stopping)
             continue;
