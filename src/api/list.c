@@ -414,7 +414,7 @@ static void put_list_meta(kapi_buf *b, const page *p, const char *prefix, bool p
  * straight from the store are references to their bytes; converted ones and other forms
  * (Table, PartialObjectMetadataList, YAML) are made part by part. */
 
-#define LIST_BUFFER (256u << 10)
+#define LIST_BUFFER (1u << 20)
 /* A client that takes nothing of a list for this long is dropped, freeing its worker. */
 #define LIST_STALL_MS 30000
 

@@ -31,6 +31,10 @@ typedef struct write_owned {
     char *owned;
 } write_owned;
 
+/* What one flush writes at most to a socket that takes everything at once, before it
+ * lets the loop serve other connections. */
+#define FLUSH_BUDGET (1u << 20)
+
 /* The plaintext of one TLS record: pieces are gathered into full records. */
 #define STAGE_BYTES 16384
 
@@ -331,13 +335,17 @@ static void emit(batch *b, const char *p, size_t n)
     }
 }
 
-/* The first piece not yet taken, pulling the stream's next chunk when the queue is empty;
- * NULL when there is nothing to write. */
+/* The first piece not yet taken, pulling the stream's next chunks (a batch's worth) when
+ * the queue is empty; NULL when there is nothing to write. */
 static kapi_http_out *next_piece(kapi_conn *c)
 {
-    kapi_http_chunk chunk;
-    if (c->out_head == c->out_n && c->stream && kapi_http__stream_pull(c->stream, &chunk))
-        kapi_http__conn_queue(c, chunk, true);
+    kapi_http_chunk chunks[64];
+    if (c->out_head == c->out_n && c->stream) {
+        size_t n =
+            kapi_http__stream_pull(c->stream, chunks, KAPI_ARRAY_LEN(chunks), KAPI_HTTP__OUT_BATCH);
+        for (size_t i = 0; i < n; i++)
+            kapi_http__conn_queue(c, chunks[i], true);
+    }
     return c->out_head < c->out_n ? &c->out[c->out_head] : NULL;
 }
 
@@ -400,10 +408,18 @@ static void submit(kapi_conn *c, char *data, size_t len, bool is_batch)
     }
 }
 
+/* Hands the rest of a batch (data[off..len), heap, taken) to libuv: written as the socket
+ * drains; the next batch is taken when it has been. */
+static void submit_rest(kapi_conn *c, char *data, size_t off, size_t len)
+{
+    memmove(data, data + off, len - off);
+    submit(c, kapi_xrealloc(data, len - off), len - off, true);
+}
+
 void kapi_http__conn_flush(kapi_conn *c)
 {
     batch b;
-    size_t len;
+    size_t written = 0, len;
     if (c->writing || c->closing)
         return;
     b.conn = c;
@@ -411,15 +427,31 @@ void kapi_http__conn_flush(kapi_conn *c)
     b.ok = true;
     kapi_buf_init(&b.data);
     kapi_buf_grow(&b.data, KAPI_HTTP__OUT_BATCH + 4096); /* with framing and record overhead */
-    fill(c, &b);
-    if (!b.ok) {
-        kapi_buf_dispose(&b.data);
-        kapi_http__conn_close(c);
-        return;
-    }
-    if (b.data.len > 0) {
+    for (;;) {
+        kapi_buf_clear(&b.data);
+        fill(c, &b);
+        if (!b.ok) {
+            kapi_buf_dispose(&b.data);
+            kapi_http__conn_close(c);
+            return;
+        }
+        if (b.data.len == 0)
+            break;
+        /* A socket that takes a batch at once is given the next one, up to FLUSH_BUDGET;
+         * the rest of a batch it does not take waits with libuv (one batch per conn). */
+        uv_buf_t ub = uv_buf_init(b.data.ptr, b.data.len);
+        int k = written < FLUSH_BUDGET ? uv_try_write((uv_stream_t *)&c->tcp, &ub, 1) : UV_EAGAIN;
+        if (k == (int)b.data.len) {
+            written += b.data.len;
+            continue;
+        }
+        if (k < 0 && k != UV_EAGAIN) {
+            kapi_buf_dispose(&b.data);
+            kapi_http__conn_close(c);
+            return;
+        }
         char *data = kapi_buf_detach(&b.data, &len);
-        submit(c, kapi_xrealloc(data, len), len, true); /* held as long as the client waits */
+        submit_rest(c, data, k > 0 ? (size_t)k : 0, len);
         return;
     }
     kapi_buf_dispose(&b.data);

@@ -263,8 +263,10 @@ void kapi_http__on_stream_msg(kapi_http_msg *m);
 void kapi_http__stream_detach(kapi_conn *c, bool graceful);
 /* Drops a reference; the last one frees the stream and any chunks still pending. */
 void kapi_http__stream_unref(kapi_http_stream *s);
-/* Loop thread: takes the next chunk the producer queued (false: none); its bytes stop
- * counting as queued, which may let a waiting producer go on. */
-bool kapi_http__stream_pull(kapi_http_stream *s, kapi_http_chunk *out);
+/* Loop thread: takes the next chunks the producer queued, at most max of them and about
+ * max_bytes, into out; returns how many. Their bytes stop counting as queued, which may
+ * let a waiting producer go on. */
+size_t kapi_http__stream_pull(kapi_http_stream *s, kapi_http_chunk *out, size_t max,
+                              size_t max_bytes);
 
 #endif

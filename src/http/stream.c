@@ -38,6 +38,7 @@ struct kapi_http_stream {
     pthread_t cb_thread;
     size_t queued, max_queued;
     int waiters;              /* producers in kapi_http_stream_wait */
+    size_t wait_low;          /* what a waiting producer waits for queued to fall to */
     kapi_http_chunk *pending; /* pending[phead .. npending) are queued */
     size_t phead, npending, pending_cap;
     void (*cb)(void *ctx);
@@ -75,21 +76,22 @@ static void close_locked(kapi_http_stream *s)
     pthread_cond_broadcast(&s->cv);
 }
 
-bool kapi_http__stream_pull(kapi_http_stream *s, kapi_http_chunk *out)
+size_t kapi_http__stream_pull(kapi_http_stream *s, kapi_http_chunk *out, size_t max,
+                              size_t max_bytes)
 {
-    bool got;
+    size_t n = 0, bytes = 0;
     pthread_mutex_lock(&s->mu);
-    got = s->phead < s->npending;
-    if (got) {
-        *out = s->pending[s->phead++];
-        s->queued -= out->len;
-        if (s->phead == s->npending)
-            s->phead = s->npending = 0;
-        if (s->waiters > 0)
-            pthread_cond_broadcast(&s->cv);
+    while (n < max && bytes < max_bytes && s->phead < s->npending) {
+        out[n] = s->pending[s->phead++];
+        bytes += out[n++].len;
     }
+    s->queued -= bytes;
+    if (s->phead == s->npending)
+        s->phead = s->npending = 0;
+    if (s->waiters > 0 && s->queued <= s->wait_low)
+        pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
-    return got;
+    return n;
 }
 
 /* Posts a message about s to the loop; the message holds a reference. Lock held, and
@@ -265,6 +267,7 @@ bool kapi_http_stream_wait(kapi_http_stream *s, size_t low, int64_t timeout_ms)
     bool ok;
     pthread_mutex_lock(&s->mu);
     s->waiters++;
+    s->wait_low = low;
     while (!s->closed && s->queued > low)
         if (pthread_cond_timedwait(&s->cv, &s->mu, &until) == ETIMEDOUT)
             break;
