@@ -243,6 +243,7 @@ kapi_error *kapi_api__list_form_new(kapi_req *r, json_t *list, kapi_list_form **
 {
     kapi_list_form *f = kapi_xcalloc(1, sizeof(*f));
     kapi_error *err = transform(r, list, &f->skeleton);
+    json_decref(list);
     *out = NULL;
     if (!err && r->media.target == KAPI_TARGET_TABLE)
         err = include_object(r, &f->include);
