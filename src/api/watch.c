@@ -6,20 +6,21 @@
  * state at the latest revision when no exact resourceVersion is given), then hands the
  * watch to the store's hub and returns; from then on the committer delivers each change
  * (on_change), already durable. An event is the stored bytes between a fixed prefix and
- * suffix: the bytes are shared by reference with the store and every other watcher.
+ * suffix: the bytes are shared by reference with the store and every other watcher. In a
+ * converted view (events.k8s.io) an event is made once per change and shared by the
+ * watchers of that view.
  *
  * One reaper thread per api owns the watches' ends: a watch ends when its client goes,
  * when its timeout passes (after a last bookmark), when its client stops taking events,
  * or at shutdown. Only the reaper ends and frees a watch, so the hub, the http layer and
  * the reaper never race over it.
  *
- * A watcher's queue is the http stream's: references to the shared event bytes (a
- * converted view's events are the watcher's own bytes), taken by the connection only as
- * its socket drains. A watcher whose queue stays over WATCH_FULL for WATCH_STALL_NS, or
- * reaches WATCH_QUEUE_LIMIT, is ended as kube-apiserver's cacher ends a watcher that
- * does not keep up ("Forcing watcher close due to unresponsiveness"): its stream ends,
- * without an ERROR event, and the connection closes once the end is written; the client
- * watches again from the last resourceVersion it saw.
+ * A watcher's queue is the http stream's: references to the shared event bytes, taken
+ * by the connection only as its socket drains. A watcher whose queue stays over WATCH_FULL for
+ * WATCH_STALL_NS, or reaches WATCH_QUEUE_LIMIT, is ended as kube-apiserver's cacher ends a watcher
+ * that does not keep up ("Forcing watcher close due to unresponsiveness"): its stream ends, without
+ * an ERROR event, and the connection closes once the end is written; the client watches again from
+ * the last resourceVersion it saw.
  */
 #include <malloc.h>
 #include <pthread.h>
@@ -65,12 +66,35 @@ struct kapi_watch {
     kapi_watch *next;
 };
 
+/* An event in a converted view (events.k8s.io's Events, a custom resource's other
+ * versions): made once and shared by the watchers of that view, like stored bytes. */
+typedef struct view_event {
+    atomic_int refs;
+    size_t len;
+    char data[];
+} view_event;
+
+/* The last converted event made. The hub hands a change to every watcher before the next
+ * one, so the watchers of one view find it here. The bytes are those of (key, revision,
+ * view, event type): a revision is one change of one key, and its only DELETED bytes are
+ * either the deleted state or, for a watcher the change took out of its selectors, the
+ * previous state restamped. */
+typedef struct view_cache {
+    pthread_mutex_t mu;
+    const kapi_type *type; /* held */
+    kapi_watch_type wt;
+    int64_t rev;
+    char *key;
+    view_event *ev;
+} view_cache;
+
 struct kapi_watch_hub {
     pthread_mutex_t mu;
     pthread_cond_t cond;
     kapi_watch *watches;
     bool stopping;
     pthread_t reaper;
+    view_cache views;
 };
 
 /* ---- writing events ---- */
@@ -95,6 +119,65 @@ static bool write_chunks(kapi_watch *w, kapi_http_chunk *c, size_t n)
     return ok;
 }
 
+static void view_event_unref(void *p)
+{
+    view_event *e = p;
+    if (atomic_fetch_sub(&e->refs, 1) == 1)
+        free(e);
+}
+
+static void view_cache_dispose(view_cache *vc)
+{
+    if (vc->type)
+        kapi_type_release(vc->type);
+    if (vc->ev)
+        view_event_unref(vc->ev);
+    free(vc->key);
+    pthread_mutex_destroy(&vc->mu);
+}
+
+/* The event for o in t's converted view. */
+static view_event *convert_event(const kapi_type *t, kapi_watch_type type, const kapi_obj *o)
+{
+    json_t *v = t->strategy->from_storage(t, kapi_json_parse(o->data, o->len, NULL));
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_buf_puts(&b, prefixes[type]);
+    kapi_json_encode(&b, v);
+    kapi_buf_puts(&b, suffix);
+    json_decref(v);
+    view_event *e = kapi_xmalloc(sizeof(*e) + b.len);
+    atomic_init(&e->refs, 1);
+    e->len = b.len;
+    memcpy(e->data, b.ptr, b.len);
+    kapi_buf_dispose(&b);
+    return e;
+}
+
+/* The event for o in w's view, from the cache or made and cached (a reference). */
+static view_event *shared_view_event(kapi_watch *w, kapi_watch_type type, const kapi_obj *o)
+{
+    view_cache *vc = &w->api->watches->views;
+    pthread_mutex_lock(&vc->mu);
+    if (!(vc->ev && vc->type == w->type && vc->wt == type && vc->rev == o->rev &&
+          strcmp(vc->key, o->key) == 0)) {
+        if (vc->ev)
+            view_event_unref(vc->ev);
+        if (vc->type)
+            kapi_type_release(vc->type);
+        free(vc->key);
+        vc->ev = convert_event(w->type, type, o);
+        vc->type = kapi_type_hold(w->type);
+        vc->wt = type;
+        vc->rev = o->rev;
+        vc->key = kapi_xstrdup(o->key);
+    }
+    view_event *e = vc->ev;
+    atomic_fetch_add(&e->refs, 1);
+    pthread_mutex_unlock(&vc->mu);
+    return e;
+}
+
 /* Writes one event for o (the stored bytes, in the storage view) in the type's view. */
 static bool write_event(kapi_watch *w, kapi_watch_type type, kapi_obj *o)
 {
@@ -106,17 +189,9 @@ static bool write_event(kapi_watch *w, kapi_watch_type type, kapi_obj *o)
         return false;
     }
     if (t->strategy->from_storage) {
-        json_t *v = t->strategy->from_storage(t, kapi_json_parse(o->data, o->len, NULL));
-        kapi_buf b;
-        kapi_buf_init(&b);
-        kapi_buf_puts(&b, prefixes[type]);
-        kapi_json_encode(&b, v);
-        kapi_buf_puts(&b, suffix);
-        json_decref(v);
+        view_event *e = shared_view_event(w, type, o);
         kapi_obj_unref(o);
-        size_t n;
-        char *p = kapi_buf_detach(&b, &n);
-        kapi_http_chunk c = kapi_http_chunk_take(p, n);
+        kapi_http_chunk c = {e->data, e->len, view_event_unref, e};
         return write_chunks(w, &c, 1);
     }
     kapi_http_chunk c[3] = {
@@ -314,6 +389,7 @@ kapi_watch_hub *kapi_api__watch_hub_new(kapi_api *api)
 {
     kapi_watch_hub *h = kapi_xcalloc(1, sizeof(*h));
     pthread_mutex_init(&h->mu, NULL);
+    pthread_mutex_init(&h->views.mu, NULL);
     pthread_cond_init(&h->cond, NULL);
     api->watches = h;
     if (pthread_create(&h->reaper, NULL, reaper_main, api) != 0) {
@@ -333,6 +409,7 @@ void kapi_api__watch_hub_free(kapi_api *api)
     pthread_join(h->reaper, NULL);
     pthread_cond_destroy(&h->cond);
     pthread_mutex_destroy(&h->mu);
+    view_cache_dispose(&h->views);
     free(h);
 }
 

@@ -119,3 +119,42 @@ TEST(api_watch_negative_timeout_ends_at_once)
     client_close(&c);
     env_stop(&e);
 }
+
+/* The event lines in what c has received (after the response head). */
+static const char *events_of(http_client *c)
+{
+    const char *p = strstr(c->carry.ptr, "\r\n\r\n");
+    return p ? p + 4 : "";
+}
+
+TEST(api_watch_converted_view_shared_by_watchers)
+{
+    static const char ev[] =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"e1\","
+        "\"namespace\":\"default\"},\"involvedObject\":{\"kind\":\"Pod\",\"name\":\"p\"},"
+        "\"reason\":\"R\",\"message\":\"hello\",\"type\":\"Normal\"}";
+    env e = {0};
+    http_client w[2];
+    env_start(&e);
+    CHECK_INT_EQ(request(&e, "POST", "/api/v1/namespaces", "{\"metadata\":{\"name\":\"default\"}}"),
+                 201);
+    for (int i = 0; i < 2; i++) {
+        client_connect(&w[i], e.http.port);
+        send_request(&e, &w[i], "GET", "/apis/events.k8s.io/v1/namespaces/default/events?watch=1",
+                     NULL);
+    }
+    usleep(200 * 1000);
+    CHECK_INT_EQ(request(&e, "POST", "/api/v1/namespaces/default/events", ev), 201);
+    for (int i = 0; i < 2; i++) {
+        CHECK(client_read_until(&w[i], "\"note\":\"hello\""));
+        CHECK(client_read_until(&w[i], "}\n"));
+    }
+    const char *a = strstr(events_of(&w[0]), "{\"type\""),
+               *b = strstr(events_of(&w[1]), "{\"type\"");
+    CHECK(a && b);
+    CHECK(strstr(a, "\"apiVersion\":\"events.k8s.io/v1\"") != NULL);
+    CHECK(strncmp(a, b, (size_t)(strchr(a, '\n') - a)) == 0);
+    for (int i = 0; i < 2; i++)
+        client_close(&w[i]);
+    env_stop(&e);
+}
