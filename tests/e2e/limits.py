@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Load for the memory limits: non-reading watchers, a stream of Events, concurrent lists.
 
-    limits.py URL DATA_DIR PID watchers N EVENTS SIZE   N watchers that never read (4 KB
+    limits.py URL DATA_DIR PID watchers N EVENTS SIZE [GROUP_PATH]
+                                                       N watchers that never read (4 KB
                                                        receive buffer) while EVENTS Events of
                                                        SIZE bytes are created; prints the RSS
                                                        (MB) idle, at its peak while they are
                                                        connected, and after they close; one
                                                        more watcher reads only afterwards: how
-                                                       its stream ended
+                                                       its stream ended (GROUP_PATH: the Events'
+                                                       view, /api/v1 or /apis/events.k8s.io/v1)
     limits.py URL DATA_DIR PID fill EVENTS SIZE        creates EVENTS Events of SIZE bytes
     limits.py URL DATA_DIR PID lists N [ACCEPT]        N concurrent full lists of the Events;
                                                        prints the peak RSS (MB), the seconds and
@@ -103,13 +105,13 @@ def fill(api, start, count, size, threads=8):
         raise RuntimeError(f"{len(errors)} creates failed, first: {errors[0]}")
 
 
-def open_watcher(api):
+def open_watcher(api, group="/api/v1"):
     """A watch of the namespace's Events on a socket with a 4 KB receive buffer, never read."""
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     s.connect((api.host, api.port))
     t = api.ctx.wrap_socket(s, server_hostname=api.host)
-    t.sendall((f"GET /api/v1/namespaces/{NS}/events?watch=1 HTTP/1.1\r\nHost: x\r\n"
+    t.sendall((f"GET {group}/namespaces/{NS}/events?watch=1 HTTP/1.1\r\nHost: x\r\n"
                f"Authorization: Bearer {api.token}\r\n\r\n").encode())
     return t
 
@@ -134,12 +136,12 @@ def read_late(w, timeout):
     return raw.count(b'"type":"ADDED"'), "clean end" if clean else "cut"
 
 
-def cmd_watchers(api, pid, n, events, size):
+def cmd_watchers(api, pid, n, events, size, group):
     ensure_namespace(api)
     time.sleep(0.5)
     idle = rss_mb(pid)
-    late = open_watcher(api)
-    watchers = [open_watcher(api) for _ in range(n)]
+    late = open_watcher(api, group)
+    watchers = [open_watcher(api, group) for _ in range(n)]
     time.sleep(0.5)
     reset_peak(pid)
     t0 = time.time()
@@ -200,7 +202,8 @@ def main():
     args = sys.argv[5:]
     api = Api(url, data)
     if cmd == "watchers":
-        cmd_watchers(api, pid, int(args[0]), int(args[1]), int(args[2]))
+        cmd_watchers(api, pid, int(args[0]), int(args[1]), int(args[2]),
+                     args[3] if len(args) > 3 else "/api/v1")
     elif cmd == "fill":
         cmd_fill(api, pid, int(args[0]), int(args[1]))
     elif cmd == "lists":
