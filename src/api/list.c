@@ -445,17 +445,17 @@ static void start_chunked(list_out *o)
     o->s = kapi_http_stream_start(r->http, 200, h, nh, SIZE_MAX);
 }
 
-/* Hands the part over, then waits until the client has taken all but LIST_BUFFER. */
+/* Hands the part over (one HTTP chunk), then waits until the client has taken all but
+ * LIST_BUFFER. */
 static void hand_over(list_out *o, bool wait)
 {
     if (!o->s)
         start_chunked(o);
-    for (size_t i = 0; i < o->n; i++) {
-        if (!o->failed)
-            o->failed = !kapi_http_stream_write(o->s, o->c[i]);
-        else
+    if (!o->failed)
+        o->failed = !kapi_http_stream_writev(o->s, o->c, o->n);
+    else
+        for (size_t i = 0; i < o->n; i++)
             release_chunk(o->c[i]);
-    }
     o->n = o->bytes = 0;
     if (wait && !o->failed)
         o->failed = !kapi_http_stream_wait(o->s, LIST_BUFFER, LIST_STALL_MS);

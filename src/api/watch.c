@@ -15,12 +15,14 @@
  * or at shutdown. Only the reaper ends and frees a watch, so the hub, the http layer and
  * the reaper never race over it.
  *
- * A watcher's queue is the http stream's: references to the shared event bytes, taken
- * by the connection only as its socket drains. A watcher whose queue stays over WATCH_FULL for
- * WATCH_STALL_NS, or reaches WATCH_QUEUE_LIMIT, is ended as kube-apiserver's cacher ends a watcher
- * that does not keep up ("Forcing watcher close due to unresponsiveness"): its stream ends, without
- * an ERROR event, and the connection closes once the end is written; the client watches again from
- * the last resourceVersion it saw.
+ * A watcher's queue is the http stream's: references to the shared event bytes, taken by
+ * the connection only as its socket drains. A watcher whose queue stays over WATCH_FULL
+ * for WATCH_STALL_NS, or reaches WATCH_QUEUE_LIMIT, is ended as kube-apiserver's cacher
+ * ends a watcher that does not keep up ("Forcing watcher close due to unresponsiveness"):
+ * its stream ends after the event being written, without an ERROR event, the events not
+ * yet begun are dropped (as the cacher drops a terminated watcher's buffer), and the
+ * connection closes once the end is written; the client watches again from the last
+ * resourceVersion it saw.
  */
 #include <malloc.h>
 #include <pthread.h>
@@ -106,19 +108,6 @@ static const char *const prefixes[] = {
 };
 static const char suffix[] = "}\n";
 
-/* Queues whole chunks; false (the chunks released) when the stream is gone. */
-static bool write_chunks(kapi_watch *w, kapi_http_chunk *c, size_t n)
-{
-    bool ok = true;
-    for (size_t i = 0; i < n; i++) {
-        if (ok)
-            ok = kapi_http_stream_write(w->stream, c[i]);
-        else if (c[i].release)
-            c[i].release(c[i].owner);
-    }
-    return ok;
-}
-
 static void view_event_unref(void *p)
 {
     view_event *e = p;
@@ -192,14 +181,14 @@ static bool write_event(kapi_watch *w, kapi_watch_type type, kapi_obj *o)
         view_event *e = shared_view_event(w, type, o);
         kapi_obj_unref(o);
         kapi_http_chunk c = {e->data, e->len, view_event_unref, e};
-        return write_chunks(w, &c, 1);
+        return kapi_http_stream_write(w->stream, c);
     }
     kapi_http_chunk c[3] = {
         {prefixes[type], strlen(prefixes[type]), NULL, NULL},
         {o->data, o->len, kapi_api__release_obj, o},
         {suffix, sizeof(suffix) - 1, NULL, NULL},
     };
-    return write_chunks(w, c, 3);
+    return kapi_http_stream_writev(w->stream, c, 3);
 }
 
 static bool write_bookmark(kapi_watch *w, int64_t rev)
@@ -214,7 +203,7 @@ static bool write_bookmark(kapi_watch *w, int64_t rev)
     size_t n;
     char *p = kapi_buf_detach(&b, &n);
     kapi_http_chunk c = kapi_http_chunk_take(p, n);
-    return write_chunks(w, &c, 1);
+    return kapi_http_stream_write(w->stream, c);
 }
 
 void kapi_api__watch_write_error(kapi_http_stream *s, const kapi_error *err)

@@ -265,11 +265,11 @@ static void on_read(uv_stream_t *h, ssize_t nread, const uv_buf_t *buf)
 
 /* ---- the output queue ---- */
 
-void kapi_http__conn_queue(kapi_conn *c, kapi_http_chunk chunk, bool framed)
+void kapi_http__conn_queue(kapi_conn *c, kapi_http_out piece)
 {
     if (c->closing) {
-        if (chunk.release)
-            chunk.release(chunk.owner);
+        if (piece.chunk.release)
+            piece.chunk.release(piece.chunk.owner);
         return;
     }
     if (c->out_n == c->out_cap) {
@@ -283,8 +283,8 @@ void kapi_http__conn_queue(kapi_conn *c, kapi_http_chunk chunk, bool framed)
             c->out = kapi_xrealloc(c->out, c->out_cap * sizeof(*c->out));
         }
     }
-    c->out[c->out_n++] = (kapi_http_out){.chunk = chunk, .framed = framed};
-    c->out_bytes += chunk.len;
+    c->out[c->out_n++] = piece;
+    c->out_bytes += piece.chunk.len;
 }
 
 /* Releases the first piece of the queue; an emptied queue gives back a big array. */
@@ -339,12 +339,12 @@ static void emit(batch *b, const char *p, size_t n)
  * the queue is empty; NULL when there is nothing to write. */
 static kapi_http_out *next_piece(kapi_conn *c)
 {
-    kapi_http_chunk chunks[64];
+    kapi_http_out pieces[64];
     if (c->out_head == c->out_n && c->stream) {
         size_t n =
-            kapi_http__stream_pull(c->stream, chunks, KAPI_ARRAY_LEN(chunks), KAPI_HTTP__OUT_BATCH);
+            kapi_http__stream_pull(c->stream, pieces, KAPI_ARRAY_LEN(pieces), KAPI_HTTP__OUT_BATCH);
         for (size_t i = 0; i < n; i++)
-            kapi_http__conn_queue(c, chunks[i], true);
+            kapi_http__conn_queue(c, pieces[i]);
     }
     return c->out_head < c->out_n ? &c->out[c->out_head] : NULL;
 }
@@ -356,8 +356,8 @@ static void fill(kapi_conn *c, batch *b)
     kapi_http_out *o;
     while (budget > 0 && (o = next_piece(c)) != NULL) {
         char line[24];
-        if (o->framed && o->off == 0)
-            emit(b, line, (size_t)snprintf(line, sizeof(line), "%zx\r\n", o->chunk.len));
+        if (o->frame && o->off == 0)
+            emit(b, line, (size_t)snprintf(line, sizeof(line), "%zx\r\n", o->frame));
         size_t k = o->chunk.len - o->off < budget ? o->chunk.len - o->off : budget;
         emit(b, o->chunk.ptr + o->off, k);
         o->off += k;
@@ -365,7 +365,7 @@ static void fill(kapi_conn *c, batch *b)
         c->out_bytes -= k;
         if (o->off < o->chunk.len)
             break;
-        if (o->framed)
+        if (o->frame_end)
             emit(b, "\r\n", 2);
         out_pop(c);
     }
@@ -471,11 +471,11 @@ void kapi_http__conn_write(kapi_conn *c, const uv_buf_t *bufs, size_t nbufs,
                            kapi_http_chunk *chunks, size_t nchunks, char *owned)
 {
     for (size_t i = 0; i < nbufs; i++)
-        kapi_http__conn_queue(c, (kapi_http_chunk){bufs[i].base, bufs[i].len, NULL, NULL}, false);
+        kapi_http__conn_queue(c, (kapi_http_out){.chunk = {bufs[i].base, bufs[i].len, NULL, NULL}});
     if (chunks || owned) {
         write_owned *o = kapi_xmalloc(sizeof(*o));
         *o = (write_owned){chunks, nchunks, owned};
-        kapi_http__conn_queue(c, (kapi_http_chunk){"", 0, release_owned, o}, false);
+        kapi_http__conn_queue(c, (kapi_http_out){.chunk = {"", 0, release_owned, o}});
     }
     kapi_http__conn_flush(c);
 }

@@ -86,6 +86,10 @@ kapi_http_stream *kapi_http_stream_start(kapi_http_request *req, int status,
  * closed (client gone, server shutting down) or would exceed its byte limit; after a
  * false the caller should kapi_http_stream_end it. */
 bool kapi_http_stream_write(kapi_http_stream *s, kapi_http_chunk chunk);
+/* Queues the n chunks as one HTTP chunk, with kapi_http_stream_write's rules (the chunks
+ * are released on failure). The pieces of one event or one part of an answer go out as
+ * one chunk of the response. */
+bool kapi_http_stream_writev(kapi_http_stream *s, const kapi_http_chunk *c, size_t n);
 /* The bytes queued on s and not yet taken by the connection (any thread). */
 size_t kapi_http_stream_queued(kapi_http_stream *s);
 /* Back-pressure for a producer (worker thread): waits until at most low bytes are queued.
@@ -99,8 +103,9 @@ void kapi_http_stream_on_close(kapi_http_stream *s, void (*cb)(void *ctx), void 
 /* Ends the response (the terminating zero-length chunk) and gives up the handle. Every
  * stream is ended exactly once by its producer, closed or not. */
 void kapi_http_stream_end(kapi_http_stream *s);
-/* Ends the response like kapi_http_stream_end, then closes the connection once the end
- * is written (or after a drain deadline): for a client that stopped reading. */
+/* Ends the response for a client that stopped reading: after the HTTP chunk being
+ * written (the chunks not yet begun are dropped: a watcher resumes from the last event it
+ * read), then closes the connection once the end is written (or after a drain deadline). */
 void kapi_http_stream_end_close(kapi_http_stream *s);
 
 typedef struct kapi_http_config {

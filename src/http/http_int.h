@@ -108,12 +108,14 @@ typedef struct kapi_http_msg {
     kapi_http_stream *stream; /* holds a reference */
 } kapi_http_msg;
 
-/* A piece of a conn's output queue: bytes not yet taken into a write, released once taken.
- * A framed piece is one HTTP/1.1 chunk of a streamed answer (size line, bytes, CRLF). */
+/* A piece of output (a conn's queue, a stream's pending chunks): bytes not yet taken into
+ * a write, released once taken. The pieces of a streamed answer are framed as HTTP/1.1
+ * chunks: the first piece of a chunk carries the chunk's size (frame), its last ends it. */
 typedef struct kapi_http_out {
     kapi_http_chunk chunk;
-    size_t off; /* bytes already taken */
-    bool framed;
+    size_t off;     /* bytes already taken */
+    size_t frame;   /* >0: the size line of an HTTP chunk of frame bytes goes first */
+    bool frame_end; /* the CRLF that ends an HTTP chunk goes after */
 } kapi_http_out;
 
 typedef enum kapi_conn_state {
@@ -188,8 +190,8 @@ void kapi_http__conn_accept(kapi_http_server *srv);
  * released once their bytes are taken or dropped. */
 void kapi_http__conn_write(kapi_conn *c, const uv_buf_t *bufs, size_t nbufs,
                            kapi_http_chunk *chunks, size_t nchunks, char *owned);
-/* Queues one chunk (framed: as an HTTP/1.1 chunk); it is released once taken or dropped. */
-void kapi_http__conn_queue(kapi_conn *c, kapi_http_chunk chunk, bool framed);
+/* Queues one piece (off 0); its chunk is released once taken or dropped. */
+void kapi_http__conn_queue(kapi_conn *c, kapi_http_out piece);
 /* Writes from the queue, then from the attached stream, one batch at a time: the next
  * batch is taken (and encrypted) only when the last one has been written. */
 void kapi_http__conn_flush(kapi_conn *c);
@@ -263,10 +265,10 @@ void kapi_http__on_stream_msg(kapi_http_msg *m);
 void kapi_http__stream_detach(kapi_conn *c, bool graceful);
 /* Drops a reference; the last one frees the stream and any chunks still pending. */
 void kapi_http__stream_unref(kapi_http_stream *s);
-/* Loop thread: takes the next chunks the producer queued, at most max of them and about
+/* Loop thread: takes the next pieces the producer queued, at most max of them and about
  * max_bytes, into out; returns how many. Their bytes stop counting as queued, which may
  * let a waiting producer go on. */
-size_t kapi_http__stream_pull(kapi_http_stream *s, kapi_http_chunk *out, size_t max,
+size_t kapi_http__stream_pull(kapi_http_stream *s, kapi_http_out *out, size_t max,
                               size_t max_bytes);
 
 #endif

@@ -39,7 +39,7 @@ struct kapi_http_stream {
     size_t queued, max_queued;
     int waiters;              /* producers in kapi_http_stream_wait */
     size_t wait_low;          /* what a waiting producer waits for queued to fall to */
-    kapi_http_chunk *pending; /* pending[phead .. npending) are queued */
+    kapi_http_out *pending;   /* pending[phead .. npending) are queued */
     size_t phead, npending, pending_cap;
     void (*cb)(void *ctx);
     void *cb_ctx;
@@ -61,8 +61,8 @@ void kapi_http__stream_unref(kapi_http_stream *s)
     if (!last)
         return;
     for (size_t i = s->phead; i < s->npending; i++)
-        if (s->pending[i].release)
-            s->pending[i].release(s->pending[i].owner);
+        if (s->pending[i].chunk.release)
+            s->pending[i].chunk.release(s->pending[i].chunk.owner);
     free(s->pending);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
@@ -76,14 +76,13 @@ static void close_locked(kapi_http_stream *s)
     pthread_cond_broadcast(&s->cv);
 }
 
-size_t kapi_http__stream_pull(kapi_http_stream *s, kapi_http_chunk *out, size_t max,
-                              size_t max_bytes)
+size_t kapi_http__stream_pull(kapi_http_stream *s, kapi_http_out *out, size_t max, size_t max_bytes)
 {
     size_t n = 0, bytes = 0;
     pthread_mutex_lock(&s->mu);
     while (n < max && bytes < max_bytes && s->phead < s->npending) {
         out[n] = s->pending[s->phead++];
-        bytes += out[n++].len;
+        bytes += out[n++].chunk.len;
     }
     s->queued -= bytes;
     if (s->phead == s->npending)
@@ -136,36 +135,41 @@ static void fire_on_close(kapi_http_stream *s)
     run_on_close_locked(s);
 }
 
-/* Takes the pending chunks out: *first .. *n of the returned (owned) array. */
-static kapi_http_chunk *take_pending_locked(kapi_http_stream *s, size_t *first, size_t *n)
+/* Takes the pending pieces out: *first .. *n of the returned (owned) array. */
+static kapi_http_out *take_pending_locked(kapi_http_stream *s, size_t *first, size_t *n)
 {
-    kapi_http_chunk *chunks = s->pending;
+    kapi_http_out *pieces = s->pending;
     *first = s->phead;
     *n = s->npending;
     s->pending = NULL;
     s->phead = s->npending = s->pending_cap = 0;
     s->queued = 0;
-    return chunks;
+    return pieces;
 }
 
 /* Loop thread: what the producer still had queued goes to c, then (terminate) the last
- * chunk; or it is all released (c NULL). */
-static void hand_over(kapi_conn *c, kapi_http_stream *s, bool terminate)
+ * chunk; or it is all released (c NULL). With drop, only the rest of an HTTP chunk begun
+ * goes: a stream ended for a client that stopped reading ends after its last whole chunk
+ * (a watcher resumes from the last event it read). */
+static void hand_over(kapi_conn *c, kapi_http_stream *s, bool terminate, bool drop)
 {
-    size_t first, n;
+    size_t first, n, keep;
     pthread_mutex_lock(&s->mu);
-    kapi_http_chunk *chunks = take_pending_locked(s, &first, &n);
+    kapi_http_out *pieces = take_pending_locked(s, &first, &n);
     pthread_mutex_unlock(&s->mu);
+    keep = first; /* the pieces before keep go to c */
+    while (c && keep < n && (!drop || !pieces[keep].frame))
+        keep++;
     for (size_t i = first; i < n; i++) {
-        if (c)
-            kapi_http__conn_queue(c, chunks[i], true);
-        else if (chunks[i].release)
-            chunks[i].release(chunks[i].owner);
+        if (i < keep)
+            kapi_http__conn_queue(c, pieces[i]);
+        else if (pieces[i].chunk.release)
+            pieces[i].chunk.release(pieces[i].chunk.owner);
     }
-    free(chunks);
+    free(pieces);
     if (c && terminate)
-        kapi_http__conn_queue(c, (kapi_http_chunk){last_chunk, sizeof(last_chunk) - 1, NULL, NULL},
-                              false);
+        kapi_http__conn_queue(
+            c, (kapi_http_out){.chunk = {last_chunk, sizeof(last_chunk) - 1, NULL, NULL}});
     if (c)
         kapi_http__conn_flush(c);
 }
@@ -185,7 +189,7 @@ void kapi_http__stream_detach(kapi_conn *c, bool graceful)
     pthread_mutex_lock(&s->mu);
     close_locked(s);
     pthread_mutex_unlock(&s->mu);
-    hand_over(graceful ? c : NULL, s, true);
+    hand_over(graceful ? c : NULL, s, true, false);
     fire_on_close(s);
     unlink_conn(c, s);
 }
@@ -213,41 +217,70 @@ kapi_http_stream *kapi_http_stream_start(kapi_http_request *pub, int status,
     return s;
 }
 
-bool kapi_http_stream_write(kapi_http_stream *s, kapi_http_chunk chunk)
+/* Makes room for n more pending pieces, reusing what was pulled. Lock held. */
+static void reserve_locked(kapi_http_stream *s, size_t n)
 {
+    if (s->npending + n > s->pending_cap && s->phead > 0) {
+        memmove(s->pending, s->pending + s->phead, (s->npending - s->phead) * sizeof(*s->pending));
+        s->npending -= s->phead;
+        s->phead = 0;
+    }
+    if (s->npending + n <= s->pending_cap)
+        return;
+    s->pending_cap = s->pending_cap ? 2 * s->pending_cap : 8;
+    while (s->pending_cap < s->npending + n)
+        s->pending_cap *= 2;
+    s->pending = kapi_xrealloc(s->pending, s->pending_cap * sizeof(*s->pending));
+}
+
+static void release_all(const kapi_http_chunk *c, size_t n, bool empty_only)
+{
+    for (size_t i = 0; i < n; i++)
+        if (c[i].release && (!empty_only || c[i].len == 0))
+            c[i].release(c[i].owner);
+}
+
+bool kapi_http_stream_writev(kapi_http_stream *s, const kapi_http_chunk *c, size_t n)
+{
+    size_t total = 0;
+    kapi_http_out *last = NULL;
+    for (size_t i = 0; i < n; i++)
+        total += c[i].len;
     pthread_mutex_lock(&s->mu);
-    if (s->closed || s->queued + chunk.len > s->max_queued) {
+    if (s->closed || s->queued + total > s->max_queued) {
         if (!s->closed)
             post_locked(s, KAPI_HTTP__MSG_STREAM_ABORT); /* over the limit: drop the client */
         close_locked(s);
         pthread_mutex_unlock(&s->mu);
-        if (chunk.release)
-            chunk.release(chunk.owner);
+        release_all(c, n, false);
         return false;
     }
-    if (chunk.len > 0) { /* an empty HTTP chunk would end the response */
-        if (s->npending == s->pending_cap && s->phead > 0) { /* reuse what was pulled */
-            memmove(s->pending, s->pending + s->phead,
-                    (s->npending - s->phead) * sizeof(*s->pending));
-            s->npending -= s->phead;
-            s->phead = 0;
+    reserve_locked(s, n);
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].len == 0) /* an empty HTTP chunk would end the response */
+            continue;
+        last = &s->pending[s->npending++];
+        *last = (kapi_http_out){.chunk = c[i]};
+        if (total) {
+            last->frame = total; /* the first piece carries the chunk's size */
+            total = 0;
         }
-        if (s->npending == s->pending_cap) {
-            s->pending_cap = s->pending_cap ? 2 * s->pending_cap : 8;
-            s->pending = kapi_xrealloc(s->pending, s->pending_cap * sizeof(*s->pending));
-        }
-        s->pending[s->npending++] = chunk;
-        s->queued += chunk.len;
-        chunk.release = NULL;
+        s->queued += c[i].len;
     }
-    if (s->npending > 0 && !s->flush_posted) {
+    if (last)
+        last->frame_end = true;
+    if (s->npending > s->phead && !s->flush_posted) {
         s->flush_posted = true;
         post_locked(s, KAPI_HTTP__MSG_STREAM_FLUSH);
     }
     pthread_mutex_unlock(&s->mu);
-    if (chunk.release)
-        chunk.release(chunk.owner);
+    release_all(c, n, true);
     return true;
+}
+
+bool kapi_http_stream_write(kapi_http_stream *s, kapi_http_chunk chunk)
+{
+    return kapi_http_stream_writev(s, &chunk, 1);
 }
 
 /* The absolute CLOCK_MONOTONIC time timeout_ms from now (the stream's condvar uses it). */
@@ -372,7 +405,7 @@ static void on_flush(kapi_http_msg *m)
     if (s->conn)
         kapi_http__conn_flush(s->conn);
     else
-        hand_over(NULL, s, false);
+        hand_over(NULL, s, false, false);
 }
 
 static void on_end(kapi_http_msg *m)
@@ -380,7 +413,7 @@ static void on_end(kapi_http_msg *m)
     kapi_http_stream *s = m->stream;
     kapi_conn *c = s->conn;
     bool close_after = s->close_after || s->close_conn;
-    hand_over(c, s, true);
+    hand_over(c, s, true, s->close_conn);
     if (!c)
         return;
     unlink_conn(c, s);
