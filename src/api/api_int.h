@@ -17,6 +17,7 @@ typedef struct kapi_watch_hub kapi_watch_hub;
 typedef struct kapi_watch kapi_watch;
 typedef struct kapi_filter kapi_filter;
 typedef struct kapi_custom_types kapi_custom_types;
+typedef struct kapi_list_form kapi_list_form;
 
 struct kapi_api {
     kapi_store *store;
@@ -179,6 +180,18 @@ bool kapi_api__choose_media(const char *accept, bool convert, kapi_media *out);
 /* Answers with the JSON body c[0..n) (the chunks are released) turned into r->media's
  * form: YAML, Table or PartialObjectMetadata(List); a Status passes through. */
 void kapi_api__respond_transformed(kapi_req *r, int status, const kapi_http_chunk *c, size_t n);
+/* A list answer in r->media's form made item by item: list is the JSON list with no
+ * items (taken); the 406 or 400 of a form a list cannot take. */
+kapi_error *kapi_api__list_form_new(kapi_req *r, json_t *list, kapi_list_form **out);
+void kapi_api__list_form_free(kapi_list_form *f);
+/* The answer's Content-Type. */
+const char *kapi_api__list_form_type(const kapi_list_form *f);
+/* The whole answer of a list without items. */
+void kapi_api__list_form_whole(kapi_list_form *f, kapi_buf *b);
+/* The answer's bytes before its first item and after its last. */
+void kapi_api__list_form_split(kapi_list_form *f, kapi_buf *head, kapi_buf *tail);
+/* Appends the answer's element for item (the JSON list's item), first or not. */
+void kapi_api__list_form_item(kapi_list_form *f, const json_t *item, bool first, kapi_buf *b);
 
 /* list.c */
 /* Reads the ListOptions of the query: Go's errors for malformed numbers (400), the

@@ -412,6 +412,99 @@ static void put_list_meta(kapi_buf *b, const page *p, kapi_str prefix, bool page
     free(token);
 }
 
+/* ---- writing the answer ----
+ *
+ * A list is written from the stored bytes as the client takes it: an answer up to
+ * LIST_BUFFER bytes goes whole (with Content-Length); a longer one is chunked, as Go's
+ * server chunks what outgrows its buffer, and made LIST_BUFFER bytes at a time, each part
+ * handed over when the client has taken all but LIST_BUFFER of what came before. Items
+ * straight from the store are references to their bytes; converted ones and other forms
+ * (Table, PartialObjectMetadataList, YAML) are made part by part. */
+
+#define LIST_BUFFER (1u << 20)
+/* A client that takes nothing of a list for this long is dropped, freeing its worker. */
+#define LIST_STALL_MS 30000
+
+typedef struct list_out {
+    kapi_req *r;
+    const char *content_type;
+    kapi_http_chunk *c; /* the part not yet handed over */
+    size_t n, cap, bytes;
+    kapi_http_stream *s; /* once the answer is chunked */
+    bool failed;         /* the client is gone or stalled: the rest is dropped */
+} list_out;
+
+static void release_chunk(kapi_http_chunk c)
+{
+    if (c.release)
+        c.release(c.owner);
+}
+
+/* Starts the chunked answer with the headers a whole one would have. */
+static void start_chunked(list_out *o)
+{
+    kapi_req *r = o->r;
+    size_t nh = 0;
+    kapi_http_header *h = kapi_arena_alloc(&r->arena, (1 + r->nwarnings) * sizeof(*h));
+    h[nh++] = (kapi_http_header){"Content-Type", o->content_type};
+    for (size_t i = 0; i < r->nwarnings; i++)
+        h[nh++] = (kapi_http_header){"Warning", r->warnings[i]};
+    o->s = kapi_http_stream_start(r->http, 200, h, nh, SIZE_MAX);
+}
+
+/* Hands the part over (one HTTP chunk), then waits until the client has taken all but
+ * LIST_BUFFER. */
+static void hand_over(list_out *o, bool wait)
+{
+    if (!o->s)
+        start_chunked(o);
+    if (!o->failed)
+        o->failed = !kapi_http_stream_writev(o->s, o->c, o->n);
+    else
+        for (size_t i = 0; i < o->n; i++)
+            release_chunk(o->c[i]);
+    o->n = o->bytes = 0;
+    if (wait && !o->failed)
+        o->failed = !kapi_http_stream_wait(o->s, LIST_BUFFER, LIST_STALL_MS);
+}
+
+/* Adds a chunk (taken) to the answer. */
+static void out_put(list_out *o, kapi_http_chunk c)
+{
+    if (o->failed) {
+        release_chunk(c);
+        return;
+    }
+    if (o->n == o->cap) {
+        o->cap = o->cap ? 2 * o->cap : 256;
+        o->c = kapi_xrealloc(o->c, o->cap * sizeof(*o->c));
+    }
+    o->c[o->n++] = c;
+    o->bytes += c.len;
+    if (o->bytes >= LIST_BUFFER)
+        hand_over(o, true);
+}
+
+/* Adds the bytes of b (taken; b is left empty). */
+static void out_buf(list_out *o, kapi_buf *b)
+{
+    size_t len;
+    char *p = kapi_buf_detach(b, &len);
+    out_put(o, kapi_http_chunk_take(p, len));
+}
+
+/* Sends what is left: the whole answer, or the last part and the end of the chunked one. */
+static void out_end(list_out *o)
+{
+    if (o->s) {
+        hand_over(o, false);
+        kapi_http_stream_end(o->s);
+    } else {
+        kapi_api__send(o->r, 200, o->content_type, o->c, o->n);
+    }
+    free(o->c);
+}
+
 /* A list item: the stored object without kind and apiVersion, as typed lists write
  * their items. The bytes start with {"kind":..,"apiVersion":.., so the item is "{"
  * followed by everything from "metadata" on. The search cannot be fooled: the stored
@@ -419,31 +512,106 @@ static void put_list_meta(kapi_buf *b, const page *p, kapi_str prefix, bool page
  * metadata first and only strings before metadata; inside a JSON string every '"' is
  * escaped as \", so no string can hold the bytes "metadata": and their first occurrence
  * is the top-level member's key, whatever the labels or annotations after it hold. */
-static void list_item_chunks(kapi_obj *o, kapi_http_chunk *c)
+static void put_item_bytes(list_out *o, kapi_obj *o_item)
 {
-    const char *m = strstr(o->data, "\"metadata\":");
-    c[0] = (kapi_http_chunk){"{", 1, NULL, NULL};
-    c[1] = (kapi_http_chunk){m, o->len - (size_t)(m - o->data), kapi_api__release_obj, o};
+    const char *m = strstr(o_item->data, "\"metadata\":");
+    out_put(o, (kapi_http_chunk){"{", 1, NULL, NULL});
+    out_put(o, (kapi_http_chunk){m, o_item->len - (size_t)(m - o_item->data), kapi_api__release_obj,
+                                 o_item});
 }
 
-/* The items of a page converted to the type's view, into b; unstructured items keep
- * their kind and apiVersion. */
-static void put_converted(const kapi_type *t, page *p, kapi_buf *b)
+/* An item as the JSON list holds it: converted to the type's view; a built-in type's
+ * without kind and apiVersion, a custom resource's whole with its members sorted. */
+static json_t *item_json(const kapi_type *t, const kapi_obj *o)
 {
-    for (size_t i = 0; i < p->n; i++) {
-        json_t *v = t->strategy->from_storage(
-            t, kapi_json_parse(p->items[i]->data, p->items[i]->len, NULL));
-        json_t *canon = t->custom ? kapi_api__canonical(t, v) : json_incref(v);
-        if (!t->custom) {
-            json_object_del(canon, "kind");
-            json_object_del(canon, "apiVersion");
-        }
-        if (i)
-            kapi_buf_putc(b, ',');
-        kapi_json_encode(b, canon);
-        json_decref(canon);
+    json_t *v = kapi_json_parse(o->data, o->len, NULL);
+    if (t->strategy->from_storage)
+        v = t->strategy->from_storage(t, v);
+    if (t->custom && t->strategy->from_storage) {
+        json_t *canon = kapi_api__canonical(t, v);
         json_decref(v);
+        return canon;
     }
+    if (!t->custom) {
+        json_object_del(v, "kind");
+        json_object_del(v, "apiVersion");
+    }
+    return v;
+}
+
+/* The items of a JSON list: the stored bytes when the views are equal, else converted
+ * one by one. */
+static void put_json_items(list_out *o, page *p)
+{
+    const kapi_type *t = o->r->type;
+    kapi_buf b;
+    kapi_buf_init(&b);
+    for (size_t i = 0; i < p->n; i++) {
+        if (t->strategy->from_storage) {
+            json_t *v = item_json(t, p->items[i]);
+            if (i)
+                kapi_buf_putc(&b, ',');
+            kapi_json_encode(&b, v);
+            json_decref(v);
+            if (b.len >= LIST_BUFFER / 4)
+                out_buf(o, &b);
+            continue;
+        }
+        kapi_obj *item = kapi_obj_ref(p->items[i]);
+        if (i)
+            out_put(o, (kapi_http_chunk){",", 1, NULL, NULL});
+        if (t->custom)
+            out_put(o, (kapi_http_chunk){item->data, item->len, kapi_api__release_obj, item});
+        else
+            put_item_bytes(o, item);
+    }
+    if (b.len)
+        out_buf(o, &b);
+    kapi_buf_dispose(&b);
+}
+
+/* The items in the negotiated form (Table rows, metadata, YAML), part by part. */
+static void put_form_items(list_out *o, kapi_list_form *f, page *p)
+{
+    kapi_buf b;
+    kapi_buf_init(&b);
+    for (size_t i = 0; i < p->n && !o->failed; i++) {
+        json_t *v = item_json(o->r->type, p->items[i]);
+        kapi_api__list_form_item(f, v, i == 0, &b);
+        json_decref(v);
+        if (b.len >= LIST_BUFFER / 4)
+            out_buf(o, &b);
+    }
+    if (b.len)
+        out_buf(o, &b);
+    kapi_buf_dispose(&b);
+}
+
+/* A list in a form other than its JSON: made from the JSON list's skeleton (head and
+ * tail around no items) and the items one by one. */
+static void respond_form(kapi_req *r, page *p, kapi_buf *head, kapi_buf *tail)
+{
+    kapi_list_form *f = NULL;
+    kapi_buf_put(head, tail->ptr, tail->len);
+    kapi_error *err = kapi_api__list_form_new(r, kapi_json_parse(head->ptr, head->len, NULL), &f);
+    kapi_buf_clear(head);
+    kapi_buf_clear(tail);
+    if (err) {
+        kapi_api__respond_error(r, err);
+        return;
+    }
+    list_out o = {.r = r, .content_type = kapi_api__list_form_type(f)};
+    if (p->n == 0) {
+        kapi_api__list_form_whole(f, head);
+        out_buf(&o, head);
+    } else {
+        kapi_api__list_form_split(f, head, tail);
+        out_buf(&o, head);
+        put_form_items(&o, f, p);
+        out_buf(&o, tail);
+    }
+    out_end(&o);
+    kapi_api__list_form_free(f);
 }
 
 /* A page as a typed list (kind, apiVersion, metadata, then the items without their kind
@@ -469,32 +637,17 @@ static void respond_page(kapi_req *r, page *p, kapi_str prefix, bool paged, bool
         kapi_buf_puts(&head, ",\"items\":[");
         kapi_buf_puts(&tail, "]}\n");
     }
-    if (t->strategy->from_storage) {
-        put_converted(t, p, &head);
-        kapi_buf_put(&head, tail.ptr, tail.len);
-        kapi_buf_dispose(&tail);
-        kapi_api__respond_json(r, 200, &head);
-        return;
+    if (r->media.format != KAPI_FORMAT_JSON || r->media.target != KAPI_TARGET_OBJECT) {
+        respond_form(r, p, &head, &tail);
+    } else {
+        list_out o = {.r = r, .content_type = "application/json"};
+        out_buf(&o, &head);
+        put_json_items(&o, p);
+        out_buf(&o, &tail);
+        out_end(&o);
     }
-    size_t n = 0, len;
-    kapi_http_chunk *c = kapi_xcalloc(3 * p->n + 2, sizeof(*c));
-    char *bytes = kapi_buf_detach(&head, &len);
-    c[n++] = kapi_http_chunk_take(bytes, len);
-    for (size_t i = 0; i < p->n; i++) {
-        kapi_obj *o = kapi_obj_ref(p->items[i]);
-        if (i)
-            c[n++] = (kapi_http_chunk){",", 1, NULL, NULL};
-        if (unstructured) {
-            c[n++] = (kapi_http_chunk){o->data, o->len, kapi_api__release_obj, o};
-        } else {
-            list_item_chunks(o, &c[n]);
-            n += 2;
-        }
-    }
-    bytes = kapi_buf_detach(&tail, &len);
-    c[n++] = kapi_http_chunk_take(bytes, len);
-    kapi_api__respond_chunks(r, 200, c, n);
-    free(c);
+    kapi_buf_dispose(&head);
+    kapi_buf_dispose(&tail);
 }
 
 /* The 410 of a list at a revision that has left the history window. */

@@ -224,3 +224,157 @@ void kapi_api__respond_transformed(kapi_req *r, int status, const kapi_http_chun
                    r->media.format == KAPI_FORMAT_YAML ? KAPI_YAML_MEDIA_TYPE : "application/json",
                    &chunk, 1);
 }
+
+/* ---- lists, item by item ----
+ *
+ * A list answer is made from a skeleton, the answer transform() makes from the list with
+ * no items, and the items one by one, so that a list of any length is written in
+ * bounded memory (list.c streams the parts). The bytes are those of the whole answer. */
+
+struct kapi_list_form {
+    kapi_req *r;
+    json_t *skeleton; /* the answer with its array (items or rows) empty or null */
+    const char *key;  /* the array's member */
+    const char *include;
+    int64_t now;
+};
+
+kapi_error *kapi_api__list_form_new(kapi_req *r, json_t *list, kapi_list_form **out)
+{
+    kapi_list_form *f = kapi_xcalloc(1, sizeof(*f));
+    kapi_error *err = transform(r, list, &f->skeleton);
+    json_decref(list);
+    *out = NULL;
+    if (!err && r->media.target == KAPI_TARGET_TABLE)
+        err = include_object(r, &f->include);
+    if (err) {
+        json_decref(f->skeleton);
+        free(f);
+        return err;
+    }
+    f->r = r;
+    f->key = r->media.target == KAPI_TARGET_TABLE ? "rows" : "items";
+    f->now = kapi_time_now_ns();
+    *out = f;
+    return NULL;
+}
+
+void kapi_api__list_form_free(kapi_list_form *f)
+{
+    if (!f)
+        return;
+    json_decref(f->skeleton);
+    free(f);
+}
+
+const char *kapi_api__list_form_type(const kapi_list_form *f)
+{
+    return f->r->media.format == KAPI_FORMAT_YAML ? KAPI_YAML_MEDIA_TYPE : "application/json";
+}
+
+/* The answer as one document (a list without items). */
+static void encode_answer(kapi_req *r, const json_t *v, kapi_buf *b)
+{
+    if (r->media.format == KAPI_FORMAT_YAML) {
+        kapi_yaml_encode(b, v);
+    } else {
+        kapi_json_encode(b, v);
+        kapi_buf_putc(b, '\n');
+    }
+}
+
+void kapi_api__list_form_whole(kapi_list_form *f, kapi_buf *b)
+{
+    encode_answer(f->r, f->skeleton, b);
+}
+
+/* JSON: the members of the skeleton in order, the array opened in head, closed in tail. */
+static void json_split(const kapi_list_form *f, kapi_buf *head, kapi_buf *tail)
+{
+    const char *key;
+    json_t *v;
+    kapi_buf *b = head;
+    bool first = true;
+    kapi_buf_putc(b, '{');
+    json_object_foreach(f->skeleton, key, v)
+    {
+        if (!first)
+            kapi_buf_putc(b, ',');
+        first = false;
+        kapi_json_put_string(b, key, strlen(key));
+        kapi_buf_putc(b, ':');
+        if (strcmp(key, f->key) == 0) {
+            kapi_buf_putc(b, '[');
+            b = tail;
+            kapi_buf_putc(b, ']');
+        } else {
+            kapi_json_encode(b, v);
+        }
+    }
+    kapi_buf_puts(b, "}\n");
+}
+
+/* YAML: the document with an empty array has the line "<key>: []" at the top level (a
+ * line at column 0 is a top-level key: nested lines and block scalars are indented); the
+ * items go where it is. */
+static void yaml_split(const kapi_list_form *f, kapi_buf *head, kapi_buf *tail)
+{
+    json_t *doc = json_copy(f->skeleton);
+    kapi_buf y, line;
+    kapi_buf_init(&y);
+    kapi_buf_init(&line);
+    json_object_set_new(doc, f->key, json_array());
+    kapi_yaml_encode(&y, doc);
+    kapi_buf_printf(&line, "%s: []\n", f->key);
+    const char *at = y.ptr;
+    while (strncmp(at, line.ptr, line.len) != 0)
+        at = strchr(at, '\n') + 1;
+    kapi_buf_put(head, y.ptr, (size_t)(at - y.ptr));
+    kapi_buf_printf(head, "%s:\n", f->key);
+    kapi_buf_puts(tail, at + line.len);
+    kapi_buf_dispose(&line);
+    kapi_buf_dispose(&y);
+    json_decref(doc);
+}
+
+void kapi_api__list_form_split(kapi_list_form *f, kapi_buf *head, kapi_buf *tail)
+{
+    if (f->r->media.format == KAPI_FORMAT_YAML)
+        yaml_split(f, head, tail);
+    else
+        json_split(f, head, tail);
+}
+
+/* The element of the answer's array for item, as transform() makes it. */
+static json_t *element(kapi_list_form *f, const json_t *item)
+{
+    kapi_req *r = f->r;
+    if (r->media.target == KAPI_TARGET_POM_LIST)
+        return partial(r, item);
+    if (r->media.target != KAPI_TARGET_TABLE)
+        return json_incref((json_t *)item);
+    json_t *obj = typed(r->type->kind, r->type->group_version, item);
+    json_t *row = table_row(r, obj, f->include, f->now);
+    json_decref(obj);
+    return row;
+}
+
+void kapi_api__list_form_item(kapi_list_form *f, const json_t *item, bool first, kapi_buf *b)
+{
+    json_t *e = element(f, item);
+    if (f->r->media.format == KAPI_FORMAT_YAML) {
+        /* "<key>:\n- ..." is the element as the whole document writes it */
+        json_t *wrap = json_pack("{s:[o]}", f->key, e);
+        size_t at = b->len;
+        kapi_yaml_encode(b, wrap);
+        size_t skip = strlen(f->key) + 2;
+        memmove(b->ptr + at, b->ptr + at + skip, b->len - at - skip + 1);
+        b->len -= skip;
+        json_decref(wrap);
+        return;
+    }
+    if (!first)
+        kapi_buf_putc(b, ',');
+    kapi_json_encode(b, e);
+    json_decref(e);
+}

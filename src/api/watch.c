@@ -6,13 +6,25 @@
  * state at the latest revision when no exact resourceVersion is given), then hands the
  * watch to the store's hub and returns; from then on the committer delivers each change
  * (on_change), already durable. An event is the stored bytes between a fixed prefix and
- * suffix: the bytes are shared by reference with the store and every other watcher.
+ * suffix: the bytes are shared by reference with the store and every other watcher. In a
+ * converted view (events.k8s.io) an event is made once per change and shared by the
+ * watchers of that view.
  *
  * One reaper thread per api owns the watches' ends: a watch ends when its client goes,
- * when its timeout passes (after a last bookmark), when it falls too far behind (after an
- * ERROR event), or at shutdown. Only the reaper ends and frees a watch, so the hub, the
- * http layer and the reaper never race over it.
+ * when its timeout passes (after a last bookmark), when its client stops taking events,
+ * or at shutdown. Only the reaper ends and frees a watch, so the hub, the http layer and
+ * the reaper never race over it.
+ *
+ * A watcher's queue is the http stream's: references to the shared event bytes, taken by
+ * the connection only as its socket drains. A watcher whose queue stays over WATCH_FULL
+ * for WATCH_STALL_NS, or reaches WATCH_QUEUE_LIMIT, is ended as kube-apiserver's cacher
+ * ends a watcher that does not keep up ("Forcing watcher close due to unresponsiveness"):
+ * its stream ends after the event being written, without an ERROR event, the events not
+ * yet begun are dropped (as the cacher drops a terminated watcher's buffer), and the
+ * connection closes once the end is written; the client watches again from the last
+ * resourceVersion it saw.
  */
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +34,11 @@
 #include "api/api_int.h"
 
 #define NS_PER_S 1000000000LL
-/* What a watcher may have queued and unsent before it is ended, beyond its start. */
-#define WATCH_QUEUE_LIMIT (16u << 20)
+/* A watcher's queue (bytes queued on its stream, not yet taken by the connection): past
+ * WATCH_FULL it is full; full for WATCH_STALL_NS, or past WATCH_QUEUE_LIMIT, it ends. */
+#define WATCH_QUEUE_LIMIT (512u << 10)
+#define WATCH_FULL (128u << 10)
+#define WATCH_STALL_NS (5 * NS_PER_S)
 #define ERROR_RESERVE 4096u
 #define BOOKMARK_INTERVAL_NS (60 * NS_PER_S)
 #define BOOKMARK_BEFORE_END_NS (2 * NS_PER_S)
@@ -31,6 +46,11 @@
  * twice it). */
 #define MIN_TIMEOUT_S 1800
 #define REAPER_TICK_NS (NS_PER_S / 4)
+/* Free heap memory past which the reaper hands it back to the system (at most once a
+ * second): the watchers' connections and queues, and big answers, are freed in the middle
+ * of glibc's heaps, which return nothing by themselves. */
+#define TRIM_SLACK (16u << 20)
+#define TRIM_INTERVAL_NS NS_PER_S
 
 struct kapi_watch {
     kapi_api *api;
@@ -42,9 +62,33 @@ struct kapi_watch {
     size_t limit;            /* queued bytes past which the watcher is too slow */
     int64_t deadline_ns;     /* monotonic */
     int64_t next_bookmark_ns;
+    int64_t full_since_ns; /* the reaper's: when the queue was first seen full, or 0 */
     atomic_bool done; /* the client left, or the watcher fell behind */
+    atomic_bool stalled; /* ended for not taking its events */
     kapi_watch *next;
 };
+
+/* An event in a converted view (events.k8s.io's Events, a custom resource's other
+ * versions): made once and shared by the watchers of that view, like stored bytes. */
+typedef struct view_event {
+    atomic_int refs;
+    size_t len;
+    char data[];
+} view_event;
+
+/* The last converted event made. The hub hands a change to every watcher before the next
+ * one, so the watchers of one view find it here. The bytes are those of (key, revision,
+ * view, event type): a revision is one change of one key, and its only DELETED bytes are
+ * either the deleted state or, for a watcher the change took out of its selectors, the
+ * previous state restamped. */
+typedef struct view_cache {
+    pthread_mutex_t mu;
+    const kapi_type *type; /* held */
+    kapi_watch_type wt;
+    int64_t rev;
+    char *key;
+    view_event *ev;
+} view_cache;
 
 struct kapi_watch_hub {
     pthread_mutex_t mu;
@@ -52,6 +96,7 @@ struct kapi_watch_hub {
     kapi_watch *watches;
     bool stopping;
     pthread_t reaper;
+    view_cache views;
 };
 
 /* ---- writing events ---- */
@@ -63,27 +108,63 @@ static const char *const prefixes[] = {
 };
 static const char suffix[] = "}\n";
 
-/* Queues whole chunks; false (the chunks released) when the stream is gone. */
-static bool write_chunks(kapi_watch *w, kapi_http_chunk *c, size_t n)
+static void view_event_unref(void *p)
 {
-    bool ok = true;
-    for (size_t i = 0; i < n; i++) {
-        if (ok)
-            ok = kapi_http_stream_write(w->stream, c[i]);
-        else if (c[i].release)
-            c[i].release(c[i].owner);
-    }
-    return ok;
+    view_event *e = p;
+    if (atomic_fetch_sub(&e->refs, 1) == 1)
+        free(e);
 }
 
-/* Ends a watcher that has fallen behind: an ERROR event, written into the reserve. */
-static void write_too_slow(kapi_watch *w)
+static void view_cache_dispose(view_cache *vc)
 {
-    kapi_error *err = kapi_error_new(KAPI_STATUS_EXPIRED,
-                                     "the watch fell too far behind the changes it watches; "
-                                     "start a new one");
-    kapi_api__watch_write_error(w->stream, err);
-    kapi_error_free(err);
+    if (vc->type)
+        kapi_type_release(vc->type);
+    if (vc->ev)
+        view_event_unref(vc->ev);
+    free(vc->key);
+    pthread_mutex_destroy(&vc->mu);
+}
+
+/* The event for o in t's converted view. */
+static view_event *convert_event(const kapi_type *t, kapi_watch_type type, const kapi_obj *o)
+{
+    json_t *v = t->strategy->from_storage(t, kapi_json_parse(o->data, o->len, NULL));
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_buf_puts(&b, prefixes[type]);
+    kapi_json_encode(&b, v);
+    kapi_buf_puts(&b, suffix);
+    json_decref(v);
+    view_event *e = kapi_xmalloc(sizeof(*e) + b.len);
+    atomic_init(&e->refs, 1);
+    e->len = b.len;
+    memcpy(e->data, b.ptr, b.len);
+    kapi_buf_dispose(&b);
+    return e;
+}
+
+/* The event for o in w's view, from the cache or made and cached (a reference). */
+static view_event *shared_view_event(kapi_watch *w, kapi_watch_type type, const kapi_obj *o)
+{
+    view_cache *vc = &w->api->watches->views;
+    pthread_mutex_lock(&vc->mu);
+    if (!(vc->ev && vc->type == w->type && vc->wt == type && vc->rev == o->rev &&
+          strcmp(vc->key, o->key) == 0)) {
+        if (vc->ev)
+            view_event_unref(vc->ev);
+        if (vc->type)
+            kapi_type_release(vc->type);
+        free(vc->key);
+        vc->ev = convert_event(w->type, type, o);
+        vc->type = kapi_type_hold(w->type);
+        vc->wt = type;
+        vc->rev = o->rev;
+        vc->key = kapi_xstrdup(o->key);
+    }
+    view_event *e = vc->ev;
+    atomic_fetch_add(&e->refs, 1);
+    pthread_mutex_unlock(&vc->mu);
+    return e;
 }
 
 /* Writes one event for o (the stored bytes, in the storage view) in the type's view. */
@@ -93,29 +174,21 @@ static bool write_event(kapi_watch *w, kapi_watch_type type, kapi_obj *o)
     size_t len = o->len + strlen(prefixes[type]) + sizeof(suffix);
     if (kapi_http_stream_queued(w->stream) + len > w->limit) {
         kapi_obj_unref(o);
-        write_too_slow(w);
+        atomic_store(&w->stalled, true);
         return false;
     }
     if (t->strategy->from_storage) {
-        json_t *v = t->strategy->from_storage(t, kapi_json_parse(o->data, o->len, NULL));
-        kapi_buf b;
-        kapi_buf_init(&b);
-        kapi_buf_puts(&b, prefixes[type]);
-        kapi_json_encode(&b, v);
-        kapi_buf_puts(&b, suffix);
-        json_decref(v);
+        view_event *e = shared_view_event(w, type, o);
         kapi_obj_unref(o);
-        size_t n;
-        char *p = kapi_buf_detach(&b, &n);
-        kapi_http_chunk c = kapi_http_chunk_take(p, n);
-        return write_chunks(w, &c, 1);
+        kapi_http_chunk c = {e->data, e->len, view_event_unref, e};
+        return kapi_http_stream_write(w->stream, c);
     }
     kapi_http_chunk c[3] = {
         {prefixes[type], strlen(prefixes[type]), NULL, NULL},
         {o->data, o->len, kapi_api__release_obj, o},
         {suffix, sizeof(suffix) - 1, NULL, NULL},
     };
-    return write_chunks(w, c, 3);
+    return kapi_http_stream_writev(w->stream, c, 3);
 }
 
 static bool write_bookmark(kapi_watch *w, int64_t rev)
@@ -130,7 +203,7 @@ static bool write_bookmark(kapi_watch *w, int64_t rev)
     size_t n;
     char *p = kapi_buf_detach(&b, &n);
     kapi_http_chunk c = kapi_http_chunk_take(p, n);
-    return write_chunks(w, &c, 1);
+    return kapi_http_stream_write(w->stream, c);
 }
 
 void kapi_api__watch_write_error(kapi_http_stream *s, const kapi_error *err)
@@ -144,28 +217,6 @@ void kapi_api__watch_write_error(kapi_http_stream *s, const kapi_error *err)
     size_t n;
     char *p = kapi_buf_detach(&b, &n);
     kapi_http_stream_write(s, kapi_http_chunk_take(p, n));
-}
-
-/* The bytes of prev with the revision of a later change: what a watcher is sent when an
- * object stops matching its selectors (kube-apiserver's cacher does the same). */
-static kapi_obj *restamp(const kapi_obj *prev, int64_t rev)
-{
-    char digits[24];
-    int nd = snprintf(digits, sizeof(digits), "%lld", (long long)rev);
-    size_t tail = (size_t)prev->rv_off + prev->rv_len;
-    size_t len = prev->rv_off + (size_t)nd + (prev->len - tail);
-    kapi_obj *o = kapi_xcalloc(1, sizeof(*o) + len + 1);
-    atomic_init(&o->refs, 1);
-    o->rev = rev;
-    o->create_rev = prev->create_rev;
-    o->rv_off = prev->rv_off;
-    o->rv_len = (uint32_t)nd;
-    o->len = len;
-    o->key = kapi_xstrdup(prev->key);
-    memcpy(o->data, prev->data, prev->rv_off);
-    memcpy(o->data + prev->rv_off, digits, (size_t)nd);
-    memcpy(o->data + prev->rv_off + nd, prev->data + tail, prev->len - tail);
-    return o;
 }
 
 /* ---- the hub's callback ---- */
@@ -192,7 +243,7 @@ static bool on_change(void *ctx, const kapi_store_event *ev)
             ok = write_event(w, before ? KAPI_WATCH_MODIFIED : KAPI_WATCH_ADDED,
                              kapi_obj_ref((kapi_obj *)ev->obj));
         else if (before)
-            ok = write_event(w, KAPI_WATCH_DELETED, restamp(ev->prev, ev->rev));
+            ok = write_event(w, KAPI_WATCH_DELETED, kapi_obj_restamp(ev->prev, ev->rev));
     }
     if (!ok) {
         atomic_store(&w->done, true);
@@ -225,7 +276,10 @@ static void finish(kapi_watch *w, bool timed_out)
             kapi_store_watch_progress(w->api->store, w->sw);
         kapi_store_watch_stop(w->api->store, w->sw);
     }
-    kapi_http_stream_end(w->stream);
+    if (atomic_load(&w->stalled))
+        kapi_http_stream_end_close(w->stream);
+    else
+        kapi_http_stream_end(w->stream);
     kapi_api__filter_free(w->filter);
     kapi_type_release(w->type);
     free(w);
@@ -238,6 +292,18 @@ static int64_t next_bookmark(const kapi_watch *w, int64_t now)
     return before_end < t ? before_end : t;
 }
 
+/* True when w's queue has stayed full for WATCH_STALL_NS (the reaper looks every tick). */
+static bool stays_full(kapi_watch *w, int64_t now)
+{
+    if (kapi_http_stream_queued(w->stream) < WATCH_FULL) {
+        w->full_since_ns = 0;
+        return false;
+    }
+    if (!w->full_since_ns)
+        w->full_since_ns = now;
+    return now - w->full_since_ns >= WATCH_STALL_NS;
+}
+
 /* One pass over the watches: takes out those that end (into *ended) and sends the
  * bookmarks that are due. Lock held. */
 static void sweep_locked(kapi_watch_hub *h, kapi_api *api, int64_t now, kapi_watch **ended)
@@ -245,6 +311,10 @@ static void sweep_locked(kapi_watch_hub *h, kapi_api *api, int64_t now, kapi_wat
     kapi_watch **pp = &h->watches;
     while (*pp) {
         kapi_watch *w = *pp;
+        if (!atomic_load(&w->done) && stays_full(w, now)) {
+            atomic_store(&w->stalled, true);
+            atomic_store(&w->done, true);
+        }
         if (h->stopping || atomic_load(&w->done) || now >= w->deadline_ns) {
             *pp = w->next;
             w->next = *ended;
@@ -261,10 +331,22 @@ static void sweep_locked(kapi_watch_hub *h, kapi_api *api, int64_t now, kapi_wat
     }
 }
 
+/* Returns free heap memory to the system when there is much of it. */
+static void return_memory(int64_t now, int64_t *last)
+{
+    if (now - *last < TRIM_INTERVAL_NS)
+        return;
+    *last = now;
+    struct mallinfo2 mi = mallinfo2();
+    if (mi.fordblks > TRIM_SLACK)
+        malloc_trim(0);
+}
+
 static void *reaper_main(void *arg)
 {
     kapi_api *api = arg;
     kapi_watch_hub *h = api->watches;
+    int64_t last_trim = 0;
     pthread_mutex_lock(&h->mu);
     for (;;) {
         kapi_watch *ended = NULL;
@@ -279,6 +361,7 @@ static void *reaper_main(void *arg)
         }
         if (stopping)
             return NULL;
+        return_memory(now, &last_trim);
         pthread_mutex_lock(&h->mu);
         if (h->stopping)
             continue;
@@ -295,6 +378,7 @@ kapi_watch_hub *kapi_api__watch_hub_new(kapi_api *api)
 {
     kapi_watch_hub *h = kapi_xcalloc(1, sizeof(*h));
     pthread_mutex_init(&h->mu, NULL);
+    pthread_mutex_init(&h->views.mu, NULL);
     pthread_cond_init(&h->cond, NULL);
     api->watches = h;
     if (pthread_create(&h->reaper, NULL, reaper_main, api) != 0) {
@@ -314,6 +398,7 @@ void kapi_api__watch_hub_free(kapi_api *api)
     pthread_join(h->reaper, NULL);
     pthread_cond_destroy(&h->cond);
     pthread_mutex_destroy(&h->mu);
+    view_cache_dispose(&h->views);
     free(h);
 }
 
@@ -327,13 +412,20 @@ static int64_t default_timeout_s(void)
     return MIN_TIMEOUT_S + (int64_t)(x % MIN_TIMEOUT_S);
 }
 
-/* The bytes of the synthetic ADDED events for the state in p. */
-static size_t start_bytes(const kapi_obj *const *items, size_t n)
+/* Writes the synthetic ADDED events of the initial state, waiting for the client to take
+ * them as it goes (a big state is never queued whole); false when the watch must end. */
+static bool write_initial(kapi_watch *w, const kapi_store_list_result *initial)
 {
-    size_t bytes = 0;
-    for (size_t i = 0; i < n; i++)
-        bytes += items[i]->len + 64;
-    return bytes;
+    for (size_t i = 0; i < initial->n; i++) {
+        if (!passes(w, initial->items[i]))
+            continue;
+        if (kapi_http_stream_queued(w->stream) > WATCH_FULL &&
+            !kapi_http_stream_wait(w->stream, WATCH_FULL / 2, WATCH_STALL_NS / 1000000))
+            return false;
+        if (!write_event(w, KAPI_WATCH_ADDED, kapi_obj_ref(initial->items[i])))
+            return false;
+    }
+    return true;
 }
 
 void kapi_api__serve_watch(kapi_req *r)
@@ -348,6 +440,12 @@ void kapi_api__serve_watch(kapi_req *r)
         err = kapi_api__filter_new(r, r->info.name, &f);
     if (!err)
         err = kapi_api__parse_rv(o.rv, &from);
+    if (!err && o.timeout < 0) {
+        /* kube-apiserver's watch timer is already past: the stream ends at once */
+        kapi_api__filter_free(f);
+        kapi_http_stream_end(kapi_api__start_stream(r, 0));
+        return;
+    }
     if (!err && from == 0) {
         kapi_store_list_opts q = {.prefix = prefix};
         if (kapi_store_list(r->api->store, &q, &initial) != KAPI_STORE_OK)
@@ -366,17 +464,15 @@ void kapi_api__serve_watch(kapi_req *r)
     w->type = kapi_type_hold(r->type);
     w->filter = f;
     w->bookmarks = o.bookmarks;
-    w->limit = WATCH_QUEUE_LIMIT + start_bytes((const kapi_obj *const *)initial.items, initial.n);
+    w->limit = WATCH_QUEUE_LIMIT;
     int64_t now = kapi_time_mono_ns();
     w->deadline_ns = now + (o.timeout > 0 ? o.timeout : default_timeout_s()) * NS_PER_S;
     w->next_bookmark_ns = next_bookmark(w, now);
     atomic_init(&w->done, false);
+    atomic_init(&w->stalled, false);
     w->stream = kapi_api__start_stream(r, w->limit + ERROR_RESERVE);
     kapi_http_stream_on_close(w->stream, on_client_gone, w);
-    bool ok = true;
-    for (size_t i = 0; i < initial.n && ok; i++)
-        if (passes(w, initial.items[i]))
-            ok = write_event(w, KAPI_WATCH_ADDED, kapi_obj_ref(initial.items[i]));
+    bool ok = write_initial(w, &initial);
     kapi_store_list_dispose(&initial);
     if (ok && kapi_store_watch_start(r->api->store, prefix, from, on_change, w,
                                      &w->sw, &oldest) == KAPI_STORE_GONE) {

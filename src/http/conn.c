@@ -1,11 +1,16 @@
 /*
  * conn: one accepted connection on the loop thread: reading (into TLS or straight into
- * the parser), the write queue (libuv's, one uv_write per response piece), and closing,
- * either gracefully (write what is queued, shut the write side, linger for the peer's
- * EOF so that it reads our last answer instead of a reset) or at once. One timer holds
- * the deadline of what the conn waits for (http.h: the limits): the next request, its
- * headers, its body, its answer; a deadline is set when that phase starts and never
- * moved by the bytes that arrive, so a client that trickles gains no time.
+ * the parser), writing, and closing, either gracefully (write what is queued, shut the
+ * write side, linger for the peer's EOF so that it reads our last answer instead of a
+ * reset) or at once. One timer holds the deadline of what the conn waits for (http.h:
+ * the limits): the next request, its headers, its body, its answer; a deadline is set
+ * when that phase starts and never moved by the bytes that arrive, so a client that
+ * trickles gains no time.
+ *
+ * Writing: answers are queued as references to their bytes (the conn's output queue,
+ * then the attached stream's chunks) and taken a batch at a time: the next batch is
+ * copied (TLS: encrypted) only when the socket has taken the last one. A client that
+ * stops reading therefore costs one batch and the references, whatever is queued.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -14,16 +19,36 @@
 
 #include "http/http_int.h"
 
-/* One uv_write and what to release when it completes. */
+/* One uv_write of heap bytes: a batch from the queue, or TLS records written raw. */
 typedef struct write_req {
     uv_write_t req;
     kapi_conn *conn;
+    char *data;
+    bool batch; /* the conn's one batch in flight */
+} write_req;
+
+/* What kapi_http__conn_write releases after its bytes. */
+typedef struct write_owned {
     kapi_http_chunk *chunks;
     size_t nchunks;
-    char *owned[2];
-    kapi_http_stream *stream;
-    size_t stream_bytes;
-} write_req;
+    char *owned;
+} write_owned;
+
+/* What one flush writes at most to a socket that takes everything at once, before it
+ * lets the loop serve other connections. */
+#define FLUSH_BUDGET (1u << 20)
+
+/* The plaintext of one TLS record: pieces are gathered into full records. */
+#define STAGE_BYTES 16384
+
+/* A batch being filled: plaintext staged into records, then sealed into data. */
+typedef struct batch {
+    kapi_conn *conn;
+    kapi_buf data;
+    size_t staged;
+    bool ok;
+    char stage[STAGE_BYTES];
+} batch;
 
 static void on_read(uv_stream_t *h, ssize_t nread, const uv_buf_t *buf);
 
@@ -48,7 +73,7 @@ static void answer_timeout(kapi_conn *c)
     c->answered = c->state == KAPI_CONN_HANDLING;
     if (c->req)
         c->unread = true; /* the body, cut short: linger so the peer reads the answer */
-    kapi_http__conn_write(c, &b, 1, NULL, 0, p, NULL, 0);
+    kapi_http__conn_write(c, &b, 1, NULL, 0, p);
     kapi_http__conn_finish(c);
 }
 
@@ -97,6 +122,7 @@ static void conn_free(kapi_conn *c)
     if (c->ssl)
         SSL_free(c->ssl); /* frees both BIOs */
     kapi_buf_dispose(&c->in);
+    free(c->out);
     free(c);
     kapi_http__maybe_finish(srv);
 }
@@ -150,8 +176,8 @@ static void format_remote_addr(kapi_conn *c)
             port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
         }
     }
-    snprintf(c->remote_addr, sizeof(c->remote_addr), strchr(ip, ':') ? "[%s]:%d" : "%s:%d",
-             ip, port);
+    snprintf(c->remote_addr, sizeof(c->remote_addr), strchr(ip, ':') ? "[%s]:%d" : "%s:%d", ip,
+             port);
 }
 
 void kapi_http__conn_accept(kapi_http_server *srv)
@@ -192,10 +218,15 @@ static size_t parse_from(kapi_conn *c, const char *data, size_t len)
     return done;
 }
 
+size_t kapi_http__conn_unsent(kapi_conn *c)
+{
+    return c->out_bytes + uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp);
+}
+
 static bool ready_to_parse(kapi_conn *c)
 {
     return c->state == KAPI_CONN_READING && !c->discard &&
-           uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) <= KAPI_HTTP__WRITE_HIGH;
+           kapi_http__conn_unsent(c) <= KAPI_HTTP__WRITE_HIGH;
 }
 
 void kapi_http__conn_input(kapi_conn *c, const char *data, size_t len)
@@ -276,71 +307,226 @@ static void on_read(uv_stream_t *h, ssize_t nread, const uv_buf_t *buf)
     }
 }
 
-static void write_done(write_req *w)
+/* ---- the output queue ---- */
+
+void kapi_http__conn_queue(kapi_conn *c, kapi_http_out piece)
 {
-    kapi_http__chunks_release(w->chunks, w->nchunks);
-    free(w->owned[0]);
-    free(w->owned[1]);
-    if (w->stream) {
-        kapi_http__stream_written(w->stream, w->stream_bytes);
-        kapi_http__stream_unref(w->stream);
+    if (c->closing) {
+        if (piece.chunk.release)
+            piece.chunk.release(piece.chunk.owner);
+        return;
     }
-    free(w);
+    if (c->out_n == c->out_cap) {
+        if (c->out_head > 0) { /* reuse the room of what was taken */
+            memmove(c->out, c->out + c->out_head, (c->out_n - c->out_head) * sizeof(*c->out));
+            c->out_n -= c->out_head;
+            c->out_head = 0;
+        }
+        if (c->out_n == c->out_cap) {
+            c->out_cap = c->out_cap ? 2 * c->out_cap : 16;
+            c->out = kapi_xrealloc(c->out, c->out_cap * sizeof(*c->out));
+        }
+    }
+    c->out[c->out_n++] = piece;
+    c->out_bytes += piece.chunk.len;
 }
+
+/* Releases the first piece of the queue; an emptied queue gives back a big array. */
+static void out_pop(kapi_conn *c)
+{
+    kapi_http_out *o = &c->out[c->out_head++];
+    if (o->chunk.release)
+        o->chunk.release(o->chunk.owner);
+    if (c->out_head < c->out_n)
+        return;
+    c->out_head = c->out_n = 0;
+    if (c->out_cap > 64) {
+        free(c->out);
+        c->out = NULL;
+        c->out_cap = 0;
+    }
+}
+
+/* Drops everything queued (the conn is closing). */
+static void out_drop(kapi_conn *c)
+{
+    while (c->out_head < c->out_n)
+        out_pop(c);
+    c->out_bytes = 0;
+}
+
+static void seal(batch *b)
+{
+    if (b->staged == 0)
+        return;
+    if (b->conn->ssl)
+        b->ok = kapi_http__tls_encrypt(b->conn, b->stage, b->staged, &b->data) && b->ok;
+    else
+        kapi_buf_put(&b->data, b->stage, b->staged);
+    b->staged = 0;
+}
+
+static void emit(batch *b, const char *p, size_t n)
+{
+    while (n > 0) {
+        size_t k = n < STAGE_BYTES - b->staged ? n : STAGE_BYTES - b->staged;
+        memcpy(b->stage + b->staged, p, k);
+        b->staged += k;
+        p += k;
+        n -= k;
+        if (b->staged == STAGE_BYTES)
+            seal(b);
+    }
+}
+
+/* The first piece not yet taken, pulling the stream's next chunks (a batch's worth) when
+ * the queue is empty; NULL when there is nothing to write. */
+static kapi_http_out *next_piece(kapi_conn *c)
+{
+    kapi_http_out pieces[64];
+    if (c->out_head == c->out_n && c->stream) {
+        size_t n =
+            kapi_http__stream_pull(c->stream, pieces, KAPI_ARRAY_LEN(pieces), KAPI_HTTP__OUT_BATCH);
+        for (size_t i = 0; i < n; i++)
+            kapi_http__conn_queue(c, pieces[i]);
+    }
+    return c->out_head < c->out_n ? &c->out[c->out_head] : NULL;
+}
+
+/* Takes up to KAPI_HTTP__OUT_BATCH bytes of pieces into b, releasing those taken whole. */
+static void fill(kapi_conn *c, batch *b)
+{
+    size_t budget = KAPI_HTTP__OUT_BATCH;
+    kapi_http_out *o;
+    while (budget > 0 && (o = next_piece(c)) != NULL) {
+        char line[24];
+        if (o->frame && o->off == 0)
+            emit(b, line, (size_t)snprintf(line, sizeof(line), "%zx\r\n", o->frame));
+        size_t k = o->chunk.len - o->off < budget ? o->chunk.len - o->off : budget;
+        emit(b, o->chunk.ptr + o->off, k);
+        o->off += k;
+        budget -= k;
+        c->out_bytes -= k;
+        if (o->off < o->chunk.len)
+            break;
+        if (o->frame_end)
+            emit(b, "\r\n", 2);
+        out_pop(c);
+    }
+    seal(b);
+}
+
+static void shut_write_side(kapi_conn *c);
 
 static void on_write(uv_write_t *req, int status)
 {
     write_req *w = req->data;
     kapi_conn *c = w->conn;
-    write_done(w);
-    if (status < 0)
+    bool was_batch = w->batch;
+    free(w->data);
+    free(w);
+    if (status < 0) {
         kapi_http__conn_close(c);
-    else
+        return;
+    }
+    if (was_batch) {
+        c->writing = false;
+        kapi_http__conn_flush(c);
+    }
         kapi_http__conn_resume(c); /* parsing may wait for the write queue to drain */
 }
 
-static void submit(kapi_conn *c, write_req *w, const uv_buf_t *bufs, size_t nbufs)
-{
-    w->req.data = w;
-    if (c->closing || uv_write(&w->req, (uv_stream_t *)&c->tcp, bufs, nbufs, on_write) < 0) {
-        write_done(w);
-        kapi_http__conn_close(c);
-    }
-}
-
-void kapi_http__conn_write(kapi_conn *c, const uv_buf_t *bufs, size_t nbufs,
-                           kapi_http_chunk *chunks, size_t nchunks, char *owned,
-                           kapi_http_stream *s, size_t stream_bytes)
-{
-    write_req *w = kapi_xcalloc(1, sizeof(*w));
-    uv_buf_t ct;
-    w->conn = c;
-    w->chunks = chunks;
-    w->nchunks = nchunks;
-    w->owned[0] = owned;
-    w->stream = s;
-    w->stream_bytes = stream_bytes;
-    if (!c->ssl || c->closing) {
-        submit(c, w, bufs, nbufs);
-        return;
-    }
-    /* TLS: every piece goes through SSL_write; one buffer of records goes out. */
-    w->owned[1] = kapi_http__tls_encrypt(c, bufs, nbufs, &ct.len);
-    ct.base = w->owned[1];
-    if (ct.len == 0) {
-        write_done(w);
-        return;
-    }
-    submit(c, w, &ct, 1);
-}
-
-void kapi_http__conn_send_raw(kapi_conn *c, char *data, size_t len)
+static void submit(kapi_conn *c, char *data, size_t len, bool is_batch)
 {
     write_req *w = kapi_xcalloc(1, sizeof(*w));
     uv_buf_t b = uv_buf_init(data, len);
     w->conn = c;
-    w->owned[0] = data;
-    submit(c, w, &b, 1);
+    w->data = data;
+    w->batch = is_batch;
+    w->req.data = w;
+    c->writing = c->writing || is_batch;
+    if (c->closing || uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, on_write) < 0) {
+        free(data);
+        free(w);
+        kapi_http__conn_close(c);
+    }
+}
+
+/* Hands the rest of a batch (data[off..len), heap, taken) to libuv: written as the socket
+ * drains; the next batch is taken when it has been. */
+static void submit_rest(kapi_conn *c, char *data, size_t off, size_t len)
+{
+    memmove(data, data + off, len - off);
+    submit(c, kapi_xrealloc(data, len - off), len - off, true);
+}
+
+void kapi_http__conn_flush(kapi_conn *c)
+{
+    batch b;
+    size_t written = 0, len;
+    if (c->writing || c->closing)
+        return;
+    b.conn = c;
+    b.staged = 0;
+    b.ok = true;
+    kapi_buf_init(&b.data);
+    kapi_buf_grow(&b.data, KAPI_HTTP__OUT_BATCH + 4096); /* with framing and record overhead */
+    for (;;) {
+        kapi_buf_clear(&b.data);
+        fill(c, &b);
+        if (!b.ok) {
+            kapi_buf_dispose(&b.data);
+            kapi_http__conn_close(c);
+            return;
+        }
+        if (b.data.len == 0)
+            break;
+        /* A socket that takes a batch at once is given the next one, up to FLUSH_BUDGET;
+         * the rest of a batch it does not take waits with libuv (one batch per conn). */
+        uv_buf_t ub = uv_buf_init(b.data.ptr, b.data.len);
+        int k = written < FLUSH_BUDGET ? uv_try_write((uv_stream_t *)&c->tcp, &ub, 1) : UV_EAGAIN;
+        if (k == (int)b.data.len) {
+            written += b.data.len;
+            continue;
+        }
+        if (k < 0 && k != UV_EAGAIN) {
+            kapi_buf_dispose(&b.data);
+            kapi_http__conn_close(c);
+            return;
+        }
+        char *data = kapi_buf_detach(&b.data, &len);
+        submit_rest(c, data, k > 0 ? (size_t)k : 0, len);
+        return;
+    }
+    kapi_buf_dispose(&b.data);
+    if (c->shut_pending && c->out_head == c->out_n)
+        shut_write_side(c);
+}
+
+static void release_owned(void *p)
+{
+    write_owned *o = p;
+    kapi_http__chunks_release(o->chunks, o->nchunks);
+    free(o->owned);
+    free(o);
+}
+
+void kapi_http__conn_write(kapi_conn *c, const uv_buf_t *bufs, size_t nbufs,
+                           kapi_http_chunk *chunks, size_t nchunks, char *owned)
+{
+    for (size_t i = 0; i < nbufs; i++)
+        kapi_http__conn_queue(c, (kapi_http_out){.chunk = {bufs[i].base, bufs[i].len, NULL, NULL}});
+    if (chunks || owned) {
+        write_owned *o = kapi_xmalloc(sizeof(*o));
+        *o = (write_owned){chunks, nchunks, owned};
+        kapi_http__conn_queue(c, (kapi_http_out){.chunk = {"", 0, release_owned, o}});
+    }
+    kapi_http__conn_flush(c);
+}
+
+void kapi_http__conn_send_raw(kapi_conn *c, char *data, size_t len)
+{
+    submit(c, data, len, false);
 }
 
 static void on_linger_timeout(uv_timer_t *t)
@@ -362,6 +548,16 @@ static void on_shutdown(uv_shutdown_t *req, int status)
     start_reading(c);
 }
 
+/* Everything queued has been taken: close_notify after it, then the TCP shutdown. */
+static void shut_write_side(kapi_conn *c)
+{
+    c->shut_pending = false;
+    if (c->ssl)
+        kapi_http__tls_close_notify(c);
+    if (!c->closing && uv_shutdown(&c->shutdown_req, (uv_stream_t *)&c->tcp, on_shutdown) < 0)
+        kapi_http__conn_close(c);
+}
+
 void kapi_http__conn_finish(kapi_conn *c)
 {
     if (c->finishing || c->closing)
@@ -371,10 +567,10 @@ void kapi_http__conn_finish(kapi_conn *c)
     uv_timer_stop(&c->timer);
     if (c->srv->shutting_down) /* a slow reader must not hold the shutdown up */
         uv_timer_start(&c->timer, on_linger_timeout, KAPI_HTTP__LINGER_MS, 0);
-    if (c->ssl)
-        kapi_http__tls_close_notify(c);
-    if (uv_shutdown(&c->shutdown_req, (uv_stream_t *)&c->tcp, on_shutdown) < 0)
-        kapi_http__conn_close(c);
+    else if (kapi_http__conn_unsent(c) > 0) /* nor one that stopped reading, the conn */
+        uv_timer_start(&c->timer, on_linger_timeout, KAPI_HTTP__DRAIN_MS, 0);
+    c->shut_pending = true;
+    kapi_http__conn_flush(c); /* shuts the write side once the queue is empty */
 }
 
 void kapi_http__conn_close(kapi_conn *c)
@@ -386,6 +582,7 @@ void kapi_http__conn_close(kapi_conn *c)
     c->reading = false;
     if (c->stream)
         kapi_http__stream_detach(c, false);
+    out_drop(c);
     uv_timer_stop(&c->timer);
     uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
     uv_close((uv_handle_t *)&c->timer, on_handle_closed);
@@ -415,6 +612,6 @@ void kapi_http__conn_error(kapi_conn *c, int status)
                        go_errors[k].status, kapi_http__reason(go_errors[k].status),
                        go_errors[k].body);
     b = uv_buf_init(msg, strlen(msg));
-    kapi_http__conn_write(c, &b, 1, NULL, 0, msg, NULL, 0);
+    kapi_http__conn_write(c, &b, 1, NULL, 0, msg);
     kapi_http__conn_finish(c);
 }

@@ -101,7 +101,10 @@ void kapi_http_respond(kapi_http_request *req, int status, const kapi_http_heade
                        size_t nheaders, const kapi_http_chunk *body, size_t nchunks);
 
 /* Starts a chunked response that stays open; the stream may queue at most max_queued
- * bytes not yet written, past which it is ended. req must not be touched afterwards. */
+ * bytes not yet taken by the connection, past which it is ended. The connection takes
+ * queued chunks as its socket drains (one bounded batch ahead of it),
+ * so what a client has not read stays as the producer's chunks, never as copies. req
+ * must not be touched afterwards. */
 kapi_http_stream *kapi_http_stream_start(kapi_http_request *req, int status,
                                          const kapi_http_header *headers, size_t nheaders,
                                          size_t max_queued);
@@ -109,14 +112,27 @@ kapi_http_stream *kapi_http_stream_start(kapi_http_request *req, int status,
  * closed (client gone, server shutting down) or would exceed its byte limit; after a
  * false the caller should kapi_http_stream_end it. */
 bool kapi_http_stream_write(kapi_http_stream *s, kapi_http_chunk chunk);
-/* The bytes queued on s and not yet written (any thread). */
+/* Queues the n chunks as one HTTP chunk, with kapi_http_stream_write's rules (the chunks
+ * are released on failure). The pieces of one event or one part of an answer go out as
+ * one chunk of the response. */
+bool kapi_http_stream_writev(kapi_http_stream *s, const kapi_http_chunk *c, size_t n);
+/* The bytes queued on s and not yet taken by the connection (any thread). */
 size_t kapi_http_stream_queued(kapi_http_stream *s);
+/* Back-pressure for a producer (worker thread): waits until at most low bytes are queued.
+ * False when the stream is closed, or when the client has not taken enough within
+ * timeout_ms: the stream is then closed and the client dropped, so that a client that
+ * stops reading cannot hold a worker. After a false the caller ends the stream. */
+bool kapi_http_stream_wait(kapi_http_stream *s, size_t low, int64_t timeout_ms);
 /* Registers cb(ctx), called once from the loop thread when the client goes away or the
  * server shuts down, so that the producer can stop. Set it right after starting. */
 void kapi_http_stream_on_close(kapi_http_stream *s, void (*cb)(void *ctx), void *ctx);
 /* Ends the response (the terminating zero-length chunk) and gives up the handle. Every
  * stream is ended exactly once by its producer, closed or not. */
 void kapi_http_stream_end(kapi_http_stream *s);
+/* Ends the response for a client that stopped reading: after the HTTP chunk being
+ * written (the chunks not yet begun are dropped: a watcher resumes from the last event it
+ * read), then closes the connection once the end is written (or after a drain deadline). */
+void kapi_http_stream_end_close(kapi_http_stream *s);
 
 /* What cfg.classify says of a request. */
 typedef enum kapi_http_class {

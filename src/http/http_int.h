@@ -36,6 +36,11 @@
 #define KAPI_HTTP__WRITE_HIGH (1u << 20)       /* unwritten output before parsing pauses */
 #define KAPI_HTTP__LINGER_MS 2000 /* after a closing answer: wait this long for the peer */
 #define KAPI_HTTP__READ_BUF (64u * 1024)
+/* The most plaintext a conn takes from its queue into one write (TLS records are made
+ * from it as the socket drains, never ahead): what a client that stops reading holds. */
+#define KAPI_HTTP__OUT_BATCH (64u * 1024)
+/* A conn closing with output its client does not take is closed after this long. */
+#define KAPI_HTTP__DRAIN_MS 30000
 
 typedef struct kapi_conn kapi_conn;
 typedef struct kapi_http_req kapi_http_req;
@@ -107,6 +112,16 @@ typedef struct kapi_http_msg {
     kapi_http_stream *stream; /* holds a reference */
 } kapi_http_msg;
 
+/* A piece of output (a conn's queue, a stream's pending chunks): bytes not yet taken into
+ * a write, released once taken. The pieces of a streamed answer are framed as HTTP/1.1
+ * chunks: the first piece of a chunk carries the chunk's size (frame), its last ends it. */
+typedef struct kapi_http_out {
+    kapi_http_chunk chunk;
+    size_t off;     /* bytes already taken */
+    size_t frame;   /* >0: the size line of an HTTP chunk of frame bytes goes first */
+    bool frame_end; /* the CRLF that ends an HTTP chunk goes after */
+} kapi_http_out;
+
 typedef enum kapi_conn_state {
     KAPI_CONN_READING,  /* parsing requests */
     KAPI_CONN_HANDLING, /* a request is with the handler */
@@ -146,6 +161,11 @@ struct kapi_conn {
     uint64_t deadline; /* loop time (ms) its answer is due; 0: none */
     bool counted;      /* holds a max_inflight slot of cls */
     bool answered;     /* the http layer answered it (timeout): the handler's answer is dropped */
+    kapi_http_out *out; /* the output queue: out[out_head .. out_n) */
+    size_t out_head, out_n, out_cap;
+    size_t out_bytes;  /* bytes in the queue not yet taken */
+    bool writing;      /* a batch from the queue is being written (one at a time) */
+    bool shut_pending; /* finishing: shut the write side once the queue is empty */
 };
 
 struct kapi_http_server {
@@ -175,12 +195,17 @@ void kapi_http__maybe_finish(kapi_http_server *srv);
 /* conn.c */
 /* Accepts one connection from the listener and starts reading it. */
 void kapi_http__conn_accept(kapi_http_server *srv);
-/* Queues bufs for writing (TLS: encrypted first); the chunks (an owned array) and owned
- * are released once written or dropped. s, if not NULL, is a stream reference given to
- * the write; its stream_bytes stop counting as queued then. */
+/* Queues bufs for writing and starts writing; the chunks (an owned array) and owned are
+ * released once their bytes are taken or dropped. */
 void kapi_http__conn_write(kapi_conn *c, const uv_buf_t *bufs, size_t nbufs,
-                           kapi_http_chunk *chunks, size_t nchunks, char *owned,
-                           kapi_http_stream *s, size_t stream_bytes);
+                           kapi_http_chunk *chunks, size_t nchunks, char *owned);
+/* Queues one piece (off 0); its chunk is released once taken or dropped. */
+void kapi_http__conn_queue(kapi_conn *c, kapi_http_out piece);
+/* Writes from the queue, then from the attached stream, one batch at a time: the next
+ * batch is taken (and encrypted) only when the last one has been written. */
+void kapi_http__conn_flush(kapi_conn *c);
+/* Output not yet written: queued bytes plus libuv's write queue. */
+size_t kapi_http__conn_unsent(kapi_conn *c);
 /* Writes bytes already encoded (TLS records); data is heap memory, freed after. */
 void kapi_http__conn_send_raw(kapi_conn *c, char *data, size_t len);
 /* Plaintext input from the socket or TLS. */
@@ -211,8 +236,9 @@ kapi_error *kapi_http__tls_ctx_new(SSL_CTX **out, const kapi_http_config *cfg);
 void kapi_http__tls_conn_init(kapi_conn *c, SSL_CTX *ctx);
 /* Ciphertext from the socket: handshake, decrypt, feed kapi_http__conn_input. */
 void kapi_http__tls_input(kapi_conn *c, const char *data, size_t len);
-/* Encrypts bufs and returns the ciphertext to write (heap, *len_out bytes). */
-char *kapi_http__tls_encrypt(kapi_conn *c, const uv_buf_t *bufs, size_t nbufs, size_t *len_out);
+/* Encrypts p[0..n) (n at most one record's plaintext) and appends the ciphertext to out;
+ * false when the connection is broken. */
+bool kapi_http__tls_encrypt(kapi_conn *c, const char *p, size_t n, kapi_buf *out);
 /* Queues a close_notify alert. */
 void kapi_http__tls_close_notify(kapi_conn *c);
 /* The verified client certificate, or NULL. */
@@ -252,7 +278,10 @@ void kapi_http__on_stream_msg(kapi_http_msg *m);
 void kapi_http__stream_detach(kapi_conn *c, bool graceful);
 /* Drops a reference; the last one frees the stream and any chunks still pending. */
 void kapi_http__stream_unref(kapi_http_stream *s);
-/* A write naming s has completed: bytes are no longer queued. */
-void kapi_http__stream_written(kapi_http_stream *s, size_t bytes);
+/* Loop thread: takes the next pieces the producer queued, at most max of them and about
+ * max_bytes, into out; returns how many. Their bytes stop counting as queued, which may
+ * let a waiting producer go on. */
+size_t kapi_http__stream_pull(kapi_http_stream *s, kapi_http_out *out, size_t max,
+                              size_t max_bytes);
 
 #endif

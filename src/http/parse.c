@@ -212,7 +212,7 @@ static int on_headers_complete(http_parser *p)
     }
     if (expects_continue(req, p)) {
         uv_buf_t b = uv_buf_init((char *)continue_100, sizeof(continue_100) - 1);
-        kapi_http__conn_write(c, &b, 1, NULL, 0, NULL, NULL, 0);
+        kapi_http__conn_write(c, &b, 1, NULL, 0, NULL);
     }
     return 0;
 }

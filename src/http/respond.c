@@ -1,8 +1,8 @@
 /*
  * respond: complete responses. The handler's thread formats the status line and headers
  * and posts them with the body chunks to the loop thread, which adds Content-Length and
- * Connection and writes head and chunks with one uv_write (no copy of the body for plain
- * HTTP; SSL_write per chunk for TLS). Also the chunk helpers, reason phrases and header
+ * Connection and queues head and chunks on the conn, which takes them as the socket
+ * drains. Also the chunk helpers, reason phrases and header
  * lookup.
  */
 #include <string.h>
@@ -174,7 +174,7 @@ void kapi_http__write_head(kapi_conn *c, kapi_buf *head, const char *connection,
     bufs[0] = uv_buf_init(p, len);
     for (size_t i = 0; i < nchunks; i++)
         bufs[i + 1] = uv_buf_init((char *)chunks[i].ptr, chunks[i].len);
-    kapi_http__conn_write(c, bufs, nchunks + 1, chunks, nchunks, p, NULL, 0);
+    kapi_http__conn_write(c, bufs, nchunks + 1, chunks, nchunks, p);
     free(bufs);
 }
 

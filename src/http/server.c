@@ -189,7 +189,7 @@ void kapi_http__post(kapi_http_server *srv, kapi_http_msg *m)
  * unread (then gracefully, so the client gets the answer and no reset). */
 static void close_idle(kapi_conn *c)
 {
-    if (c->in.len == 0 && uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) == 0)
+    if (c->in.len == 0 && kapi_http__conn_unsent(c) == 0)
         kapi_http__conn_close(c);
     else
         kapi_http__conn_finish(c);

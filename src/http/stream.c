@@ -2,9 +2,11 @@
  * stream: chunked responses kept open by a producer on any thread (watch).
  *
  * The producer queues chunks under the stream's mutex and wakes the loop with one FLUSH
- * message at a time; the loop writes each chunk as an HTTP/1.1 chunk. What is queued and
- * not yet written counts against max_queued; past it the stream is closed and the client
- * dropped (a slow watcher must not hold memory or slow anyone else).
+ * message at a time; the conn pulls them as its socket drains and writes each as an
+ * HTTP/1.1 chunk. What is queued and not yet pulled counts against max_queued; past it
+ * the stream is closed and the client dropped (a slow watcher must not hold memory or
+ * slow anyone else). A producer that makes a long answer (a list) waits instead
+ * (kapi_http_stream_wait), so that it is made only as fast as the client takes it.
  *
  * Lifetime: refcounted (producer, attached conn, each message and write naming it), so
  * the producer may keep its handle after the connection and even the server are gone.
@@ -12,14 +14,17 @@
  * thread. on_close runs at most once, on the loop thread, and never after
  * kapi_http_stream_end has returned (end waits for a callback that is running).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "http/http_int.h"
 
 struct kapi_http_stream {
     pthread_mutex_t mu;
-    pthread_cond_t cv; /* signalled when on_close has finished running */
+    pthread_cond_t cv; /* signalled when on_close has finished running, when queued bytes
+                        * are pulled and when the stream closes */
     int refs;
     kapi_http_server *srv; /* may be posted to while !closed */
     kapi_conn *conn;       /* loop thread: the attached conn, NULL before or after */
@@ -29,15 +34,17 @@ struct kapi_http_stream {
     bool flush_posted;     /* a FLUSH message is queued */
     bool fired;            /* on_close has been claimed */
     bool cb_running;
+    bool close_conn; /* ended for a client that stopped reading: close after the end */
     pthread_t cb_thread;
     size_t queued, max_queued;
-    kapi_http_chunk *pending;
-    size_t npending, pending_cap;
+    int waiters;              /* producers in kapi_http_stream_wait */
+    size_t wait_low;          /* what a waiting producer waits for queued to fall to */
+    kapi_http_out *pending;   /* pending[phead .. npending) are queued */
+    size_t phead, npending, pending_cap;
     void (*cb)(void *ctx);
     void *cb_ctx;
 };
 
-static const char crlf[] = "\r\n";
 static const char last_chunk[] = "0\r\n\r\n";
 
 static void ref_locked(kapi_http_stream *s)
@@ -53,17 +60,37 @@ void kapi_http__stream_unref(kapi_http_stream *s)
     pthread_mutex_unlock(&s->mu);
     if (!last)
         return;
-    kapi_http__chunks_release(s->pending, s->npending);
+    for (size_t i = s->phead; i < s->npending; i++)
+        if (s->pending[i].chunk.release)
+            s->pending[i].chunk.release(s->pending[i].chunk.owner);
+    free(s->pending);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
 
-void kapi_http__stream_written(kapi_http_stream *s, size_t bytes)
+/* Marks s closed and wakes a producer waiting on it. Lock held. */
+static void close_locked(kapi_http_stream *s)
 {
+    s->closed = true;
+    pthread_cond_broadcast(&s->cv);
+}
+
+size_t kapi_http__stream_pull(kapi_http_stream *s, kapi_http_out *out, size_t max, size_t max_bytes)
+{
+    size_t n = 0, bytes = 0;
     pthread_mutex_lock(&s->mu);
+    while (n < max && bytes < max_bytes && s->phead < s->npending) {
+        out[n] = s->pending[s->phead++];
+        bytes += out[n++].chunk.len;
+    }
     s->queued -= bytes;
+    if (s->phead == s->npending)
+        s->phead = s->npending = 0;
+    if (s->waiters > 0 && s->queued <= s->wait_low)
+        pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
+    return n;
 }
 
 /* Posts a message about s to the loop; the message holds a reference. Lock held, and
@@ -108,44 +135,43 @@ static void fire_on_close(kapi_http_stream *s)
     run_on_close_locked(s);
 }
 
-/* Takes the pending chunks out (an owned array); *n gets their count. */
-static kapi_http_chunk *take_pending_locked(kapi_http_stream *s, size_t *n)
+/* Takes the pending pieces out: *first .. *n of the returned (owned) array. */
+static kapi_http_out *take_pending_locked(kapi_http_stream *s, size_t *first, size_t *n)
 {
-    kapi_http_chunk *chunks = s->pending;
+    kapi_http_out *pieces = s->pending;
+    *first = s->phead;
     *n = s->npending;
     s->pending = NULL;
-    s->npending = s->pending_cap = 0;
-    return chunks;
+    s->phead = s->npending = s->pending_cap = 0;
+    s->queued = 0;
+    return pieces;
 }
 
-/* Writes chunks as HTTP/1.1 chunks (size line, data, CRLF), then the last chunk if asked. */
-static void write_chunks(kapi_conn *c, kapi_http_stream *s, kapi_http_chunk *chunks, size_t n,
-                         bool terminate)
+/* Loop thread: what the producer still had queued goes to c, then (terminate) the last
+ * chunk; or it is all released (c NULL). With drop, only the rest of an HTTP chunk begun
+ * goes: a stream ended for a client that stopped reading ends after its last whole chunk
+ * (a watcher resumes from the last event it read). */
+static void hand_over(kapi_conn *c, kapi_http_stream *s, bool terminate, bool drop)
 {
-    uv_buf_t *bufs;
-    char *lines, *line;
-    size_t nbufs = 0, bytes = 0;
-    if (n == 0 && !terminate) {
-        free(chunks);
-        return;
-    }
-    bufs = kapi_xmalloc((3 * n + 1) * sizeof(*bufs));
-    lines = line = kapi_xmalloc(20 * n + 1);
-    for (size_t i = 0; i < n; i++) {
-        int len = snprintf(line, 20, "%zx\r\n", chunks[i].len);
-        bufs[nbufs++] = uv_buf_init(line, (unsigned)len);
-        bufs[nbufs++] = uv_buf_init((char *)chunks[i].ptr, chunks[i].len);
-        bufs[nbufs++] = uv_buf_init((char *)crlf, 2);
-        line += len;
-        bytes += chunks[i].len;
-    }
-    if (terminate)
-        bufs[nbufs++] = uv_buf_init((char *)last_chunk, sizeof(last_chunk) - 1);
+    size_t first, n, keep;
     pthread_mutex_lock(&s->mu);
-    ref_locked(s); /* the write's */
+    kapi_http_out *pieces = take_pending_locked(s, &first, &n);
     pthread_mutex_unlock(&s->mu);
-    kapi_http__conn_write(c, bufs, nbufs, chunks, n, lines, s, bytes);
-    free(bufs);
+    keep = first; /* the pieces before keep go to c */
+    while (c && keep < n && (!drop || !pieces[keep].frame))
+        keep++;
+    for (size_t i = first; i < n; i++) {
+        if (i < keep)
+            kapi_http__conn_queue(c, pieces[i]);
+        else if (pieces[i].chunk.release)
+            pieces[i].chunk.release(pieces[i].chunk.owner);
+    }
+    free(pieces);
+    if (c && terminate)
+        kapi_http__conn_queue(
+            c, (kapi_http_out){.chunk = {last_chunk, sizeof(last_chunk) - 1, NULL, NULL}});
+    if (c)
+        kapi_http__conn_flush(c);
 }
 
 /* Loop thread: unlinks s from c and drops the conn's reference. */
@@ -160,16 +186,10 @@ static void unlink_conn(kapi_conn *c, kapi_http_stream *s)
 void kapi_http__stream_detach(kapi_conn *c, bool graceful)
 {
     kapi_http_stream *s = c->stream;
-    kapi_http_chunk *chunks;
-    size_t n;
     pthread_mutex_lock(&s->mu);
-    s->closed = true;
-    chunks = take_pending_locked(s, &n);
+    close_locked(s);
     pthread_mutex_unlock(&s->mu);
-    if (graceful)
-        write_chunks(c, s, chunks, n, true);
-    else
-        kapi_http__chunks_release(chunks, n);
+    hand_over(graceful ? c : NULL, s, true, false);
     fire_on_close(s);
     unlink_conn(c, s);
 }
@@ -180,10 +200,14 @@ kapi_http_stream *kapi_http_stream_start(kapi_http_request *pub, int status,
 {
     kapi_http_req *req = (kapi_http_req *)pub;
     kapi_http_stream *s = kapi_xcalloc(1, sizeof(*s));
-    kapi_http_msg *m = kapi_http__msg_new(KAPI_HTTP__MSG_STREAM_START, req, status, headers,
-                                          nheaders);
+    kapi_http_msg *m =
+        kapi_http__msg_new(KAPI_HTTP__MSG_STREAM_START, req, status, headers, nheaders);
     pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->cv, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* kapi_http_stream_wait's deadline */
+    pthread_cond_init(&s->cv, &ca);
+    pthread_condattr_destroy(&ca);
     s->refs = 2; /* the producer's and the message's */
     s->srv = req->conn->srv;
     s->max_queued = max_queued;
@@ -193,35 +217,101 @@ kapi_http_stream *kapi_http_stream_start(kapi_http_request *pub, int status,
     return s;
 }
 
-bool kapi_http_stream_write(kapi_http_stream *s, kapi_http_chunk chunk)
+/* Makes room for n more pending pieces, reusing what was pulled. Lock held. */
+static void reserve_locked(kapi_http_stream *s, size_t n)
 {
+    if (s->npending + n > s->pending_cap && s->phead > 0) {
+        memmove(s->pending, s->pending + s->phead, (s->npending - s->phead) * sizeof(*s->pending));
+        s->npending -= s->phead;
+        s->phead = 0;
+    }
+    if (s->npending + n <= s->pending_cap)
+        return;
+    s->pending_cap = s->pending_cap ? 2 * s->pending_cap : 8;
+    while (s->pending_cap < s->npending + n)
+        s->pending_cap *= 2;
+    s->pending = kapi_xrealloc(s->pending, s->pending_cap * sizeof(*s->pending));
+}
+
+static void release_all(const kapi_http_chunk *c, size_t n, bool empty_only)
+{
+    for (size_t i = 0; i < n; i++)
+        if (c[i].release && (!empty_only || c[i].len == 0))
+            c[i].release(c[i].owner);
+}
+
+bool kapi_http_stream_writev(kapi_http_stream *s, const kapi_http_chunk *c, size_t n)
+{
+    size_t total = 0;
+    kapi_http_out *last = NULL;
+    for (size_t i = 0; i < n; i++)
+        total += c[i].len;
     pthread_mutex_lock(&s->mu);
-    if (s->closed || s->queued + chunk.len > s->max_queued) {
+    if (s->closed || s->queued + total > s->max_queued) {
         if (!s->closed)
             post_locked(s, KAPI_HTTP__MSG_STREAM_ABORT); /* over the limit: drop the client */
-        s->closed = true;
+        close_locked(s);
         pthread_mutex_unlock(&s->mu);
-        if (chunk.release)
-            chunk.release(chunk.owner);
+        release_all(c, n, false);
         return false;
     }
-    if (chunk.len > 0) { /* an empty HTTP chunk would end the response */
-        if (s->npending == s->pending_cap) {
-            s->pending_cap = s->pending_cap ? 2 * s->pending_cap : 8;
-            s->pending = kapi_xrealloc(s->pending, s->pending_cap * sizeof(*s->pending));
+    reserve_locked(s, n);
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].len == 0) /* an empty HTTP chunk would end the response */
+            continue;
+        last = &s->pending[s->npending++];
+        *last = (kapi_http_out){.chunk = c[i]};
+        if (total) {
+            last->frame = total; /* the first piece carries the chunk's size */
+            total = 0;
         }
-        s->pending[s->npending++] = chunk;
-        s->queued += chunk.len;
-        chunk.release = NULL;
+        s->queued += c[i].len;
     }
-    if (s->npending > 0 && !s->flush_posted) {
+    if (last)
+        last->frame_end = true;
+    if (s->npending > s->phead && !s->flush_posted) {
         s->flush_posted = true;
         post_locked(s, KAPI_HTTP__MSG_STREAM_FLUSH);
     }
     pthread_mutex_unlock(&s->mu);
-    if (chunk.release)
-        chunk.release(chunk.owner);
+    release_all(c, n, true);
     return true;
+}
+
+bool kapi_http_stream_write(kapi_http_stream *s, kapi_http_chunk chunk)
+{
+    return kapi_http_stream_writev(s, &chunk, 1);
+}
+
+/* The absolute CLOCK_MONOTONIC time timeout_ms from now (the stream's condvar uses it). */
+static struct timespec deadline_after(int64_t timeout_ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t ns = ts.tv_nsec + (timeout_ms % 1000) * 1000000;
+    ts.tv_sec += (time_t)(timeout_ms / 1000 + ns / 1000000000);
+    ts.tv_nsec = (long)(ns % 1000000000);
+    return ts;
+}
+
+bool kapi_http_stream_wait(kapi_http_stream *s, size_t low, int64_t timeout_ms)
+{
+    struct timespec until = deadline_after(timeout_ms);
+    bool ok;
+    pthread_mutex_lock(&s->mu);
+    s->waiters++;
+    s->wait_low = low;
+    while (!s->closed && s->queued > low)
+        if (pthread_cond_timedwait(&s->cv, &s->mu, &until) == ETIMEDOUT)
+            break;
+    s->waiters--;
+    ok = !s->closed && s->queued <= low;
+    if (!ok && !s->closed) { /* the client has stopped reading: drop it */
+        post_locked(s, KAPI_HTTP__MSG_STREAM_ABORT);
+        close_locked(s);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return ok;
 }
 
 size_t kapi_http_stream_queued(kapi_http_stream *s)
@@ -252,6 +342,14 @@ void kapi_http_stream_on_close(kapi_http_stream *s, void (*cb)(void *ctx), void 
     run_on_close_locked(s);
 }
 
+void kapi_http_stream_end_close(kapi_http_stream *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->close_conn = true;
+    pthread_mutex_unlock(&s->mu);
+    kapi_http_stream_end(s);
+}
+
 void kapi_http_stream_end(kapi_http_stream *s)
 {
     pthread_mutex_lock(&s->mu);
@@ -259,8 +357,8 @@ void kapi_http_stream_end(kapi_http_stream *s)
         pthread_cond_wait(&s->cv, &s->mu);
     s->ended = true;
     if (!s->closed) {
-        s->closed = true;
         post_locked(s, KAPI_HTTP__MSG_STREAM_END);
+        close_locked(s);
     }
     pthread_mutex_unlock(&s->mu);
     kapi_http__stream_unref(s); /* the producer's */
@@ -276,7 +374,7 @@ static void on_start(kapi_http_msg *m)
      * tell us later that a quiet watch has lost its reader. */
     if (c->dead || c->closing || c->peer_eof || c->answered) {
         pthread_mutex_lock(&s->mu);
-        s->closed = true;
+        close_locked(s);
         pthread_mutex_unlock(&s->mu);
         fire_on_close(s);
         kapi_http__conn_request_done(c, true);
@@ -296,41 +394,28 @@ static void on_start(kapi_http_msg *m)
     }
 }
 
+/* FLUSH: the conn pulls what is queued as its socket drains (a detached stream's chunks
+ * are dropped). */
 static void on_flush(kapi_http_msg *m)
 {
     kapi_http_stream *s = m->stream;
-    kapi_http_chunk *chunks;
-    size_t n, bytes = 0;
     pthread_mutex_lock(&s->mu);
     s->flush_posted = false;
-    chunks = take_pending_locked(s, &n);
-    if (!s->conn) {
-        for (size_t i = 0; i < n; i++)
-            bytes += chunks[i].len;
-        s->queued -= bytes;
-    }
     pthread_mutex_unlock(&s->mu);
     if (s->conn)
-        write_chunks(s->conn, s, chunks, n, false);
+        kapi_http__conn_flush(s->conn);
     else
-        kapi_http__chunks_release(chunks, n);
+        hand_over(NULL, s, false, false);
 }
 
 static void on_end(kapi_http_msg *m)
 {
     kapi_http_stream *s = m->stream;
     kapi_conn *c = s->conn;
-    kapi_http_chunk *chunks;
-    size_t n;
-    bool close_after = s->close_after;
-    pthread_mutex_lock(&s->mu);
-    chunks = take_pending_locked(s, &n);
-    pthread_mutex_unlock(&s->mu);
-    if (!c) {
-        kapi_http__chunks_release(chunks, n);
+    bool close_after = s->close_after || s->close_conn;
+    hand_over(c, s, true, s->close_conn);
+    if (!c)
         return;
-    }
-    write_chunks(c, s, chunks, n, true);
     unlink_conn(c, s);
     kapi_http__conn_request_done(c, close_after);
 }

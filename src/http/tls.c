@@ -11,9 +11,6 @@
 
 #include "http/http_int.h"
 
-/* The most plaintext one TLS record carries. */
-#define TLS_RECORD_PLAINTEXT 16384
-
 #define TLS_PLAIN_BUF (16u * 1024)
 
 static kapi_error *ssl_error(const char *what, const char *file)
@@ -172,52 +169,27 @@ void kapi_http__tls_input(kapi_conn *c, const char *data, size_t len)
     flush(c); /* handshake records, alerts */
 }
 
-/* SSL_write of n bytes; false when the connection is broken. */
-static bool tls_write(kapi_conn *c, const char *p, size_t n)
+/* Encryption happens as the socket drains (conn.c takes one batch at a time from its
+ * queue), one full record of gathered pieces at a time, and the write BIO is emptied
+ * after each record, so that a connection never holds more ciphertext than one batch:
+ * not a private encrypted copy of everything queued for a client that does not read. */
+bool kapi_http__tls_encrypt(kapi_conn *c, const char *p, size_t n, kapi_buf *out)
 {
-    while (n > 0) {
-        int k = n > (1u << 30) ? (1 << 30) : (int)n;
-        if ((k = SSL_write(c->ssl, p, k)) <= 0)
-            return false;
-        p += k;
-        n -= (size_t)k;
-    }
-    return true;
-}
-
-/* The pieces of an answer are gathered into full records: a list or a watch event is
- * many small pieces ("{", ",", the object, a chunk header), and one SSL_write each would
- * make one TLS record each, with its own header, MAC and encryption call. */
-char *kapi_http__tls_encrypt(kapi_conn *c, const uv_buf_t *bufs, size_t nbufs, size_t *len_out)
-{
-    char stage[TLS_RECORD_PLAINTEXT];
-    size_t staged = 0;
+    bool ok = true;
     ERR_clear_error();
-    for (size_t i = 0; i < nbufs; i++) {
-        const char *p = bufs[i].base;
-        size_t left = bufs[i].len;
-        if (staged == 0 && left >= sizeof(stage)) {
-            if (!tls_write(c, p, left))
-                goto done; /* the connection is broken; the write below fails it */
-            continue;
-        }
-        while (left > 0) {
-            size_t k = left < sizeof(stage) - staged ? left : sizeof(stage) - staged;
-            memcpy(stage + staged, p, k);
-            staged += k;
-            p += k;
-            left -= k;
-            if (staged == sizeof(stage)) {
-                if (!tls_write(c, stage, staged))
-                    goto done;
-                staged = 0;
-            }
+    if (n > 0 && SSL_write(c->ssl, p, (int)n) != (int)n)
+        ok = false; /* the connection is broken (the caller closes it) */
+    ERR_clear_error();
+    size_t pending = BIO_ctrl_pending(c->wbio);
+    if (pending > 0) {
+        kapi_buf_grow(out, pending);
+        int got = BIO_read(c->wbio, out->ptr + out->len, (int)pending);
+        if (got > 0) {
+            out->len += (size_t)got;
+            out->ptr[out->len] = '\0';
         }
     }
-    if (staged)
-        tls_write(c, stage, staged);
-done:
-    return drain(c, len_out);
+    return ok;
 }
 
 void kapi_http__tls_close_notify(kapi_conn *c)

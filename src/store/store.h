@@ -59,6 +59,10 @@ static inline kapi_str kapi_obj_key(const kapi_obj *o)
 {
     return (kapi_str){o->key, o->key_len};
 }
+/* A new object (one reference, the caller's): o's key and bytes with revision rev written
+ * into its resourceVersion; what a watcher is sent when o stops matching its selectors at
+ * a later change. */
+kapi_obj *kapi_obj_restamp(const kapi_obj *o, int64_t rev);
 
 typedef enum kapi_store_op {
     KAPI_STORE_CREATE,

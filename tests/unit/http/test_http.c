@@ -102,13 +102,51 @@ static void limit(kapi_http_request *req)
     kapi_http_stream_end(s);
 }
 
+/* "/produce": 32 MiB in 64 KiB chunks, made only as the client takes them (at most
+ * 256 KiB queued, a client that takes nothing for 1 s is dropped). */
+#define PRODUCE_CHUNK (64u << 10)
+#define PRODUCE_CHUNKS 512
+#define PRODUCE_LOW (256u << 10)
+static char produce_bytes[PRODUCE_CHUNK];
+static atomic_size_t produce_max_queued;
+static atomic_int produce_result; /* 1: all written, -1: dropped */
+
+static void produce(kapi_http_request *req)
+{
+    kapi_http_stream *s = kapi_http_stream_start(req, 200, NULL, 0, SIZE_MAX);
+    memset(produce_bytes, 'p', sizeof(produce_bytes));
+    int result = 1;
+    for (int i = 0; i < PRODUCE_CHUNKS && result > 0; i++) {
+        if (!kapi_http_stream_wait(s, PRODUCE_LOW, 1000)) {
+            result = -1;
+            break;
+        }
+        kapi_http_stream_write(s, (kapi_http_chunk){produce_bytes, PRODUCE_CHUNK, NULL, NULL});
+        size_t q = kapi_http_stream_queued(s);
+        if (q > produce_max_queued)
+            produce_max_queued = q;
+    }
+    produce_result = result;
+    kapi_http_stream_end(s);
+}
+
+/* "/endclose": a stream ended for a client that stopped reading: the connection closes
+ * after the end. */
+static void end_close(kapi_http_request *req)
+{
+    kapi_http_stream *s = kapi_http_stream_start(req, 200, NULL, 0, 1 << 20);
+    kapi_http_stream_write(s, (kapi_http_chunk){"last", 4, NULL, NULL});
+    kapi_http_stream_end_close(s);
+}
+
 static void handler(kapi_http_request *req, void *ctx)
 {
     static const struct {
         const char *path;
         void (*fn)(kapi_http_request *req);
-    } routes[] = {{"/echo", echo},   {"/hello", hello}, {"/stream", stream_abc},
-                  {"/hold", hold},   {"/limit", limit}, {"/slowhold", slow_hold}};
+    } routes[] = {{"/echo", echo},       {"/hello", hello},       {"/stream", stream_abc},
+                  {"/hold", hold},       {"/limit", limit},       {"/slowhold", slow_hold},
+                  {"/produce", produce}, {"/endclose", end_close}};
     (void)ctx;
     for (size_t i = 0; i < KAPI_ARRAY_LEN(routes); i++) {
         if (kapi_str_eqc(req->path, routes[i].path)) {
@@ -512,4 +550,55 @@ TEST(http_helpers)
     c.release(c.owner);
     c = kapi_http_chunk_take(kapi_xstrdup("xy"), 2);
     c.release(c.owner);
+}
+
+TEST(http_stream_producer_waits_for_the_client)
+{
+    http_fixture f;
+    http_client c;
+    http_resp r;
+    start(&f);
+    client_connect(&c, f.port);
+    client_sends(&c, "GET /produce HTTP/1.1\r\n\r\n");
+    CHECK(client_read_response(&c, &r));
+    CHECK_INT_EQ(r.body.len, (size_t)PRODUCE_CHUNKS * PRODUCE_CHUNK);
+    CHECK(r.body.ptr[0] == 'p' && r.body.ptr[r.body.len - 1] == 'p');
+    CHECK_INT_EQ(produce_result, 1);
+    CHECK(produce_max_queued <= PRODUCE_LOW + PRODUCE_CHUNK);
+    resp_dispose(&r);
+    client_close(&c);
+    fixture_stop(&f);
+}
+
+TEST(http_stream_producer_drops_a_client_that_stops_reading)
+{
+    http_fixture f;
+    http_client c;
+    start(&f);
+    client_connect(&c, f.port);
+    client_sends(&c, "GET /produce HTTP/1.1\r\n\r\n");
+    for (int i = 0; i < 500 && produce_result == 0; i++)
+        usleep(10 * 1000);
+    CHECK_INT_EQ(produce_result, -1); /* the worker is free again */
+    CHECK(produce_max_queued <= PRODUCE_LOW + PRODUCE_CHUNK);
+    CHECK(client_read_eof(&c)); /* what was sent, then the connection ends */
+    CHECK(c.carry.len < (size_t)PRODUCE_CHUNKS * PRODUCE_CHUNK);
+    client_close(&c);
+    fixture_stop(&f);
+}
+
+TEST(http_stream_end_close_closes_after_the_end)
+{
+    http_fixture f;
+    http_client c;
+    http_resp r;
+    start(&f);
+    client_connect(&c, f.port);
+    client_sends(&c, "GET /endclose HTTP/1.1\r\n\r\n");
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(r.body.ptr, "last");
+    CHECK(client_read_eof(&c));
+    resp_dispose(&r);
+    client_close(&c);
+    fixture_stop(&f);
 }

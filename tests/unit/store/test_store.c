@@ -926,3 +926,22 @@ TEST(store_crash_consistency)
     CHECK_INT_EQ(rev, kapi_store_revision(st));
     kapi_store_free(st);
 }
+
+TEST(store_obj_restamp)
+{
+    kapi_store *st = open_store();
+    kapi_store_write w = {.op = KAPI_STORE_CREATE, .key = KAPI_STR("/g/r/n/a")};
+    w.value = KAPI_STR("{\"metadata\":{\"resourceVersion\":\"\"},\"x\":1}");
+    w.rv_off = 32;
+    CHECK_INT_EQ(kapi_store_commit(st, &w), KAPI_STORE_OK);
+    kapi_obj *o = kapi_obj_restamp(w.result, 12345);
+    CHECK_STR_EQ(o->data, "{\"metadata\":{\"resourceVersion\":\"12345\"},\"x\":1}");
+    CHECK_STR_EQ(o->key, "/g/r/n/a");
+    CHECK_INT_EQ(o->rev, 12345);
+    CHECK_INT_EQ(o->create_rev, w.result->create_rev);
+    CHECK_INT_EQ(o->rv_off, 32);
+    CHECK_INT_EQ(o->rv_len, 5);
+    kapi_obj_unref(o);
+    kapi_obj_unref(w.result);
+    kapi_store_free(st);
+}
