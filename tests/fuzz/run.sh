@@ -14,7 +14,7 @@ out=$1 seconds=$2
 shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 max_len=65536
-pass=0 fail=0 summary=""
+pass=0 fail=0
 mkdir -p "$out/artifacts"
 for t in "$@"; do
     name=$(basename "$t")
@@ -38,10 +38,9 @@ for t in "$@"; do
         echo "PASS $name (${execs:-0} executions in ${seconds}s)"
     else
         fail=$((fail + 1))
-        echo "FAIL $name: see $log${replay:+ and $log.replay}"
+        echo "FAIL $name: see $log$([ $replay = 1 ] && echo " and $log.replay")"
         grep -h -m3 -E 'ERROR: |runtime error:|SUMMARY' "$log.replay" "$log" 2>/dev/null | sed 's/^/    /'
     fi
-    summary+="$name ${execs:-0}\n"
 done
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
