@@ -119,30 +119,30 @@ FUZZ_SECONDS  ?= 60
 FUZZ_SMOKE_SECONDS ?= 20
 FUZZ_CFLAGS   := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
                  -fno-omit-frame-pointer -D_GNU_SOURCE -Wall -Wextra -Wshadow -Isrc -I$(BUILD)/gen \
-                 $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -MMD -MP -pthread
-FUZZ_CC_SRC   := $(wildcard src/*/*.cc)
-FUZZ_LD       := $(if $(FUZZ_CC_SRC),clang++,clang)
-FUZZ_OBJ      := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o) $(FUZZ_CC_SRC:%.cc=$(FUZZ_DIR)/%.o) \
+                 $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -pthread
+FUZZ_LD       := $(if $(LIB_CXX),clang++,clang)
+FUZZ_OBJ      := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o) $(LIB_CXX:%.cc=$(FUZZ_DIR)/%.o) \
                  $(FUZZ_DIR)/gen/types_data.o
 FUZZ_TARGETS  := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_MAIN_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_RUN      := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/fuzz/run.sh
 
-.SECONDARY: $(FUZZ_OBJ)
+.SECONDARY: $(FUZZ_OBJ) $(FUZZ_MAIN_OBJ)
 
 $(FUZZ_DIR)/%.o: %.c | $(GEN_SRC)
 	@mkdir -p $(dir $@)
-	clang -std=c11 $(FUZZ_CFLAGS) -c -o $@ $<
+	clang -std=c11 $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(FUZZ_DIR)/%.o: %.cc
 	@mkdir -p $(dir $@)
-	clang++ -std=c++17 $(filter-out -std=c11,$(FUZZ_CFLAGS)) -c -o $@ $<
+	clang++ -std=c++17 $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(FUZZ_DIR)/gen/types_data.o: $(GEN_SRC)
 	@mkdir -p $(dir $@)
 	clang -std=c11 $(FUZZ_CFLAGS) -c -o $@ $<
 
-$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJ)
-	$(FUZZ_LD) -std=c11 $(FUZZ_CFLAGS) -fsanitize=fuzzer -Itests/fuzz -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
+$(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/tests/fuzz/fuzz_%.o $(FUZZ_OBJ)
+	$(FUZZ_LD) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $(LDLIBS)
 
 fuzz: test-deps $(FUZZ_TARGETS)
 	$(FUZZ_RUN) $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
