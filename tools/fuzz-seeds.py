@@ -74,11 +74,15 @@ def field(num, data):
     return varint(num << 3 | 2) + varint(len(data)) + data
 
 
-def namespace_pb(name, labels):
+def namespace_msg(name, labels):
+    """A v1.Namespace message: metadata (name, labels) and spec.finalizers."""
     meta = field(1, name.encode()) + b"".join(
         field(11, field(1, k.encode()) + field(2, v.encode())) for k, v in labels.items())
-    ns = field(1, meta) + field(2, field(1, b"kubernetes"))
-    unknown = field(1, field(1, b"v1") + field(2, b"Namespace")) + field(2, ns)
+    return field(1, meta) + field(2, field(1, b"kubernetes"))
+
+
+def namespace_pb(name, labels):
+    unknown = field(1, field(1, b"v1") + field(2, b"Namespace")) + field(2, namespace_msg(name, labels))
     return b"k8s\0" + unknown
 
 
@@ -126,6 +130,8 @@ def main():
         add("fuzz_continue", b"\0" + json.dumps({"v": "meta.k8s.io/v1", "rv": rv,
                                                  "start": start}).encode())
     add("fuzz_protobuf", b"\0" + namespace_pb("demo", {"a": "b"}))
+    for message in range(8):  # each message of the tables, read from a Namespace's bytes
+        add("fuzz_protobuf", bytes([message]) + namespace_msg("demo", {"a": "b", "c": ""}))
     add("fuzz_create", bytes([1 | 2 << 3]) + namespace_pb("demo", {"a": "b"}))
     add("fuzz_create", bytes([1 | 2 << 3]) + namespace_pb("bad name", {}))
     for target, bucket in seeds.items():

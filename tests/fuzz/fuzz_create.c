@@ -3,7 +3,7 @@
  * decoded (JSON, YAML or protobuf) and checked against the type's schema, defaulted,
  * validated and encoded for storage (kapi_api__decode_object, kapi_api__create with
  * dryRun), then written back as the client reads it (JSON, YAML, Table cells), and
- * validated again as an update of itself.
+ * validated again as an update of itself. What would be stored must parse again.
  *
  * The first byte picks: bits 0-2 the type (modulo their number), bits 3-4 the
  * Content-Type, bits 5-6 fieldValidation. The rest is the body.
@@ -18,9 +18,26 @@ static const char *const validations[] = {"dryRun=All", "dryRun=All&fieldValidat
                                           "dryRun=All&fieldValidation=Ignore",
                                           "dryRun=All&fieldValidation=Warn"};
 
+/* The object as it would be stored must read back: every later write parses it. */
+static void reads_back(const json_t *stored)
+{
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_json_encode(&b, stored);
+    char *why = NULL;
+    json_t *again = kapi_json_parse(b.ptr, b.len, &why);
+    if (!again) {
+        fprintf(stderr, "a stored object does not parse again: %s\n%s\n", why, b.ptr);
+        abort();
+    }
+    json_decref(again);
+    kapi_buf_dispose(&b);
+}
+
 /* The dry-run result as a get answers it: JSON, YAML and a Table row. */
 static void encode_answer(const kapi_type *t, json_t *stored)
 {
+    reads_back(stored);
     json_t *v = t->strategy->from_storage ? t->strategy->from_storage(t, json_incref(stored))
                                           : json_incref(stored);
     kapi_buf b;
