@@ -3,7 +3,7 @@
  *
  * Each target feeds one input to the entry point the api uses for that kind of input
  * (a create body, a patch, a selector, a path and query, ...) and renders every error it
- * gets as the Status body the client would read, so that the whole path runs. An input
+ * gets as the Status body the client would read, which must be valid JSON. An input
  * must never crash, trip a sanitizer or leak (LeakSanitizer checks each input's
  * allocations); inputs longer than FUZZ_MAX_INPUT are skipped so that every run is bounded.
  *
@@ -121,7 +121,8 @@ static inline void fuzz_req_dispose(fuzz_req *f)
     free(f->body);
 }
 
-/* Renders err as the Status body an answer carries, then frees it; NULL is nothing. */
+/* Renders err as the Status body an answer carries, then frees it; NULL is nothing. The
+ * body must be JSON a strict reader accepts (valid UTF-8 whatever bytes the input held). */
 static inline void fuzz_status(kapi_error *err)
 {
     if (!err)
@@ -129,6 +130,13 @@ static inline void fuzz_status(kapi_error *err)
     kapi_buf b;
     kapi_buf_init(&b);
     kapi_api__status_json(&b, err);
+    json_error_t je;
+    json_t *v = json_loadb(b.ptr, b.len, 0, &je);
+    if (!v) {
+        fprintf(stderr, "a Status body is not valid JSON: %s\n%s\n", je.text, b.ptr);
+        abort();
+    }
+    json_decref(v);
     kapi_buf_dispose(&b);
     kapi_error_free(err);
 }
