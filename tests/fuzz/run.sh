@@ -38,7 +38,7 @@ for t in "$@"; do
         echo "PASS $name (${execs:-0} executions in ${seconds}s)"
     else
         fail=$((fail + 1))
-        echo "FAIL $name: see $log$([ $replay = 1 ] && echo " and $log.replay")"
+        echo "FAIL $name: see $log (and $log.replay when replaying)"
         grep -h -m3 -E 'ERROR: |runtime error:|SUMMARY' "$log.replay" "$log" 2>/dev/null | sed 's/^/    /'
     fi
 done
