@@ -104,11 +104,12 @@ bench-smoke: $(BUILD)/kapi $(BUILD)/kapi-bench
 	tests/bench/smoke.sh $(BUILD)/kapi-bench $(BUILD)/kapi
 
 # The e2e suite against a server built with ASan and UBSan: any report is fatal, and
-# tests/e2e/lib.sh fails a script whose server log holds one.
+# tests/e2e/lib.sh fails a script whose server log holds one. E2E_SANITIZED tells the
+# scripts (see lib.sh).
 e2e-asan:
 	CFLAGS="$(ASAN_CFLAGS)" $(MAKE) BUILD=build/asan build/asan/kapi
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	    tests/e2e/run.sh build/asan/kapi
+	    E2E_SANITIZED=1 tests/e2e/run.sh build/asan/kapi
 
 # libFuzzer targets (tests/fuzz/fuzz_*.c), built with clang, ASan and UBSan over the
 # library compiled the same way into build/fuzz/. `make fuzz` runs each for FUZZ_SECONDS
