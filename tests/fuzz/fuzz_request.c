@@ -1,9 +1,10 @@
 /*
  * fuzz_request: a request's method, path, query and headers, read as the api reads them
- * before it does anything: the path and query (kapi_api__parse_request), the type the
- * path names, the answer's media type from Accept (kapi_api__negotiate), and the options
- * of each verb from the query and body: ListOptions with its continue token, the
- * selectors, CreateOptions, DeleteOptions, the patch type from Content-Type.
+ * before it does anything: its class and deadline for admission (kapi_api_classify, with
+ * the timeout parameter), the path and query (kapi_api__parse_request), the type the path
+ * names, the answer's media type from Accept (kapi_api__negotiate), and the options of
+ * each verb from the query and body: ListOptions with its continue token, the selectors,
+ * CreateOptions, DeleteOptions, the patch type from Content-Type.
  *
  * Input: the first byte picks the method; then lines: the path and query
  * ("/api/v1/namespaces?limit=1"), the Accept header, the Content-Type header, and the
@@ -61,7 +62,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_req_init(&f, methods[data[0] % KAPI_ARRAY_LEN(methods)], path, query, ct, accept, s.ptr,
                   s.len);
     f.r.api = fuzz_api();
+    kapi_api_classify(&f.http, f.r.api);
     kapi_error *err = kapi_api__parse_request(&f.r);
+    if (!err)
+        kapi_api__health_endpoint(f.r.path);
     if (!err && f.r.info.is_resource) {
         const kapi_reqinfo *in = &f.r.info;
         f.r.type = kapi_registry_lookup(fuzz_registry(), kapi_str_c(in->group),
