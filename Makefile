@@ -25,7 +25,8 @@ BENCH_BASE := $(BUILD)/src/base/base.o $(BUILD)/src/base/base64.o
 DATA_DIR ?= kapi-data
 SHARED   ?= ../shared
 
-.PHONY: all run test unit e2e golden asan deps test-deps format clean bench bench-smoke fuzz
+.PHONY: all run test unit e2e golden asan deps test-deps format clean bench bench-smoke fuzz \
+        fuzz-smoke crash-test e2e-asan
 
 all: $(BUILD)/kapi $(BUILD)/unit-tests $(BUILD)/kapi-bench
 
@@ -69,16 +70,19 @@ test: test-deps
 	$(MAKE) unit
 	$(MAKE) asan
 	$(MAKE) e2e
+	$(MAKE) e2e-asan
 	$(MAKE) golden
 	$(MAKE) bench-smoke
+	$(MAKE) fuzz-smoke
+	$(MAKE) crash-test
 
 unit: $(BUILD)/unit-tests
 	$(BUILD)/unit-tests
 
 # The unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
+ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -Wno-format-truncation
 asan:
-	CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -Wno-format-truncation" \
-	    $(MAKE) BUILD=build/asan build/asan/unit-tests
+	CFLAGS="$(ASAN_CFLAGS)" $(MAKE) BUILD=build/asan build/asan/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 build/asan/unit-tests
 
 e2e: $(BUILD)/kapi
@@ -98,6 +102,60 @@ bench: deps
 # it checks the run's output, not its times.
 bench-smoke: $(BUILD)/kapi $(BUILD)/kapi-bench
 	tests/bench/smoke.sh $(BUILD)/kapi-bench $(BUILD)/kapi
+
+# The e2e suite against a server built with ASan and UBSan: any report is fatal, and
+# tests/e2e/lib.sh fails a script whose server log holds one. E2E_SANITIZED tells the
+# scripts (see lib.sh).
+e2e-asan:
+	CFLAGS="$(ASAN_CFLAGS)" $(MAKE) BUILD=build/asan build/asan/kapi
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	    E2E_SANITIZED=1 tests/e2e/run.sh build/asan/kapi
+
+# libFuzzer targets (tests/fuzz/fuzz_*.c), built with clang, ASan and UBSan over the
+# library compiled the same way into build/fuzz/. `make fuzz` runs each for FUZZ_SECONDS
+# on a copy of its corpus; fuzz-smoke (in `make test`) replays each seed corpus, then
+# fuzzes each for FUZZ_SMOKE_SECONDS.
+FUZZ_DIR      := build/fuzz
+FUZZ_SECONDS  ?= 60
+FUZZ_SMOKE_SECONDS ?= 20
+FUZZ_CFLAGS   := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+                 -fno-omit-frame-pointer -D_GNU_SOURCE -Wall -Wextra -Wshadow -Isrc -I$(BUILD)/gen \
+                 $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -pthread
+FUZZ_LD       := $(if $(LIB_CXX),clang++,clang)
+FUZZ_OBJ      := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o) $(LIB_CXX:%.cc=$(FUZZ_DIR)/%.o) \
+                 $(FUZZ_DIR)/gen/types_data.o
+FUZZ_TARGETS  := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_MAIN_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_RUN      := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/fuzz/run.sh
+
+.SECONDARY: $(FUZZ_OBJ) $(FUZZ_MAIN_OBJ)
+
+$(FUZZ_DIR)/%.o: %.c | $(GEN_SRC)
+	@mkdir -p $(dir $@)
+	clang -std=c11 $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(FUZZ_DIR)/%.o: %.cc
+	@mkdir -p $(dir $@)
+	clang++ -std=c++17 $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(FUZZ_DIR)/gen/types_data.o: $(GEN_SRC)
+	@mkdir -p $(dir $@)
+	clang -std=c11 $(FUZZ_CFLAGS) -c -o $@ $<
+
+$(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/tests/fuzz/fuzz_%.o $(FUZZ_OBJ)
+	$(FUZZ_LD) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $(LDLIBS)
+
+fuzz: test-deps $(FUZZ_TARGETS)
+	$(FUZZ_RUN) $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-smoke: $(FUZZ_TARGETS)
+	$(FUZZ_RUN) --replay $(FUZZ_DIR) $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS)
+
+# kill -9 under load (tests/crash): CYCLES restarts of a kapi on one data dir, checking
+# that no acknowledged write is lost and watches resume.
+CYCLES ?= 5
+crash-test: $(BUILD)/kapi
+	python3 tests/crash/crash.py --kapi $(BUILD)/kapi --cycles $(CYCLES)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -199,6 +199,11 @@ void kapi_api__list_form_item(kapi_list_form *f, const json_t *item, bool first,
 kapi_error *kapi_api__list_options(kapi_req *r, kapi_list_opts *o);
 /* A resourceVersion as a revision (0 for NULL, "" and "0"); 400 when not a number. */
 kapi_error *kapi_api__parse_rv(const char *rv, int64_t *out);
+/* Reads a continue token as kube-apiserver's DecodeContinue does: *start gets the key to
+ * continue after (in the arena, by length: a key may hold a NUL), *rev its revision; a
+ * bad token is its 400. */
+kapi_error *kapi_api__decode_continue(kapi_arena *a, const char *token, kapi_str *start,
+                                      int64_t *rev);
 /* Waits briefly for the store to reach rev; the 504 "Too large resource version" when it
  * does not. */
 kapi_error *kapi_api__wait_for_revision(kapi_api *api, int64_t rev);

@@ -209,9 +209,8 @@ static kapi_error *token_type_error(const json_t *v, const char *name, bool inte
                           json_kind(v), name, go_type);
 }
 
-/* Reads a token as kube-apiserver's DecodeContinue does: *start gets the key to continue
- * after (in the arena, by length: a key may hold a NUL), *rev its revision. */
-static kapi_error *decode_continue(kapi_arena *a, const char *token, kapi_str *start, int64_t *rev)
+kapi_error *kapi_api__decode_continue(kapi_arena *a, const char *token, kapi_str *start,
+                                      int64_t *rev)
 {
     kapi_buf raw;
     kapi_buf_init(&raw);
@@ -356,7 +355,7 @@ static kapi_error *plan_list(kapi_req *r, const kapi_list_opts *o, kapi_str pref
     plan->paged = o->limit > 0;
     if (o->cont && *o->cont) {
         kapi_str start = KAPI_STR_NULL;
-        if ((err = decode_continue(&r->arena, o->cont, &start, &rv)) != NULL)
+        if ((err = kapi_api__decode_continue(&r->arena, o->cont, &start, &rv)) != NULL)
             return err;
         if (o->rv && *o->rv && strcmp(o->rv, "0") != 0)
             return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
