@@ -3,51 +3,19 @@
  * real store in the test's directory and the built-in registry: discovery documents,
  * the verbs, and the Status bodies of errors.
  */
-#include "api/api_int.h"
-#include "http/harness.h"
+#include "api_env.h"
 #include "test.h"
 
-typedef struct env {
-    http_fixture http;
-    kapi_store *store;
-    kapi_registry *reg;
-    kapi_auth *auth;
-    kapi_api *api;
-    char auth_header[128];
-} env;
-
-static void env_start(env *e)
+static void env_start(api_env *e)
 {
-    char db[512];
-    snprintf(db, sizeof(db), "%s/kapi.db", test_tmpdir());
-    kapi_store_options so = {.path = db, .history_seconds = 300};
-    CHECK(kapi_store_open(&e->store, &so) == NULL);
-    CHECK(kapi_registry_new(&e->reg) == NULL);
-    CHECK(kapi_auth_new(&e->auth, test_tmpdir(), NULL) == NULL);
-    kapi_api_config ac = {.store = e->store, .registry = e->reg, .auth = e->auth};
-    e->api = kapi_api_new(&ac);
+    api_env_start(e);
     kapi_api_set_server_address(e->api, "127.0.0.1:6443");
     CHECK(kapi_api_ensure_namespace(e->api, "default") == NULL);
-    kapi_http_config hc = fixture_config(kapi_api_handle);
-    hc.handler_ctx = e->api;
-    hc.max_body = 3u << 20;
-    fixture_start(&e->http, &hc);
-    snprintf(e->auth_header, sizeof(e->auth_header), "Authorization: Bearer %s\r\n",
-             kapi_auth_admin_token(e->auth));
-}
-
-static void env_stop(env *e)
-{
-    fixture_stop(&e->http);
-    kapi_api_free(e->api);
-    kapi_store_free(e->store);
-    kapi_registry_free(e->reg);
-    kapi_auth_free(e->auth);
 }
 
 /* One request with extra header lines (each ending in \r\n) on a new connection; returns
  * the status and the parsed body in *out (NULL if the body is not JSON). */
-static int request_with(env *e, const char *method, const char *path, const char *headers,
+static int request_with(api_env *e, const char *method, const char *path, const char *headers,
                         const char *body, json_t **out, kapi_buf *raw)
 {
     http_client c;
@@ -73,7 +41,7 @@ static int request_with(env *e, const char *method, const char *path, const char
     return status;
 }
 
-static int request(env *e, const char *method, const char *path, const char *body, json_t **out,
+static int request(api_env *e, const char *method, const char *path, const char *body, json_t **out,
                    kapi_buf *raw)
 {
     return request_with(e, method, path, "", body, out, raw);
@@ -94,7 +62,7 @@ static json_t *resource_named(json_t *list, const char *name)
 
 TEST(api_discovery_documents)
 {
-    env e = {0};
+    api_env e = {0};
     json_t *doc;
     env_start(&e);
     CHECK_INT_EQ(request(&e, "GET", "/api", NULL, &doc, NULL), 200);
@@ -131,12 +99,12 @@ TEST(api_discovery_documents)
     CHECK_INT_EQ(request(&e, "POST", "/apis/batch/v1", "{}", &doc, NULL), 405);
     CHECK_STR_EQ(kapi_json_path_str(doc, "reason"), "MethodNotAllowed");
     json_decref(doc);
-    env_stop(&e);
+    api_env_stop(&e);
 }
 
 TEST(api_discovery_lists_stored_crd_groups)
 {
-    env e = {0};
+    api_env e = {0};
     json_t *doc;
     env_start(&e);
     const char *crd =
@@ -160,7 +128,7 @@ TEST(api_discovery_lists_stored_crd_groups)
     CHECK(w != NULL);
     CHECK_STR_EQ(kapi_json_path_str(w, "singularName"), "widget");
     json_decref(doc);
-    env_stop(&e);
+    api_env_stop(&e);
 }
 
 /* A valid CronJob job template. */
@@ -170,7 +138,7 @@ TEST(api_discovery_lists_stored_crd_groups)
 
 TEST(api_crud_round_trip)
 {
-    env e = {0};
+    api_env e = {0};
     json_t *doc;
     kapi_buf created, got;
     kapi_buf_init(&created);
@@ -225,12 +193,12 @@ TEST(api_crud_round_trip)
     json_decref(doc);
     kapi_buf_dispose(&created);
     kapi_buf_dispose(&got);
-    env_stop(&e);
+    api_env_stop(&e);
 }
 
 TEST(api_events_two_views)
 {
-    env e = {0};
+    api_env e = {0};
     json_t *doc;
     env_start(&e);
     const char *ev = "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{"
@@ -259,12 +227,12 @@ TEST(api_events_two_views)
     CHECK_STR_EQ(kapi_json_path_str(item, "note"), "hello");
     CHECK(json_object_get(item, "kind") == NULL); /* list items carry no kind */
     json_decref(doc);
-    env_stop(&e);
+    api_env_stop(&e);
 }
 
 TEST(api_errors_are_status)
 {
-    env e = {0};
+    api_env e = {0};
     json_t *doc;
     env_start(&e);
     const char *path = "/apis/batch/v1/namespaces/missing/cronjobs";
@@ -292,14 +260,14 @@ TEST(api_errors_are_status)
     CHECK(kapi_json_path(doc, "metadata.resourceVersion") == NULL);
     json_decref(doc);
     CHECK_INT_EQ(request(&e, "GET", "/api/v1/namespaces/dry", NULL, NULL, NULL), 404);
-    env_stop(&e);
+    api_env_stop(&e);
 }
 
 /* kubectl reads the v3 index, then a group-version's document, and validates on the
  * server when the PATCH operation lists fieldValidation. */
 TEST(api_openapi_documents)
 {
-    env e = {0};
+    api_env e = {0};
     json_t *idx, *doc;
     env_start(&e);
     CHECK_INT_EQ(request(&e, "GET", "/openapi/v3", NULL, &idx, NULL), 200);
@@ -335,14 +303,14 @@ TEST(api_openapi_documents)
     CHECK_INT_EQ(request(&e, "GET", "/openapi/v2", NULL, &doc, NULL), 200);
     CHECK_STR_EQ(kapi_json_path_str(doc, "swagger"), "2.0");
     json_decref(doc);
-    env_stop(&e);
+    api_env_stop(&e);
 }
 
 #define TABLE "Accept: application/json;as=Table;g=meta.k8s.io;v=v1\r\n"
 
 TEST(api_answers_negotiated)
 {
-    env e = {0};
+    api_env e = {0};
     json_t *doc;
     kapi_buf raw;
     kapi_buf_init(&raw);
@@ -417,5 +385,5 @@ TEST(api_answers_negotiated)
         "Created At");
     json_decref(doc);
     kapi_buf_dispose(&raw);
-    env_stop(&e);
+    api_env_stop(&e);
 }

@@ -5,48 +5,11 @@
  */
 #include <time.h>
 
-#include "api/api_int.h"
-#include "http/harness.h"
+#include "api_env.h"
 #include "test.h"
 
-typedef struct env {
-    http_fixture http;
-    kapi_store *store;
-    kapi_registry *reg;
-    kapi_auth *auth;
-    kapi_api *api;
-    char auth_header[128];
-} env;
-
-static void env_start(env *e)
-{
-    char db[512];
-    snprintf(db, sizeof(db), "%s/kapi.db", test_tmpdir());
-    kapi_store_options so = {.path = db, .history_seconds = 300};
-    CHECK(kapi_store_open(&e->store, &so) == NULL);
-    CHECK(kapi_registry_new(&e->reg) == NULL);
-    CHECK(kapi_auth_new(&e->auth, test_tmpdir(), NULL) == NULL);
-    kapi_api_config ac = {.store = e->store, .registry = e->reg, .auth = e->auth};
-    e->api = kapi_api_new(&ac);
-    kapi_http_config hc = fixture_config(kapi_api_handle);
-    hc.handler_ctx = e->api;
-    hc.max_body = 3u << 20;
-    fixture_start(&e->http, &hc);
-    snprintf(e->auth_header, sizeof(e->auth_header), "Authorization: Bearer %s\r\n",
-             kapi_auth_admin_token(e->auth));
-}
-
-static void env_stop(env *e)
-{
-    fixture_stop(&e->http);
-    kapi_api_free(e->api);
-    kapi_store_free(e->store);
-    kapi_registry_free(e->reg);
-    kapi_auth_free(e->auth);
-}
-
 /* Sends one request on c (opened by the caller). */
-static void send_request(env *e, http_client *c, const char *method, const char *path,
+static void send_request(api_env *e, http_client *c, const char *method, const char *path,
                          const char *body)
 {
     kapi_buf req;
@@ -60,7 +23,7 @@ static void send_request(env *e, http_client *c, const char *method, const char 
 }
 
 /* One request on its own connection; returns the status. */
-static int request(env *e, const char *method, const char *path, const char *body)
+static int request(api_env *e, const char *method, const char *path, const char *body)
 {
     http_client c;
     http_resp resp;
@@ -82,9 +45,9 @@ static const char ns_not_matching[] =
 
 TEST(api_watch_object_leaving_selector_is_deleted)
 {
-    env e = {0};
+    api_env e = {0};
     http_client w;
-    env_start(&e);
+    api_env_start(&e);
     CHECK_INT_EQ(request(&e, "POST", "/api/v1/namespaces", ns_matching), 201);
     client_connect(&w, e.http.port);
     send_request(&e, &w, "GET", "/api/v1/namespaces?watch=1&labelSelector=a%3Db", NULL);
@@ -97,15 +60,15 @@ TEST(api_watch_object_leaving_selector_is_deleted)
              (long long)kapi_store_revision(e.store) - 2);
     CHECK(strstr(strstr(w.carry.ptr, "\"DELETED\""), want) != NULL);
     client_close(&w);
-    env_stop(&e);
+    api_env_stop(&e);
 }
 
 TEST(api_watch_negative_timeout_ends_at_once)
 {
-    env e = {0};
+    api_env e = {0};
     http_client c;
     http_resp resp;
-    env_start(&e);
+    api_env_start(&e);
     client_connect(&c, e.http.port);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -117,7 +80,7 @@ TEST(api_watch_negative_timeout_ends_at_once)
     CHECK(t1.tv_sec - t0.tv_sec < 2);
     resp_dispose(&resp);
     client_close(&c);
-    env_stop(&e);
+    api_env_stop(&e);
 }
 
 /* The event lines in what c has received (after the response head). */
@@ -133,9 +96,9 @@ TEST(api_watch_converted_view_shared_by_watchers)
         "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"e1\","
         "\"namespace\":\"default\"},\"involvedObject\":{\"kind\":\"Pod\",\"name\":\"p\"},"
         "\"reason\":\"R\",\"message\":\"hello\",\"type\":\"Normal\"}";
-    env e = {0};
+    api_env e = {0};
     http_client w[2];
-    env_start(&e);
+    api_env_start(&e);
     CHECK_INT_EQ(request(&e, "POST", "/api/v1/namespaces", "{\"metadata\":{\"name\":\"default\"}}"),
                  201);
     for (int i = 0; i < 2; i++) {
@@ -156,5 +119,5 @@ TEST(api_watch_converted_view_shared_by_watchers)
     CHECK(strncmp(a, b, (size_t)(strchr(a, '\n') - a)) == 0);
     for (int i = 0; i < 2; i++)
         client_close(&w[i]);
-    env_stop(&e);
+    api_env_stop(&e);
 }

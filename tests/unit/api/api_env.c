@@ -1,0 +1,33 @@
+/* api_env: the api unit tests' server (see api_env.h). */
+#include "api_env.h"
+
+#include <stdio.h>
+
+#include "test.h"
+
+void api_env_start(api_env *e)
+{
+    char db[512];
+    snprintf(db, sizeof(db), "%s/kapi.db", test_tmpdir());
+    kapi_store_options so = {.path = db, .history_seconds = 300};
+    CHECK(kapi_store_open(&e->store, &so) == NULL);
+    CHECK(kapi_registry_new(&e->reg) == NULL);
+    CHECK(kapi_auth_new(&e->auth, test_tmpdir(), NULL) == NULL);
+    kapi_api_config ac = {.store = e->store, .registry = e->reg, .auth = e->auth};
+    e->api = kapi_api_new(&ac);
+    kapi_http_config hc = fixture_config(kapi_api_handle);
+    hc.handler_ctx = e->api;
+    hc.max_body = 3u << 20;
+    fixture_start(&e->http, &hc);
+    snprintf(e->auth_header, sizeof(e->auth_header), "Authorization: Bearer %s\r\n",
+             kapi_auth_admin_token(e->auth));
+}
+
+void api_env_stop(api_env *e)
+{
+    fixture_stop(&e->http);
+    kapi_api_free(e->api);
+    kapi_store_free(e->store);
+    kapi_registry_free(e->reg);
+    kapi_auth_free(e->auth);
+}
