@@ -26,7 +26,7 @@ DATA_DIR ?= kapi-data
 SHARED   ?= ../shared
 
 .PHONY: all run test unit e2e golden asan deps test-deps format clean bench bench-smoke fuzz \
-        fuzz-smoke crash-test e2e-asan
+        fuzz-smoke crash-test e2e-asan format-check
 
 all: $(BUILD)/kapi $(BUILD)/unit-tests $(BUILD)/kapi-bench
 
@@ -66,6 +66,7 @@ run: deps
 	$(BUILD)/kapi --data-dir $(DATA_DIR)
 
 test: test-deps
+	$(MAKE) format-check
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) asan
@@ -157,8 +158,14 @@ CYCLES ?= 5
 crash-test: $(BUILD)/kapi
 	python3 tests/crash/crash.py --kapi $(BUILD)/kapi --cycles $(CYCLES)
 
+FORMAT_SRC = $$(git ls-files '*.c' '*.h' '*.cc')
+
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h')
+	clang-format -i $(FORMAT_SRC)
+
+# Every C file is as clang-format leaves it (.clang-format); `make format` fixes it.
+format-check:
+	clang-format --dry-run -Werror $(FORMAT_SRC)
 
 clean:
 	rm -rf build

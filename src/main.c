@@ -115,8 +115,12 @@ static int parse_options(options *o, int argc, char **argv)
     char *end;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
         switch (c) {
-        case DATA_DIR: o->data_dir = optarg; break;
-        case BIND: o->bind_address = optarg; break;
+        case DATA_DIR:
+            o->data_dir = optarg;
+            break;
+        case BIND:
+            o->bind_address = optarg;
+            break;
         case PORT:
             o->port = (int)strtol(optarg, &end, 10);
             if (*end || o->port < 0 || o->port > 65535) {
@@ -124,10 +128,18 @@ static int parse_options(options *o, int argc, char **argv)
                 return 2;
             }
             break;
-        case CERT: o->cert_file = optarg; break;
-        case KEY: o->key_file = optarg; break;
-        case TOKENS: o->token_file = optarg; break;
-        case CLIENT_CA: o->client_ca_file = optarg; break;
+        case CERT:
+            o->cert_file = optarg;
+            break;
+        case KEY:
+            o->key_file = optarg;
+            break;
+        case TOKENS:
+            o->token_file = optarg;
+            break;
+        case CLIENT_CA:
+            o->client_ca_file = optarg;
+            break;
         case HISTORY:
             o->history_seconds = strtol(optarg, &end, 10);
             if (*end || o->history_seconds < 1 || o->history_seconds > 86400) {
@@ -149,8 +161,12 @@ static int parse_options(options *o, int argc, char **argv)
                 return 2;
             break;
         case HELP:
-        case 'h': usage(stdout); return 1;
-        default: usage(stderr); return 2;
+        case 'h':
+            usage(stdout);
+            return 1;
+        default:
+            usage(stderr);
+            return 2;
         }
     }
     if (optind < argc || !o->cert_file != !o->key_file) {
@@ -183,8 +199,7 @@ static void on_signal(uv_signal_t *h, int signum)
 
 static kapi_error *ensure_default_namespaces(kapi_api *api)
 {
-    static const char *const names[] = {"default", "kube-system", "kube-public",
-                                        "kube-node-lease"};
+    static const char *const names[] = {"default", "kube-system", "kube-public", "kube-node-lease"};
     kapi_error *err = NULL;
     for (size_t i = 0; !err && i < KAPI_ARRAY_LEN(names); i++)
         err = kapi_api_ensure_namespace(api, names[i]);

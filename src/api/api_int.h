@@ -24,8 +24,8 @@ struct kapi_api {
     const kapi_registry *registry;
     const kapi_auth *auth;
     const char *server_address;
-    kapi_openapi *openapi; /* the documents, built from the registry at start */
-    kapi_watch_hub *watches; /* the open watches and their reaper */
+    kapi_openapi *openapi;           /* the documents, built from the registry at start */
+    kapi_watch_hub *watches;         /* the open watches and their reaper */
     kapi_custom_types *custom_types; /* the custom resource types built so far */
     atomic_bool shutting_down;
     unsigned request_timeout_ms; /* --request-timeout */
@@ -116,10 +116,10 @@ typedef struct kapi_list_opts {
 /* The options of a delete (metav1.DeleteOptions). */
 typedef struct kapi_delete_opts {
     bool dry_run;
-    const char *propagation;    /* propagationPolicy; NULL when absent */
+    const char *propagation;      /* propagationPolicy; NULL when absent */
     const char *pre_uid, *pre_rv; /* preconditions; NULL when absent */
-    bool has_orphan, orphan;    /* the deprecated orphanDependents */
-    int64_t grace;              /* gracePeriodSeconds; -1 when absent */
+    bool has_orphan, orphan;      /* the deprecated orphanDependents */
+    int64_t grace;                /* gracePeriodSeconds; -1 when absent */
 } kapi_delete_opts;
 
 /* The type of a watch event. */
@@ -227,8 +227,7 @@ kapi_error *kapi_api__delete_options(kapi_req *r, kapi_delete_opts *d);
 /* Deletes one object (two phases when it has finalizers); *out gets the object as it
  * was removed or as it now waits (served view), *removed which. */
 kapi_error *kapi_api__delete(kapi_api *api, kapi_arena *a, const kapi_type *t, kapi_str ns,
-                             kapi_str name, const kapi_delete_opts *d, json_t **out,
-                             bool *removed);
+                             kapi_str name, const kapi_delete_opts *d, json_t **out, bool *removed);
 /* True when obj is being deleted and has no finalizer left: an update that leaves it so
  * removes it. */
 bool kapi_api__deletion_done(const json_t *obj);
@@ -298,8 +297,7 @@ kapi_error *kapi_api__update(kapi_req *r, json_t *obj, bool dry, int *status, ka
 /* The 404 of a named object; the Status of a failed store write. Names are taken by
  * their length and shown as Go's %q shows them. */
 kapi_error *kapi_api__err_not_found(kapi_arena *a, const kapi_type *t, kapi_str name);
-kapi_error *kapi_api__err_store(kapi_arena *a, kapi_store_rc rc, const kapi_type *t,
-                                kapi_str name);
+kapi_error *kapi_api__err_store(kapi_arena *a, kapi_store_rc rc, const kapi_type *t, kapi_str name);
 /* Go's %q of s, in the arena. */
 const char *kapi_api__quote(kapi_arena *a, kapi_str s);
 /* s as a message shows it with %s, in the arena: its bytes, a NUL (which a C string
@@ -359,8 +357,7 @@ void kapi_api__serve_scale(kapi_req *r);
 kapi_error *kapi_api__check_kind(const kapi_type *t, json_t *obj);
 /* The 400 "the object provided is unrecognized (must be of type <Kind>): <what> (<the
  * body's first 30 bytes> ...)". */
-kapi_error *kapi_api__unrecognized(const char *kind, const char *what, const char *body,
-                                   size_t n);
+kapi_error *kapi_api__unrecognized(const char *kind, const char *what, const char *body, size_t n);
 /* Puts kind, apiVersion, metadata first and the members of metadata in Kubernetes'
  * order, labels and annotations sorted; a custom resource has every member sorted, as
  * Go writes an unstructured object. Returns a new reference. */

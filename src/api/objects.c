@@ -55,11 +55,20 @@ kapi_error *kapi_api__check_kind(const kapi_type *t, json_t *obj)
 
 /* Kubernetes' order of ObjectMeta members. */
 static const char *const meta_order[] = {
-    "name",          "generateName",      "namespace",
-    "uid",           "resourceVersion",   "generation",
-    "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
-    "labels",        "annotations",       "ownerReferences",
-    "finalizers",    "managedFields",
+    "name",
+    "generateName",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
 };
 
 static int cmp_keys(const void *a, const void *b)
@@ -114,8 +123,8 @@ json_t *kapi_api__canonical(const kapi_type *t, const json_t *obj)
         json_t *v = json_object_get(meta, meta_order[i]);
         if (!v || json_is_null(v))
             continue;
-        bool map = strcmp(meta_order[i], "labels") == 0 ||
-                   strcmp(meta_order[i], "annotations") == 0;
+        bool map =
+            strcmp(meta_order[i], "labels") == 0 || strcmp(meta_order[i], "annotations") == 0;
         if (map && json_is_object(v))
             json_object_set_new(m, meta_order[i], sorted_map(v));
         else
@@ -152,8 +161,7 @@ static char *summarize(const char *body, size_t n)
     return kapi_xstrndup(body, n);
 }
 
-kapi_error *kapi_api__unrecognized(const char *kind, const char *what, const char *body,
-                                   size_t n)
+kapi_error *kapi_api__unrecognized(const char *kind, const char *what, const char *body, size_t n)
 {
     char *sum = summarize(body, n);
     kapi_error *err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
@@ -176,8 +184,7 @@ static kapi_error *decode_protobuf(kapi_req *r, json_t **out)
         free(perr);
         return err;
     }
-    if (!kapi_str_eqc(kind, t->kind) || !kapi_str_eqc(av, t->group_version) ||
-        !t->protobuf_message)
+    if (!kapi_str_eqc(kind, t->kind) || !kapi_str_eqc(av, t->group_version) || !t->protobuf_message)
         return kapi_error_new(KAPI_STATUS_UNSUPPORTED_MEDIA_TYPE,
                               "the body of the request was in an unknown format - accepted "
                               "media types include: application/json");
@@ -209,10 +216,10 @@ kapi_error *kapi_api__decode_body(kapi_req *r, const char *kind, json_t **out, k
         return decode_protobuf(r, out);
     bool yaml = ct && media_is(ct, KAPI_YAML_MEDIA_TYPE);
     if (ct && *ct && !yaml && !media_is(ct, "application/json"))
-        return kapi_error_new(KAPI_STATUS_UNSUPPORTED_MEDIA_TYPE,
-                              "the body of the request was in an unknown format - accepted "
-                              "media types include: application/json, application/yaml, "
-                              KAPI_PROTOBUF_MEDIA_TYPE);
+        return kapi_error_new(
+            KAPI_STATUS_UNSUPPORTED_MEDIA_TYPE,
+            "the body of the request was in an unknown format - accepted "
+            "media types include: application/json, application/yaml, " KAPI_PROTOBUF_MEDIA_TYPE);
     json_t *v = NULL;
     char *perr = NULL;
     if (yaml) {

@@ -59,12 +59,12 @@ struct kapi_watch {
     kapi_store_watch *sw;
     kapi_filter *filter;
     bool bookmarks;
-    size_t limit;            /* queued bytes past which the watcher is too slow */
-    int64_t deadline_ns;     /* monotonic */
+    size_t limit;        /* queued bytes past which the watcher is too slow */
+    int64_t deadline_ns; /* monotonic */
     int64_t next_bookmark_ns;
     int64_t full_since_ns; /* the reaper's: when the queue was first seen full, or 0 */
-    atomic_bool done; /* the client left, or the watcher fell behind */
-    atomic_bool stalled; /* ended for not taking its events */
+    atomic_bool done;      /* the client left, or the watcher fell behind */
+    atomic_bool stalled;   /* ended for not taking its events */
     kapi_watch *next;
 };
 
@@ -474,8 +474,8 @@ void kapi_api__serve_watch(kapi_req *r)
     kapi_http_stream_on_close(w->stream, on_client_gone, w);
     bool ok = write_initial(w, &initial);
     kapi_store_list_dispose(&initial);
-    if (ok && kapi_store_watch_start(r->api->store, prefix, from, on_change, w,
-                                     &w->sw, &oldest) == KAPI_STORE_GONE) {
+    if (ok && kapi_store_watch_start(r->api->store, prefix, from, on_change, w, &w->sw, &oldest) ==
+                  KAPI_STORE_GONE) {
         err = kapi_error_new(KAPI_STATUS_EXPIRED, "too old resource version: %lld (%lld)",
                              (long long)from, (long long)oldest);
         kapi_api__watch_write_error(w->stream, err);

@@ -30,14 +30,16 @@ struct kapi_auth__certs {
     size_t n, cap;
 };
 
-kapi_auth__certs *kapi_auth__certs_new(void) {
+kapi_auth__certs *kapi_auth__certs_new(void)
+{
     kapi_auth__certs *c = kapi_xcalloc(1, sizeof(*c));
     pthread_mutex_init(&c->lock, NULL);
     kapi_arena_init(&c->arena);
     return c;
 }
 
-void kapi_auth__certs_free(kapi_auth__certs *c) {
+void kapi_auth__certs_free(kapi_auth__certs *c)
+{
     pthread_mutex_destroy(&c->lock);
     kapi_arena_dispose(&c->arena);
     free(c->users);
@@ -46,7 +48,8 @@ void kapi_auth__certs_free(kapi_auth__certs *c) {
 
 /* Appends entry I of NAME as UTF-8 and a NUL to KEY; false when it is empty or holds a
  * NUL (the key could not be split back). */
-static bool put_entry(const X509_NAME *name, int i, kapi_buf *key) {
+static bool put_entry(const X509_NAME *name, int i, kapi_buf *key)
+{
     const ASN1_STRING *s = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, i));
     unsigned char *utf8 = NULL;
     int len = ASN1_STRING_to_UTF8(&utf8, s);
@@ -60,7 +63,8 @@ static bool put_entry(const X509_NAME *name, int i, kapi_buf *key) {
 }
 
 /* The identity of a certificate as a key: CN, then each O, each NUL-terminated. */
-static bool identity_key(X509 *cert, kapi_buf *key) {
+static bool identity_key(X509 *cert, kapi_buf *key)
+{
     const X509_NAME *name = X509_get_subject_name(cert);
     int cn = -1;
     for (int i = -1; (i = X509_NAME_get_index_by_NID(name, NID_commonName, i)) >= 0;)
@@ -73,14 +77,16 @@ static bool identity_key(X509 *cert, kapi_buf *key) {
     return true;
 }
 
-static uint64_t fnv1a(const char *p, size_t n) {
+static uint64_t fnv1a(const char *p, size_t n)
+{
     uint64_t h = 14695981039346656037u;
     for (size_t i = 0; i < n; i++)
         h = (h ^ (unsigned char)p[i]) * 1099511628211u;
     return h;
 }
 
-static const cert_user *find(const kapi_auth__certs *c, uint64_t hash, const kapi_buf *key) {
+static const cert_user *find(const kapi_auth__certs *c, uint64_t hash, const kapi_buf *key)
+{
     for (size_t i = 0; i < c->n; i++) {
         const cert_user *u = &c->users[i];
         if (u->hash == hash && u->key_len == key->len && memcmp(u->key, key->ptr, key->len) == 0)
@@ -90,7 +96,8 @@ static const cert_user *find(const kapi_auth__certs *c, uint64_t hash, const kap
 }
 
 /* Makes the user of KEY; its strings point into one arena copy of the key. */
-static const cert_user *add(kapi_auth__certs *c, uint64_t hash, const kapi_buf *key) {
+static const cert_user *add(kapi_auth__certs *c, uint64_t hash, const kapi_buf *key)
+{
     if (c->n == c->cap) {
         c->cap = c->cap ? c->cap * 2 : 8;
         c->users = kapi_xrealloc(c->users, c->cap * sizeof(*c->users));
@@ -107,7 +114,8 @@ static const cert_user *add(kapi_auth__certs *c, uint64_t hash, const kapi_buf *
     return u;
 }
 
-bool kapi_auth__certs_user(kapi_auth__certs *c, void *cert, kapi_user *out) {
+bool kapi_auth__certs_user(kapi_auth__certs *c, void *cert, kapi_user *out)
+{
     kapi_buf key;
     kapi_buf_init(&key);
     bool ok = identity_key(cert, &key);

@@ -11,7 +11,8 @@
 
 #include <string.h>
 
-void kapi_auth__csv_init(kapi_auth__csv *r, const char *data, size_t len) {
+void kapi_auth__csv_init(kapi_auth__csv *r, const char *data, size_t len)
+{
     r->p = data;
     r->end = data + len;
     r->line = 1;
@@ -24,19 +25,22 @@ void kapi_auth__csv_init(kapi_auth__csv *r, const char *data, size_t len) {
         r->p += 3;
 }
 
-void kapi_auth__csv_dispose(kapi_auth__csv *r) {
+void kapi_auth__csv_dispose(kapi_auth__csv *r)
+{
     for (size_t i = 0; i < KAPI_AUTH__CSV_KEEP; i++)
         kapi_buf_dispose(&r->fields[i]);
 }
 
 /* The end of the current line (its '\n' or the end of the data). */
-static const char *line_end(const kapi_auth__csv *r) {
+static const char *line_end(const kapi_auth__csv *r)
+{
     const char *nl = memchr(r->p, '\n', (size_t)(r->end - r->p));
     return nl ? nl : r->end;
 }
 
 /* Skips comment and blank lines; false at the end of the data. */
-static bool skip_ignored(kapi_auth__csv *r) {
+static bool skip_ignored(kapi_auth__csv *r)
+{
     while (r->p < r->end) {
         const char *eol = line_end(r), *q = r->p;
         while (q < eol && (*q == ' ' || *q == '\t' || *q == '\r'))
@@ -50,18 +54,21 @@ static bool skip_ignored(kapi_auth__csv *r) {
 }
 
 /* The field being read goes to the kept buffer, or nowhere past the kept columns. */
-static void put(kapi_auth__csv *r, char c) {
+static void put(kapi_auth__csv *r, char c)
+{
     if (r->nfields < KAPI_AUTH__CSV_KEEP)
         kapi_buf_putc(&r->fields[r->nfields], c);
 }
 
 /* True when p is at the end of a record: "\n", "\r\n", or the data's end (a last "\r"
  * before it is dropped, as Go does). */
-static bool at_record_end(const kapi_auth__csv *r, const char *p) {
+static bool at_record_end(const kapi_auth__csv *r, const char *p)
+{
     return p == r->end || *p == '\n' || (*p == '\r' && (p + 1 == r->end || p[1] == '\n'));
 }
 
-static int read_unquoted(kapi_auth__csv *r, const char **why) {
+static int read_unquoted(kapi_auth__csv *r, const char **why)
+{
     while (r->p < r->end && *r->p != ',' && !at_record_end(r, r->p)) {
         if (*r->p == '"') {
             *why = "bare \" in non-quoted field";
@@ -72,7 +79,8 @@ static int read_unquoted(kapi_auth__csv *r, const char **why) {
     return 0;
 }
 
-static int read_quoted(kapi_auth__csv *r, const char **why) {
+static int read_quoted(kapi_auth__csv *r, const char **why)
+{
     r->p++; /* the opening quote */
     for (;;) {
         if (r->p == r->end) {
@@ -96,7 +104,8 @@ static int read_quoted(kapi_auth__csv *r, const char **why) {
 }
 
 /* Moves past the separator after a field; true when it ended the record. */
-static bool finish_field(kapi_auth__csv *r) {
+static bool finish_field(kapi_auth__csv *r)
+{
     r->nfields++;
     if (r->p < r->end && *r->p == ',') {
         r->p++;
@@ -110,7 +119,8 @@ static bool finish_field(kapi_auth__csv *r) {
     return true;
 }
 
-int kapi_auth__csv_next(kapi_auth__csv *r, const char **why) {
+int kapi_auth__csv_next(kapi_auth__csv *r, const char **why)
+{
     for (size_t i = 0; i < KAPI_AUTH__CSV_KEEP; i++)
         kapi_buf_clear(&r->fields[i]);
     r->nfields = 0;

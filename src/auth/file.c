@@ -9,7 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-kapi_error *kapi_auth__mkdir(const char *dir) {
+kapi_error *kapi_auth__mkdir(const char *dir)
+{
     char *path = kapi_xstrdup(dir);
     kapi_error *err = NULL;
     /* Each prefix ending before a '/', then the whole path. */
@@ -35,7 +36,8 @@ done:
     return err;
 }
 
-static bool write_all(int fd, const char *p, size_t len) {
+static bool write_all(int fd, const char *p, size_t len)
+{
     while (len > 0) {
         ssize_t n = write(fd, p, len);
         if (n < 0 && errno == EINTR)
@@ -50,7 +52,8 @@ static bool write_all(int fd, const char *p, size_t len) {
 
 /* Makes a rename in the directory of PATH durable. Best effort: an error changes nothing
  * the caller could act on. */
-static void sync_parent(const char *path) {
+static void sync_parent(const char *path)
+{
     const char *slash = strrchr(path, '/');
     char *dir =
         slash ? kapi_xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : kapi_xstrdup(".");
@@ -62,7 +65,8 @@ static void sync_parent(const char *path) {
     free(dir);
 }
 
-kapi_error *kapi_auth__write_file(const char *path, const void *data, size_t len, mode_t mode) {
+kapi_error *kapi_auth__write_file(const char *path, const void *data, size_t len, mode_t mode)
+{
     char *tmp = kapi_xprintf("%s.tmp-XXXXXX", path);
     kapi_error *err = NULL;
     int fd = mkstemp(tmp); /* created 0600, so a key is never readable by others */
@@ -88,7 +92,8 @@ kapi_error *kapi_auth__write_file(const char *path, const void *data, size_t len
     return err;
 }
 
-kapi_error *kapi_auth__read_file(const char *path, kapi_buf *out, bool *exists) {
+kapi_error *kapi_auth__read_file(const char *path, kapi_buf *out, bool *exists)
+{
     char chunk[4096];
     ssize_t n;
     int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 
 /* S as a YAML double-quoted scalar (JSON escapes are valid YAML). */
-static void put_quoted(kapi_buf *b, const char *s) {
+static void put_quoted(kapi_buf *b, const char *s)
+{
     kapi_buf_putc(b, '"');
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\')
@@ -25,7 +26,8 @@ static void put_quoted(kapi_buf *b, const char *s) {
 }
 
 /* The base64 of a file's bytes, as a heap string. */
-static kapi_error *file_base64(const char *path, char **out) {
+static kapi_error *file_base64(const char *path, char **out)
+{
     kapi_buf pem;
     kapi_buf_init(&pem);
     kapi_error *err = kapi_auth__read_file(path, &pem, NULL);
@@ -39,8 +41,8 @@ static kapi_error *file_base64(const char *path, char **out) {
     return err;
 }
 
-static void put_config(kapi_buf *b, const char *server_url, const char *ca_data,
-                       const char *token) {
+static void put_config(kapi_buf *b, const char *server_url, const char *ca_data, const char *token)
+{
     kapi_buf_puts(b, "apiVersion: v1\nkind: Config\nclusters:\n- name: kapi\n  cluster:\n"
                      "    server: ");
     put_quoted(b, server_url);
@@ -53,7 +55,8 @@ static void put_config(kapi_buf *b, const char *server_url, const char *ca_data,
 }
 
 kapi_error *kapi_kubeconfig_write(const char *path, const char *server_url,
-                                  const char *ca_cert_file, const char *token) {
+                                  const char *ca_cert_file, const char *token)
+{
     char *ca_data = NULL;
     kapi_buf b;
     kapi_buf_init(&b);

@@ -68,7 +68,8 @@ static const struct {
 };
 
 /* An error for a failed OpenSSL call, with OpenSSL's reason; clears OpenSSL's queue. */
-static kapi_error *ssl_error(const char *what) {
+static kapi_error *ssl_error(const char *what)
+{
     char reason[256] = "unknown error";
     unsigned long e = ERR_peek_last_error();
     if (e)
@@ -78,13 +79,15 @@ static kapi_error *ssl_error(const char *what) {
 }
 
 /* Keeps OpenSSL from asking a terminal for the password of an encrypted key. */
-static int no_password(char *buf, int size, int rwflag, void *u) {
+static int no_password(char *buf, int size, int rwflag, void *u)
+{
     (void)buf, (void)size, (void)rwflag, (void)u;
     return -1;
 }
 
 /* Loads what it can of a pair; unreadable files leave NULL members. */
-static void load_pair(pair *p, const char *cert_path, const char *key_path) {
+static void load_pair(pair *p, const char *cert_path, const char *key_path)
+{
     BIO *b = BIO_new_file(cert_path, "r");
     p->cert = b ? PEM_read_bio_X509(b, NULL, no_password, NULL) : NULL;
     BIO_free(b);
@@ -94,7 +97,8 @@ static void load_pair(pair *p, const char *cert_path, const char *key_path) {
     ERR_clear_error();
 }
 
-static void pair_dispose(pair *p) {
+static void pair_dispose(pair *p)
+{
     X509_free(p->cert);
     EVP_PKEY_free(p->key);
     p->cert = NULL;
@@ -102,14 +106,16 @@ static void pair_dispose(pair *p) {
 }
 
 /* Both halves loaded, matching, and valid for RENEW_DAYS more. */
-static bool pair_fresh(const pair *p) {
+static bool pair_fresh(const pair *p)
+{
     time_t horizon = time(NULL) + (time_t)RENEW_DAYS * 86400;
     return p->cert && p->key && X509_check_private_key(p->cert, p->key) == 1 &&
            X509_cmp_time(X509_get0_notAfter(p->cert), &horizon) > 0;
 }
 
 /* The bytes of an IPv4 or IPv6 address written as text ("[::1]" too), or NULL. */
-static ASN1_OCTET_STRING *parse_ip(const char *text) {
+static ASN1_OCTET_STRING *parse_ip(const char *text)
+{
     unsigned char bin[16];
     char buf[INET6_ADDRSTRLEN + 2];
     size_t n = text ? strlen(text) : 0;
@@ -127,7 +133,8 @@ static ASN1_OCTET_STRING *parse_ip(const char *text) {
 }
 
 /* extra_ip as an address worth a SAN: it parses and is not unspecified (0.0.0.0, ::). */
-static ASN1_OCTET_STRING *extra_address(const char *extra_ip) {
+static ASN1_OCTET_STRING *extra_address(const char *extra_ip)
+{
     ASN1_OCTET_STRING *ip = parse_ip(extra_ip);
     bool unspecified = true;
     for (int i = 0; ip && i < ASN1_STRING_length(ip); i++)
@@ -139,11 +146,13 @@ static ASN1_OCTET_STRING *extra_address(const char *extra_ip) {
     return ip;
 }
 
-static bool ca_usable(const pair *ca) {
+static bool ca_usable(const pair *ca)
+{
     return pair_fresh(ca) && X509_check_ca(ca->cert) == 1;
 }
 
-static bool server_usable(const pair *srv, const pair *ca, const ASN1_OCTET_STRING *extra) {
+static bool server_usable(const pair *srv, const pair *ca, const ASN1_OCTET_STRING *extra)
+{
     bool ok = pair_fresh(srv) && X509_check_issued(ca->cert, srv->cert) == X509_V_OK &&
               X509_verify(srv->cert, X509_get0_pubkey(ca->cert)) == 1 &&
               (!extra || X509_check_ip(srv->cert, ASN1_STRING_get0_data(extra),
@@ -153,7 +162,8 @@ static bool server_usable(const pair *srv, const pair *ca, const ASN1_OCTET_STRI
 }
 
 /* A certificate for KEY named CN, valid from an hour ago (clock skew) for DAYS days. */
-static X509 *new_cert(EVP_PKEY *key, const char *cn, int days) {
+static X509 *new_cert(EVP_PKEY *key, const char *cn, int days)
+{
     unsigned char serial[SERIAL_BYTES];
     X509 *x = X509_new();
     BIGNUM *bn = NULL;
@@ -176,7 +186,8 @@ static X509 *new_cert(EVP_PKEY *key, const char *cn, int days) {
 }
 
 /* Adds extensions from a table; ISSUER is X itself for a self-signed certificate. */
-static bool add_exts(X509 *x, X509 *issuer, const ext *exts, size_t n) {
+static bool add_exts(X509 *x, X509 *issuer, const ext *exts, size_t n)
+{
     X509V3_CTX ctx;
     X509V3_set_ctx(&ctx, issuer, x, NULL, NULL, 0);
     for (size_t i = 0; i < n; i++) {
@@ -189,7 +200,8 @@ static bool add_exts(X509 *x, X509 *issuer, const ext *exts, size_t n) {
     return true;
 }
 
-static bool push_name(GENERAL_NAMES *names, GENERAL_NAME *g) {
+static bool push_name(GENERAL_NAMES *names, GENERAL_NAME *g)
+{
     if (g && sk_GENERAL_NAME_push(names, g) > 0)
         return true;
     GENERAL_NAME_free(g);
@@ -197,7 +209,8 @@ static bool push_name(GENERAL_NAMES *names, GENERAL_NAME *g) {
 }
 
 /* The extra address as a name, unless it is one of the defaults already. */
-static GENERAL_NAME *extra_name(const GENERAL_NAMES *names, const ASN1_OCTET_STRING *extra) {
+static GENERAL_NAME *extra_name(const GENERAL_NAMES *names, const ASN1_OCTET_STRING *extra)
+{
     for (int i = 0; i < sk_GENERAL_NAME_num(names); i++) {
         const GENERAL_NAME *g = sk_GENERAL_NAME_value(names, i);
         if (g->type == GEN_IPADD && ASN1_OCTET_STRING_cmp(g->d.iPAddress, extra) == 0)
@@ -214,7 +227,8 @@ static GENERAL_NAME *extra_name(const GENERAL_NAMES *names, const ASN1_OCTET_STR
     return NULL;
 }
 
-static bool add_sans(X509 *x, const ASN1_OCTET_STRING *extra) {
+static bool add_sans(X509 *x, const ASN1_OCTET_STRING *extra)
+{
     GENERAL_NAMES *names = sk_GENERAL_NAME_new_null();
     bool ok = names != NULL;
     for (size_t i = 0; ok && i < KAPI_ARRAY_LEN(server_sans); i++)
@@ -227,7 +241,8 @@ static bool add_sans(X509 *x, const ASN1_OCTET_STRING *extra) {
     return ok;
 }
 
-static kapi_error *make_ca(pair *ca) {
+static kapi_error *make_ca(pair *ca)
+{
     pair_dispose(ca);
     ca->key = EVP_EC_gen("P-256");
     ca->cert = ca->key ? new_cert(ca->key, "kapi-ca", CA_DAYS) : NULL;
@@ -237,7 +252,8 @@ static kapi_error *make_ca(pair *ca) {
     return ok ? NULL : ssl_error("generating the CA certificate");
 }
 
-static kapi_error *make_server(pair *srv, const pair *ca, const ASN1_OCTET_STRING *extra) {
+static kapi_error *make_server(pair *srv, const pair *ca, const ASN1_OCTET_STRING *extra)
+{
     pair_dispose(srv);
     srv->key = EVP_EC_gen("P-256");
     srv->cert = srv->key ? new_cert(srv->key, "kapi", SERVER_DAYS) : NULL;
@@ -248,7 +264,8 @@ static kapi_error *make_server(pair *srv, const pair *ca, const ASN1_OCTET_STRIN
 }
 
 /* Writes the PEM a BIO holds to PATH. */
-static kapi_error *save_bio(BIO *b, bool written, const char *path, mode_t mode) {
+static kapi_error *save_bio(BIO *b, bool written, const char *path, mode_t mode)
+{
     char *data = NULL;
     long len = written ? BIO_get_mem_data(b, &data) : -1;
     kapi_error *err =
@@ -259,7 +276,8 @@ static kapi_error *save_bio(BIO *b, bool written, const char *path, mode_t mode)
 }
 
 /* The key first: a certificate on disk without its key is detected as unusable. */
-static kapi_error *save_pair(const pair *p, const char *cert_path, const char *key_path) {
+static kapi_error *save_pair(const pair *p, const char *cert_path, const char *key_path)
+{
     BIO *b = BIO_new(BIO_s_mem());
     bool written = b && PEM_write_bio_PrivateKey(b, p->key, NULL, NULL, 0, NULL, NULL);
     kapi_error *err = save_bio(b, written, key_path, 0600);
@@ -270,7 +288,8 @@ static kapi_error *save_pair(const pair *p, const char *cert_path, const char *k
     return save_bio(b, written, cert_path, 0600);
 }
 
-static kapi_error *ensure(const kapi_pki *paths, const char *extra_ip) {
+static kapi_error *ensure(const kapi_pki *paths, const char *extra_ip)
+{
     pair ca = {0}, srv = {0};
     ASN1_OCTET_STRING *extra = extra_address(extra_ip);
     kapi_error *err = NULL;
@@ -289,7 +308,8 @@ done:
     return err;
 }
 
-kapi_error *kapi_pki_ensure(kapi_pki *out, const char *dir, const char *extra_ip) {
+kapi_error *kapi_pki_ensure(kapi_pki *out, const char *dir, const char *extra_ip)
+{
     out->ca_cert = kapi_xprintf("%s/ca.crt", dir);
     out->ca_key = kapi_xprintf("%s/ca.key", dir);
     out->server_cert = kapi_xprintf("%s/server.crt", dir);
@@ -302,7 +322,8 @@ kapi_error *kapi_pki_ensure(kapi_pki *out, const char *dir, const char *extra_ip
     return err;
 }
 
-void kapi_pki_dispose(kapi_pki *pki) {
+void kapi_pki_dispose(kapi_pki *pki)
+{
     free(pki->ca_cert);
     free(pki->ca_key);
     free(pki->server_cert);

@@ -36,7 +36,8 @@ struct kapi_auth {
 static const char *const admin_groups[] = {"system:masters", "system:authenticated", NULL};
 static const kapi_user admin_user = {"admin", "admin", admin_groups};
 
-const char *const *kapi_auth__groups(kapi_arena *a, const char **names, size_t n) {
+const char *const *kapi_auth__groups(kapi_arena *a, const char **names, size_t n)
+{
     const char **groups = kapi_arena_alloc(a, (n + 2) * sizeof(*groups));
     bool listed = false;
     for (size_t i = 0; i < n; i++) {
@@ -49,12 +50,14 @@ const char *const *kapi_auth__groups(kapi_arena *a, const char **names, size_t n
     return groups;
 }
 
-static void digest(const char *token, size_t len, unsigned char out[DIGEST_LEN]) {
+static void digest(const char *token, size_t len, unsigned char out[DIGEST_LEN])
+{
     if (!EVP_Digest(token, len, out, NULL, EVP_sha256(), NULL))
         abort(); /* only on allocation failure, which aborts everywhere in kapi */
 }
 
-static void add_token(kapi_auth *a, const char *token, size_t len, kapi_user user) {
+static void add_token(kapi_auth *a, const char *token, size_t len, kapi_user user)
+{
     if (a->ntokens == a->tokens_cap) {
         a->tokens_cap = a->tokens_cap ? a->tokens_cap * 2 : 16;
         a->tokens = kapi_xrealloc(a->tokens, a->tokens_cap * sizeof(*a->tokens));
@@ -65,14 +68,16 @@ static void add_token(kapi_auth *a, const char *token, size_t len, kapi_user use
     e->user = user;
 }
 
-static int entry_cmp(const void *x, const void *y) {
+static int entry_cmp(const void *x, const void *y)
+{
     const token_entry *a = x, *b = y;
     int c = memcmp(a->digest, b->digest, DIGEST_LEN);
     return c ? c : (a->seq > b->seq) - (a->seq < b->seq);
 }
 
 /* Sorts the tokens by digest and keeps the last of each run of equal tokens. */
-static void index_tokens(kapi_auth *a) {
+static void index_tokens(kapi_auth *a)
+{
     size_t n = 0;
     qsort(a->tokens, a->ntokens, sizeof(*a->tokens), entry_cmp);
     for (size_t i = 0; i < a->ntokens; i++) {
@@ -84,7 +89,8 @@ static void index_tokens(kapi_auth *a) {
     a->ntokens = n;
 }
 
-static const kapi_user *find_token(const kapi_auth *a, kapi_str token) {
+static const kapi_user *find_token(const kapi_auth *a, kapi_str token)
+{
     unsigned char d[DIGEST_LEN];
     size_t lo = 0, hi = a->ntokens;
     digest(token.ptr, token.len, d);
@@ -101,7 +107,8 @@ static const kapi_user *find_token(const kapi_auth *a, kapi_str token) {
 }
 
 /* Splits a groups column on ',' into arena strings; empty names are dropped. */
-static const char *const *split_groups(kapi_arena *arena, const kapi_buf *col) {
+static const char *const *split_groups(kapi_arena *arena, const kapi_buf *col)
+{
     const char **names = kapi_xcalloc(col->len / 2 + 1, sizeof(*names));
     size_t n = 0;
     kapi_str rest = {col->ptr, col->len}, head;
@@ -115,7 +122,8 @@ static const char *const *split_groups(kapi_arena *arena, const kapi_buf *col) {
     return groups;
 }
 
-static kapi_error *add_record(kapi_auth *a, const char *path, const kapi_auth__csv *r) {
+static kapi_error *add_record(kapi_auth *a, const char *path, const kapi_auth__csv *r)
+{
     const kapi_buf *f = r->fields;
     if (r->nfields < 3)
         return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
@@ -134,7 +142,8 @@ static kapi_error *add_record(kapi_auth *a, const char *path, const kapi_auth__c
     return NULL;
 }
 
-static kapi_error *load_token_file(kapi_auth *a, const char *path) {
+static kapi_error *load_token_file(kapi_auth *a, const char *path)
+{
     kapi_buf data;
     kapi_auth__csv r;
     const char *why = NULL;
@@ -153,7 +162,8 @@ static kapi_error *load_token_file(kapi_auth *a, const char *path) {
 }
 
 /* A new admin token: ADMIN_TOKEN_BYTES random bytes in lowercase hex, saved to PATH. */
-static kapi_error *make_admin_token(kapi_auth *a, const char *path) {
+static kapi_error *make_admin_token(kapi_auth *a, const char *path)
+{
     unsigned char raw[ADMIN_TOKEN_BYTES];
     char *hex = kapi_arena_alloc(&a->arena, 2 * sizeof(raw) + 2);
     kapi_random_bytes(raw, sizeof(raw));
@@ -168,7 +178,8 @@ static kapi_error *make_admin_token(kapi_auth *a, const char *path) {
 }
 
 /* The admin token saved in PATH, without surrounding blanks. */
-static kapi_error *parse_admin_token(kapi_auth *a, const char *path, const kapi_buf *b) {
+static kapi_error *parse_admin_token(kapi_auth *a, const char *path, const kapi_buf *b)
+{
     const char *blanks = " \t\r\n";
     size_t start = strspn(b->ptr, blanks), end = b->len;
     while (end > start && strchr(blanks, b->ptr[end - 1]))
@@ -182,7 +193,8 @@ static kapi_error *parse_admin_token(kapi_auth *a, const char *path, const kapi_
     return NULL;
 }
 
-static kapi_error *load_admin_token(kapi_auth *a, const char *dir) {
+static kapi_error *load_admin_token(kapi_auth *a, const char *dir)
+{
     char *path = kapi_xprintf("%s/admin-token", dir);
     kapi_buf b;
     bool exists = false;
@@ -200,7 +212,8 @@ static kapi_error *load_admin_token(kapi_auth *a, const char *dir) {
     return err;
 }
 
-kapi_error *kapi_auth_new(kapi_auth **out, const char *dir, const char *token_file) {
+kapi_error *kapi_auth_new(kapi_auth **out, const char *dir, const char *token_file)
+{
     kapi_auth *a = kapi_xcalloc(1, sizeof(*a));
     kapi_error *err = NULL;
     kapi_arena_init(&a->arena);
@@ -220,7 +233,8 @@ kapi_error *kapi_auth_new(kapi_auth **out, const char *dir, const char *token_fi
     return err;
 }
 
-void kapi_auth_free(kapi_auth *a) {
+void kapi_auth_free(kapi_auth *a)
+{
     if (!a)
         return;
     if (a->certs)
@@ -230,12 +244,14 @@ void kapi_auth_free(kapi_auth *a) {
     free(a);
 }
 
-const char *kapi_auth_admin_token(const kapi_auth *a) {
+const char *kapi_auth_admin_token(const kapi_auth *a)
+{
     return a->admin_token;
 }
 
 /* The token of "Bearer <token>": scheme in any case, then one or more blanks. */
-static bool bearer_token(const char *header, kapi_str *out) {
+static bool bearer_token(const char *header, kapi_str *out)
+{
     if (!header || strncasecmp(header, "bearer", 6) != 0)
         return false;
     const char *p = header + 6, *end;
@@ -250,7 +266,8 @@ static bool bearer_token(const char *header, kapi_str *out) {
 }
 
 bool kapi_auth_authenticate(const kapi_auth *a, const char *authorization, void *peer_cert,
-                            kapi_user *out) {
+                            kapi_user *out)
+{
     kapi_str token;
     const kapi_user *u;
     /* kube-apiserver's order: a verified client certificate first, then a bearer token. */
@@ -262,7 +279,8 @@ bool kapi_auth_authenticate(const kapi_auth *a, const char *authorization, void 
     return true;
 }
 
-bool kapi_user_is_master(const kapi_user *u) {
+bool kapi_user_is_master(const kapi_user *u)
+{
     for (const char *const *g = u->groups; g && *g; g++)
         if (strcmp(*g, "system:masters") == 0)
             return true;

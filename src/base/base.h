@@ -53,7 +53,6 @@ bool kapi_str_cut(kapi_str *s, char sep, kapi_str *head);
 /* The value of a hexadecimal digit, or -1. */
 int kapi_hex_value(char c);
 
-
 /* A growable buffer; strbuf invariants: ptr is never NULL and ptr[len] == '\0'. */
 typedef struct kapi_buf {
     char *ptr;

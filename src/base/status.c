@@ -52,8 +52,8 @@ void kapi_error_details(kapi_error *err, const char *name, const char *group, co
     err->has_details = true;
 }
 
-void kapi_error_add_cause(kapi_error *err, const char *reason, const char *field,
-                          const char *fmt, ...)
+void kapi_error_add_cause(kapi_error *err, const char *reason, const char *field, const char *fmt,
+                          ...)
 {
     if (err->ncauses == err->causes_cap) {
         err->causes_cap = err->causes_cap ? err->causes_cap * 2 : 4;

@@ -63,7 +63,7 @@ typedef struct kapi_error {
     char *name, *group, *kind;
     kapi_cause *causes;
     size_t ncauses, causes_cap;
-    int retry_after; /* seconds; > 0 adds a Retry-After header and details.retryAfterSeconds */
+    int retry_after;     /* seconds; > 0 adds a Retry-After header and details.retryAfterSeconds */
     char *list_continue; /* heap; Status.metadata.continue (an expired list's fresh token) */
 } kapi_error;
 
@@ -71,7 +71,7 @@ kapi_error *kapi_error_new(kapi_status status, const char *fmt, ...) KAPI_PRINTF
 void kapi_error_free(kapi_error *err);
 /* Sets details (name, group, kind; NULL or "" leaves a member out) and has_details. */
 void kapi_error_details(kapi_error *err, const char *name, const char *group, const char *kind);
-void kapi_error_add_cause(kapi_error *err, const char *reason, const char *field,
-                          const char *fmt, ...) KAPI_PRINTF(4, 5);
+void kapi_error_add_cause(kapi_error *err, const char *reason, const char *field, const char *fmt,
+                          ...) KAPI_PRINTF(4, 5);
 
 #endif

@@ -68,8 +68,8 @@ static bool next_field(reader *r, field *f)
     }
 }
 
-bool kapi_pb_envelope(const char *p, size_t n, kapi_str *api_version, kapi_str *kind,
-                      kapi_str *raw, char **err_out)
+bool kapi_pb_envelope(const char *p, size_t n, kapi_str *api_version, kapi_str *kind, kapi_str *raw,
+                      char **err_out)
 {
     *api_version = *kind = *raw = KAPI_STR("");
     if (n < 4 || memcmp(p, "k8s\0", 4) != 0) {
@@ -131,8 +131,8 @@ static json_t *time_value(const field *f, bool micro)
     return json_string(buf);
 }
 
-static json_t *message(const json_t *messages, const char *name, const unsigned char *p,
-                       size_t n, int depth, char **err);
+static json_t *message(const json_t *messages, const char *name, const unsigned char *p, size_t n,
+                       int depth, char **err);
 
 /* A map<string,string> entry: key = 1, value = 2. */
 static bool map_entry(json_t *obj, const field *f)
@@ -199,8 +199,8 @@ static json_t *value(const json_t *messages, const char *type, const field *f, i
     return NULL;
 }
 
-static json_t *message(const json_t *messages, const char *name, const unsigned char *p,
-                       size_t n, int depth, char **err)
+static json_t *message(const json_t *messages, const char *name, const unsigned char *p, size_t n,
+                       int depth, char **err)
 {
     const json_t *fields = json_object_get(messages, name);
     if (!fields || depth > MAX_DEPTH) {

@@ -25,8 +25,8 @@
 
 /* Reads the envelope: *api_version, *kind and *raw point into p. On malformed input
  * returns false and sets *err_out (heap). */
-bool kapi_pb_envelope(const char *p, size_t n, kapi_str *api_version, kapi_str *kind,
-                      kapi_str *raw, char **err_out);
+bool kapi_pb_envelope(const char *p, size_t n, kapi_str *api_version, kapi_str *kind, kapi_str *raw,
+                      char **err_out);
 
 /* Transcodes message `message` (a key of messages) in p[0..n) into a new JSON object;
  * NULL and *err_out (heap) when the bytes are malformed or the message is unknown. */

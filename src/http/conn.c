@@ -433,7 +433,7 @@ static void on_write(uv_write_t *req, int status)
         c->writing = false;
         kapi_http__conn_flush(c);
     }
-        kapi_http__conn_resume(c); /* parsing may wait for the write queue to drain */
+    kapi_http__conn_resume(c); /* parsing may wait for the write queue to drain */
 }
 
 static void submit(kapi_conn *c, char *data, size_t len, bool is_batch)

@@ -32,9 +32,9 @@
 /* Request line + headers, raw bytes: Go's DefaultMaxHeaderBytes plus the 4096 bytes of
  * slack its server allows; over it: 431. */
 #define KAPI_HTTP__MAX_HEADER_BYTES ((1u << 20) + 4096)
-#define KAPI_HTTP__INBUF_HIGH (1u << 20)       /* unparsed input held before reads pause */
-#define KAPI_HTTP__WRITE_HIGH (1u << 20)       /* unwritten output before parsing pauses */
-#define KAPI_HTTP__LINGER_MS 2000 /* after a closing answer: wait this long for the peer */
+#define KAPI_HTTP__INBUF_HIGH (1u << 20) /* unparsed input held before reads pause */
+#define KAPI_HTTP__WRITE_HIGH (1u << 20) /* unwritten output before parsing pauses */
+#define KAPI_HTTP__LINGER_MS 2000        /* after a closing answer: wait this long for the peer */
 #define KAPI_HTTP__READ_BUF (64u * 1024)
 /* The most plaintext a conn takes from its queue into one write (TLS records are made
  * from it as the socket drains, never ahead): what a client that stops reading holds. */
@@ -54,8 +54,8 @@ struct kapi_http_req {
     kapi_http_header *headers;
     size_t nheaders, headers_cap;
     bool in_value;
-    bool close_after;   /* the connection closes after this request's answer */
-    bool keep_alive_10; /* HTTP/1.0 with keep-alive: say so in the answer */
+    bool close_after;    /* the connection closes after this request's answer */
+    bool keep_alive_10;  /* HTTP/1.0 with keep-alive: say so in the answer */
     kapi_http_req *next; /* pool queue */
 };
 
@@ -158,9 +158,9 @@ struct kapi_conn {
     kapi_http_stream *stream;
     /* The request being read or handled (admission, see http.h). */
     kapi_http_class cls;
-    uint64_t deadline; /* loop time (ms) its answer is due; 0: none */
-    bool counted;      /* holds a max_inflight slot of cls */
-    bool answered;     /* the http layer answered it (timeout): the handler's answer is dropped */
+    uint64_t deadline;  /* loop time (ms) its answer is due; 0: none */
+    bool counted;       /* holds a max_inflight slot of cls */
+    bool answered;      /* the http layer answered it (timeout): the handler's answer is dropped */
     kapi_http_out *out; /* the output queue: out[out_head .. out_n) */
     size_t out_head, out_n, out_cap;
     size_t out_bytes;  /* bytes in the queue not yet taken */
@@ -177,7 +177,7 @@ struct kapi_http_server {
     kapi_http_pool pool;
     int port;
     char read_buf[KAPI_HTTP__READ_BUF]; /* libuv reads land here (one loop thread) */
-    pthread_mutex_t mu; /* guards the message queue */
+    pthread_mutex_t mu;                 /* guards the message queue */
     kapi_http_msg *head, *tail;
     kapi_conn *conns;
     size_t nconns;

@@ -113,8 +113,8 @@ static void split_target(kapi_http_req *req)
         http_parser_url_init(&u);
         if (http_parser_parse_url(url, rest.len, 0, &u) == 0) {
             if (u.field_set & (1 << UF_QUERY))
-                req->pub.query = (kapi_str){url + u.field_data[UF_QUERY].off,
-                                            u.field_data[UF_QUERY].len};
+                req->pub.query =
+                    (kapi_str){url + u.field_data[UF_QUERY].off, u.field_data[UF_QUERY].len};
             if (!(u.field_set & (1 << UF_PATH))) {
                 req->pub.path = KAPI_STR("/");
                 return;
@@ -147,8 +147,8 @@ static void mark_too_large(kapi_conn *c)
 static bool expects_continue(kapi_http_req *req, http_parser *p)
 {
     const char *expect = kapi_http_header_get(&req->pub, "expect");
-    bool has_body = (p->flags & F_CHUNKED) || (p->content_length > 0 &&
-                                              p->content_length != ULLONG_MAX);
+    bool has_body =
+        (p->flags & F_CHUNKED) || (p->content_length > 0 && p->content_length != ULLONG_MAX);
     return expect && strcasecmp(expect, "100-continue") == 0 && has_body && p->http_minor >= 1;
 }
 

@@ -143,8 +143,7 @@ void kapi_http_respond(kapi_http_request *pub, int status, const kapi_http_heade
                        size_t nheaders, const kapi_http_chunk *body, size_t nchunks)
 {
     kapi_http_req *req = (kapi_http_req *)pub;
-    kapi_http_msg *m = kapi_http__msg_new(KAPI_HTTP__MSG_RESPONSE, req, status, headers,
-                                          nheaders);
+    kapi_http_msg *m = kapi_http__msg_new(KAPI_HTTP__MSG_RESPONSE, req, status, headers, nheaders);
     m->chunks = kapi_xmalloc(nchunks * sizeof(*m->chunks));
     m->nchunks = nchunks;
     for (size_t i = 0; i < nchunks; i++) {

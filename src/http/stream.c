@@ -37,9 +37,9 @@ struct kapi_http_stream {
     bool close_conn; /* ended for a client that stopped reading: close after the end */
     pthread_t cb_thread;
     size_t queued, max_queued;
-    int waiters;              /* producers in kapi_http_stream_wait */
-    size_t wait_low;          /* what a waiting producer waits for queued to fall to */
-    kapi_http_out *pending;   /* pending[phead .. npending) are queued */
+    int waiters;            /* producers in kapi_http_stream_wait */
+    size_t wait_low;        /* what a waiting producer waits for queued to fall to */
+    kapi_http_out *pending; /* pending[phead .. npending) are queued */
     size_t phead, npending, pending_cap;
     void (*cb)(void *ctx);
     void *cb_ctx;
@@ -438,8 +438,8 @@ static void on_notify(kapi_http_msg *m)
 }
 
 static void (*const handlers[])(kapi_http_msg *m) = {
-    [KAPI_HTTP__MSG_STREAM_START] = on_start, [KAPI_HTTP__MSG_STREAM_FLUSH] = on_flush,
-    [KAPI_HTTP__MSG_STREAM_END] = on_end,     [KAPI_HTTP__MSG_STREAM_ABORT] = on_abort,
+    [KAPI_HTTP__MSG_STREAM_START] = on_start,   [KAPI_HTTP__MSG_STREAM_FLUSH] = on_flush,
+    [KAPI_HTTP__MSG_STREAM_END] = on_end,       [KAPI_HTTP__MSG_STREAM_ABORT] = on_abort,
     [KAPI_HTTP__MSG_STREAM_NOTIFY] = on_notify,
 };
 

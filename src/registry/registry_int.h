@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "registry/registry.h"
-#include "schema/quantity.h"
 #include "schema/field.h"
+#include "schema/quantity.h"
 
 /* ---- Go's view of a JSON member ---- */
 
@@ -117,6 +117,5 @@ void kapi_registry__validate_crd(const kapi_type *t, const json_t *obj, const js
  * when absent (so the answer is the same before and after defaulting). */
 void kapi_registry__validate_pod_template(kapi_error *err, kapi_arena *a, const json_t *tmpl,
                                           const char *path);
-
 
 #endif

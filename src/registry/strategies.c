@@ -75,7 +75,7 @@ static void namespace_subresource(const kapi_type *t, const char *sub, json_t *o
  */
 typedef struct field_rule {
     const char *name;
-    const char *core;  /* the core/v1 name of an events.k8s.io/v1 field */
+    const char *core;      /* the core/v1 name of an events.k8s.io/v1 field */
     json_t *(*zero)(void); /* written when absent; NULL: left out */
 } field_rule;
 
@@ -90,13 +90,20 @@ static json_t *zero_string(void)
 }
 
 static const field_rule core_fields[] = {
-    {"involvedObject", NULL, zero_object}, {"reason", NULL, NULL},
-    {"message", NULL, NULL},               {"source", NULL, zero_object},
-    {"firstTimestamp", NULL, json_null},   {"lastTimestamp", NULL, json_null},
-    {"count", NULL, NULL},                 {"type", NULL, NULL},
-    {"eventTime", NULL, json_null},        {"series", NULL, NULL},
-    {"action", NULL, NULL},                {"related", NULL, NULL},
-    {"reportingComponent", NULL, zero_string}, {"reportingInstance", NULL, zero_string},
+    {"involvedObject", NULL, zero_object},
+    {"reason", NULL, NULL},
+    {"message", NULL, NULL},
+    {"source", NULL, zero_object},
+    {"firstTimestamp", NULL, json_null},
+    {"lastTimestamp", NULL, json_null},
+    {"count", NULL, NULL},
+    {"type", NULL, NULL},
+    {"eventTime", NULL, json_null},
+    {"series", NULL, NULL},
+    {"action", NULL, NULL},
+    {"related", NULL, NULL},
+    {"reportingComponent", NULL, zero_string},
+    {"reportingInstance", NULL, zero_string},
 };
 
 static const field_rule v1_fields[] = {
@@ -183,8 +190,8 @@ static json_t *events_v1_to_storage(const kapi_type *t, json_t *obj)
 static json_t *events_v1_from_storage(const kapi_type *t, json_t *stored)
 {
     (void)t;
-    json_t *out = event_view(stored, "events.k8s.io/v1", v1_fields, KAPI_ARRAY_LEN(v1_fields),
-                             true);
+    json_t *out =
+        event_view(stored, "events.k8s.io/v1", v1_fields, KAPI_ARRAY_LEN(v1_fields), true);
     json_decref(stored);
     return out;
 }
@@ -203,8 +210,8 @@ static void crd_create(const kapi_type *t, json_t *obj)
         }
     }
     json_object_set_new(obj, "status",
-                        json_pack("{s:n,s:{s:s,s:s},s:o}", "conditions", "acceptedNames",
-                                  "plural", "", "kind", "", "storedVersions", stored));
+                        json_pack("{s:n,s:{s:s,s:s},s:o}", "conditions", "acceptedNames", "plural",
+                                  "", "kind", "", "storedVersions", stored));
 }
 
 /* A CRD's status write keeps its labels, annotations and owners too (1.26's
@@ -254,8 +261,8 @@ static const kapi_type_strategy strategies[] = {
 
 const kapi_type_strategy *kapi_registry__strategy(const char *name)
 {
-    static const kapi_type_strategy *const custom[] = {
-        &kapi_registry__custom_strategy, &kapi_registry__custom_converting_strategy};
+    static const kapi_type_strategy *const custom[] = {&kapi_registry__custom_strategy,
+                                                       &kapi_registry__custom_converting_strategy};
     for (size_t i = 0; name && i < KAPI_ARRAY_LEN(strategies); i++)
         if (strcmp(strategies[i].name, name) == 0)
             return &strategies[i];

@@ -74,7 +74,6 @@ kapi_obj *kapi_store__obj_load(const kapi_store_row *row)
 kapi_obj *kapi_obj_restamp(const kapi_obj *o, int64_t rev)
 {
     size_t tail = (size_t)o->rv_off + o->rv_len;
-    return kapi_store__obj_new(kapi_obj_key(o), rev, o->create_rev,
-                               (kapi_str){o->data, o->rv_off},
+    return kapi_store__obj_new(kapi_obj_key(o), rev, o->create_rev, (kapi_str){o->data, o->rv_off},
                                (kapi_str){o->data + tail, o->len - tail});
 }

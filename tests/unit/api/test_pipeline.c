@@ -116,8 +116,8 @@ TEST(api_discovery_lists_stored_crd_groups)
         "\"storage\":true,\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\"}}},{\"name\":\"v2\","
         "\"served\":false,\"storage\":false,\"schema\":{\"openAPIV3Schema\":{\"type\":"
         "\"object\"}}}]}}";
-    CHECK_INT_EQ(request(&e, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-                         crd, NULL, NULL),
+    CHECK_INT_EQ(request(&e, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd,
+                         NULL, NULL),
                  201);
     CHECK_INT_EQ(request(&e, "GET", "/apis/example.com", NULL, &doc, NULL), 200);
     CHECK_STR_EQ(kapi_json_path_str(doc, "preferredVersion.version"), "v1");
@@ -149,9 +149,8 @@ TEST(api_crud_round_trip)
                      "* *\",\"jobTemplate\":" JOB_TEMPLATE "},\"status\":{\"active\":[]}}";
     const char *path = "/apis/batch/v1/namespaces/default/cronjobs";
     CHECK_INT_EQ(request(&e, "POST", path, cj, NULL, &created), 201);
-    CHECK_INT_EQ(request(&e, "GET", "/apis/batch/v1/namespaces/default/cronjobs/c", NULL, NULL,
-                         &got),
-                 200);
+    CHECK_INT_EQ(
+        request(&e, "GET", "/apis/batch/v1/namespaces/default/cronjobs/c", NULL, NULL, &got), 200);
     CHECK_STR_EQ(created.ptr, got.ptr); /* served from the stored bytes */
     /* Kubernetes' member order: kind, apiVersion, metadata (name, namespace, uid,
      * resourceVersion, generation, creationTimestamp, labels sorted), spec, status. */
@@ -167,29 +166,26 @@ TEST(api_crud_round_trip)
                              "\"5 * * * *\",\"jobTemplate\":" JOB_TEMPLATE "}}",
                              rv);
     json_t *upd;
-    CHECK_INT_EQ(request(&e, "PUT", "/apis/batch/v1/namespaces/default/cronjobs/c", put, &upd,
-                         NULL),
-                 200);
+    CHECK_INT_EQ(
+        request(&e, "PUT", "/apis/batch/v1/namespaces/default/cronjobs/c", put, &upd, NULL), 200);
     CHECK_INT_EQ(json_integer_value(kapi_json_path(upd, "metadata.generation")), 2);
     CHECK(strcmp(kapi_json_path_str(upd, "metadata.resourceVersion"), rv) != 0);
     CHECK_STR_EQ(kapi_json_path_str(upd, "metadata.uid"), kapi_json_path_str(doc, "metadata.uid"));
     json_decref(upd);
     /* The same body again carries a stale resourceVersion: 409. */
-    CHECK_INT_EQ(request(&e, "PUT", "/apis/batch/v1/namespaces/default/cronjobs/c", put, &upd,
-                         NULL),
-                 409);
+    CHECK_INT_EQ(
+        request(&e, "PUT", "/apis/batch/v1/namespaces/default/cronjobs/c", put, &upd, NULL), 409);
     CHECK_STR_EQ(kapi_json_path_str(upd, "reason"), "Conflict");
     json_decref(upd);
     free(put);
-    CHECK_INT_EQ(request(&e, "DELETE", "/apis/batch/v1/namespaces/default/cronjobs/c", NULL, &upd,
-                         NULL),
-                 200);
+    CHECK_INT_EQ(
+        request(&e, "DELETE", "/apis/batch/v1/namespaces/default/cronjobs/c", NULL, &upd, NULL),
+        200);
     CHECK_STR_EQ(kapi_json_path_str(upd, "status"), "Success");
     CHECK_STR_EQ(kapi_json_path_str(upd, "details.kind"), "cronjobs");
     json_decref(upd);
-    CHECK_INT_EQ(request(&e, "GET", "/apis/batch/v1/namespaces/default/cronjobs/c", NULL, NULL,
-                         NULL),
-                 404);
+    CHECK_INT_EQ(
+        request(&e, "GET", "/apis/batch/v1/namespaces/default/cronjobs/c", NULL, NULL, NULL), 404);
     json_decref(doc);
     kapi_buf_dispose(&created);
     kapi_buf_dispose(&got);
@@ -206,22 +202,21 @@ TEST(api_events_two_views)
                      "\"hello\",\"regarding\":{\"kind\":\"CronJob\",\"name\":\"c\"},"
                      "\"reportingController\":\"ctl\",\"reportingInstance\":\"i\",\"action\":"
                      "\"A\",\"reason\":\"R\",\"type\":\"Normal\"}";
-    CHECK_INT_EQ(request(&e, "POST", "/apis/events.k8s.io/v1/namespaces/default/events", ev, &doc,
-                         NULL),
-                 201);
+    CHECK_INT_EQ(
+        request(&e, "POST", "/apis/events.k8s.io/v1/namespaces/default/events", ev, &doc, NULL),
+        201);
     CHECK_STR_EQ(kapi_json_path_str(doc, "note"), "hello");
     json_decref(doc);
-    CHECK_INT_EQ(request(&e, "GET", "/api/v1/namespaces/default/events/e1", NULL, &doc, NULL),
-                 200);
+    CHECK_INT_EQ(request(&e, "GET", "/api/v1/namespaces/default/events/e1", NULL, &doc, NULL), 200);
     CHECK_STR_EQ(kapi_json_path_str(doc, "apiVersion"), "v1");
     CHECK_STR_EQ(kapi_json_path_str(doc, "message"), "hello");
     CHECK_STR_EQ(kapi_json_path_str(doc, "involvedObject.kind"), "CronJob");
     CHECK_STR_EQ(kapi_json_path_str(doc, "reportingComponent"), "ctl");
     CHECK(json_is_null(json_object_get(doc, "firstTimestamp")));
     json_decref(doc);
-    CHECK_INT_EQ(request(&e, "GET", "/apis/events.k8s.io/v1/namespaces/default/events", NULL,
-                         &doc, NULL),
-                 200);
+    CHECK_INT_EQ(
+        request(&e, "GET", "/apis/events.k8s.io/v1/namespaces/default/events", NULL, &doc, NULL),
+        200);
     CHECK_STR_EQ(kapi_json_path_str(doc, "kind"), "EventList");
     json_t *item = json_array_get(json_object_get(doc, "items"), 0);
     CHECK_STR_EQ(kapi_json_path_str(item, "note"), "hello");
@@ -271,9 +266,8 @@ TEST(api_openapi_documents)
     json_t *idx, *doc;
     env_start(&e);
     CHECK_INT_EQ(request(&e, "GET", "/openapi/v3", NULL, &idx, NULL), 200);
-    const char *url = kapi_json_path_str(json_object_get(json_object_get(idx, "paths"),
-                                                         "apis/batch/v1"),
-                                         "serverRelativeURL");
+    const char *url = kapi_json_path_str(
+        json_object_get(json_object_get(idx, "paths"), "apis/batch/v1"), "serverRelativeURL");
     CHECK(url && strncmp(url, "/openapi/v3/apis/batch/v1?hash=", 31) == 0);
     CHECK(json_object_get(json_object_get(idx, "paths"), "api/v1") != NULL);
     char path[64];
@@ -284,16 +278,16 @@ TEST(api_openapi_documents)
     json_t *patch = json_object_get(item, "patch");
     CHECK(patch != NULL);
     /* An operation's x-kubernetes-group-version-kind is one object (a schema's is a list). */
-    CHECK_STR_EQ(kapi_json_path_str(json_object_get(patch, "x-kubernetes-group-version-kind"),
-                                    "kind"),
-                 "CronJob");
+    CHECK_STR_EQ(
+        kapi_json_path_str(json_object_get(patch, "x-kubernetes-group-version-kind"), "kind"),
+        "CronJob");
     bool field_validation = false;
     size_t i;
     json_t *p;
     json_array_foreach(json_object_get(patch, "parameters"), i, p)
     {
-        field_validation = field_validation ||
-                           strcmp(kapi_json_path_str(p, "name"), "fieldValidation") == 0;
+        field_validation =
+            field_validation || strcmp(kapi_json_path_str(p, "name"), "fieldValidation") == 0;
     }
     CHECK(field_validation);
     json_t *schemas = kapi_json_path(doc, "components.schemas");

@@ -10,7 +10,6 @@
 #include <openssl/x509.h>
 #include <sys/stat.h>
 
-
 #define CHECK_OK(expr)                                                                             \
     do {                                                                                           \
         kapi_error *e_ = (expr);                                                                   \
@@ -27,7 +26,8 @@
     } while (0)
 
 /* A file's bytes as a heap string (NULL when unreadable). */
-static inline char *slurp(const char *path) {
+static inline char *slurp(const char *path)
+{
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
@@ -41,23 +41,27 @@ static inline char *slurp(const char *path) {
     return kapi_buf_detach(&b, NULL);
 }
 
-static inline void spit(const char *path, const char *data) {
+static inline void spit(const char *path, const char *data)
+{
     FILE *f = fopen(path, "wb");
     fputs(data, f);
     fclose(f);
 }
 
-static inline int file_mode(const char *path) {
+static inline int file_mode(const char *path)
+{
     struct stat st;
     return stat(path, &st) == 0 ? (int)(st.st_mode & 07777) : -1;
 }
 
 /* A path in the test's scratch directory; the caller frees it. */
-static inline char *tmp_path(const char *name) {
+static inline char *tmp_path(const char *name)
+{
     return kapi_xprintf("%s/%s", test_tmpdir(), name);
 }
 
-static inline X509 *load_cert(const char *path) {
+static inline X509 *load_cert(const char *path)
+{
     FILE *f = fopen(path, "r");
     X509 *x = f ? PEM_read_X509(f, NULL, NULL, NULL) : NULL;
     if (f)
@@ -65,7 +69,8 @@ static inline X509 *load_cert(const char *path) {
     return x;
 }
 
-static inline EVP_PKEY *load_key(const char *path) {
+static inline EVP_PKEY *load_key(const char *path)
+{
     FILE *f = fopen(path, "r");
     EVP_PKEY *k = f ? PEM_read_PrivateKey(f, NULL, NULL, NULL) : NULL;
     if (f)

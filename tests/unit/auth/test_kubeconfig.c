@@ -4,7 +4,8 @@
 #include <unistd.h>
 
 /* Runs kubectl to read one jsonpath of a kubeconfig; NULL when kubectl is absent. */
-static char *kubectl_view(const char *kubeconfig, const char *jsonpath) {
+static char *kubectl_view(const char *kubeconfig, const char *jsonpath)
+{
     if (access("/usr/bin/kubectl", X_OK) != 0)
         return NULL;
     char *cmd = kapi_xprintf("/usr/bin/kubectl --kubeconfig '%s' config view --raw "
@@ -22,14 +23,16 @@ static char *kubectl_view(const char *kubeconfig, const char *jsonpath) {
     return kapi_buf_detach(&b, NULL);
 }
 
-static char *base64(const char *s) {
+static char *base64(const char *s)
+{
     size_t n = strlen(s);
     char *out = kapi_xmalloc(4 * ((n + 2) / 3) + 1);
     EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)s, (int)n);
     return out;
 }
 
-TEST(auth_kubeconfig_content) {
+TEST(auth_kubeconfig_content)
+{
     char *ca = tmp_path("ca.crt"), *path = tmp_path("kubeconfig");
     const char *pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
     spit(ca, pem);
@@ -57,7 +60,8 @@ TEST(auth_kubeconfig_content) {
     free(server), free(text), free(b64), free(want), free(ca), free(path);
 }
 
-TEST(auth_kubeconfig_quotes_strings) {
+TEST(auth_kubeconfig_quotes_strings)
+{
     char *ca = tmp_path("ca.crt"), *path = tmp_path("kubeconfig");
     spit(ca, "pem");
     /* Characters that would break plain or naive quoted YAML come back unchanged. */
@@ -74,7 +78,8 @@ TEST(auth_kubeconfig_quotes_strings) {
     free(server), free(text), free(ca), free(path);
 }
 
-TEST(auth_kubeconfig_missing_ca_is_an_error) {
+TEST(auth_kubeconfig_missing_ca_is_an_error)
+{
     char *ca = tmp_path("nope.crt"), *path = tmp_path("kubeconfig");
     kapi_error *err = kapi_kubeconfig_write(path, "https://127.0.0.1:6443", ca, "t");
     CHECK(err != NULL);

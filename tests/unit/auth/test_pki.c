@@ -9,7 +9,8 @@
 static const char *pki_files[] = {"ca.crt", "ca.key", "server.crt", "server.key"};
 
 /* The four files of DIR, concatenated: equal strings mean nothing was rewritten. */
-static char *pki_bytes(const char *dir) {
+static char *pki_bytes(const char *dir)
+{
     kapi_buf b;
     kapi_buf_init(&b);
     for (size_t i = 0; i < KAPI_ARRAY_LEN(pki_files); i++) {
@@ -22,7 +23,8 @@ static char *pki_bytes(const char *dir) {
     return kapi_buf_detach(&b, NULL);
 }
 
-static char *ensure(const char *extra_ip) {
+static char *ensure(const char *extra_ip)
+{
     kapi_pki pki;
     char *dir = tmp_path("data/pki");
     CHECK_OK(kapi_pki_ensure(&pki, dir, extra_ip));
@@ -30,7 +32,8 @@ static char *ensure(const char *extra_ip) {
     return dir;
 }
 
-TEST(auth_pki_generate_then_reuse) {
+TEST(auth_pki_generate_then_reuse)
+{
     kapi_pki pki;
     char *dir = tmp_path("data/pki");
     CHECK_OK(kapi_pki_ensure(&pki, dir, NULL));
@@ -55,7 +58,8 @@ TEST(auth_pki_generate_then_reuse) {
     free(dir);
 }
 
-static int verify_server(const char *dir, const char *ip, const char *host) {
+static int verify_server(const char *dir, const char *ip, const char *host)
+{
     char *ca_path = kapi_xprintf("%s/ca.crt", dir), *srv_path = kapi_xprintf("%s/server.crt", dir);
     X509 *ca = load_cert(ca_path), *srv = load_cert(srv_path);
     X509_STORE *store = X509_STORE_new();
@@ -82,12 +86,14 @@ static int verify_server(const char *dir, const char *ip, const char *host) {
 }
 
 /* 1 when extension NID of X is critical, 0 when not, -1 when absent. */
-static int ext_critical(X509 *x, int nid) {
+static int ext_critical(X509 *x, int nid)
+{
     int i = X509_get_ext_by_NID(x, nid, -1);
     return i < 0 ? -1 : X509_EXTENSION_get_critical(X509_get_ext(x, i));
 }
 
-TEST(auth_pki_server_cert_verifies_with_sans) {
+TEST(auth_pki_server_cert_verifies_with_sans)
+{
     char *dir = ensure("10.1.2.3");
     CHECK_INT_EQ(verify_server(dir, "127.0.0.1", NULL), 1);
     CHECK_INT_EQ(verify_server(dir, "::1", NULL), 1);
@@ -128,7 +134,8 @@ TEST(auth_pki_server_cert_verifies_with_sans) {
 }
 
 /* The number of subjectAltNames of DIR's server certificate. */
-static int san_count(const char *dir) {
+static int san_count(const char *dir)
+{
     char *path = kapi_xprintf("%s/server.crt", dir);
     X509 *srv = load_cert(path);
     GENERAL_NAMES *names = X509_get_ext_d2i(srv, NID_subject_alt_name, NULL, NULL);
@@ -139,7 +146,8 @@ static int san_count(const char *dir) {
     return n;
 }
 
-TEST(auth_pki_extra_ip_rules) {
+TEST(auth_pki_extra_ip_rules)
+{
     static const struct {
         const char *extra;
         int sans;
@@ -159,7 +167,8 @@ TEST(auth_pki_extra_ip_rules) {
 }
 
 /* Replaces one file of the PKI, as a crash or a person might. */
-static void clobber(const char *dir, const char *name, const char *data) {
+static void clobber(const char *dir, const char *name, const char *data)
+{
     char *path = kapi_xprintf("%s/%s", dir, name);
     if (data)
         spit(path, data);
@@ -168,14 +177,16 @@ static void clobber(const char *dir, const char *name, const char *data) {
     free(path);
 }
 
-static char *read_pki_file(const char *dir, const char *name) {
+static char *read_pki_file(const char *dir, const char *name)
+{
     char *path = kapi_xprintf("%s/%s", dir, name);
     char *data = slurp(path);
     free(path);
     return data;
 }
 
-TEST(auth_pki_reissue_and_repair) {
+TEST(auth_pki_reissue_and_repair)
+{
     char *dir = ensure(NULL);
     char *ca = read_pki_file(dir, "ca.crt"), *srv = read_pki_file(dir, "server.crt");
 
@@ -204,7 +215,8 @@ TEST(auth_pki_reissue_and_repair) {
     free(dir);
 }
 
-TEST(auth_pki_error_when_dir_unusable) {
+TEST(auth_pki_error_when_dir_unusable)
+{
     kapi_pki pki;
     char *file = tmp_path("plainfile");
     spit(file, "x");
@@ -219,7 +231,8 @@ TEST(auth_pki_error_when_dir_unusable) {
 }
 
 /* Drives a client and a server SSL over a BIO pair until both finish the handshake. */
-static bool handshake(SSL *client, SSL *server) {
+static bool handshake(SSL *client, SSL *server)
+{
     bool c_done = false, s_done = false;
     for (int i = 0; i < 100 && !(c_done && s_done); i++) {
         int rc = SSL_do_handshake(client);
@@ -234,7 +247,8 @@ static bool handshake(SSL *client, SSL *server) {
     return c_done && s_done;
 }
 
-TEST(auth_pki_tls_handshake_verifies) {
+TEST(auth_pki_tls_handshake_verifies)
+{
     kapi_pki pki;
     char *dir = tmp_path("pki");
     CHECK_OK(kapi_pki_ensure(&pki, dir, NULL));

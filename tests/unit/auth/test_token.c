@@ -4,7 +4,8 @@
 #include <openssl/x509v3.h>
 #include <pthread.h>
 
-static kapi_auth *new_auth(const char *token_csv) {
+static kapi_auth *new_auth(const char *token_csv)
+{
     kapi_auth *a = NULL;
     char *dir = tmp_path("data"), *file = NULL;
     if (token_csv) {
@@ -18,7 +19,8 @@ static kapi_auth *new_auth(const char *token_csv) {
 }
 
 /* The groups of U joined with ','. */
-static char *groups_of(const kapi_user *u) {
+static char *groups_of(const kapi_user *u)
+{
     kapi_buf b;
     kapi_buf_init(&b);
     for (const char *const *g = u->groups; *g; g++)
@@ -37,7 +39,8 @@ static char *groups_of(const kapi_user *u) {
         free(g_);                                                                                  \
     } while (0)
 
-TEST(auth_admin_token_generated_then_reused) {
+TEST(auth_admin_token_generated_then_reused)
+{
     kapi_auth *a = new_auth(NULL);
     const char *tok = kapi_auth_admin_token(a);
     CHECK_INT_EQ(strlen(tok), 64);
@@ -61,7 +64,8 @@ TEST(auth_admin_token_generated_then_reused) {
     free(path);
 }
 
-TEST(auth_admin_token_empty_file_is_an_error) {
+TEST(auth_admin_token_empty_file_is_an_error)
+{
     char *dir = tmp_path("data"), *path = tmp_path("data/admin-token");
     kapi_auth *a = (kapi_auth *)1;
     CHECK(mkdir(dir, 0700) == 0);
@@ -74,7 +78,8 @@ TEST(auth_admin_token_empty_file_is_an_error) {
     free(path);
 }
 
-TEST(auth_bearer_header_forms) {
+TEST(auth_bearer_header_forms)
+{
     kapi_auth *a = new_auth(NULL);
     const char *tok = kapi_auth_admin_token(a);
     static const struct {
@@ -117,7 +122,8 @@ static const char token_csv[] = "\xef\xbb\xbf# kapi tokens\n"
                                 "tok7,gina,uid-g,system:masters\r\n"
                                 "tok8,hal,uid-h\r";
 
-TEST(auth_token_file_users) {
+TEST(auth_token_file_users)
+{
     kapi_auth *a = new_auth(token_csv);
     CHECK_USER(a, "Bearer tok1", "alice2", "uid-a2", "late,system:authenticated");
     CHECK_USER(a, "Bearer tok2", "bob", "uid-b", "system:authenticated");
@@ -139,7 +145,8 @@ TEST(auth_token_file_users) {
     kapi_auth_free(a);
 }
 
-TEST(auth_token_file_errors) {
+TEST(auth_token_file_errors)
+{
     static const struct {
         const char *csv, *want;
     } cases[] = {
@@ -180,7 +187,8 @@ TEST(auth_token_file_errors) {
 }
 
 /* A client certificate from the CA of a fresh PKI, with subject CN and the Os given. */
-static X509 *issue_client_cert(const char *cn, const char *const *orgs) {
+static X509 *issue_client_cert(const char *cn, const char *const *orgs)
+{
     kapi_pki pki;
     char *dir = tmp_path("data");
     CHECK_OK(kapi_pki_ensure(&pki, dir, NULL));
@@ -209,7 +217,8 @@ static X509 *issue_client_cert(const char *cn, const char *const *orgs) {
     return x;
 }
 
-TEST(auth_client_certificate) {
+TEST(auth_client_certificate)
+{
     static const char *const orgs[] = {"devs", "system:masters", NULL};
     kapi_auth *a = new_auth(NULL);
     X509 *cert = issue_client_cert("jane", orgs);
@@ -252,7 +261,8 @@ typedef struct race {
     bool ok;
 } race;
 
-static void *race_main(void *arg) {
+static void *race_main(void *arg)
+{
     race *r = arg;
     r->ok = true;
     for (int i = 0; i < 2000; i++) {
@@ -264,7 +274,8 @@ static void *race_main(void *arg) {
     return NULL;
 }
 
-TEST(auth_client_certificate_threads) {
+TEST(auth_client_certificate_threads)
+{
     static const char *const names[] = {"u0", "u1", "u2", "u3"};
     race r[4];
     pthread_t t[4];
@@ -287,7 +298,8 @@ TEST(auth_client_certificate_threads) {
     kapi_auth_free(a);
 }
 
-TEST(auth_user_is_master) {
+TEST(auth_user_is_master)
+{
     static const char *const masters[] = {"x", "system:masters", NULL};
     static const char *const plain[] = {"system:authenticated", "system:master", NULL};
     kapi_user m = {"m", "", masters}, p = {"p", "", plain};

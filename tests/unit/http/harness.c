@@ -2,12 +2,12 @@
 #include "harness.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
-#include <errno.h>
 #include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>

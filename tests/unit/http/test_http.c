@@ -514,8 +514,8 @@ static void *client_thread(void *arg)
     client_connect(&c, f->port);
     for (int i = 0; i < 50; i++) {
         char req[128], want[128];
-        snprintf(req, sizeof(req), "POST /echo?i=%d HTTP/1.1\r\nContent-Length: 1\r\n\r\n%d",
-                 i, i % 10);
+        snprintf(req, sizeof(req), "POST /echo?i=%d HTTP/1.1\r\nContent-Length: 1\r\n\r\n%d", i,
+                 i % 10);
         snprintf(want, sizeof(want), "POST /echo ? i=%d len=1 tl=0 foo=-\n%d", i, i % 10);
         client_sends(&c, req);
         CHECK(client_read_response(&c, &r));
