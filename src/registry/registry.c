@@ -152,6 +152,7 @@ kapi_error *kapi_registry__load_type(kapi_type *t, const char *name, json_t *def
     t->strategy = kapi_registry__strategy(kapi_json_path_str(def, "strategy"));
     if (!t->strategy)
         return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type file %s: unknown strategy", name);
+    t->is_namespace = t->strategy == &kapi_registry__namespace_strategy;
     kapi_error *err = load_field_labels(t, name, def);
     return err ? err : kapi_registry__load_columns(t, name, def);
 }

@@ -24,6 +24,37 @@
 
 typedef struct kapi_type kapi_type;
 typedef struct kapi_custom kapi_custom;
+typedef struct kapi_registry kapi_registry;
+
+/* What a hook may ask of the write that calls it: the pipeline builds one per write and
+ * lends it for the call (nothing in it outlives the write). The hooks reach the store
+ * only through get, so the registry needs none of the api's internals. */
+typedef struct kapi_hook_ctx kapi_hook_ctx;
+struct kapi_hook_ctx {
+    const kapi_registry *registry;
+    kapi_arena *arena; /* the write's arena: what a hook allocates for its answer */
+    const char *now;   /* the write's time, "2024-01-02T03:04:05Z" */
+    /* The stored object of type t at ns/name (storage view, a new reference), or NULL when
+     * there is none. */
+    json_t *(*get)(const kapi_hook_ctx *c, const kapi_type *t, kapi_str ns, kapi_str name);
+    /* Delete hooks only: applies the delete's propagation policy to the finalizers of meta
+     * (deletionFinalizersForGarbageCollection); true when they changed. */
+    bool (*propagate)(const kapi_hook_ctx *c, json_t *meta);
+    void *pipeline; /* the caller's own, for get and propagate */
+};
+
+/* The writes admission sees. */
+typedef enum kapi_admit_op {
+    KAPI_ADMIT_CREATE,
+    KAPI_ADMIT_DELETE,
+} kapi_admit_op;
+
+/* What a type's before_delete hook decided. */
+typedef enum kapi_delete_step {
+    KAPI_DELETE_GENERIC, /* the generic delete goes on: policy, finalizers, removal */
+    KAPI_DELETE_WAIT,    /* the object stays as it is: answered, nothing written */
+    KAPI_DELETE_MARKED,  /* the hook marked the object as being deleted: stored, answered */
+} kapi_delete_step;
 
 /* Code special to a type. Every hook is optional. obj is the whole object in the
  * type's own (served) view, kind and apiVersion included. */
@@ -62,6 +93,21 @@ typedef struct kapi_type_strategy {
      * warning a valid obj earns (old NULL on create). */
     void (*warnings)(const kapi_type *t, const json_t *obj, const json_t *old,
                      void (*warn)(void *ctx, const char *text), void *ctx);
+    /* Admission of the type's own (kube's admission plugins for it): op on obj (served
+     * view; a create's after the server's metadata and before defaulting, a delete's the
+     * stored object). NULL lets the write go on, else the error refuses it. Called by
+     * kapi_type_admit, after the admission every type gets. */
+    kapi_error *(*admit)(const kapi_type *t, const kapi_hook_ctx *c, kapi_admit_op op,
+                         const json_t *obj);
+    /* The type's own delete (its REST Delete), before the generic one: obj is the stored
+     * object (served view), which the hook may change. It answers whether the generic
+     * delete goes on, the object waits as it is, or the hook marked it for deletion
+     * (deletionTimestamp set): then the pipeline stores obj and answers it. */
+    kapi_delete_step (*before_delete)(const kapi_type *t, const kapi_hook_ctx *c, json_t *obj);
+    /* True while the type's own finalization still holds obj (being deleted, no
+     * metadata.finalizers left): an update that leaves it so does not remove it (kube's
+     * ShouldDeleteDuringUpdate of the type). */
+    bool (*finalizing)(const kapi_type *t, const json_t *obj);
 } kapi_type_strategy;
 
 /* The code of a computed Table cell (registry/printers.c, by the name a column's "cell"
@@ -101,7 +147,10 @@ struct kapi_type {
     const char *kind, *list_kind;
     const char *plural;
     bool namespaced;
-    bool generation;                /* metadata.generation is kept (types with a spec) */
+    bool generation; /* metadata.generation is kept (types with a spec) */
+    /* The objects are the namespaces: the namespace part of an item's path is its name
+     * (/api/v1/namespaces/<name>), not a namespace it is in. */
+    bool is_namespace;
     bool all_namespaces;            /* served across namespaces at the cluster path */
     const char *const *short_names; /* NULL-terminated */
     const char *const *categories;  /* NULL-terminated */
@@ -141,8 +190,6 @@ struct kapi_type {
     json_t *def;         /* the parsed type file, for what only some consumers read */
     kapi_custom *custom; /* a custom resource's own facts; NULL for built-in types */
 };
-
-typedef struct kapi_registry kapi_registry;
 
 /* Loads the embedded built-in types. */
 kapi_error *kapi_registry_new(kapi_registry **out);
@@ -217,6 +264,28 @@ kapi_error *kapi_type_validate(const kapi_type *t, const json_t *obj, const json
  * strategy: the generic metadata and update checks, then the type's subresource rules. */
 kapi_error *kapi_type_validate_subresource(const kapi_type *t, const char *sub, const json_t *obj,
                                            const json_t *old);
+
+/* Admits op on obj (served view) of type t in namespace ns, as kube-apiserver's admission
+ * does: the namespace lifecycle every namespaced type gets (a create needs its
+ * namespace, one not being terminated), then the type's admit hook. NULL, or the error
+ * that refuses the write. */
+kapi_error *kapi_type_admit(const kapi_type *t, const kapi_hook_ctx *c, kapi_admit_op op,
+                            kapi_str ns, const json_t *obj);
+/* True when obj is being deleted and nothing holds it any more (no metadata.finalizers,
+ * and the type's finalizing hook, if any, says so): an update that leaves it so removes
+ * it. */
+bool kapi_type_deletion_done(const kapi_type *t, const json_t *obj);
+
+/* ---- CustomResourceDefinitions (registry/crd.c) ---- */
+
+/* The finalizer a deleted CRD keeps until its custom resources are gone. */
+#define KAPI_CRD_CLEANUP "customresourcecleanup.apiextensions.k8s.io"
+/* True if the CRD has condition type with status True. */
+bool kapi_crd_condition(const json_t *crd, const char *type);
+/* Sets the CRD's condition type to True with reason and message; the transition time
+ * (now) changes only when the condition was not True already. */
+void kapi_crd_set_condition(json_t *crd, const char *type, const char *reason, const char *message,
+                            const char *now);
 
 /* The stored path the fieldSelector label of t reads, into *out (borrowed from t); or the
  * 400 BadRequest kube-apiserver gives a label the type does not support. */

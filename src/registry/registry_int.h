@@ -59,6 +59,10 @@ void kapi_registry__type_dispose(kapi_type *t);
 
 /* A CRD's storage version, and a version served in another one (converted on the way
  * in and out). */
+extern const kapi_type_strategy kapi_registry__namespace_strategy; /* registry/namespace.c */
+extern const kapi_type_strategy kapi_registry__crd_strategy;       /* registry/crd.c */
+/* The type of the namespaces (core/v1), which the namespace lifecycle reads. */
+const kapi_type *kapi_registry__namespace_type(const kapi_registry *r);
 extern const kapi_type_strategy kapi_registry__custom_strategy;
 extern const kapi_type_strategy kapi_registry__custom_converting_strategy;
 

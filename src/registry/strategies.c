@@ -1,6 +1,8 @@
 /*
  * registry/strategies: the code special to a type, by the strategy names the type files
- * use. Everything generic (metadata, names, revisions) is done by the API pipeline.
+ * use; a type with much of its own (namespaces, CRDs, custom resources) has its strategy
+ * in its own file. Everything generic (metadata, names, revisions) is done by the API
+ * pipeline.
  */
 #include <string.h>
 
@@ -12,60 +14,6 @@ static void cronjob_create(const kapi_type *t, json_t *obj)
 {
     (void)t;
     json_object_set_new(obj, "status", json_object());
-}
-
-/* namespace: phase Active, the "kubernetes" finalizer, the metadata.name label. */
-static void namespace_label(json_t *obj)
-{
-    json_t *meta = kapi_json_object_ensure(obj, "metadata");
-    const char *name = kapi_json_path_str(meta, "name");
-    json_t *labels = kapi_json_object_ensure(meta, "labels");
-    json_object_set_new(labels, "kubernetes.io/metadata.name", json_string(name ? name : ""));
-}
-
-static void namespace_create(const kapi_type *t, json_t *obj)
-{
-    (void)t;
-    namespace_label(obj);
-    json_t *spec = kapi_json_object_ensure(obj, "spec");
-    json_t *fin = json_object_get(spec, "finalizers");
-    if (!json_is_array(fin)) {
-        fin = json_array();
-        json_object_set_new(spec, "finalizers", fin);
-    }
-    bool has = false;
-    for (size_t i = 0; i < json_array_size(fin); i++)
-        has = has || strcmp(json_string_value(json_array_get(fin, i)) ?: "", "kubernetes") == 0;
-    if (!has)
-        json_array_append_new(fin, json_string("kubernetes"));
-    json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
-}
-
-static void namespace_update(const kapi_type *t, json_t *obj, const json_t *old)
-{
-    (void)t;
-    namespace_label(obj);
-    json_t *spec = kapi_json_object_ensure(obj, "spec");
-    json_t *fin = kapi_json_path(old, "spec.finalizers");
-    if (fin)
-        json_object_set(spec, "finalizers", fin);
-    else
-        json_object_del(spec, "finalizers");
-}
-
-/* A status write keeps the spec (done by the pipeline), a finalize write the status; the
- * metadata of both comes from the body, with the metadata.name label (Canonicalize). */
-static void namespace_subresource(const kapi_type *t, const char *sub, json_t *obj,
-                                  const json_t *old)
-{
-    (void)t;
-    namespace_label(obj);
-    if (strcmp(sub, "finalize") != 0)
-        return;
-    json_t *st = json_object_get(old, "status");
-    json_object_del(obj, "status");
-    if (st)
-        json_object_set(obj, "status", st);
 }
 
 /*
@@ -196,42 +144,6 @@ static json_t *events_v1_from_storage(const kapi_type *t, json_t *stored)
     return out;
 }
 
-/* customresourcedefinition: status starts with no conditions and the storage version. */
-static void crd_create(const kapi_type *t, json_t *obj)
-{
-    (void)t;
-    json_t *stored = json_array();
-    json_t *versions = kapi_json_path(obj, "spec.versions");
-    for (size_t i = 0; i < json_array_size(versions); i++) {
-        json_t *v = json_array_get(versions, i);
-        if (json_is_true(json_object_get(v, "storage")) && json_object_get(v, "name")) {
-            json_array_append(stored, json_object_get(v, "name"));
-            break; /* the first storage version, as Kubernetes' PrepareForCreate */
-        }
-    }
-    json_object_set_new(obj, "status",
-                        json_pack("{s:n,s:{s:s,s:s},s:o}", "conditions", "acceptedNames", "plural",
-                                  "", "kind", "", "storedVersions", stored));
-}
-
-/* A CRD's status write keeps its labels, annotations and owners too (1.26's
- * statusStrategy.PrepareForUpdate); finalizers may change. */
-static void crd_subresource(const kapi_type *t, const char *sub, json_t *obj, const json_t *old)
-{
-    static const char *const kept[] = {"labels", "annotations", "ownerReferences"};
-    (void)t;
-    (void)sub;
-    json_t *meta = kapi_json_object_ensure(obj, "metadata");
-    const json_t *old_meta = json_object_get(old, "metadata");
-    for (size_t i = 0; i < KAPI_ARRAY_LEN(kept); i++) {
-        json_t *v = json_object_get(old_meta, kept[i]);
-        if (v)
-            json_object_set(meta, kept[i], v);
-        else
-            json_object_del(meta, kept[i]);
-    }
-}
-
 static const kapi_type_strategy strategies[] = {
     {.name = "plain"},
     {.name = "cronjob",
@@ -239,12 +151,6 @@ static const kapi_type_strategy strategies[] = {
      .validate = kapi_registry__validate_cronjob,
      .warnings = kapi_registry__cronjob_warnings},
     {.name = "clustercidr", .validate = kapi_registry__validate_clustercidr},
-    {.name = "namespace",
-     .prepare_create = namespace_create,
-     .prepare_update = namespace_update,
-     .prepare_subresource = namespace_subresource,
-     .validate = kapi_registry__validate_namespace,
-     .validate_subresource = kapi_registry__validate_namespace_subresource},
     {.name = "event",
      .prepare_create = event_create,
      .prepare_update = event_update,
@@ -253,21 +159,18 @@ static const kapi_type_strategy strategies[] = {
      .to_storage = events_v1_to_storage,
      .from_storage = events_v1_from_storage,
      .validate = kapi_registry__validate_event},
-    {.name = "customresourcedefinition",
-     .prepare_create = crd_create,
-     .prepare_subresource = crd_subresource,
-     .validate = kapi_registry__validate_crd},
 };
 
 const kapi_type_strategy *kapi_registry__strategy(const char *name)
 {
-    static const kapi_type_strategy *const custom[] = {&kapi_registry__custom_strategy,
-                                                       &kapi_registry__custom_converting_strategy};
+    static const kapi_type_strategy *const own_file[] = {
+        &kapi_registry__namespace_strategy, &kapi_registry__crd_strategy,
+        &kapi_registry__custom_strategy, &kapi_registry__custom_converting_strategy};
     for (size_t i = 0; name && i < KAPI_ARRAY_LEN(strategies); i++)
         if (strcmp(strategies[i].name, name) == 0)
             return &strategies[i];
-    for (size_t i = 0; name && i < KAPI_ARRAY_LEN(custom); i++)
-        if (strcmp(custom[i]->name, name) == 0)
-            return custom[i];
+    for (size_t i = 0; name && i < KAPI_ARRAY_LEN(own_file); i++)
+        if (strcmp(own_file[i]->name, name) == 0)
+            return own_file[i];
     return NULL;
 }
