@@ -202,7 +202,7 @@ static kapi_error *ensure_default_namespaces(kapi_api *api)
     static const char *const names[] = {"default", "kube-system", "kube-public", "kube-node-lease"};
     kapi_error *err = NULL;
     for (size_t i = 0; !err && i < KAPI_ARRAY_LEN(names); i++)
-        err = kapi_api_ensure_namespace(api, names[i]);
+        err = kapi_namespace_ensure(api, names[i]);
     return err;
 }
 

@@ -3,7 +3,20 @@
  * for every HTTP request and reads top to bottom:
  *
  *   request info → authenticate → route (health, version, discovery, OpenAPI, resources)
- *   → negotiate → decode → admit (server-set metadata, strategy hooks) → store → encode
+ *   → negotiate → decode → write → encode
+ *
+ * Every write, a request's or kapi's own (the client API below), goes through one
+ * function, kapi_api__write (write.c), whose stages are:
+ *
+ *   admit          kapi_type_admit: the namespace lifecycle, the type's admit hook
+ *   metadata       rest.c (create, update), delete.c (delete): uid, timestamps,
+ *                  generation, deletion's two phases, the type's before_delete hook
+ *   default        registry: kapi_type_prepare_* and the type's prepare_* hooks
+ *   validate       registry: kapi_type_validate, kapi_type_validate_subresource
+ *   store          write.c: kapi_api__store_write (the storage view, compare-and-swap)
+ *
+ * and around it, for a request: reqinfo.c (request info), negotiate.c (the answer's
+ * form), decode.c and objects.c (the body), respond.c and transform.c (the answer).
  *
  * Every failure is a kapi_error made where it is found and rendered once, at the end, as
  * a metav1.Status (DESIGN.md invariant 5). Everything a request allocates lives in its
@@ -43,8 +56,60 @@ kapi_http_admission kapi_api_classify(const kapi_http_request *req, void *ctx);
 extern const kapi_http_answer kapi_api_busy_answer;
 extern const kapi_http_answer kapi_api_timeout_answer;
 
-/* Creates the namespace if it does not exist yet (start-up: default, kube-system, ...). */
-kapi_error *kapi_api_ensure_namespace(kapi_api *api, const char *name);
+/* ---- the api as a client ----
+ *
+ * kapi's own writers (the controllers, the namespaces made at start) use the api as a
+ * client would, through these: each runs the same pipeline as a request's verb (admit,
+ * server metadata and defaults, validate, store), as user, and may be called from any
+ * thread. Objects are JSON in the type's served view; *out (when not NULL) gets a new
+ * reference. Names are taken by length (a name may hold a NUL). */
+
+/* The options of a delete (metav1.DeleteOptions). */
+typedef struct kapi_delete_opts {
+    bool dry_run;
+    const char *propagation;      /* propagationPolicy; NULL when absent */
+    const char *pre_uid, *pre_rv; /* preconditions; NULL when absent */
+    bool has_orphan, orphan;      /* the deprecated orphanDependents */
+    int64_t grace;                /* gracePeriodSeconds; -1 when absent */
+} kapi_delete_opts;
+
+/* kube-apiserver's loopback identity (system:apiserver, in system:masters): the writes
+ * kapi makes for itself at start. */
+extern const kapi_user kapi_api_loopback_user;
+
+/* The object of t at ns/name; the 404 when there is none. */
+kapi_error *kapi_api_get(kapi_api *api, const kapi_type *t, kapi_str ns, kapi_str name,
+                         json_t **out);
+/* Every object of t in ns ("": all namespaces), as a JSON array; *rev gets the revision
+ * the list was read at (may be NULL). */
+kapi_error *kapi_api_list(kapi_api *api, const kapi_type *t, kapi_str ns, json_t **out,
+                          int64_t *rev);
+/* Creates obj (taken; decoded as a body is: defaults, Go types) in ns. */
+kapi_error *kapi_api_create(kapi_api *api, const kapi_user *user, const kapi_type *t, kapi_str ns,
+                            json_t *obj, json_t **out);
+/* Updates the object obj names (taken), at the revision its metadata.resourceVersion
+ * names ("" or none: unconditionally), through subresource sub ("" for the main
+ * resource, "status", "finalize"). An update that leaves a deleted object with nothing
+ * holding it removes it: *out is then its last state. */
+kapi_error *kapi_api_update(kapi_api *api, const kapi_user *user, const kapi_type *t,
+                            const char *sub, json_t *obj, json_t **out);
+/* Deletes the object of t at ns/name as DeleteOptions d say; *removed (may be NULL)
+ * tells whether it went or waits for finalizers, *out is its state either way. */
+kapi_error *kapi_api_delete(kapi_api *api, const kapi_user *user, const kapi_type *t, kapi_str ns,
+                            kapi_str name, const kapi_delete_opts *d, json_t **out, bool *removed);
+/* Watches the objects of t in ns ("": all namespaces) from after revision from, as
+ * kapi_store_watch_start does (fn's contract is kapi_store_watch_fn's: quick, on the
+ * store's thread, never calling back into the store's watch functions). */
+kapi_store_rc kapi_api_watch_start(kapi_api *api, const kapi_type *t, kapi_str ns, int64_t from,
+                                   kapi_store_watch_fn fn, void *ctx, kapi_store_watch **out);
+void kapi_api_watch_stop(kapi_api *api, kapi_store_watch *w);
+/* The type the objects of the custom resource definition crd (parsed) are stored as, held
+ * (kapi_type_release); an error when the CRD has no storage version or it does not
+ * build. */
+kapi_error *kapi_api_custom_storage_type(kapi_api *api, const json_t *crd, const kapi_type **out);
+
+/* The registry the api serves (borrowed). */
+const kapi_registry *kapi_api_registry(const kapi_api *api);
 
 /* Sets the address /api reports (host:port), once the port is bound; before serving. */
 void kapi_api_set_server_address(kapi_api *api, const char *address);

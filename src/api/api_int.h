@@ -113,14 +113,38 @@ typedef struct kapi_list_opts {
     int64_t timeout;      /* timeoutSeconds; 0 when absent */
 } kapi_list_opts;
 
-/* The options of a delete (metav1.DeleteOptions). */
-typedef struct kapi_delete_opts {
-    bool dry_run;
-    const char *propagation;      /* propagationPolicy; NULL when absent */
-    const char *pre_uid, *pre_rv; /* preconditions; NULL when absent */
-    bool has_orphan, orphan;      /* the deprecated orphanDependents */
-    int64_t grace;                /* gracePeriodSeconds; -1 when absent */
-} kapi_delete_opts;
+/* The verbs of a write. */
+typedef enum kapi_write_verb {
+    KAPI_WRITE_CREATE,
+    KAPI_WRITE_UPDATE, /* of the main resource, or of w->subresource */
+    KAPI_WRITE_DELETE,
+} kapi_write_verb;
+
+/* One write through the pipeline (kapi_api__write): what is written, by whom, and what
+ * came of it. A request's write is made by kapi_api__write_init; kapi's own (the client
+ * API of api.h) fill it themselves. */
+typedef struct kapi_write {
+    kapi_api *api;
+    kapi_arena *arena; /* everything the write allocates that the answer needs */
+    const kapi_user *user;
+    const kapi_type *type;
+    kapi_write_verb verb;
+    kapi_str ns;                 /* the namespace of the path ("" when none) */
+    kapi_str name;               /* update, delete: the name of the path */
+    const char *subresource;     /* update: "" for the main resource, else "status", ... */
+    json_t *obj;                 /* create, update: the object (served view); taken */
+    bool dry_run;                /* create, update (a delete's is in del) */
+    const kapi_delete_opts *del; /* delete: its options */
+    kapi_req *req;               /* the request, whose answer gets the warnings; or NULL */
+    kapi_hook_ctx hooks;         /* what the type's hooks are lent (set by kapi_api__write) */
+    /* What came of it. */
+    int status;       /* create, update: 201 when an object was created, else 200 */
+    kapi_obj *stored; /* create, update: the stored object (a reference), or NULL */
+    json_t *unstored; /* or the object not stored (storage view): a dry run, or the last
+                       * state of an object an update removed */
+    json_t *deleted;  /* delete: the object as removed or as it now waits (served view) */
+    bool removed;     /* delete: removed, not waiting for finalizers */
+} kapi_write;
 
 /* The type of a watch event. */
 typedef enum kapi_watch_type {
@@ -221,16 +245,29 @@ kapi_str kapi_api__key_name(const kapi_obj *o);
 bool kapi_api__filter_match(const kapi_filter *f, const kapi_obj *o);
 void kapi_api__filter_free(kapi_filter *f);
 
+/* write.c: the one write function. Every write (a request's create, update, patch,
+ * delete, subresource write; kapi's own through the client API) comes here:
+ *   admit (kapi_type_admit) → server metadata and defaults (prepare_*) → validate →
+ *   store (kapi_api__store_write)
+ * decode before it and encode after it are the caller's (a request's body and answer). */
+/* Runs w; NULL, or the error of the stage that refused it. Takes w->obj. */
+kapi_error *kapi_api__write(kapi_write *w);
+/* Starts a write of the request's type at the request's path, as its user. */
+void kapi_api__write_init(kapi_write *w, kapi_req *r, kapi_write_verb verb);
+/* The store stage: encodes obj (served view; borrowed) in the storage view and
+ * commits it as op, expecting revision expect_rev; *out gets the stored object. With dry
+ * set nothing is stored and *dry gets the object that would have been (storage view). */
+kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type *t, json_t *obj,
+                                  kapi_store_op op, int64_t expect_rev, kapi_obj **out,
+                                  json_t **dry);
+/* The stages of the verbs (rest.c, delete.c); only kapi_api__write calls them. */
+kapi_error *kapi_api__create_stage(kapi_write *w);
+kapi_error *kapi_api__update_stage(kapi_write *w);
+kapi_error *kapi_api__delete_stage(kapi_write *w);
+
 /* delete.c */
 /* Reads DeleteOptions from the body, or from the query when there is no body. */
 kapi_error *kapi_api__delete_options(kapi_req *r, kapi_delete_opts *d);
-/* Deletes one object (two phases when it has finalizers); *out gets the object as it
- * was removed or as it now waits (served view), *removed which. */
-kapi_error *kapi_api__delete(kapi_api *api, kapi_arena *a, const kapi_type *t, kapi_str ns,
-                             kapi_str name, const kapi_delete_opts *d, json_t **out, bool *removed);
-/* True when obj is being deleted and has no finalizer left: an update that leaves it so
- * removes it. */
-bool kapi_api__deletion_done(const json_t *obj);
 /* Removes the object at key (at revision rev) whose update emptied its finalizers; *out
  * gets its last state (storage view) with the removal's revision. */
 kapi_error *kapi_api__finish_deletion(kapi_api *api, kapi_arena *a, const kapi_type *t,
@@ -266,18 +303,6 @@ void kapi_api__custom_types_free(kapi_custom_types *c);
 /* The type serving the request's group/version/resource from an Established CRD, held
  * (NULL when no CRD serves it); creates while the CRD terminates are a 405. */
 kapi_error *kapi_api__custom_type(kapi_req *r, const kapi_type **out);
-/* The type of the storage version of crd (stored as o), held: the one its objects are
- * stored as, which the controllers read and delete them through. */
-kapi_error *kapi_api__custom_storage_type(kapi_api *api, const kapi_obj *o, const json_t *crd,
-                                          const kapi_type **out);
-/* True if the CRD has condition type with status True. */
-bool kapi_api__crd_condition(const json_t *crd, const char *type);
-/* Sets the CRD's condition type to True with reason and message; the transition time
- * (now) changes only when the condition was not True already. */
-void kapi_api__crd_set_condition(json_t *crd, const char *type, const char *reason,
-                                 const char *message, const char *now);
-/* The finalizer a deleted CRD keeps until its custom resources are gone. */
-#define KAPI_CRD_CLEANUP "customresourcecleanup.apiextensions.k8s.io"
 
 /* openapi.c: /openapi/v2 and /openapi/v3[/...], built once from the registry. */
 kapi_openapi *kapi_api__openapi_new(const kapi_registry *reg);
@@ -288,12 +313,6 @@ char *kapi_api__openapi_v2_proto(const json_t *doc, size_t *len);
 
 /* rest.c: the verbs on a resolved type, and what the other verbs share. */
 void kapi_api__serve_resource(kapi_req *r);
-/* Updates the object at the request's path to obj (served view; the function takes it):
- * *out gets the stored object, or *unstored the object not stored (a dry run, or the last
- * state of an object whose last finalizer the update removed); *status is 200, or 201
- * for a create-on-update. */
-kapi_error *kapi_api__update(kapi_req *r, json_t *obj, bool dry, int *status, kapi_obj **out,
-                             json_t **unstored);
 /* The 404 of a named object; the Status of a failed store write. Names are taken by
  * their length and shown as Go's %q shows them. */
 kapi_error *kapi_api__err_not_found(kapi_arena *a, const kapi_type *t, kapi_str name);
@@ -311,19 +330,6 @@ json_t *kapi_api__parse_stored(const kapi_obj *o);
  * with a stored one (takes the reference), in the type's view. */
 void kapi_api__respond_unstored(kapi_req *r, const kapi_type *t, int status, json_t *stored);
 void kapi_api__respond_stored(kapi_req *r, const kapi_type *t, int status, kapi_obj *o);
-/* Encodes obj (served view; borrowed) in the storage view and
- * commits it as op, expecting revision expect_rev; *out gets the stored object. With dry
- * set nothing is stored and *dry gets the object that would have been (storage view). */
-kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type *t, json_t *obj,
-                                  kapi_store_op op, int64_t expect_rev, kapi_obj **out,
-                                  json_t **dry);
-/* Creates obj (the served view, a reference the function takes) of type t in ns; the
- * stored object (in the storage view) comes back in *out. With dry non-NULL nothing is
- * stored and *dry gets the object that would have been (storage view). The type's
- * warnings go to r's answer; r is NULL for kapi's own creates. */
-kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, kapi_str ns,
-                             json_t *obj, kapi_obj **out, json_t **dry, kapi_req *r);
-
 /* decode.c: a write's options and its body, decoded against the type's schema. */
 /* Reads dryRun and fieldValidation; options_kind ("CreateOptions", ...) names them in
  * the 422 when a value is not supported. */

@@ -53,59 +53,11 @@ void kapi_api__custom_types_free(kapi_custom_types *c)
     free(c);
 }
 
-bool kapi_api__crd_condition(const json_t *crd, const char *type)
-{
-    size_t i;
-    json_t *c;
-    json_array_foreach(kapi_json_path(crd, "status.conditions"), i, c)
-    {
-        const char *ct = kapi_json_path_str(c, "type");
-        const char *st = kapi_json_path_str(c, "status");
-        if (ct && st && strcmp(ct, type) == 0 && strcmp(st, "True") == 0)
-            return true;
-    }
-    return false;
-}
-
-void kapi_api__crd_set_condition(json_t *crd, const char *type, const char *reason,
-                                 const char *message, const char *now)
-{
-    json_t *conds = kapi_json_path(crd, "status.conditions");
-    if (!json_is_array(conds)) {
-        conds = json_array();
-        json_object_set_new(kapi_json_object_ensure(crd, "status"), "conditions", conds);
-    }
-    json_t *c = NULL;
-    size_t i;
-    json_t *each;
-    json_array_foreach(conds, i, each)
-    {
-        const char *ct = kapi_json_path_str(each, "type");
-        if (ct && strcmp(ct, type) == 0)
-            c = each;
-    }
-    if (!c) {
-        c = json_object();
-        json_array_append_new(conds, c);
-    }
-    const char *st = kapi_json_path_str(c, "status");
-    bool was_true = st && strcmp(st, "True") == 0;
-    json_t *when = json_incref(json_object_get(c, "lastTransitionTime"));
-    json_object_clear(c);
-    json_object_set_new(c, "type", json_string(type));
-    json_object_set_new(c, "status", json_string("True"));
-    json_object_set_new(c, "lastTransitionTime", was_true && when ? when : json_string(now));
-    if (!(was_true && when))
-        json_decref(when);
-    json_object_set_new(c, "reason", json_string(reason));
-    json_object_set_new(c, "message", json_string(message));
-}
-
 /* True if the CRD serves version under plural. */
 static bool serves(const json_t *crd, const char *plural, const char *version)
 {
     const char *p = kapi_json_path_str(crd, "spec.names.plural");
-    if (!p || strcmp(p, plural) != 0 || !kapi_api__crd_condition(crd, "Established"))
+    if (!p || strcmp(p, plural) != 0 || !kapi_crd_condition(crd, "Established"))
         return false;
     size_t i;
     json_t *v;
@@ -129,12 +81,12 @@ static custom_entry *find_entry(kapi_custom_types *c, const char *name, const ch
 /* The cached type of the CRD stored as o at version, held for the caller; NULL when the
  * cache has none for this revision of the CRD. */
 static const kapi_type *cached(kapi_custom_types *c, const char *name, const char *version,
-                               const kapi_obj *o, custom_state *state)
+                               int64_t rev, custom_state *state)
 {
     const kapi_type *t = NULL;
     pthread_mutex_lock(&c->mu);
     custom_entry *e = find_entry(c, name, version);
-    if (e && e->rev == o->rev) {
+    if (e && e->rev == rev) {
         t = kapi_type_hold(e->type);
         *state = e->state;
     }
@@ -144,7 +96,7 @@ static const kapi_type *cached(kapi_custom_types *c, const char *name, const cha
 
 /* Builds the type of crd (stored as o) at version and caches it in place of an older
  * one; held for the caller. */
-static kapi_error *build(kapi_api *api, const char *name, const char *version, const kapi_obj *o,
+static kapi_error *build(kapi_api *api, const char *name, const char *version, int64_t rev,
                          const json_t *crd, const kapi_type **out, custom_state *state)
 {
     kapi_custom_types *c = api->custom_types;
@@ -153,7 +105,7 @@ static kapi_error *build(kapi_api *api, const char *name, const char *version, c
     if (err)
         return err;
     state->served = serves(crd, t->plural, version);
-    state->terminating = kapi_api__crd_condition(crd, "Terminating");
+    state->terminating = kapi_crd_condition(crd, "Terminating");
     pthread_mutex_lock(&c->mu);
     custom_entry *e = find_entry(c, name, version);
     if (!e) {
@@ -164,10 +116,10 @@ static kapi_error *build(kapi_api *api, const char *name, const char *version, c
         e = &c->v[c->n++];
         *e = (custom_entry){kapi_xstrdup(name), kapi_xstrdup(version), 0, {false, false}, NULL};
     }
-    if (e->rev <= o->rev) {
+    if (e->rev <= rev) {
         kapi_type_release(e->type);
         e->type = kapi_type_hold(t);
-        e->rev = o->rev;
+        e->rev = rev;
         e->state = *state;
     }
     pthread_mutex_unlock(&c->mu);
@@ -175,19 +127,20 @@ static kapi_error *build(kapi_api *api, const char *name, const char *version, c
     return NULL;
 }
 
-kapi_error *kapi_api__custom_storage_type(kapi_api *api, const kapi_obj *o, const json_t *crd,
-                                          const kapi_type **out)
+kapi_error *kapi_api_custom_storage_type(kapi_api *api, const json_t *crd, const kapi_type **out)
 {
     const char *name = kapi_json_path_str(crd, "metadata.name");
+    const char *rv = kapi_json_path_str(crd, "metadata.resourceVersion");
+    int64_t rev = rv ? strtoll(rv, NULL, 10) : 0;
     const char *version = kapi_custom_storage_version(crd);
     custom_state state;
     *out = NULL;
     if (!name || !version)
         return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
                               "customresourcedefinition without a name or a storage version");
-    if ((*out = cached(api->custom_types, name, version, o, &state)) != NULL)
+    if ((*out = cached(api->custom_types, name, version, rev, &state)) != NULL)
         return NULL;
-    return build(api, name, version, o, crd, out, &state);
+    return build(api, name, version, rev, crd, out, &state);
 }
 
 kapi_error *kapi_api__custom_type(kapi_req *r, const kapi_type **out)
@@ -203,11 +156,11 @@ kapi_error *kapi_api__custom_type(kapi_req *r, const kapi_type **out)
     char *key = kapi_arena_printf(&r->arena, CRD_PREFIX "%s", name);
     if (kapi_store_get(r->api->store, kapi_str_c(key), &o) != KAPI_STORE_OK)
         return NULL;
-    const kapi_type *t = cached(r->api->custom_types, name, in->version, o, &state);
+    const kapi_type *t = cached(r->api->custom_types, name, in->version, o->rev, &state);
     if (!t) {
         json_t *crd = kapi_api__parse_stored(o);
         if (serves(crd, in->resource, in->version))
-            err = build(r->api, name, in->version, o, crd, &t, &state);
+            err = build(r->api, name, in->version, o->rev, crd, &t, &state);
         json_decref(crd);
     }
     kapi_obj_unref(o);

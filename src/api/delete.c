@@ -103,14 +103,6 @@ kapi_error *kapi_api__delete_options(kapi_req *r, kapi_delete_opts *d)
 
 /* ---- one object ---- */
 
-/* Namespaces kube-apiserver itself needs; they cannot be deleted. */
-static bool protected_namespace(const kapi_type *t, kapi_str name)
-{
-    return strcmp(t->storage_resource, "namespaces") == 0 && !*t->storage_group &&
-           (kapi_str_eqc(name, "default") || kapi_str_eqc(name, "kube-system") ||
-            kapi_str_eqc(name, "kube-public"));
-}
-
 static kapi_error *check_preconditions(const kapi_type *t, const kapi_delete_opts *d,
                                        const json_t *meta, kapi_str name_s, kapi_arena *a)
 {
@@ -229,71 +221,25 @@ static kapi_error *write_deleting(kapi_api *api, kapi_arena *a, const kapi_type 
     return NULL;
 }
 
-static bool is_namespaces(const kapi_type *t)
+/* The hooks' propagate: the delete's policy (w->del). */
+static bool propagate(const kapi_hook_ctx *c, json_t *meta)
 {
-    return !*t->storage_group && strcmp(t->storage_resource, "namespaces") == 0;
+    const kapi_write *w = c->pipeline;
+    return apply_policy(w->del, meta);
 }
 
-/* A namespace's own first phase: Terminating, until the namespace controller has emptied
- * it and removed the "kubernetes" finalizer from spec.finalizers. Returns true when the
- * delete is answered here (*err set or *out the namespace). */
-static bool namespace_phase(kapi_api *api, kapi_arena *a, const kapi_type *t,
-                            const kapi_delete_opts *d, json_t *obj, int64_t rev, json_t **out,
-                            kapi_error **err)
+/* The delete stage of kapi_api__write: the type's admission and its own delete (its
+ * before_delete hook), then the generic one. */
+kapi_error *kapi_api__delete_stage(kapi_write *w)
 {
-    json_t *meta = json_object_get(obj, "metadata");
-    if (json_object_get(meta, "deletionTimestamp")) {
-        if (json_array_size(kapi_json_path(obj, "spec.finalizers")) == 0)
-            return false;
-        *out = json_incref(obj);
-        return true;
-    }
-    apply_policy(d, meta);
-    json_object_set_new(meta, "deletionTimestamp", json_string(kapi_api__now(a)));
-    json_object_set_new(kapi_json_object_ensure(obj, "status"), "phase",
-                        json_string("Terminating"));
-    *err = write_deleting(api, a, t, obj, rev, true, d->dry_run, out);
-    return true;
-}
-
-static bool is_crds(const kapi_type *t)
-{
-    return strcmp(t->storage_group, "apiextensions.k8s.io") == 0 &&
-           strcmp(t->storage_resource, "customresourcedefinitions") == 0;
-}
-
-/* A CRD's own first phase, as apiextensions' REST Delete: the first delete marks it
- * (deletionTimestamp, the cleanup finalizer, the Terminating condition) and the CRD
- * controller removes its custom resources, then the finalizer. Returns true when the
- * delete is answered here. */
-static bool crd_phase(kapi_api *api, kapi_arena *a, const kapi_type *t, const kapi_delete_opts *d,
-                      json_t *obj, int64_t rev, json_t **out, kapi_error **err)
-{
-    json_t *meta = json_object_get(obj, "metadata");
-    if (json_object_get(meta, "deletionTimestamp"))
-        return false;
-    json_object_set_new(meta, "deletionTimestamp", json_string(kapi_api__now(a)));
-    json_t *fins = json_object_get(meta, "finalizers");
-    if (!json_is_array(fins)) {
-        fins = json_array();
-        json_object_set_new(meta, "finalizers", fins);
-    }
-    if (!has_finalizer(fins, KAPI_CRD_CLEANUP))
-        json_array_append_new(fins, json_string(KAPI_CRD_CLEANUP));
-    kapi_api__crd_set_condition(obj, "Terminating", "InstanceDeletionPending",
-                                "CustomResourceDefinition marked for deletion; CustomResource "
-                                "deletion will begin soon",
-                                kapi_api__now(a));
-    *err = write_deleting(api, a, t, obj, rev, true, d->dry_run, out);
-    return true;
-}
-
-kapi_error *kapi_api__delete(kapi_api *api, kapi_arena *a, const kapi_type *t, kapi_str ns,
-                             kapi_str name, const kapi_delete_opts *d, json_t **out, bool *removed)
-{
-    kapi_str key = kapi_type_key(a, t, ns, name);
-    *out = NULL;
-    *removed = false;
+    kapi_api *api = w->api;
+    kapi_arena *a = w->arena;
+    const kapi_type *t = w->type;
+    const kapi_delete_opts *d = w->del;
+    kapi_str name = w->name;
+    kapi_str key = kapi_type_key(a, t, w->ns, name);
+    json_t **out = &w->deleted;
+    w->hooks.propagate = propagate;
     for (;;) {
         kapi_obj *cur = NULL;
         if (kapi_store_get(api->store, key, &cur) != KAPI_STORE_OK)
@@ -304,13 +250,18 @@ kapi_error *kapi_api__delete(kapi_api *api, kapi_arena *a, const kapi_type *t, k
         if (t->strategy->from_storage)
             obj = t->strategy->from_storage(t, obj);
         json_t *meta = kapi_json_object_ensure(obj, "metadata");
-        kapi_error *err = check_preconditions(t, d, meta, name, a);
-        if (err) { /* the client's precondition: not a race to retry */
+        kapi_error *err = kapi_type_admit(t, &w->hooks, KAPI_ADMIT_DELETE, w->ns, obj);
+        if (!err)
+            err = check_preconditions(t, d, meta, name, a);
+        if (err) { /* refused, or the client's precondition: not a race to retry */
             json_decref(obj);
             return err;
         }
-        if (((is_namespaces(t) && namespace_phase(api, a, t, d, obj, rev, out, &err)) ||
-             (is_crds(t) && crd_phase(api, a, t, d, obj, rev, out, &err)))) {
+        kapi_delete_step step = t->strategy->before_delete
+                                    ? t->strategy->before_delete(t, &w->hooks, obj)
+                                    : KAPI_DELETE_GENERIC;
+        if (step != KAPI_DELETE_GENERIC) {
+            err = write_deleting(api, a, t, obj, rev, step == KAPI_DELETE_MARKED, d->dry_run, out);
             json_decref(obj);
             if (!err || err->status != KAPI_STATUS_CONFLICT)
                 return err;
@@ -319,7 +270,7 @@ kapi_error *kapi_api__delete(kapi_api *api, kapi_arena *a, const kapi_type *t, k
         }
         bool changed = apply_policy(d, meta);
         if (json_array_size(json_object_get(meta, "finalizers")) == 0) {
-            *removed = true;
+            w->removed = true;
             err = remove_stored(api, a, t, key, name, rev, d->dry_run, obj, out);
         } else {
             if (!json_object_get(meta, "deletionTimestamp")) {
@@ -336,15 +287,10 @@ kapi_error *kapi_api__delete(kapi_api *api, kapi_arena *a, const kapi_type *t, k
         if (!err || err->status != KAPI_STATUS_CONFLICT || d->pre_rv)
             return err;
         kapi_error_free(err);
-        *removed = false;
+        json_decref(*out);
+        *out = NULL;
+        w->removed = false;
     }
-}
-
-bool kapi_api__deletion_done(const json_t *obj)
-{
-    const json_t *meta = json_object_get(obj, "metadata");
-    return json_object_get(meta, "deletionTimestamp") &&
-           json_array_size(json_object_get(meta, "finalizers")) == 0;
 }
 
 kapi_error *kapi_api__finish_deletion(kapi_api *api, kapi_arena *a, const kapi_type *t,
@@ -400,27 +346,20 @@ static void respond_served(kapi_req *r, json_t *obj)
 
 void kapi_api__serve_delete(kapi_req *r)
 {
-    const kapi_type *t = r->type;
-    kapi_str name = r->info.name;
     kapi_delete_opts d;
-    json_t *obj = NULL;
-    bool removed = false;
+    kapi_write w;
+    kapi_api__write_init(&w, r, KAPI_WRITE_DELETE);
+    w.del = &d;
     kapi_error *err = kapi_api__delete_options(r, &d);
-    if (!err && protected_namespace(t, name)) {
-        err = kapi_error_new(KAPI_STATUS_FORBIDDEN,
-                             "namespaces \"%s\" is forbidden: this namespace may not be deleted",
-                             name.ptr);
-        kapi_error_details(err, name.ptr, "", "namespaces");
-    }
     if (!err)
-        err = kapi_api__delete(r->api, &r->arena, t, r->info.ns, name, &d, &obj, &removed);
+        err = kapi_api__write(&w);
     if (err)
         kapi_api__respond_error(r, err);
-    else if (removed)
-        respond_deleted(r, t, name, kapi_json_path_str(obj, "metadata.uid"));
+    else if (w.removed)
+        respond_deleted(r, r->type, w.name, kapi_json_path_str(w.deleted, "metadata.uid"));
     else
-        respond_served(r, obj);
-    json_decref(obj);
+        respond_served(r, w.deleted);
+    json_decref(w.deleted);
 }
 
 void kapi_api__serve_deletecollection(kapi_req *r)
@@ -459,13 +398,13 @@ void kapi_api__serve_deletecollection(kapi_req *r)
         if (!kapi_api__filter_match(f, l.items[i]))
             continue;
         /* the key ends in [<namespace>/]<name>, and r->info.ns is the namespace */
-        kapi_str name = kapi_api__key_name(l.items[i]);
-        json_t *obj = NULL;
-        bool removed;
-        kapi_error *e =
-            kapi_api__delete(r->api, &r->arena, t, r->info.ns, name, &d, &obj, &removed);
+        kapi_write w;
+        kapi_api__write_init(&w, r, KAPI_WRITE_DELETE);
+        w.name = kapi_api__key_name(l.items[i]);
+        w.del = &d;
+        kapi_error *e = kapi_api__write(&w);
         if (!e) {
-            json_t *canon = kapi_api__canonical(t, obj);
+            json_t *canon = kapi_api__canonical(t, w.deleted);
             if (!t->custom) {
                 json_object_del(canon, "kind");
                 json_object_del(canon, "apiVersion");
@@ -476,7 +415,7 @@ void kapi_api__serve_deletecollection(kapi_req *r)
             json_decref(canon);
         }
         kapi_error_free(e);
-        json_decref(obj);
+        json_decref(w.deleted);
     }
     if (t->custom)
         kapi_buf_printf(&b,

@@ -63,29 +63,9 @@ void kapi_api_set_shutting_down(kapi_api *api)
     atomic_store(&api->shutting_down, true);
 }
 
-kapi_error *kapi_api_ensure_namespace(kapi_api *api, const char *name)
+const kapi_registry *kapi_api_registry(const kapi_api *api)
 {
-    kapi_arena a;
-    kapi_obj *o = NULL;
-    kapi_arena_init(&a);
-    const kapi_type *t =
-        kapi_registry_lookup(api->registry, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("namespaces"));
-    json_t *obj = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
-                            "metadata", "name", name);
-    kapi_schema_walk w = {.arena = &a, .go_types = true, .defaults = true, .reorder = true};
-    kapi_error *err = t->schema ? kapi_schema_decode(t->schema, obj, &w) : NULL;
-    if (!err)
-        err = kapi_api__create(api, &a, t, KAPI_STR(""), obj, &o, NULL, NULL);
-    else
-        json_decref(obj);
-    if (err && err->status == KAPI_STATUS_ALREADY_EXISTS) {
-        kapi_error_free(err);
-        err = NULL;
-    }
-    if (o)
-        kapi_obj_unref(o);
-    kapi_arena_dispose(&a);
-    return err;
+    return api->registry;
 }
 
 /* Content negotiation for the discovery documents (resources: negotiate.c). */

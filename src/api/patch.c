@@ -95,9 +95,9 @@ void kapi_api__serve_patch(kapi_req *r)
 {
     kapi_write_opts opts;
     kapi_patch_type type;
-    json_t *patch = NULL, *unstored = NULL;
-    kapi_obj *o = NULL;
-    int status = 200;
+    json_t *patch = NULL;
+    kapi_write w;
+    kapi_api__write_init(&w, r, KAPI_WRITE_UPDATE);
     kapi_error *err = kapi_api__patch_type(r, &type);
     if (err) {
         kapi_api__respond_error(r, err);
@@ -119,12 +119,14 @@ void kapi_api__serve_patch(kapi_req *r)
                                opts.fv != KAPI_FV_IGNORE);
     bool retry = !err && !patch_sets_rv(type, patch);
     while (!err) {
-        json_t *doc = NULL, *obj = NULL;
+        json_t *doc = NULL;
         if ((err = kapi_api__current(r, &doc)) == NULL &&
             (err = apply(type, &doc, patch, r->type->schema)) == NULL &&
             (err = kapi_api__decode_patched(
-                 r, &opts, doc, type == KAPI_PATCH_STRATEGIC ? patch : NULL, &obj)) == NULL)
-            err = kapi_api__update(r, obj, opts.dry_run, &status, &o, &unstored);
+                 r, &opts, doc, type == KAPI_PATCH_STRATEGIC ? patch : NULL, &w.obj)) == NULL) {
+            w.dry_run = opts.dry_run;
+            err = kapi_api__write(&w);
+        }
         json_decref(doc);
         if (!err || !retry || err->status != KAPI_STATUS_CONFLICT)
             break;
@@ -134,8 +136,8 @@ void kapi_api__serve_patch(kapi_req *r)
     json_decref(patch);
     if (err)
         kapi_api__respond_error(r, err);
-    else if (unstored)
-        kapi_api__respond_unstored(r, r->type, status, unstored);
+    else if (w.unstored)
+        kapi_api__respond_unstored(r, r->type, w.status, w.unstored);
     else
-        kapi_api__respond_stored(r, r->type, status, o);
+        kapi_api__respond_stored(r, r->type, w.status, w.stored);
 }

@@ -145,107 +145,21 @@ static kapi_error *admit_namespace(const kapi_type *t, kapi_str ns, json_t *meta
     return NULL;
 }
 
-/* A namespaced create needs its namespace, and one that is not being terminated. */
-static kapi_error *namespace_open(kapi_api *api, kapi_arena *a, const kapi_type *t, kapi_str ns,
-                                  const char *name)
-{
-    kapi_obj *o = NULL;
-    static const char prefix[] = "//namespaces/";
-    char *key = kapi_arena_alloc(a, sizeof(prefix) + ns.len);
-    memcpy(key, prefix, sizeof(prefix) - 1);
-    if (ns.len)
-        memcpy(key + sizeof(prefix) - 1, ns.ptr, ns.len);
-    if (kapi_store_get(api->store, (kapi_str){key, sizeof(prefix) - 1 + ns.len}, &o) !=
-        KAPI_STORE_OK) {
-        kapi_error *err = kapi_error_new(KAPI_STATUS_NOT_FOUND, "namespaces %s not found",
-                                         kapi_api__quote(a, ns));
-        kapi_error_details(err, ns.ptr, "", "namespaces");
-        return err;
-    }
-    /* Decided on the parsed namespace (small): its bytes may hold the same text elsewhere,
-     * e.g. in a managedFields entry's fieldsV1. */
-    json_t *nsobj = kapi_api__parse_stored(o);
-    const char *phase = kapi_json_path_str(nsobj, "status.phase");
-    bool terminating = phase && strcmp(phase, "Terminating") == 0;
-    json_decref(nsobj);
-    kapi_obj_unref(o);
-    if (!terminating)
-        return NULL;
-    kapi_error *err = kapi_error_new(KAPI_STATUS_FORBIDDEN,
-                                     "%s \"%s\" is forbidden: unable to create new content in "
-                                     "namespace %s because it is being terminated",
-                                     kapi_type_resource_name(a, t), name, ns.ptr);
-    kapi_error_details(err, name, t->group, t->plural);
-    kapi_error_add_cause(err, "NamespaceTerminating", "metadata.namespace",
-                         "namespace %s is being terminated", ns.ptr);
-    return err;
-}
-
-/* Encodes obj (served view) in the storage view and commits it; or, when dry is set,
- * gives back in *dry the object that would have been stored (a create has no
- * resourceVersion yet, an update keeps the current one). */
-kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type *t, json_t *obj,
-                                  kapi_store_op op, int64_t expect_rev, kapi_obj **out,
-                                  json_t **dry)
-{
-    if (dry) {
-        json_t *stored = json_incref(obj);
-        if (t->strategy->to_storage)
-            stored = t->strategy->to_storage(t, stored);
-        json_t *meta = kapi_json_object_ensure(stored, "metadata");
-        if (op == KAPI_STORE_CREATE)
-            json_object_del(meta, "resourceVersion");
-        else
-            json_object_set_new(meta, "resourceVersion",
-                                json_sprintf("%lld", (long long)expect_rev));
-        *dry = kapi_api__canonical(t, stored);
-        json_decref(stored);
-        *out = NULL;
-        return NULL;
-    }
-    json_t *stored = json_incref(obj);
-    if (t->strategy->to_storage)
-        stored = t->strategy->to_storage(t, stored);
-    json_object_set_new(kapi_json_object_ensure(stored, "metadata"), "resourceVersion",
-                        json_string(""));
-    json_t *canon = kapi_api__canonical(t, stored);
-    json_decref(stored);
-    json_t *meta = json_object_get(canon, "metadata");
-    kapi_str name = kapi_api__name_of(meta);
-    const json_t *ns = json_object_get(meta, "namespace");
-    size_t len, rv_off;
-    char *bytes = kapi_api__encode_stored(canon, &len, &rv_off);
-    kapi_str key =
-        kapi_type_key(a, t, (kapi_str){json_string_value(ns), json_string_length(ns)}, name);
-    kapi_store_write w = {
-        .op = op,
-        .key = key,
-        .expect_rev = expect_rev,
-        .value = {bytes, len},
-        .rv_off = rv_off,
-    };
-    kapi_store_rc rc = kapi_store_commit(api->store, &w);
-    kapi_error *err = rc == KAPI_STORE_OK ? NULL : kapi_api__err_store(a, rc, t, name);
-    if (w.current)
-        kapi_obj_unref(w.current);
-    *out = w.result;
-    json_decref(canon);
-    free(bytes);
-    return err;
-}
-
 /* Passes a type's warnings on as Warning headers of the request. */
 static void warn(void *ctx, const char *text)
 {
     kapi_api__warn(ctx, "%s", text);
 }
 
-kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, kapi_str ns,
-                             json_t *obj, kapi_obj **out, json_t **dry, kapi_req *r)
+/* The create stage of kapi_api__write. */
+kapi_error *kapi_api__create_stage(kapi_write *w)
 {
+    const kapi_type *t = w->type;
+    json_t *obj = w->obj;
+    kapi_str ns = w->ns;
     kapi_error *err;
     char uid[37], suffix[6];
-    *out = NULL;
+    w->obj = NULL;
     json_t *meta = kapi_json_object_ensure(obj, "metadata");
     if ((err = admit_namespace(t, ns, meta)) != NULL)
         goto done;
@@ -266,11 +180,11 @@ kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, k
                              "resourceVersion should not be set on objects to be created");
         goto done;
     }
-    if (t->namespaced && (err = namespace_open(api, a, t, ns, name.ptr ? name.ptr : "")) != NULL)
+    if ((err = kapi_type_admit(t, &w->hooks, KAPI_ADMIT_CREATE, ns, obj)) != NULL)
         goto done;
     kapi_uuid_v4(uid);
     json_object_set_new(meta, "uid", json_string(uid));
-    json_object_set_new(meta, "creationTimestamp", json_string(kapi_api__now(a)));
+    json_object_set_new(meta, "creationTimestamp", json_string(w->hooks.now));
     json_object_del(meta, "deletionTimestamp");
     json_object_del(meta, "deletionGracePeriodSeconds");
     if (t->generation)
@@ -280,31 +194,39 @@ kapi_error *kapi_api__create(kapi_api *api, kapi_arena *a, const kapi_type *t, k
     kapi_type_prepare_create(t, obj);
     if ((err = kapi_type_validate(t, obj, NULL)) != NULL)
         goto done;
-    if (t->strategy->warnings && r)
-        t->strategy->warnings(t, obj, NULL, warn, r);
-    err = kapi_api__store_write(api, a, t, obj, KAPI_STORE_CREATE, 0, out, dry);
+    if (t->strategy->warnings && w->req)
+        t->strategy->warnings(t, obj, NULL, warn, w->req);
+    err = kapi_api__store_write(w->api, w->arena, t, obj, KAPI_STORE_CREATE, 0, &w->stored,
+                                w->dry_run ? &w->unstored : NULL);
 done:
     json_decref(obj);
     return err;
 }
 
-static void do_create(kapi_req *r)
+/* Answers a create or update with what came of write w (or its error). */
+static void respond_written(kapi_req *r, kapi_write *w, kapi_error *err)
 {
-    json_t *obj = NULL, *dry_obj = NULL;
-    kapi_obj *o = NULL;
-    kapi_write_opts opts;
-    kapi_error *err = kapi_api__write_options(r, "CreateOptions", &opts);
-    if (!err)
-        err = kapi_api__decode_object(r, &opts, &obj);
-    if (!err)
-        err = kapi_api__create(r->api, &r->arena, r->type, r->info.ns, obj, &o,
-                               opts.dry_run ? &dry_obj : NULL, r);
     if (err)
         kapi_api__respond_error(r, err);
-    else if (opts.dry_run)
-        kapi_api__respond_unstored(r, r->type, 201, dry_obj);
+    else if (w->unstored)
+        kapi_api__respond_unstored(r, r->type, w->status, w->unstored);
     else
-        kapi_api__respond_stored(r, r->type, 201, o);
+        kapi_api__respond_stored(r, r->type, w->status, w->stored);
+}
+
+static void do_create(kapi_req *r)
+{
+    kapi_write w;
+    kapi_write_opts opts;
+    kapi_api__write_init(&w, r, KAPI_WRITE_CREATE);
+    kapi_error *err = kapi_api__write_options(r, "CreateOptions", &opts);
+    if (!err)
+        err = kapi_api__decode_object(r, &opts, &w.obj);
+    if (!err) {
+        w.dry_run = opts.dry_run;
+        err = kapi_api__write(&w);
+    }
+    respond_written(r, &w, err);
 }
 
 /* metadata.resourceVersion of an update: "" (unconditional) or the revision it expects. */
@@ -373,35 +295,38 @@ static void keep_server_fields(const kapi_type *t, json_t *obj, const json_t *ol
     json_object_set_new(meta, "generation", json_integer(gen));
 }
 
-kapi_error *kapi_api__update(kapi_req *r, json_t *obj, bool dry, int *status, kapi_obj **out,
-                             json_t **unstored)
+/* The update stage of kapi_api__write. */
+kapi_error *kapi_api__update_stage(kapi_write *w)
 {
-    const kapi_type *t = r->type;
+    const kapi_type *t = w->type;
+    kapi_arena *a = w->arena;
+    const char *sub = w->subresource;
+    json_t *obj = w->obj;
     kapi_error *err;
     kapi_obj *cur = NULL;
     json_t *old = NULL;
     int64_t expect;
+    w->obj = NULL;
     json_t *meta = kapi_json_object_ensure(obj, "metadata");
     kapi_str name = kapi_api__name_of(meta);
-    if (!kapi_str_eq(name, r->info.name)) {
+    if (!kapi_str_eq(name, w->name)) {
         err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
                              "the name of the object (%s) does not match the name on the URL (%s)",
-                             kapi_api__shown(&r->arena, name),
-                             kapi_api__shown(&r->arena, r->info.name));
+                             kapi_api__shown(a, name), kapi_api__shown(a, w->name));
         goto done;
     }
-    if ((err = admit_namespace(t, r->info.ns, meta)) != NULL ||
+    if ((err = admit_namespace(t, w->ns, meta)) != NULL ||
         (err = expected_rev(meta, &expect)) != NULL)
         goto done;
-    kapi_str key = kapi_type_key(&r->arena, t, r->info.ns, name);
-    if (kapi_store_get(r->api->store, key, &cur) != KAPI_STORE_OK) {
+    kapi_str key = kapi_type_key(a, t, w->ns, name);
+    if (kapi_store_get(w->api->store, key, &cur) != KAPI_STORE_OK) {
         if (json_is_true(json_object_get(t->def, "createOnUpdate")) && expect == 0) {
             json_object_del(meta, "resourceVersion");
-            *status = 201;
-            err = kapi_api__create(r->api, &r->arena, t, r->info.ns, json_incref(obj), out,
-                                   dry ? unstored : NULL, r);
+            w->status = 201;
+            w->obj = json_incref(obj);
+            err = kapi_api__create_stage(w);
         } else {
-            err = kapi_api__err_not_found(&r->arena, t, name);
+            err = kapi_api__err_not_found(a, t, name);
         }
         goto done;
     }
@@ -414,31 +339,31 @@ kapi_error *kapi_api__update(kapi_req *r, json_t *obj, bool dry, int *status, ka
         goto done;
     }
     if (expect && expect != cur->rev) {
-        err = kapi_api__err_store(&r->arena, KAPI_STORE_CONFLICT, t, name);
+        err = kapi_api__err_store(a, KAPI_STORE_CONFLICT, t, name);
         goto done;
     }
     old = kapi_api__parse_stored(cur);
     if (t->strategy->from_storage)
         old = t->strategy->from_storage(t, old);
-    if (*r->info.subresource) {
-        kapi_type_prepare_subresource(t, r->info.subresource, obj, old);
+    if (*sub) {
+        kapi_type_prepare_subresource(t, sub, obj, old);
         keep_server_fields(t, obj, old, true);
-        if ((err = kapi_type_validate_subresource(t, r->info.subresource, obj, old)) != NULL)
+        if ((err = kapi_type_validate_subresource(t, sub, obj, old)) != NULL)
             goto done;
     } else {
         kapi_type_prepare_update(t, obj, old);
         keep_server_fields(t, obj, old, false);
         if ((err = kapi_type_validate(t, obj, old)) != NULL)
             goto done;
-        if (t->strategy->warnings)
-            t->strategy->warnings(t, obj, old, warn, r);
+        if (t->strategy->warnings && w->req)
+            t->strategy->warnings(t, obj, old, warn, w->req);
     }
-    if (kapi_api__deletion_done(obj)) {
-        err = kapi_api__finish_deletion(r->api, &r->arena, t, key, cur->rev, dry, obj, unstored);
+    if (kapi_type_deletion_done(t, obj)) {
+        err = kapi_api__finish_deletion(w->api, a, t, key, cur->rev, w->dry_run, obj, &w->unstored);
         goto done;
     }
-    err = kapi_api__store_write(r->api, &r->arena, t, obj, KAPI_STORE_UPDATE, cur->rev, out,
-                                dry ? unstored : NULL);
+    err = kapi_api__store_write(w->api, a, t, obj, KAPI_STORE_UPDATE, cur->rev, &w->stored,
+                                w->dry_run ? &w->unstored : NULL);
 done:
     if (cur)
         kapi_obj_unref(cur);
@@ -449,21 +374,17 @@ done:
 
 static void do_update(kapi_req *r)
 {
-    json_t *obj = NULL, *unstored = NULL;
-    kapi_obj *o = NULL;
-    int status = 200;
+    kapi_write w;
     kapi_write_opts opts;
+    kapi_api__write_init(&w, r, KAPI_WRITE_UPDATE);
     kapi_error *err = kapi_api__write_options(r, "UpdateOptions", &opts);
     if (!err)
-        err = kapi_api__decode_object(r, &opts, &obj);
-    if (!err)
-        err = kapi_api__update(r, obj, opts.dry_run, &status, &o, &unstored);
-    if (err)
-        kapi_api__respond_error(r, err);
-    else if (unstored)
-        kapi_api__respond_unstored(r, r->type, status, unstored);
-    else
-        kapi_api__respond_stored(r, r->type, status, o);
+        err = kapi_api__decode_object(r, &opts, &w.obj);
+    if (!err) {
+        w.dry_run = opts.dry_run;
+        err = kapi_api__write(&w);
+    }
+    respond_written(r, &w, err);
 }
 
 /* Which verb a request may use here, given its path's shape; NULL when the method is
@@ -498,8 +419,7 @@ static kapi_error *resolve(kapi_req *r)
         return kapi_api__err_not_found_resource();
     if (t->custom && t->custom->warning)
         kapi_api__warn(r, "%s", t->custom->warning);
-    bool is_namespaces = !*t->group && strcmp(t->plural, "namespaces") == 0;
-    if (is_namespaces)
+    if (t->is_namespace)
         in->ns = KAPI_STR("");
     if (!t->namespaced && in->ns.len)
         return kapi_api__err_not_found_resource();

@@ -80,9 +80,8 @@ static kapi_error *write_scale(kapi_req *r, const kapi_write_opts *o, const json
                                json_t **out)
 {
     const kapi_type *t = r->type;
-    json_t *obj = NULL, *unstored = NULL;
-    kapi_obj *stored = NULL;
-    int status = 200;
+    json_t *obj = NULL;
+    kapi_write w;
     kapi_error *err = kapi_api__current(r, &obj);
     if (err)
         return err;
@@ -92,17 +91,17 @@ static kapi_error *write_scale(kapi_req *r, const kapi_write_opts *o, const json
     const char *rv = kapi_json_path_str(scale, "metadata.resourceVersion");
     if (rv && *rv)
         json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion", json_string(rv));
-    const char *sub = r->info.subresource;
-    r->info.subresource = "";
-    err = kapi_api__update(r, obj, o->dry_run, &status, &stored, &unstored);
-    r->info.subresource = sub;
-    if (err)
+    kapi_api__write_init(&w, r, KAPI_WRITE_UPDATE);
+    w.subresource = ""; /* the main resource's update */
+    w.obj = obj;
+    w.dry_run = o->dry_run;
+    if ((err = kapi_api__write(&w)) != NULL)
         return err;
-    if (unstored) {
-        *out = t->strategy->from_storage ? t->strategy->from_storage(t, unstored) : unstored;
+    if (w.unstored) {
+        *out = t->strategy->from_storage ? t->strategy->from_storage(t, w.unstored) : w.unstored;
     } else {
-        json_t *v = kapi_api__parse_stored(stored);
-        kapi_obj_unref(stored);
+        json_t *v = kapi_api__parse_stored(w.stored);
+        kapi_obj_unref(w.stored);
         *out = t->strategy->from_storage ? t->strategy->from_storage(t, v) : v;
     }
     return NULL;

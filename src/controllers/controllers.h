@@ -1,7 +1,15 @@
 /*
- * controllers: kapi's in-process controllers (DESIGN.md, "Shape"), each a thread that
- * makes a pass over what it looks after every interval, working through the api's own
- * verbs as kube-controller-manager would through the API.
+ * controllers: kapi's in-process controllers (DESIGN.md, "Shape"). Each is a client of
+ * the api, as kube-controller-manager is: it reads and writes only through the api's
+ * client verbs (api.h), which run the pipeline a request runs, as its own user
+ * (kapi_controllers_user), so admission, validation and (later) RBAC and audit see it.
+ *
+ * Each controller is one thread. It learns of changes from a store watch of the type it
+ * looks after (through kapi_api_watch_start) and makes a pass over that type when one
+ * arrives; while a pass leaves work waiting on others (a namespace's objects with
+ * finalizers, a CRD's custom resources) it makes another after a short retry interval,
+ * and otherwise one every slow resync interval. Stopping does not wait for a pass to
+ * finish: a pass gives up between two writes once its controller is stopping.
  */
 #ifndef KAPI_CONTROLLERS_H
 #define KAPI_CONTROLLERS_H
@@ -10,18 +18,37 @@
 
 typedef struct kapi_controller kapi_controller;
 
+/* The controllers' identity (kube-controller-manager's): system:kube-controller-manager,
+ * in system:authenticated. */
+extern const kapi_user kapi_controllers_user;
+
 /* The namespace lifecycle: empties each namespace being deleted (every namespaced object
  * in it is deleted, finalizers honoured), then removes the "kubernetes" finalizer from
- * its spec.finalizers and deletes it. */
+ * its spec.finalizers (a write to its /finalize), which removes it. */
 kapi_controller *kapi_namespace_controller_start(kapi_api *api);
+/* Creates the namespace name unless it exists (start-up: default, kube-system, ...), as
+ * kube-apiserver's own loopback client. */
+kapi_error *kapi_namespace_ensure(kapi_api *api, const char *name);
 /* CRD naming and establishing: a new CustomResourceDefinition gets its accepted names and
- * the NamesAccepted and Established conditions. */
+ * the NamesAccepted and Established conditions (a /status write). A deleted one has its
+ * custom resources deleted, then its cleanup finalizer removed. */
 kapi_controller *kapi_crd_controller_start(kapi_api *api);
-/* Stops a controller and waits for its thread (NULL is a no-op). */
+/* Stops a controller and waits for its thread, which ends its pass at the next write
+ * (NULL is a no-op). */
 void kapi_controller_stop(kapi_controller *c);
 
-/* For the controllers' own files: runs pass(api) every interval_ms on a new thread. */
-kapi_controller *kapi_controllers__start(kapi_api *api, const char *name, int interval_ms,
-                                         void (*pass)(kapi_api *api));
+/* ---- for the controllers' own files (controllers/runner.c) ---- */
+
+/* A controller's pass: true when it left work waiting (try again soon). */
+typedef bool (*kapi_controller_pass)(kapi_controller *c);
+/* Starts the controller name: its thread watches objects of watched and runs pass once at
+ * start, once after each change, every retry_ms while a pass leaves work waiting, and
+ * every resync_ms otherwise. */
+kapi_controller *kapi_controllers__start(kapi_api *api, const char *name, const kapi_type *watched,
+                                         int retry_ms, int resync_ms, kapi_controller_pass pass);
+/* The api a controller works through. */
+kapi_api *kapi_controllers__api(const kapi_controller *c);
+/* True once the controller is being stopped: a pass gives up. */
+bool kapi_controllers__stopping(kapi_controller *c);
 
 #endif

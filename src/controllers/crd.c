@@ -1,130 +1,125 @@
 /*
  * controllers/crd: naming and establishing CustomResourceDefinitions (kube-apiserver's
- * apiextensions naming and establishing controllers).
+ * apiextensions naming and establishing controllers), and their deletion (its finalizer
+ * controller), a client of the api.
  *
  * A CRD that is not yet Established gets its spec.names as status.acceptedNames and the
- * NamesAccepted and Established conditions, True. Name conflicts between CRDs are not
- * checked yet: a CRD's names are accepted as they are.
+ * NamesAccepted and Established conditions, True, by a /status write. Name conflicts
+ * between CRDs are not checked yet: a CRD's names are accepted as they are.
  *
  * A deleted CRD (its cleanup finalizer set by the delete) has its custom resources
- * deleted, each waiting for its own finalizers, as the apiextensions finalizer controller
- * does; once none is left the finalizer goes, and with it the CRD.
+ * deleted, each waiting for its own finalizers; once none is left the finalizer goes (a
+ * /status write, as the apiextensions finalizer controller's UpdateStatus), and with it
+ * the CRD. The controller watches the CRDs; while one waits for its custom resources a
+ * pass follows every RETRY_MS.
  */
 #include <string.h>
 
-#include "api/api_int.h"
+#include "codec/json.h"
 #include "controllers/controllers.h"
 
-#define PASS_INTERVAL_MS 100
+#define RETRY_MS 100
+#define RESYNC_MS 30000
 
-/* Gives crd (parsed from o, not Established, not being deleted) its names and
- * conditions. */
-static void establish(kapi_api *api, const kapi_type *t, kapi_obj *o, json_t *crd)
+static const kapi_type *crd_type(kapi_api *api)
 {
-    kapi_arena a;
-    kapi_arena_init(&a);
-    const char *now = kapi_api__now(&a);
+    return kapi_registry_lookup(kapi_api_registry(api), KAPI_STR("apiextensions.k8s.io"),
+                                KAPI_STR("v1"), KAPI_STR("customresourcedefinitions"));
+}
+
+/* A string member of obj by length (a name may hold a NUL); empty when none. */
+static kapi_str str_at(const json_t *obj, const char *path)
+{
+    const json_t *v = kapi_json_path(obj, path);
+    return json_is_string(v) ? (kapi_str){json_string_value(v), json_string_length(v)}
+                             : KAPI_STR("");
+}
+
+/* Gives crd (taken; not Established, not being deleted) its names and conditions. */
+static void establish(kapi_api *api, const kapi_type *t, json_t *crd)
+{
+    char buf[32];
+    const char *now = kapi_time_rfc3339(buf, kapi_time_now_ns() / 1000000000);
     json_t *status = kapi_json_object_ensure(crd, "status");
     json_t *names = json_deep_copy(kapi_json_path(crd, "spec.names"));
     json_object_set_new(status, "acceptedNames", names ? names : json_object());
-    kapi_api__crd_set_condition(crd, "NamesAccepted", "NoConflicts", "no conflicts found", now);
-    kapi_api__crd_set_condition(crd, "Established", "InitialNamesAccepted",
-                                "the initial names have been accepted", now);
-    kapi_obj *out = NULL;
-    kapi_error_free(kapi_api__store_write(api, &a, t, crd, KAPI_STORE_UPDATE, o->rev, &out, NULL));
-    kapi_obj_unref(out);
-    kapi_arena_dispose(&a);
+    kapi_crd_set_condition(crd, "NamesAccepted", "NoConflicts", "no conflicts found", now);
+    kapi_crd_set_condition(crd, "Established", "InitialNamesAccepted",
+                           "the initial names have been accepted", now);
+    kapi_error_free(kapi_api_update(api, &kapi_controllers_user, t, "status", crd, NULL));
 }
 
 /* Deletes the custom resources of crd; true when none is left. */
-static bool delete_instances(kapi_api *api, kapi_arena *a, const kapi_obj *o, const json_t *crd)
+static bool delete_instances(kapi_controller *c, const json_t *crd)
 {
     static const kapi_delete_opts background = {.propagation = "Background", .grace = -1};
+    kapi_api *api = kapi_controllers__api(c);
     const kapi_type *t = NULL;
-    kapi_error *err = kapi_api__custom_storage_type(api, o, crd, &t);
+    json_t *items = NULL, *item;
+    size_t i;
+    kapi_error *err = kapi_api_custom_storage_type(api, crd, &t);
     if (err) {
         kapi_error_free(err);
         return true; /* a CRD that never served has no instances */
     }
-    kapi_store_list_result l;
-    kapi_str prefix = kapi_type_key(a, t, KAPI_STR(""), KAPI_STR(""));
-    kapi_store_list_opts q = {.prefix = prefix};
-    bool empty = false;
-    if (kapi_store_list(api->store, &q, &l) == KAPI_STORE_OK) {
-        empty = l.n == 0;
-        for (size_t i = 0; i < l.n; i++) {
-            /* the key goes on with [<namespace>/]<name>, by length (a name may hold a NUL) */
-            kapi_str key = kapi_obj_key(l.items[i]);
-            kapi_str rest = {key.ptr + prefix.len, key.len - prefix.len};
-            const char *slash = memchr(rest.ptr, '/', rest.len);
-            kapi_str ns = slash ? (kapi_str){rest.ptr, (size_t)(slash - rest.ptr)} : KAPI_STR("");
-            kapi_str name = kapi_api__key_name(l.items[i]);
-            json_t *out = NULL;
-            bool removed;
-            kapi_error_free(kapi_api__delete(api, a, t, ns, name, &background, &out, &removed));
-            json_decref(out);
-        }
-        kapi_store_list_dispose(&l);
+    err = kapi_api_list(api, t, KAPI_STR(""), &items, NULL);
+    bool empty = !err && json_array_size(items) == 0;
+    kapi_error_free(err);
+    json_array_foreach(items, i, item)
+    {
+        if (kapi_controllers__stopping(c))
+            break;
+        kapi_error_free(kapi_api_delete(api, &kapi_controllers_user, t,
+                                        str_at(item, "metadata.namespace"),
+                                        str_at(item, "metadata.name"), &background, NULL, NULL));
     }
+    json_decref(items);
     kapi_type_release(t);
     return empty;
 }
 
-/* crd (parsed from o) is being deleted: its custom resources go, then its cleanup
- * finalizer. */
-static void clean_up(kapi_api *api, const kapi_type *t, kapi_obj *o, json_t *crd)
+/* crd (taken; being deleted): its custom resources go, then its cleanup finalizer. */
+static void clean_up(kapi_controller *c, const kapi_type *t, json_t *crd)
 {
     json_t *fins = kapi_json_path(crd, "metadata.finalizers");
     size_t at = json_array_size(fins);
     for (size_t i = 0; i < json_array_size(fins); i++)
         if (strcmp(json_string_value(json_array_get(fins, i)) ?: "", KAPI_CRD_CLEANUP) == 0)
             at = i;
-    kapi_arena a;
-    kapi_arena_init(&a);
-    if (at < json_array_size(fins) && delete_instances(api, &a, o, crd)) {
+    if (at < json_array_size(fins) && delete_instances(c, crd)) {
         json_array_remove(fins, at);
-        json_t *gone = NULL;
-        kapi_obj *out = NULL;
-        kapi_error *err =
-            kapi_api__deletion_done(crd)
-                ? kapi_api__finish_deletion(api, &a, t, kapi_obj_key(o), o->rev, false, crd, &gone)
-                : kapi_api__store_write(api, &a, t, crd, KAPI_STORE_UPDATE, o->rev, &out, NULL);
-        kapi_error_free(err);
-        kapi_obj_unref(out);
-        json_decref(gone);
+        kapi_error_free(kapi_api_update(kapi_controllers__api(c), &kapi_controllers_user, t,
+                                        "status", json_incref(crd), NULL));
     }
-    kapi_arena_dispose(&a);
-}
-
-/* Acts on one CRD as its parsed object says (never on a search of its bytes, which a
- * label or an annotation could hold). */
-static void reconcile(kapi_api *api, const kapi_type *t, kapi_obj *o)
-{
-    json_t *crd = kapi_api__parse_stored(o);
-    if (kapi_json_path(crd, "metadata.deletionTimestamp"))
-        clean_up(api, t, o, crd);
-    else if (!kapi_api__crd_condition(crd, "Established"))
-        establish(api, t, o, crd);
     json_decref(crd);
 }
 
-static void pass(kapi_api *api)
+/* Acts on each CRD as its parsed object says (never on a search of its bytes, which a
+ * label or an annotation could hold). */
+static bool pass(kapi_controller *c)
 {
-    const kapi_type *t =
-        kapi_registry_lookup(api->registry, KAPI_STR("apiextensions.k8s.io"), KAPI_STR("v1"),
-                             KAPI_STR("customresourcedefinitions"));
-    kapi_store_list_result l;
-    char *prefix = kapi_xprintf("/%s/%s/", t->storage_group, t->storage_resource);
-    kapi_store_list_opts q = {.prefix = kapi_str_c(prefix)};
-    if (kapi_store_list(api->store, &q, &l) == KAPI_STORE_OK) {
-        for (size_t i = 0; i < l.n; i++)
-            reconcile(api, t, l.items[i]);
-        kapi_store_list_dispose(&l);
+    kapi_api *api = kapi_controllers__api(c);
+    const kapi_type *t = crd_type(api);
+    json_t *items = NULL, *crd;
+    size_t i;
+    bool waiting = false;
+    kapi_error_free(kapi_api_list(api, t, KAPI_STR(""), &items, NULL));
+    json_array_foreach(items, i, crd)
+    {
+        if (kapi_controllers__stopping(c))
+            break;
+        if (kapi_json_path(crd, "metadata.deletionTimestamp")) {
+            clean_up(c, t, json_incref(crd));
+            waiting = true;
+        } else if (!kapi_crd_condition(crd, "Established")) {
+            establish(api, t, json_incref(crd));
+        }
     }
-    free(prefix);
+    json_decref(items);
+    return waiting;
 }
 
 kapi_controller *kapi_crd_controller_start(kapi_api *api)
 {
-    return kapi_controllers__start(api, "crd", PASS_INTERVAL_MS, pass);
+    return kapi_controllers__start(api, "crd", crd_type(api), RETRY_MS, RESYNC_MS, pass);
 }

@@ -1,22 +1,40 @@
 /*
  * controllers/namespace: the namespace lifecycle (reference section 3; kube-controller-
- * manager's namespace controller).
+ * manager's namespace controller), a client of the api.
  *
- * Every pass lists the namespaces; for each one being deleted it deletes, type by type
- * (built-in ones, then the custom resources of every namespaced CRD), every object
- * stored under it (an object with finalizers waits for them and keeps the
- * namespace). Once nothing is left it finalizes the namespace (the "kubernetes" entry of
- * spec.finalizers goes) and deletes it, which removes it unless metadata.finalizers still
- * hold it. A pass runs every PASS_INTERVAL_MS, so a deleted namespace is gone within a
+ * A pass lists the namespaces; for each one being deleted it deletes, type by type
+ * (built-in ones, then the custom resources of every namespaced CRD), every object in it
+ * (an object with finalizers waits for them and keeps the namespace). Once nothing is
+ * left it finalizes the namespace (the "kubernetes" entry of spec.finalizers goes, by a
+ * write to /finalize), which removes it unless metadata.finalizers still hold it; a
+ * delete then removes one they held. The controller watches the namespaces; while one is
+ * being deleted a pass follows every RETRY_MS, so a deleted namespace is gone within a
  * second of its last object.
  */
 #include "controllers/controllers.h"
 
 #include <string.h>
 
-#include "api/api_int.h"
+#include "codec/json.h"
 
-#define PASS_INTERVAL_MS 200
+#define RETRY_MS 200
+#define RESYNC_MS 30000
+
+static const kapi_delete_opts background = {.propagation = "Background", .grace = -1};
+
+static const kapi_type *namespace_type(kapi_api *api)
+{
+    return kapi_registry_lookup(kapi_api_registry(api), KAPI_STR(""), KAPI_STR("v1"),
+                                KAPI_STR("namespaces"));
+}
+
+/* A string member of obj by length (a name may hold a NUL); empty when none. */
+static kapi_str str_at(const json_t *obj, const char *path)
+{
+    const json_t *v = kapi_json_path(obj, path);
+    return json_is_string(v) ? (kapi_str){json_string_value(v), json_string_length(v)}
+                             : KAPI_STR("");
+}
 
 /* True when t is the first namespaced type stored under its storage resource (two
  * served types may share one: core and events.k8s.io Events). */
@@ -35,32 +53,61 @@ static bool first_of_storage(const kapi_registry *reg, size_t i)
 }
 
 /* Deletes every object of t in ns; false while some remain. */
-static bool empty_type(kapi_api *api, kapi_arena *a, const kapi_type *t, const char *ns)
+static bool empty_type(kapi_controller *c, const kapi_type *t, kapi_str ns)
 {
-    static const kapi_delete_opts background = {.propagation = "Background", .grace = -1};
-    kapi_store_list_result l;
-    kapi_str prefix = kapi_type_key(a, t, kapi_str_c(ns), KAPI_STR(""));
-    kapi_store_list_opts q = {.prefix = prefix};
-    if (kapi_store_list(api->store, &q, &l) != KAPI_STORE_OK)
-        return false;
-    bool empty = true;
-    for (size_t i = 0; i < l.n; i++) {
-        kapi_str name = kapi_api__key_name(l.items[i]); /* whole: a name may hold a NUL */
-        json_t *out = NULL;
+    kapi_api *api = kapi_controllers__api(c);
+    json_t *items = NULL, *item;
+    size_t i;
+    kapi_error *err = kapi_api_list(api, t, ns, &items, NULL);
+    bool empty = !err;
+    kapi_error_free(err);
+    json_array_foreach(items, i, item)
+    {
         bool removed = false;
-        kapi_error *err =
-            kapi_api__delete(api, a, t, kapi_str_c(ns), name, &background, &out, &removed);
+        if (kapi_controllers__stopping(c)) {
+            empty = false;
+            break;
+        }
+        err = kapi_api_delete(api, &kapi_controllers_user, t, ns, str_at(item, "metadata.name"),
+                              &background, NULL, &removed);
         if ((err && err->status != KAPI_STATUS_NOT_FOUND) || (!err && !removed))
             empty = false;
         kapi_error_free(err);
-        json_decref(out);
     }
-    kapi_store_list_dispose(&l);
+    json_decref(items);
     return empty;
 }
 
-/* Removes "kubernetes" from spec.finalizers (the finalize write); true when it is gone. */
-static bool finalize(kapi_api *api, kapi_arena *a, const kapi_type *nst, json_t *ns, int64_t rev)
+/* Deletes the custom resources in ns of every namespaced CRD; false while some remain. */
+static bool empty_custom(kapi_controller *c, kapi_str ns)
+{
+    kapi_api *api = kapi_controllers__api(c);
+    const kapi_type *crdt =
+        kapi_registry_lookup(kapi_api_registry(api), KAPI_STR("apiextensions.k8s.io"),
+                             KAPI_STR("v1"), KAPI_STR("customresourcedefinitions"));
+    json_t *crds = NULL, *crd;
+    size_t i;
+    kapi_error *err = kapi_api_list(api, crdt, KAPI_STR(""), &crds, NULL);
+    bool empty = !err;
+    kapi_error_free(err);
+    json_array_foreach(crds, i, crd)
+    {
+        const kapi_type *t = NULL;
+        const char *scope = kapi_json_path_str(crd, "spec.scope");
+        if (!scope || strcmp(scope, "Namespaced") != 0)
+            continue;
+        err = kapi_api_custom_storage_type(api, crd, &t);
+        if (t)
+            empty &= empty_type(c, t, ns);
+        kapi_type_release(t);
+        kapi_error_free(err);
+    }
+    json_decref(crds);
+    return empty;
+}
+
+/* Removes "kubernetes" from spec.finalizers of ns (taken) by a write to /finalize. */
+static void finalize(kapi_api *api, const kapi_type *nst, json_t *ns)
 {
     json_t *fins = kapi_json_path(ns, "spec.finalizers");
     bool found = false;
@@ -71,82 +118,67 @@ static bool finalize(kapi_api *api, kapi_arena *a, const kapi_type *nst, json_t 
             found = true;
         }
     }
-    if (!found)
-        return true;
-    kapi_obj *o = NULL;
-    kapi_error *err = kapi_api__store_write(api, a, nst, ns, KAPI_STORE_UPDATE, rev, &o, NULL);
-    kapi_obj_unref(o);
-    bool ok = !err;
-    kapi_error_free(err);
-    return ok;
+    if (found)
+        kapi_error_free(kapi_api_update(api, &kapi_controllers_user, nst, "finalize", ns, NULL));
+    else
+        json_decref(ns);
 }
 
-/* Deletes the custom resources in ns of every namespaced CRD; false while some remain. */
-static bool empty_custom(kapi_api *api, kapi_arena *a, const char *ns)
+/* Empties and removes the namespace ns (being deleted). */
+static void clean_namespace(kapi_controller *c, const kapi_type *nst, json_t *ns)
 {
-    kapi_store_list_result l;
-    kapi_store_list_opts q = {.prefix =
-                                  KAPI_STR("/apiextensions.k8s.io/customresourcedefinitions/")};
-    if (kapi_store_list(api->store, &q, &l) != KAPI_STORE_OK)
-        return false;
+    kapi_api *api = kapi_controllers__api(c);
+    const kapi_registry *reg = kapi_api_registry(api);
+    kapi_str name = str_at(ns, "metadata.name");
     bool empty = true;
-    for (size_t i = 0; i < l.n; i++) {
-        json_t *crd = kapi_api__parse_stored(l.items[i]);
-        const kapi_type *t = NULL;
-        const char *scope = kapi_json_path_str(crd, "spec.scope");
-        kapi_error *err = scope && strcmp(scope, "Namespaced") == 0
-                              ? kapi_api__custom_storage_type(api, l.items[i], crd, &t)
-                              : NULL;
-        if (t)
-            empty &= empty_type(api, a, t, ns);
-        kapi_type_release(t);
-        kapi_error_free(err);
-        json_decref(crd);
-    }
-    kapi_store_list_dispose(&l);
-    return empty;
-}
-
-static void clean_namespace(kapi_api *api, const kapi_type *nst, kapi_obj *o)
-{
-    kapi_arena a;
-    kapi_arena_init(&a);
-    json_t *ns = kapi_api__parse_stored(o);
-    const char *name = kapi_json_path_str(ns, "metadata.name");
-    const kapi_registry *reg = api->registry;
-    /* decided on the parsed object: the bytes may hold the text in a label or annotation */
-    bool empty = kapi_json_path(ns, "metadata.deletionTimestamp") != NULL;
     for (size_t i = 0; empty && i < kapi_registry_count(reg); i++)
         if (first_of_storage(reg, i))
-            empty &= empty_type(api, &a, kapi_registry_at(reg, i), name);
-    if (empty)
-        empty = empty_custom(api, &a, name);
-    if (empty && finalize(api, &a, nst, ns, o->rev)) {
-        static const kapi_delete_opts plain = {.grace = -1};
-        json_t *out = NULL;
-        bool removed;
-        kapi_error_free(
-            kapi_api__delete(api, &a, nst, KAPI_STR(""), kapi_str_c(name), &plain, &out, &removed));
-        json_decref(out);
-    }
-    json_decref(ns);
-    kapi_arena_dispose(&a);
+            empty &= empty_type(c, kapi_registry_at(reg, i), name);
+    if (!empty || !empty_custom(c, name) || kapi_controllers__stopping(c))
+        return;
+    finalize(api, nst, json_incref(ns));
+    static const kapi_delete_opts plain = {.grace = -1};
+    kapi_error_free(
+        kapi_api_delete(api, &kapi_controllers_user, nst, KAPI_STR(""), name, &plain, NULL, NULL));
 }
 
-static void pass(kapi_api *api)
+/* Acts on each namespace as its parsed object says (never on a search of its bytes,
+ * which a label or an annotation could hold). */
+static bool pass(kapi_controller *c)
 {
-    const kapi_type *nst =
-        kapi_registry_lookup(api->registry, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("namespaces"));
-    kapi_store_list_result l;
-    kapi_store_list_opts q = {.prefix = KAPI_STR("//namespaces/")};
-    if (!nst || kapi_store_list(api->store, &q, &l) != KAPI_STORE_OK)
-        return;
-    for (size_t i = 0; i < l.n; i++)
-        clean_namespace(api, nst, l.items[i]);
-    kapi_store_list_dispose(&l);
+    kapi_api *api = kapi_controllers__api(c);
+    const kapi_type *nst = namespace_type(api);
+    json_t *items = NULL, *ns;
+    size_t i;
+    bool waiting = false;
+    kapi_error *err = kapi_api_list(api, nst, KAPI_STR(""), &items, NULL);
+    kapi_error_free(err);
+    json_array_foreach(items, i, ns)
+    {
+        if (!kapi_json_path(ns, "metadata.deletionTimestamp") || kapi_controllers__stopping(c))
+            continue;
+        clean_namespace(c, nst, ns);
+        waiting = true;
+    }
+    json_decref(items);
+    return waiting;
 }
 
 kapi_controller *kapi_namespace_controller_start(kapi_api *api)
 {
-    return kapi_controllers__start(api, "namespace", PASS_INTERVAL_MS, pass);
+    return kapi_controllers__start(api, "namespace", namespace_type(api), RETRY_MS, RESYNC_MS,
+                                   pass);
+}
+
+kapi_error *kapi_namespace_ensure(kapi_api *api, const char *name)
+{
+    json_t *obj = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+                            "metadata", "name", name);
+    kapi_error *err =
+        kapi_api_create(api, &kapi_api_loopback_user, namespace_type(api), KAPI_STR(""), obj, NULL);
+    if (err && err->status == KAPI_STATUS_ALREADY_EXISTS) {
+        kapi_error_free(err);
+        err = NULL;
+    }
+    return err;
 }

@@ -1,50 +1,92 @@
-/* controllers/runner: the thread of a controller, making one pass every interval. */
+/*
+ * controllers/runner: the thread of a controller. A store watch of the controller's type
+ * marks it dirty (on the store's thread: only a flag and a signal); the thread makes a
+ * pass when it is dirty, after the retry interval while a pass left work waiting, or
+ * after the slow resync interval.
+ */
 #include "controllers/controllers.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
+static const char *const controller_groups[] = {"system:authenticated", NULL};
+const kapi_user kapi_controllers_user = {"system:kube-controller-manager", "", controller_groups};
+
 struct kapi_controller {
     kapi_api *api;
-    int interval_ms;
-    void (*pass)(kapi_api *api);
+    int retry_ms, resync_ms;
+    kapi_controller_pass pass;
+    kapi_store_watch *watch; /* NULL when it could not start: the resync alone */
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cond;
-    bool stopping;
+    bool dirty; /* a change arrived since the last pass began */
+    atomic_bool stopping;
 };
+
+/* The watch's callback, on the store's thread. */
+static bool changed(void *ctx, const kapi_store_event *ev)
+{
+    kapi_controller *c = ctx;
+    (void)ev;
+    pthread_mutex_lock(&c->mu);
+    c->dirty = true;
+    pthread_cond_signal(&c->cond);
+    pthread_mutex_unlock(&c->mu);
+    return true;
+}
+
+/* Waits, with c->mu held, until c is dirty or stopping or ms have passed. */
+static void wait_for_work(kapi_controller *c, int ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long long ns = ts.tv_nsec + ms * 1000000LL;
+    ts.tv_sec += (time_t)(ns / 1000000000LL);
+    ts.tv_nsec = (long)(ns % 1000000000LL);
+    while (!c->dirty && !atomic_load(&c->stopping))
+        if (pthread_cond_timedwait(&c->cond, &c->mu, &ts) != 0)
+            break;
+}
 
 static void *controller_main(void *arg)
 {
     kapi_controller *c = arg;
     pthread_mutex_lock(&c->mu);
-    while (!c->stopping) {
+    while (!atomic_load(&c->stopping)) {
+        c->dirty = false;
         pthread_mutex_unlock(&c->mu);
-        c->pass(c->api);
+        bool waiting = c->pass(c);
         pthread_mutex_lock(&c->mu);
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        long long ns = ts.tv_nsec + c->interval_ms * 1000000LL;
-        ts.tv_sec += (time_t)(ns / 1000000000LL);
-        ts.tv_nsec = (long)(ns % 1000000000LL);
-        if (!c->stopping)
-            pthread_cond_timedwait(&c->cond, &c->mu, &ts);
+        wait_for_work(c, waiting ? c->retry_ms : c->resync_ms);
     }
     pthread_mutex_unlock(&c->mu);
     return NULL;
 }
 
-kapi_controller *kapi_controllers__start(kapi_api *api, const char *name, int interval_ms,
-                                         void (*pass)(kapi_api *api))
+kapi_controller *kapi_controllers__start(kapi_api *api, const char *name, const kapi_type *watched,
+                                         int retry_ms, int resync_ms, kapi_controller_pass pass)
 {
     kapi_controller *c = kapi_xcalloc(1, sizeof(*c));
+    json_t *items = NULL;
+    int64_t rev = 0;
     c->api = api;
-    c->interval_ms = interval_ms;
+    c->retry_ms = retry_ms;
+    c->resync_ms = resync_ms;
     c->pass = pass;
+    atomic_init(&c->stopping, false);
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cond, NULL);
+    /* From the revision now: the first pass, which runs after, sees everything before. */
+    kapi_error *err = kapi_api_list(api, watched, KAPI_STR(""), &items, &rev);
+    json_decref(items);
+    if (err || kapi_api_watch_start(api, watched, KAPI_STR(""), rev, changed, c, &c->watch) !=
+                   KAPI_STORE_OK)
+        c->watch = NULL;
+    kapi_error_free(err);
     if (pthread_create(&c->thread, NULL, controller_main, c) != 0) {
         fprintf(stderr, "kapi: cannot start the %s controller\n", name);
         abort();
@@ -52,12 +94,24 @@ kapi_controller *kapi_controllers__start(kapi_api *api, const char *name, int in
     return c;
 }
 
+kapi_api *kapi_controllers__api(const kapi_controller *c)
+{
+    return c->api;
+}
+
+bool kapi_controllers__stopping(kapi_controller *c)
+{
+    return atomic_load(&c->stopping);
+}
+
 void kapi_controller_stop(kapi_controller *c)
 {
     if (!c)
         return;
+    if (c->watch)
+        kapi_api_watch_stop(c->api, c->watch);
     pthread_mutex_lock(&c->mu);
-    c->stopping = true;
+    atomic_store(&c->stopping, true);
     pthread_cond_signal(&c->cond);
     pthread_mutex_unlock(&c->mu);
     pthread_join(c->thread, NULL);

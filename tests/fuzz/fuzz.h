@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "api/api_int.h"
+#include "controllers/controllers.h"
 
 /* The largest input a target reads (run.sh passes the same -max_len). */
 #define FUZZ_MAX_INPUT (64 * 1024)
@@ -75,7 +76,7 @@ static inline kapi_api *fuzz_api(void)
         fuzz_setup_failed("store", err);
     kapi_api_config ac = {.store = store, .registry = fuzz_registry()};
     api = kapi_api_new(&ac);
-    if ((err = kapi_api_ensure_namespace(api, "default")) != NULL)
+    if ((err = kapi_namespace_ensure(api, "default")) != NULL)
         fuzz_setup_failed("namespace", err);
     return api;
 }

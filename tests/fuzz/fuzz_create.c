@@ -1,8 +1,8 @@
 /*
  * fuzz_create: a create body of every built-in type, through the api's own create path:
  * decoded (JSON, YAML or protobuf) and checked against the type's schema, defaulted,
- * validated and encoded for storage (kapi_api__decode_object, kapi_api__create with
- * dryRun), then written back as the client reads it (JSON, YAML, Table cells), and
+ * validated and encoded for storage (kapi_api__decode_object, kapi_api__write of a create
+ * with dryRun), then written back as the client reads it (JSON, YAML, Table cells), and
  * validated again as an update of itself. What would be stored must parse again.
  *
  * The first byte picks: bits 0-2 the type (modulo their number), bits 3-4 the
@@ -78,16 +78,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     f.r.info.verb = "create";
     kapi_error *err = kapi_api__parse_request(&f.r);
     kapi_write_opts opts;
-    json_t *obj = NULL, *dry = NULL;
-    kapi_obj *o = NULL;
+    kapi_write w;
+    json_t *dry = NULL;
     if (!err)
         err = kapi_api__write_options(&f.r, "CreateOptions", &opts);
+    f.r.info.ns = t->namespaced ? KAPI_STR("default") : KAPI_STR("");
+    kapi_api__write_init(&w, &f.r, KAPI_WRITE_CREATE);
+    w.dry_run = true;
     if (!err)
-        err = kapi_api__decode_object(&f.r, &opts, &obj);
-    if (!err) {
-        f.r.info.ns = t->namespaced ? KAPI_STR("default") : KAPI_STR("");
-        err = kapi_api__create(api, &f.r.arena, t, f.r.info.ns, obj, &o, &dry, &f.r);
-    }
+        err = kapi_api__decode_object(&f.r, &opts, &w.obj);
+    if (!err && (err = kapi_api__write(&w)) == NULL)
+        dry = w.unstored;
     if (!err) {
         encode_answer(t, dry);
         update_of(&f, dry);

@@ -7,6 +7,7 @@
 #define KAPI_TEST_API_ENV_H
 
 #include "api/api_int.h"
+#include "controllers/controllers.h"
 #include "http/harness.h"
 
 typedef struct api_env {

@@ -10,7 +10,7 @@ static void env_start(api_env *e)
 {
     api_env_start(e);
     kapi_api_set_server_address(e->api, "127.0.0.1:6443");
-    CHECK(kapi_api_ensure_namespace(e->api, "default") == NULL);
+    CHECK(kapi_namespace_ensure(e->api, "default") == NULL);
 }
 
 /* One request with extra header lines (each ending in \r\n) on a new connection; returns

@@ -1,0 +1,116 @@
+/*
+ * api/write: the one write function. Every write — a request's create, update, patch,
+ * delete or subresource write, and kapi's own through the client API (api.h) — is a
+ * kapi_write run by kapi_api__write, so what a later stage adds (managedFields,
+ * authorization, admission, metrics) is added once and cannot be skipped.
+ *
+ * kapi_api__write lends the type's hooks a kapi_hook_ctx (the registry, the write's arena
+ * and time, a read of the store) and runs the verb's stages: admit, server metadata,
+ * defaults (prepare), validate, then the store stage, kapi_api__store_write, here.
+ */
+#include <stdlib.h>
+
+#include "api/api_int.h"
+
+/* The hooks' read of the store: the object of t at ns/name, parsed (storage view). */
+static json_t *hook_get(const kapi_hook_ctx *c, const kapi_type *t, kapi_str ns, kapi_str name)
+{
+    const kapi_write *w = c->pipeline;
+    kapi_obj *o = NULL;
+    if (kapi_store_get(w->api->store, kapi_type_key(c->arena, t, ns, name), &o) != KAPI_STORE_OK)
+        return NULL;
+    json_t *obj = kapi_api__parse_stored(o);
+    kapi_obj_unref(o);
+    return obj;
+}
+
+void kapi_api__write_init(kapi_write *w, kapi_req *r, kapi_write_verb verb)
+{
+    *w = (kapi_write){
+        .api = r->api,
+        .arena = &r->arena,
+        .user = &r->user,
+        .type = r->type,
+        .verb = verb,
+        .ns = r->info.ns,
+        .name = r->info.name,
+        .subresource = r->info.subresource,
+        .req = r,
+    };
+}
+
+kapi_error *kapi_api__write(kapi_write *w)
+{
+    static kapi_error *(*const stages[])(kapi_write * w) = {
+        [KAPI_WRITE_CREATE] = kapi_api__create_stage,
+        [KAPI_WRITE_UPDATE] = kapi_api__update_stage,
+        [KAPI_WRITE_DELETE] = kapi_api__delete_stage,
+    };
+    w->hooks = (kapi_hook_ctx){
+        .registry = w->api->registry,
+        .arena = w->arena,
+        .now = kapi_api__now(w->arena),
+        .get = hook_get,
+        .pipeline = w,
+    };
+    w->status = w->verb == KAPI_WRITE_CREATE ? 201 : 200;
+    w->stored = NULL;
+    w->unstored = w->deleted = NULL;
+    w->removed = false;
+    if (!w->subresource)
+        w->subresource = "";
+    return stages[w->verb](w);
+}
+
+/* Encodes obj (served view) in the storage view and commits it; or, when dry is set,
+ * gives back in *dry the object that would have been stored (a create has no
+ * resourceVersion yet, an update keeps the current one). */
+kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type *t, json_t *obj,
+                                  kapi_store_op op, int64_t expect_rev, kapi_obj **out,
+                                  json_t **dry)
+{
+    if (dry) {
+        json_t *stored = json_incref(obj);
+        if (t->strategy->to_storage)
+            stored = t->strategy->to_storage(t, stored);
+        json_t *meta = kapi_json_object_ensure(stored, "metadata");
+        if (op == KAPI_STORE_CREATE)
+            json_object_del(meta, "resourceVersion");
+        else
+            json_object_set_new(meta, "resourceVersion",
+                                json_sprintf("%lld", (long long)expect_rev));
+        *dry = kapi_api__canonical(t, stored);
+        json_decref(stored);
+        *out = NULL;
+        return NULL;
+    }
+    json_t *stored = json_incref(obj);
+    if (t->strategy->to_storage)
+        stored = t->strategy->to_storage(t, stored);
+    json_object_set_new(kapi_json_object_ensure(stored, "metadata"), "resourceVersion",
+                        json_string(""));
+    json_t *canon = kapi_api__canonical(t, stored);
+    json_decref(stored);
+    json_t *meta = json_object_get(canon, "metadata");
+    kapi_str name = kapi_api__name_of(meta);
+    const json_t *ns = json_object_get(meta, "namespace");
+    size_t len, rv_off;
+    char *bytes = kapi_api__encode_stored(canon, &len, &rv_off);
+    kapi_str key =
+        kapi_type_key(a, t, (kapi_str){json_string_value(ns), json_string_length(ns)}, name);
+    kapi_store_write w = {
+        .op = op,
+        .key = key,
+        .expect_rev = expect_rev,
+        .value = {bytes, len},
+        .rv_off = rv_off,
+    };
+    kapi_store_rc rc = kapi_store_commit(api->store, &w);
+    kapi_error *err = rc == KAPI_STORE_OK ? NULL : kapi_api__err_store(a, rc, t, name);
+    if (w.current)
+        kapi_obj_unref(w.current);
+    *out = w.result;
+    json_decref(canon);
+    free(bytes);
+    return err;
+}
