@@ -1,0 +1,161 @@
+/*
+ * Unit tests for the controllers, as clients of the api test server (api_env): the
+ * namespace controller empties a namespace being deleted and removes it once its last
+ * object has gone; the CRD controller establishes a new CRD and, once it is deleted,
+ * removes its custom resources and then the CRD.
+ */
+#include <time.h>
+
+#include "api/api_env.h"
+#include "codec/json.h"
+#include "test.h"
+
+static const kapi_type *type_of(api_env *e, const char *group, const char *plural)
+{
+    return kapi_registry_lookup(e->reg, kapi_str_c(group), KAPI_STR("v1"), kapi_str_c(plural));
+}
+
+/* The object of t at ns/name, or NULL when there is none. */
+static json_t *get(api_env *e, const kapi_type *t, const char *ns, const char *name)
+{
+    json_t *obj = NULL;
+    kapi_error *err = kapi_api_get(e->api, t, kapi_str_c(ns), kapi_str_c(name), &obj);
+    kapi_error_free(err);
+    return obj;
+}
+
+/* Waits up to 5 s for the object of t at ns/name to be there (want) or gone (!want). */
+static bool wait_for(api_env *e, const kapi_type *t, const char *ns, const char *name, bool want)
+{
+    struct timespec ms10 = {0, 10 * 1000000};
+    for (int i = 0; i < 500; i++) {
+        json_t *obj = get(e, t, ns, name);
+        json_decref(obj);
+        if ((obj != NULL) == want)
+            return true;
+        nanosleep(&ms10, NULL);
+    }
+    return false;
+}
+
+static void create(api_env *e, const kapi_type *t, const char *ns, const char *json)
+{
+    json_t *obj = kapi_json_parse(json, strlen(json), NULL);
+    CHECK(obj != NULL);
+    kapi_error *err =
+        kapi_api_create(e->api, &kapi_api_loopback_user, t, kapi_str_c(ns), obj, NULL);
+    if (err)
+        test_fail(__FILE__, __LINE__, "create: %s", err->message);
+    kapi_error_free(err);
+}
+
+static bool delete (api_env *e, const kapi_type *t, const char *ns, const char *name)
+{
+    static const kapi_delete_opts plain = {.grace = -1};
+    kapi_error *err = kapi_api_delete(e->api, &kapi_api_loopback_user, t, kapi_str_c(ns),
+                                      kapi_str_c(name), &plain, NULL, NULL);
+    bool ok = err == NULL;
+    kapi_error_free(err);
+    return ok;
+}
+
+/* A CronJob named name, with more members of its metadata. */
+#define CRONJOB(name, meta)                                                                        \
+    "{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\",\"metadata\":{\"name\":\"" name "\"" meta   \
+    "},\"spec\":{\"schedule\":\"* * * * *\",\"jobTemplate\":{\"spec\":{\"template\":{\"spec\":{"   \
+    "\"restartPolicy\":\"OnFailure\",\"containers\":[{\"name\":\"main\",\"image\":\"busybox\"}]}}" \
+    "}}}}"
+
+TEST(controllers_namespace_deletion_empties_and_removes)
+{
+    api_env e = {0};
+    api_env_start(&e);
+    const kapi_type *nst = type_of(&e, "", "namespaces"), *cj = type_of(&e, "batch", "cronjobs");
+    create(&e, nst, "",
+           "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"doomed\"}}");
+    create(&e, cj, "doomed", CRONJOB("a", ""));
+    create(&e, cj, "doomed", CRONJOB("held", ",\"finalizers\":[\"example.com/hold\"]"));
+    kapi_controller *c = kapi_namespace_controller_start(e.api);
+    CHECK(delete (&e, nst, "", "doomed"));
+    CHECK(wait_for(&e, cj, "doomed", "a", false));
+    /* the held object waits for its finalizer, and keeps the namespace, Terminating */
+    json_t *held = NULL;
+    for (int i = 0; i < 500 && !kapi_json_path(held, "metadata.deletionTimestamp"); i++) {
+        struct timespec ms10 = {0, 10 * 1000000};
+        json_decref(held);
+        nanosleep(&ms10, NULL);
+        held = get(&e, cj, "doomed", "held");
+    }
+    CHECK(held && kapi_json_path(held, "metadata.deletionTimestamp"));
+    json_t *ns = get(&e, nst, "", "doomed");
+    CHECK(ns != NULL);
+    CHECK_STR_EQ(kapi_json_path_str(ns, "status.phase"), "Terminating");
+    json_decref(ns);
+    json_object_del(json_object_get(held, "metadata"), "finalizers");
+    CHECK(kapi_api_update(e.api, &kapi_api_loopback_user, cj, "", held, NULL) == NULL);
+    CHECK(wait_for(&e, nst, "", "doomed", false));
+    kapi_controller_stop(c);
+    api_env_stop(&e);
+}
+
+/* A status write to a namespace being deleted does not remove it while spec.finalizers
+ * still holds it (kube's namespace ShouldDeleteDuringUpdate): only the finalize write
+ * does. */
+TEST(controllers_namespace_status_write_keeps_terminating_namespace)
+{
+    api_env e = {0};
+    api_env_start(&e);
+    const kapi_type *nst = type_of(&e, "", "namespaces");
+    create(&e, nst, "",
+           "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"t1\"}}");
+    CHECK(delete (&e, nst, "", "t1"));
+    json_t *ns = get(&e, nst, "", "t1");
+    CHECK(ns != NULL);
+    CHECK(kapi_api_update(e.api, &kapi_api_loopback_user, nst, "status", ns, NULL) == NULL);
+    ns = get(&e, nst, "", "t1");
+    CHECK(ns != NULL);
+    json_object_set_new(json_object_get(ns, "spec"), "finalizers", json_array());
+    CHECK(kapi_api_update(e.api, &kapi_api_loopback_user, nst, "finalize", ns, NULL) == NULL);
+    CHECK(get(&e, nst, "", "t1") == NULL);
+    api_env_stop(&e);
+}
+
+static const char crd_json[] =
+    "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+    "\"metadata\":{\"name\":\"widgets.example.com\"},\"spec\":{\"group\":\"example.com\","
+    "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"widgets\",\"singular\":\"widget\","
+    "\"kind\":\"Widget\",\"listKind\":\"WidgetList\"},\"versions\":[{\"name\":\"v1\","
+    "\"served\":true,\"storage\":true,\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\","
+    "\"x-kubernetes-preserve-unknown-fields\":true}}}]}}";
+
+TEST(controllers_crd_established_then_cleaned_up)
+{
+    api_env e = {0};
+    api_env_start(&e);
+    const kapi_type *crdt = type_of(&e, "apiextensions.k8s.io", "customresourcedefinitions");
+    CHECK(kapi_namespace_ensure(e.api, "default") == NULL);
+    create(&e, crdt, "", crd_json);
+    kapi_controller *c = kapi_crd_controller_start(e.api);
+    json_t *crd = NULL;
+    for (int i = 0; i < 500 && !(crd && kapi_crd_condition(crd, "Established")); i++) {
+        struct timespec ms10 = {0, 10 * 1000000};
+        json_decref(crd);
+        nanosleep(&ms10, NULL);
+        crd = get(&e, crdt, "", "widgets.example.com");
+    }
+    CHECK(crd && kapi_crd_condition(crd, "NamesAccepted") &&
+          kapi_crd_condition(crd, "Established"));
+    CHECK_STR_EQ(kapi_json_path_str(crd, "status.acceptedNames.kind"), "Widget");
+    const kapi_type *wt = NULL;
+    CHECK(kapi_api_custom_storage_type(e.api, crd, &wt) == NULL);
+    create(&e, wt, "default",
+           "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"w\"}}");
+    CHECK(wait_for(&e, wt, "default", "w", true));
+    CHECK(delete (&e, crdt, "", "widgets.example.com"));
+    CHECK(wait_for(&e, wt, "default", "w", false));
+    CHECK(wait_for(&e, crdt, "", "widgets.example.com", false));
+    kapi_type_release(wt);
+    json_decref(crd);
+    kapi_controller_stop(c);
+    api_env_stop(&e);
+}
