@@ -66,6 +66,33 @@ char *api_cronjob(const char *name, const char *meta_extra)
                         name, *meta_extra ? "," : "", meta_extra);
 }
 
+void api_create_widget_crd(api_env *e)
+{
+    static const char crd[] =
+        "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+        "\"metadata\":{\"name\":\"widgets.example.com\"},\"spec\":{\"group\":\"example.com\","
+        "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"widgets\",\"kind\":\"Widget\"},"
+        "\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":true,\"schema\":{"
+        "\"openAPIV3Schema\":{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":"
+        "\"object\",\"properties\":{\"size\":{\"type\":\"string\"}}}}}}}]}}";
+    /* what the CRD controller does (api_env runs none): the names accepted, Established */
+    static const char established[] =
+        "{\"status\":{\"acceptedNames\":{\"plural\":\"widgets\",\"singular\":\"widget\","
+        "\"kind\":\"Widget\",\"listKind\":\"WidgetList\"},\"conditions\":[{\"type\":"
+        "\"NamesAccepted\",\"status\":\"True\",\"reason\":\"NoConflicts\",\"message\":\"no "
+        "conflicts found\"},{\"type\":\"Established\",\"status\":\"True\",\"reason\":"
+        "\"InitialNamesAccepted\",\"message\":\"the initial names have been accepted\"}]}}";
+    api_answer a;
+    CHECK_INT_EQ(
+        api_status(e, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd), 201);
+    CHECK_INT_EQ(api_call(e, "PATCH",
+                          "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+                          "widgets.example.com/status",
+                          "Content-Type: application/merge-patch+json\r\n", established, &a),
+                 200);
+    api_answer_dispose(&a);
+}
+
 /* Drops the first n bytes of b. */
 static void drop(kapi_buf *b, size_t n)
 {

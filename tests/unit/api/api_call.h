@@ -33,6 +33,10 @@ long long api_int(const api_answer *a, const char *path);
  * caller frees it. */
 char *api_cronjob(const char *name, const char *meta_extra);
 
+/* Creates the CRD of widgets.example.com/v1 (Widget, namespaced; spec.size a string, with
+ * unknown fields pruned) and marks it Established, as the CRD controller would. */
+void api_create_widget_crd(api_env *e);
+
 /* A watch: the stream's events, one JSON document each, de-chunked as they come. */
 typedef struct api_watch {
     http_client c;

@@ -390,3 +390,42 @@ TEST(api_list_watch_expired_revision)
     free(token);
     api_env_stop(&e);
 }
+
+/* A custom resource's list is unstructured: members sorted, items whole, continue always
+ * written (empty on the last page). */
+TEST(api_list_custom_resources_unstructured)
+{
+    const char *widgets = "/apis/example.com/v1/namespaces/default/widgets";
+    api_env e = {0};
+    api_answer a;
+    char path[512], got[256];
+    env_start(&e);
+    api_create_widget_crd(&e);
+    for (int i = 0; i < 3; i++) {
+        char *w = kapi_xprintf("{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\","
+                               "\"metadata\":{\"name\":\"w%d\"},\"spec\":{\"size\":\"S\"}}",
+                               i);
+        CHECK_INT_EQ(api_status(&e, "POST", widgets, w), 201);
+        free(w);
+    }
+    snprintf(path, sizeof(path), "%s?limit=2", widgets);
+    CHECK_INT_EQ(api_call(&e, "GET", path, "", NULL, &a), 200);
+    CHECK(strncmp(a.body.ptr,
+                  "{\"apiVersion\":\"example.com/v1\",\"items\":[{\"apiVersion\":", 50) == 0);
+    CHECK_STR_EQ(api_str(&a, "kind"), "WidgetList");
+    CHECK_STR_EQ(names(&a, got, sizeof(got)), "w0,w1");
+    json_t *item = json_array_get(json_object_get(a.json, "items"), 0);
+    CHECK_STR_EQ(kapi_json_path_str(item, "kind"), "Widget");
+    CHECK_STR_EQ(kapi_json_path_str(item, "spec.size"), "S");
+    CHECK_INT_EQ(api_int(&a, "metadata.remainingItemCount"), 1);
+    CHECK(strstr(a.body.ptr, "],\"kind\":\"WidgetList\",\"metadata\":{\"continue\":\"") != NULL);
+    snprintf(path, sizeof(path), "%s?limit=2&continue=%s", widgets,
+             api_str(&a, "metadata.continue"));
+    api_answer_dispose(&a);
+    CHECK_INT_EQ(api_call(&e, "GET", path, "", NULL, &a), 200);
+    CHECK_STR_EQ(names(&a, got, sizeof(got)), "w2");
+    CHECK_STR_EQ(api_str(&a, "metadata.continue"), "");
+    CHECK(kapi_json_path(a.json, "metadata.remainingItemCount") == NULL);
+    api_answer_dispose(&a);
+    api_env_stop(&e);
+}

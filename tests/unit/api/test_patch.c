@@ -261,3 +261,35 @@ TEST(api_patch_dry_run_and_unknown_fields)
     free(rv);
     api_env_stop(&e);
 }
+
+/* A custom resource has no patch strategy: a strategic merge patch is kube's 415. */
+TEST(api_patch_custom_resource)
+{
+    const char *w1 = "/apis/example.com/v1/namespaces/default/widgets/w1";
+    api_env e = {0};
+    api_answer a;
+    env_start(&e);
+    api_create_widget_crd(&e);
+    CHECK_INT_EQ(api_status(&e, "POST", "/apis/example.com/v1/namespaces/default/widgets",
+                            "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\","
+                            "\"metadata\":{\"name\":\"w1\"},\"spec\":{\"size\":\"S\"}}"),
+                 201);
+    CHECK_INT_EQ(api_call(&e, "PATCH", w1, STRATEGIC, "{\"spec\":{\"size\":\"M\"}}", &a), 415);
+    CHECK_STR_EQ(api_str(&a, "reason"), "UnsupportedMediaType");
+    CHECK_STR_EQ(api_str(&a, "message"),
+                 "the body of the request was in an unknown format - accepted media types "
+                 "include: application/json-patch+json, application/merge-patch+json, "
+                 "application/apply-patch+yaml");
+    CHECK(json_object_get(a.json, "details") == NULL);
+    api_answer_dispose(&a);
+    CHECK_INT_EQ(api_call(&e, "PATCH", w1, MERGE, "{\"spec\":{\"size\":\"M\"}}", &a), 200);
+    CHECK_STR_EQ(api_str(&a, "spec.size"), "M");
+    CHECK_INT_EQ(api_int(&a, "metadata.generation"), 2);
+    api_answer_dispose(&a);
+    CHECK_INT_EQ(api_call(&e, "PATCH", w1, JSON_PATCH,
+                          "[{\"op\":\"add\",\"path\":\"/spec/size\",\"value\":\"L\"}]", &a),
+                 200);
+    CHECK_STR_EQ(api_str(&a, "spec.size"), "L");
+    api_answer_dispose(&a);
+    api_env_stop(&e);
+}
