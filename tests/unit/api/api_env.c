@@ -9,7 +9,8 @@ void api_env_start(api_env *e)
 {
     char db[512];
     snprintf(db, sizeof(db), "%s/kapi.db", test_tmpdir());
-    kapi_store_options so = {.path = db, .history_seconds = 300};
+    kapi_store_options so = {.path = db,
+                             .history_seconds = e->history_seconds ? e->history_seconds : 300};
     CHECK(kapi_store_open(&e->store, &so) == NULL);
     CHECK(kapi_registry_new(&e->reg) == NULL);
     CHECK(kapi_auth_new(&e->auth, test_tmpdir(), NULL) == NULL);
