@@ -3,7 +3,7 @@
 # (Terminating) while an object in it waits for its finalizer, also across a write to
 # its /status (only its /finalize write, or the controller's, may remove it: kube's
 # namespace ShouldDeleteDuringUpdate); it goes once the object's finalizer does. And a
-# server stopped while the controller empties a namespace stops promptly.
+# server stopped while the controller empties a namespace stops at once.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -42,13 +42,28 @@ cu -X PATCH -H 'Content-Type: application/merge-patch+json' \
     "$api/apis/batch/v1/namespaces/held/cronjobs/x" -d '{"metadata":{"finalizers":null}}' >/dev/null
 check "the namespace goes with its last object" wait_for 5 ns_gone
 
-# Stopping while the controller empties a namespace of many objects.
+# Stopping while the controller empties a namespace of many objects: the server stops
+# at once, without waiting for the controller's pass to delete them all.
 cu "${json[@]}" -X POST "$api/api/v1/namespaces" -d '{"metadata":{"name":"many"}}' >/dev/null
-for i in $(seq 1 200); do
-    cu "${json[@]}" -X POST "$api/apis/batch/v1/namespaces/many/cronjobs" -d "$(cronjob "c$i")" >/dev/null
-done
+python3 - "$port" "$token" "$data/ca.crt" <<'PY'
+import http.client, json, ssl, sys
+port, token, ca = sys.argv[1:4]
+c = http.client.HTTPSConnection("127.0.0.1", int(port), context=ssl.create_default_context(cafile=ca))
+spec = {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": {"spec": {
+    "restartPolicy": "OnFailure", "containers": [{"name": "main", "image": "busybox"}]}}}}}
+for i in range(2000):
+    body = json.dumps({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c%d" % i}, "spec": spec})
+    c.request("POST", "/apis/batch/v1/namespaces/many/cronjobs", body,
+              {"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+    r = c.getresponse()
+    r.read()
+    assert r.status == 201, r.status
+PY
 cu -X DELETE "$api/api/v1/namespaces/many" >/dev/null
-start=$SECONDS
+sleep 0.3
+start=$(date +%s%N)
 stop_kapi
-check "the server stops within 2 s while a namespace is emptied" test $((SECONDS - start)) -le 2
+took_ms=$((($(date +%s%N) - start) / 1000000))
+check "the server stops within 1 s while a namespace of 2000 objects is emptied (${took_ms} ms)" \
+    test "$took_ms" -le 1000
 e2e_finish
