@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/map.h"
 #include "codec/json.h"
 #include "registry/registry_int.h"
 
@@ -20,7 +21,55 @@ struct kapi_registry {
     size_t ntypes;
     json_t *proto; /* protobuf message tables, merged */
     kapi_schema_set *schemas;
+    /* Every served group/version/plural -> its type; and, with the plural empty, every
+     * served group/version, with the version empty too every group -> its first type. */
+    kapi_map *served;
 };
+
+/* A key of the served map; the strings are the types'. */
+typedef struct served_key {
+    kapi_str group, version, plural;
+} served_key;
+
+static uint64_t served_hash(const void *key, uint64_t seed)
+{
+    const served_key *k = key;
+    uint64_t h = kapi_map_hash_bytes(k->group.ptr, k->group.len, seed);
+    h = kapi_map_hash_bytes(k->version.ptr, k->version.len, h);
+    return kapi_map_hash_bytes(k->plural.ptr, k->plural.len, h);
+}
+
+static bool served_equal(const void *a, const void *b)
+{
+    const served_key *x = a, *y = b;
+    return kapi_str_eq(x->group, y->group) && kapi_str_eq(x->version, y->version) &&
+           kapi_str_eq(x->plural, y->plural);
+}
+
+static const kapi_map_type served_map = {served_hash, served_equal, free, NULL};
+
+/* Puts group/version/plural -> t unless the key is there already. */
+static void served_put(kapi_map *m, const kapi_type *t, kapi_str version, kapi_str plural)
+{
+    served_key k = {kapi_str_c(t->group), version, plural};
+    if (kapi_map_has(m, &k))
+        return;
+    served_key *stored = kapi_xmalloc(sizeof(*stored));
+    *stored = k;
+    kapi_map_put(m, stored, (void *)t);
+}
+
+/* Fills r->served from the sorted types. */
+static void index_served(kapi_registry *r)
+{
+    r->served = kapi_map_new(&served_map);
+    for (size_t i = 0; i < r->ntypes; i++) {
+        const kapi_type *t = &r->types[i];
+        served_put(r->served, t, kapi_str_c(t->version), kapi_str_c(t->plural));
+        served_put(r->served, t, kapi_str_c(t->version), KAPI_STR(""));
+        served_put(r->served, t, KAPI_STR(""), KAPI_STR(""));
+    }
+}
 
 /* A NULL-terminated vector of the strings of a JSON array (borrowed from def). */
 static const char *const *string_vector(const json_t *arr)
@@ -243,6 +292,7 @@ kapi_error *kapi_registry_new(kapi_registry **out)
             goto done;
     }
     qsort(r->types, r->ntypes, sizeof(*r->types), type_order);
+    index_served(r);
     err = attach_schemas(r);
 done:
     if (err) {
@@ -260,6 +310,7 @@ void kapi_registry_free(kapi_registry *r)
     for (size_t i = 0; i < r->ntypes; i++)
         kapi_registry__type_dispose(&r->types[i]);
     free(r->types);
+    kapi_map_free(r->served);
     json_decref(r->proto);
     kapi_schema_set_free(r->schemas);
     free(r);
@@ -278,29 +329,20 @@ const json_t *kapi_registry_proto(const kapi_registry *r)
 const kapi_type *kapi_registry_lookup(const kapi_registry *r, kapi_str group, kapi_str version,
                                       kapi_str plural)
 {
-    for (size_t i = 0; i < r->ntypes; i++) {
-        const kapi_type *t = &r->types[i];
-        if (kapi_str_eqc(group, t->group) && kapi_str_eqc(version, t->version) &&
-            kapi_str_eqc(plural, t->plural))
-            return t;
-    }
-    return NULL;
+    served_key k = {group, version, plural};
+    return plural.len && version.len ? kapi_map_get(r->served, &k) : NULL;
 }
 
 bool kapi_registry_has_group(const kapi_registry *r, kapi_str group)
 {
-    for (size_t i = 0; i < r->ntypes; i++)
-        if (kapi_str_eqc(group, r->types[i].group))
-            return true;
-    return false;
+    served_key k = {group, KAPI_STR(""), KAPI_STR("")};
+    return kapi_map_has(r->served, &k);
 }
 
 bool kapi_registry_has_group_version(const kapi_registry *r, kapi_str group, kapi_str version)
 {
-    for (size_t i = 0; i < r->ntypes; i++)
-        if (kapi_str_eqc(group, r->types[i].group) && kapi_str_eqc(version, r->types[i].version))
-            return true;
-    return false;
+    served_key k = {group, version, KAPI_STR("")};
+    return version.len && kapi_map_has(r->served, &k);
 }
 
 size_t kapi_registry_count(const kapi_registry *r)
