@@ -41,7 +41,7 @@ static bool delete_instances(kapi_api *api, kapi_arena *a, const kapi_obj *o, co
 {
     static const kapi_delete_opts background = {.propagation = "Background", .grace = -1};
     const kapi_type *t = NULL;
-    kapi_error *err = kapi_api__custom_storage_type(api, o, crd, &t);
+    kapi_error *err = kapi_registry_custom_storage_type(api->registry, crd, o->rev, &t);
     if (err) {
         kapi_error_free(err);
         return true; /* a CRD that never served has no instances */
@@ -103,7 +103,7 @@ static void reconcile(kapi_api *api, const kapi_type *t, kapi_obj *o)
     json_t *crd = kapi_api__parse_stored(o);
     if (kapi_json_path(crd, "metadata.deletionTimestamp"))
         clean_up(api, t, o, crd);
-    else if (!kapi_api__crd_condition(crd, "Established"))
+    else if (!kapi_crd_condition(crd, "Established"))
         establish(api, t, o, crd);
     json_decref(crd);
 }

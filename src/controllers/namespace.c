@@ -94,9 +94,10 @@ static bool empty_custom(kapi_api *api, kapi_arena *a, const char *ns)
         json_t *crd = kapi_api__parse_stored(l.items[i]);
         const kapi_type *t = NULL;
         const char *scope = kapi_json_path_str(crd, "spec.scope");
-        kapi_error *err = scope && strcmp(scope, "Namespaced") == 0
-                              ? kapi_api__custom_storage_type(api, l.items[i], crd, &t)
-                              : NULL;
+        kapi_error *err =
+            scope && strcmp(scope, "Namespaced") == 0
+                ? kapi_registry_custom_storage_type(api->registry, crd, l.items[i]->rev, &t)
+                : NULL;
         if (t)
             empty &= empty_type(api, a, t, ns);
         kapi_type_release(t);

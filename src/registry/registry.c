@@ -24,7 +24,13 @@ struct kapi_registry {
     /* Every served group/version/plural -> its type; and, with the plural empty, every
      * served group/version, with the version empty too every group -> its first type. */
     kapi_map *served;
+    kapi_custom_cache *custom; /* the custom types (cache.c): thread-safe, mutable */
 };
+
+kapi_custom_cache *kapi_registry__cache(const kapi_registry *r)
+{
+    return r->custom;
+}
 
 /* A key of the served map; the strings are the types'. */
 typedef struct served_key {
@@ -262,6 +268,7 @@ kapi_error *kapi_registry_new(kapi_registry **out)
     r->types = kapi_xcalloc(n ? n : 1, sizeof(*r->types));
     r->proto = json_object();
     r->schemas = kapi_schema_set_new();
+    r->custom = kapi_registry__cache_new();
     kapi_registry__defaulters(r->schemas);
     for (size_t i = 0; i < n; i++) {
         char *perr = NULL;
@@ -307,6 +314,7 @@ void kapi_registry_free(kapi_registry *r)
 {
     if (!r)
         return;
+    kapi_registry__cache_free(r->custom);
     for (size_t i = 0; i < r->ntypes; i++)
         kapi_registry__type_dispose(&r->types[i]);
     free(r->types);

@@ -11,7 +11,14 @@
  * Two served types may share one stored resource (core/v1 and events.k8s.io/v1 Events):
  * objects are stored in the storage view, and a type with a `view` hook converts.
  *
- * The registry is immutable after kapi_registry_new; any thread may read it.
+ * The registry owns every kapi_type, built-in and custom, and the layout of store keys
+ * (kapi_type_key, kapi_type_key_parse): no other module builds or parses a key.
+ *
+ * Threads: the built-in part is immutable after kapi_registry_new, and any thread may
+ * read it. The custom part (the custom type cache, below) changes as CRDs change: its
+ * functions may be called from any thread (a mutex inside guards it), and every type it
+ * gives out is held for the caller, who releases it (kapi_type_release) when done; a
+ * custom type is freed when its last hold is dropped, never while in use.
  */
 #ifndef KAPI_REGISTRY_H
 #define KAPI_REGISTRY_H
@@ -255,6 +262,39 @@ const char *kapi_custom_storage_version(const json_t *crd);
  * Built-in types live as long as the registry and ignore both. */
 const kapi_type *kapi_type_hold(const kapi_type *t);
 void kapi_type_release(const kapi_type *t);
+/* ---- the custom type cache (registry/cache.c) ----
+ *
+ * The custom types built so far, one per CRD name and version, each built from one
+ * revision of the CRD in the store; a type built from a newer revision replaces it. The
+ * api and the controllers share it. Thread-safe; the types returned are held for the
+ * caller. */
+
+/* What the revision of a CRD a cached type was built from says of its version. */
+typedef struct kapi_custom_state {
+    bool served;      /* Established, and the version is served (else only the controllers
+                       * use the type: a storage version need not be served) */
+    bool terminating; /* the CRD has the Terminating condition */
+} kapi_custom_state;
+
+/* The cached type of version of the CRD named crd_name, if it was built from revision rev
+ * of the CRD, held for the caller, with *state; else NULL. */
+const kapi_type *kapi_registry_custom_cached(const kapi_registry *r, const char *crd_name,
+                                             const char *version, int64_t rev,
+                                             kapi_custom_state *state);
+/* Builds the type of version of crd (a stored CRD, parsed, at revision rev), held for the
+ * caller, with *state, and caches it unless the cache has one from a newer revision. */
+kapi_error *kapi_registry_custom_build(const kapi_registry *r, const json_t *crd, int64_t rev,
+                                       const char *version, const kapi_type **out,
+                                       kapi_custom_state *state);
+/* The type of crd's storage version (what the controllers read and delete with), cached
+ * or built as above, held for the caller. */
+kapi_error *kapi_registry_custom_storage_type(const kapi_registry *r, const json_t *crd,
+                                              int64_t rev, const kapi_type **out);
+/* True if crd has the condition named type with status True. */
+bool kapi_crd_condition(const json_t *crd, const char *type);
+/* True if crd is Established and serves version under plural. */
+bool kapi_crd_serves(const json_t *crd, const char *plural, const char *version);
+
 /* Prunes obj as version of the CRD behind t would (the unknown fields go to w->unknown):
  * how a body naming another version of the type is read before it is refused. */
 void kapi_custom_prune_as(const kapi_type *t, const char *version, json_t *obj,
