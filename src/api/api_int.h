@@ -213,8 +213,6 @@ void kapi_api__serve_list(kapi_req *r);
  * selects that one object, compared by length with the name its key holds. *out is NULL
  * when nothing is selected. */
 kapi_error *kapi_api__filter_new(kapi_req *r, kapi_str name, kapi_filter **out);
-/* The name at the end of a stored object's key, by length. */
-kapi_str kapi_api__key_name(const kapi_obj *o);
 /* True if the stored object passes the selectors (NULL f passes everything). */
 bool kapi_api__filter_match(const kapi_filter *f, const kapi_obj *o);
 void kapi_api__filter_free(kapi_filter *f);

@@ -10,8 +10,6 @@
 
 #include "api/api_int.h"
 
-#define CRD_PREFIX "/apiextensions.k8s.io/customresourcedefinitions/"
-
 void kapi_api__crd_set_condition(json_t *crd, const char *type, const char *reason,
                                  const char *message, const char *now)
 {
@@ -56,8 +54,9 @@ kapi_error *kapi_api__custom_type(kapi_req *r, const kapi_type **out)
     if (!*in->group || !*in->resource)
         return NULL;
     char *name = kapi_arena_printf(&r->arena, "%s.%s", in->resource, in->group);
-    char *key = kapi_arena_printf(&r->arena, CRD_PREFIX "%s", name);
-    if (kapi_store_get(r->api->store, kapi_str_c(key), &o) != KAPI_STORE_OK)
+    kapi_str key = kapi_type_key(&r->arena, kapi_registry_crds(r->api->registry), KAPI_STR(""),
+                                 kapi_str_c(name));
+    if (kapi_store_get(r->api->store, key, &o) != KAPI_STORE_OK)
         return NULL;
     const kapi_type *t =
         kapi_registry_custom_cached(r->api->registry, name, in->version, o->rev, &state);

@@ -144,7 +144,8 @@ kapi_error *kapi_registry_custom_build(const kapi_registry *r, const json_t *crd
     const char *name = kapi_json_path_str(crd, "metadata.name");
     *out = NULL;
     if (!name)
-        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "customresourcedefinition without a name");
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
+                              "customresourcedefinition without a name");
     kapi_error *err = kapi_custom_type_new(r, crd, version, out);
     if (err)
         return err;

@@ -25,6 +25,7 @@ struct kapi_registry {
      * served group/version, with the version empty too every group -> its first type. */
     kapi_map *served;
     kapi_custom_cache *custom; /* the custom types (cache.c): thread-safe, mutable */
+    const kapi_type *namespaces, *crds;
 };
 
 kapi_custom_cache *kapi_registry__cache(const kapi_registry *r)
@@ -300,7 +301,13 @@ kapi_error *kapi_registry_new(kapi_registry **out)
     }
     qsort(r->types, r->ntypes, sizeof(*r->types), type_order);
     index_served(r);
-    err = attach_schemas(r);
+    r->namespaces = kapi_registry_lookup(r, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("namespaces"));
+    r->crds = kapi_registry_lookup(r, KAPI_STR("apiextensions.k8s.io"), KAPI_STR("v1"),
+                                   KAPI_STR("customresourcedefinitions"));
+    if (!r->namespaces || !r->crds)
+        err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "no type file for namespaces or CRDs");
+    else
+        err = attach_schemas(r);
 done:
     if (err) {
         kapi_registry_free(r);
@@ -389,6 +396,35 @@ kapi_str kapi_type_key(kapi_arena *a, const kapi_type *t, kapi_str ns, kapi_str 
     at = key_put(at, name);
     *at = '\0';
     return (kapi_str){key, n};
+}
+
+bool kapi_type_key_parse(const kapi_type *t, kapi_str key, kapi_str *ns, kapi_str *name)
+{
+    kapi_str group = kapi_str_c(t->storage_group), res = kapi_str_c(t->storage_resource);
+    kapi_str n = KAPI_STR(""), rest = key, head;
+    bool ok = rest.len > 0 && rest.ptr[0] == '/';
+    if (ok) {
+        rest.ptr++;
+        rest.len--;
+    }
+    ok = ok && kapi_str_cut(&rest, '/', &head) && kapi_str_eq(head, group);
+    ok = ok && kapi_str_cut(&rest, '/', &head) && kapi_str_eq(head, res);
+    ok = ok && (!t->namespaced || kapi_str_cut(&rest, '/', &n));
+    if (ns)
+        *ns = ok ? n : KAPI_STR("");
+    if (name)
+        *name = ok ? rest : KAPI_STR("");
+    return ok;
+}
+
+const kapi_type *kapi_registry_namespaces(const kapi_registry *r)
+{
+    return r->namespaces;
+}
+
+const kapi_type *kapi_registry_crds(const kapi_registry *r)
+{
+    return r->crds;
 }
 
 const char *kapi_type_resource_name(kapi_arena *a, const kapi_type *t)

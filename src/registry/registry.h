@@ -115,7 +115,7 @@ struct kapi_type {
     const char *const *verbs;       /* NULL-terminated, discovery order */
     const kapi_subresource *subresources;
     size_t nsubresources;
-    /* Where objects are stored: key prefix "/<storage_group>/<storage_resource>/". */
+    /* Where objects are stored (the key layout: kapi_type_key). */
     const char *storage_group, *storage_resource;
     /* Discovery's storageVersionHash: the storage group/version/kind, hashed. */
     const char *storage_version_hash;
@@ -175,12 +175,26 @@ bool kapi_registry_has_group_version(const kapi_registry *r, kapi_str group, kap
 size_t kapi_registry_count(const kapi_registry *r);
 const kapi_type *kapi_registry_at(const kapi_registry *r, size_t i);
 
-/* The store key of an object, or the prefix of a collection: "/<g>/<res>/<ns>/<name>",
- * in the arena, by length: the namespace and the name are copied whole, whatever bytes
- * they hold (a NUL included; a NUL also follows the key). namespace may be empty (all
- * namespaces, or a cluster-scoped type); name may be empty (a collection prefix, which
- * then ends with '/'). */
+/* ---- store keys: their layout is known here and nowhere else ----
+ *
+ * A key is "/<storage group>/<storage resource>/[<namespace>/]<name>" (the core group is
+ * "", so core keys start with "//"); a collection's prefix is the same up to and with
+ * the '/' before the name. Keys are slices by length: a name may hold a NUL byte. */
+
+/* The store key of an object of t, or the prefix of a collection, in the arena, by
+ * length: the namespace and the name are copied whole, whatever bytes they hold (a NUL
+ * included; a NUL also follows the key). namespace may be empty (all namespaces, or a
+ * cluster-scoped type); name may be empty (a collection prefix). */
 kapi_str kapi_type_key(kapi_arena *a, const kapi_type *t, kapi_str ns, kapi_str name);
+/* Splits key, the key of an object of t, into its namespace (empty for a cluster-scoped
+ * type) and name, slices of key (either pointer may be NULL). False, with both empty,
+ * when key is not under t's prefix. */
+bool kapi_type_key_parse(const kapi_type *t, kapi_str key, kapi_str *ns, kapi_str *name);
+
+/* The built-in types the server itself reads and writes: core/v1 Namespaces and
+ * apiextensions.k8s.io/v1 CustomResourceDefinitions (a loaded registry has both). */
+const kapi_type *kapi_registry_namespaces(const kapi_registry *r);
+const kapi_type *kapi_registry_crds(const kapi_registry *r);
 /* "cronjobs.batch" (or "namespaces" for the core group): how messages name a resource. */
 const char *kapi_type_resource_name(kapi_arena *a, const kapi_type *t);
 /* The subresource named name, or NULL. */
