@@ -390,7 +390,7 @@ kapi_error *kapi_api__update(kapi_req *r, json_t *obj, bool dry, int *status, ka
         goto done;
     kapi_str key = kapi_type_key(&r->arena, t, r->info.ns, name);
     if (kapi_store_get(r->api->store, key, &cur) != KAPI_STORE_OK) {
-        if (json_is_true(json_object_get(t->def, "createOnUpdate")) && expect == 0) {
+        if (t->create_on_update && expect == 0) {
             json_object_del(meta, "resourceVersion");
             *status = 201;
             err = kapi_api__create(r->api, &r->arena, t, r->info.ns, json_incref(obj), out,

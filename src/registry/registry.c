@@ -159,6 +159,24 @@ static kapi_error *load_field_labels(kapi_type *t, const char *name, const json_
     return NULL;
 }
 
+/* The type file's "nameRule" into t->name_rule; false when it names no rule. */
+static bool load_name_rule(kapi_type *t, const json_t *def)
+{
+    static const char *const rules[] = {
+        [KAPI_NAME_RULE_SUBDOMAIN] = "subdomain",
+        [KAPI_NAME_RULE_LABEL] = "label",
+        [KAPI_NAME_RULE_DNS1035] = "dns1035",
+    };
+    const char *rule = kapi_json_path_str(def, "nameRule");
+    t->name_rule = KAPI_NAME_RULE_SUBDOMAIN;
+    for (size_t i = 0; rule && i < KAPI_ARRAY_LEN(rules); i++)
+        if (strcmp(rule, rules[i]) == 0) {
+            t->name_rule = (kapi_name_rule)i;
+            return true;
+        }
+    return rule == NULL;
+}
+
 kapi_error *kapi_registry__load_type(kapi_type *t, const char *name, json_t *def)
 {
     const char *fields[] = {"version", "kind", "plural", "strategy"};
@@ -179,6 +197,13 @@ kapi_error *kapi_registry__load_type(kapi_type *t, const char *name, json_t *def
     t->generation = json_is_true(json_object_get(def, "generation"));
     t->all_namespaces = json_is_true(json_object_get(def, "allNamespaces"));
     t->conditional_update = json_is_false(json_object_get(def, "unconditionalUpdate"));
+    t->create_on_update = json_is_true(json_object_get(def, "createOnUpdate"));
+    t->max_name_length = (long long)json_integer_value(json_object_get(def, "maxNameLength"));
+    t->group_priority = (int)json_integer_value(json_object_get(def, "groupPriority"));
+    t->openapi_name = kapi_json_path_str(def, "openapiName");
+    if (!load_name_rule(t, def))
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type file %s: unknown \"nameRule\"",
+                              name);
     t->short_names = string_vector(json_object_get(def, "shortNames"));
     t->categories = string_vector(json_object_get(def, "categories"));
     t->verbs = string_vector(json_object_get(def, "verbs"));
@@ -230,10 +255,8 @@ void kapi_registry__type_dispose(kapi_type *t)
 static int type_order(const void *a, const void *b)
 {
     const kapi_type *x = a, *y = b;
-    json_int_t px = json_integer_value(json_object_get(x->def, "groupPriority"));
-    json_int_t py = json_integer_value(json_object_get(y->def, "groupPriority"));
-    if (px != py)
-        return px < py ? -1 : 1;
+    if (x->group_priority != y->group_priority)
+        return x->group_priority < y->group_priority ? -1 : 1;
     int c = strcmp(x->group, y->group);
     if (c)
         return c;
@@ -250,7 +273,7 @@ static kapi_error *attach_schemas(kapi_registry *r)
     bool have_defs = json_object_size(kapi_schema_set_definitions(r->schemas)) > 0;
     for (size_t i = 0; i < r->ntypes && have_defs; i++) {
         kapi_type *t = &r->types[i];
-        const char *name = kapi_json_path_str(t->def, "openapiName");
+        const char *name = t->openapi_name;
         t->schema = name ? kapi_schema_set_get(r->schemas, name) : NULL;
         if (!t->schema)
             return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type %s/%s: no definition %s",

@@ -32,6 +32,13 @@
 typedef struct kapi_type kapi_type;
 typedef struct kapi_custom kapi_custom;
 
+/* The rule a type's metadata.name follows (the type file's "nameRule"). */
+typedef enum kapi_name_rule {
+    KAPI_NAME_RULE_SUBDOMAIN, /* "subdomain" (the default): a DNS-1123 subdomain */
+    KAPI_NAME_RULE_LABEL,     /* "label": a DNS-1123 label */
+    KAPI_NAME_RULE_DNS1035,   /* "dns1035": a DNS-1035 label */
+} kapi_name_rule;
+
 /* Code special to a type. Every hook is optional. obj is the whole object in the
  * type's own (served) view, kind and apiVersion included. */
 typedef struct kapi_type_strategy {
@@ -145,7 +152,15 @@ struct kapi_type {
      * compiled-in types are (go-restful), a custom resource as its CRD handler. */
     const char *go_type;
     bool builtin;
-    json_t *def;         /* the parsed type file, for what only some consumers read */
+    /* Facts of the type file read by the pipeline, typed when the type is built. */
+    kapi_name_rule name_rule;
+    long long max_name_length; /* "maxNameLength": a name's limit beyond its rule; 0 none */
+    bool create_on_update;     /* "createOnUpdate": an update of a missing object creates it */
+    int group_priority;        /* "groupPriority": the group's place in discovery */
+    const char *openapi_name;  /* "openapiName": the object's definition, or NULL */
+    /* The parsed type file (owned): the strings above are borrowed from it. Read only
+     * while the type is built. */
+    json_t *def;
     kapi_custom *custom; /* a custom resource's own facts; NULL for built-in types */
 };
 

@@ -84,3 +84,22 @@ TEST(registry_key_round_trip)
     kapi_arena_dispose(&a);
     kapi_registry_free(r);
 }
+
+/* The facts the pipeline reads are typed when the type is built. */
+TEST(registry_typed_facts)
+{
+    kapi_registry *r = load();
+    const kapi_type *cj =
+        kapi_registry_lookup(r, KAPI_STR("batch"), KAPI_STR("v1"), KAPI_STR("cronjobs"));
+    const kapi_type *ev = kapi_registry_lookup(r, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("events"));
+    const kapi_type *ns = kapi_registry_namespaces(r);
+    CHECK(cj->max_name_length == 52 && !cj->create_on_update);
+    CHECK(cj->name_rule == KAPI_NAME_RULE_SUBDOMAIN);
+    CHECK(ev->create_on_update && ev->max_name_length == 0);
+    CHECK(ns->name_rule == KAPI_NAME_RULE_LABEL && !ns->create_on_update);
+    CHECK(cj->openapi_name == NULL || strstr(cj->openapi_name, "CronJob") != NULL);
+    /* discovery order: groups by priority */
+    for (size_t i = 1; i < kapi_registry_count(r); i++)
+        CHECK(kapi_registry_at(r, i - 1)->group_priority <= kapi_registry_at(r, i)->group_priority);
+    kapi_registry_free(r);
+}
