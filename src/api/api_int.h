@@ -16,7 +16,6 @@ typedef struct kapi_openapi kapi_openapi;
 typedef struct kapi_watch_hub kapi_watch_hub;
 typedef struct kapi_watch kapi_watch;
 typedef struct kapi_filter kapi_filter;
-typedef struct kapi_custom_types kapi_custom_types;
 typedef struct kapi_list_form kapi_list_form;
 
 struct kapi_api {
@@ -24,9 +23,8 @@ struct kapi_api {
     const kapi_registry *registry;
     const kapi_auth *auth;
     const char *server_address;
-    kapi_openapi *openapi;           /* the documents, built from the registry at start */
-    kapi_watch_hub *watches;         /* the open watches and their reaper */
-    kapi_custom_types *custom_types; /* the custom resource types built so far */
+    kapi_openapi *openapi;   /* the documents, built from the registry at start */
+    kapi_watch_hub *watches; /* the open watches and their reaper */
     atomic_bool shutting_down;
     unsigned request_timeout_ms; /* --request-timeout */
 };
@@ -215,8 +213,6 @@ void kapi_api__serve_list(kapi_req *r);
  * selects that one object, compared by length with the name its key holds. *out is NULL
  * when nothing is selected. */
 kapi_error *kapi_api__filter_new(kapi_req *r, kapi_str name, kapi_filter **out);
-/* The name at the end of a stored object's key, by length. */
-kapi_str kapi_api__key_name(const kapi_obj *o);
 /* True if the stored object passes the selectors (NULL f passes everything). */
 bool kapi_api__filter_match(const kapi_filter *f, const kapi_obj *o);
 void kapi_api__filter_free(kapi_filter *f);
@@ -260,18 +256,10 @@ void kapi_api__serve_group_list(kapi_req *r);
 void kapi_api__serve_group(kapi_req *r, const char *group);
 void kapi_api__serve_resource_list(kapi_req *r, const char *group, const char *version);
 
-/* custom.c: custom resource types, from the CRDs in the store. */
-kapi_custom_types *kapi_api__custom_types_new(void);
-void kapi_api__custom_types_free(kapi_custom_types *c);
+/* custom.c: custom resource types, from the CRDs in the store (the registry's cache). */
 /* The type serving the request's group/version/resource from an Established CRD, held
  * (NULL when no CRD serves it); creates while the CRD terminates are a 405. */
 kapi_error *kapi_api__custom_type(kapi_req *r, const kapi_type **out);
-/* The type of the storage version of crd (stored as o), held: the one its objects are
- * stored as, which the controllers read and delete them through. */
-kapi_error *kapi_api__custom_storage_type(kapi_api *api, const kapi_obj *o, const json_t *crd,
-                                          const kapi_type **out);
-/* True if the CRD has condition type with status True. */
-bool kapi_api__crd_condition(const json_t *crd, const char *type);
 /* Sets the CRD's condition type to True with reason and message; the transition time
  * (now) changes only when the condition was not True already. */
 void kapi_api__crd_set_condition(json_t *crd, const char *type, const char *reason,

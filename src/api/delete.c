@@ -458,8 +458,9 @@ void kapi_api__serve_deletecollection(kapi_req *r)
     for (size_t i = 0; i < l.n; i++) {
         if (!kapi_api__filter_match(f, l.items[i]))
             continue;
-        /* the key ends in [<namespace>/]<name>, and r->info.ns is the namespace */
-        kapi_str name = kapi_api__key_name(l.items[i]);
+        /* the key holds the name (r->info.ns is the namespace) */
+        kapi_str name;
+        kapi_type_key_parse(t, kapi_obj_key(l.items[i]), NULL, &name);
         json_t *obj = NULL;
         bool removed;
         kapi_error *e =

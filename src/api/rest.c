@@ -150,13 +150,8 @@ static kapi_error *namespace_open(kapi_api *api, kapi_arena *a, const kapi_type 
                                   const char *name)
 {
     kapi_obj *o = NULL;
-    static const char prefix[] = "//namespaces/";
-    char *key = kapi_arena_alloc(a, sizeof(prefix) + ns.len);
-    memcpy(key, prefix, sizeof(prefix) - 1);
-    if (ns.len)
-        memcpy(key + sizeof(prefix) - 1, ns.ptr, ns.len);
-    if (kapi_store_get(api->store, (kapi_str){key, sizeof(prefix) - 1 + ns.len}, &o) !=
-        KAPI_STORE_OK) {
+    kapi_str key = kapi_type_key(a, kapi_registry_namespaces(api->registry), KAPI_STR(""), ns);
+    if (kapi_store_get(api->store, key, &o) != KAPI_STORE_OK) {
         kapi_error *err = kapi_error_new(KAPI_STATUS_NOT_FOUND, "namespaces %s not found",
                                          kapi_api__quote(a, ns));
         kapi_error_details(err, ns.ptr, "", "namespaces");
@@ -395,7 +390,7 @@ kapi_error *kapi_api__update(kapi_req *r, json_t *obj, bool dry, int *status, ka
         goto done;
     kapi_str key = kapi_type_key(&r->arena, t, r->info.ns, name);
     if (kapi_store_get(r->api->store, key, &cur) != KAPI_STORE_OK) {
-        if (json_is_true(json_object_get(t->def, "createOnUpdate")) && expect == 0) {
+        if (t->create_on_update && expect == 0) {
             json_object_del(meta, "resourceVersion");
             *status = 201;
             err = kapi_api__create(r->api, &r->arena, t, r->info.ns, json_incref(obj), out,

@@ -41,24 +41,19 @@ static bool delete_instances(kapi_api *api, kapi_arena *a, const kapi_obj *o, co
 {
     static const kapi_delete_opts background = {.propagation = "Background", .grace = -1};
     const kapi_type *t = NULL;
-    kapi_error *err = kapi_api__custom_storage_type(api, o, crd, &t);
+    kapi_error *err = kapi_registry_custom_storage_type(api->registry, crd, o->rev, &t);
     if (err) {
         kapi_error_free(err);
         return true; /* a CRD that never served has no instances */
     }
     kapi_store_list_result l;
-    kapi_str prefix = kapi_type_key(a, t, KAPI_STR(""), KAPI_STR(""));
-    kapi_store_list_opts q = {.prefix = prefix};
+    kapi_store_list_opts q = {.prefix = kapi_type_key(a, t, KAPI_STR(""), KAPI_STR(""))};
     bool empty = false;
     if (kapi_store_list(api->store, &q, &l) == KAPI_STORE_OK) {
         empty = l.n == 0;
         for (size_t i = 0; i < l.n; i++) {
-            /* the key goes on with [<namespace>/]<name>, by length (a name may hold a NUL) */
-            kapi_str key = kapi_obj_key(l.items[i]);
-            kapi_str rest = {key.ptr + prefix.len, key.len - prefix.len};
-            const char *slash = memchr(rest.ptr, '/', rest.len);
-            kapi_str ns = slash ? (kapi_str){rest.ptr, (size_t)(slash - rest.ptr)} : KAPI_STR("");
-            kapi_str name = kapi_api__key_name(l.items[i]);
+            kapi_str ns, name; /* by length: a name may hold a NUL */
+            kapi_type_key_parse(t, kapi_obj_key(l.items[i]), &ns, &name);
             json_t *out = NULL;
             bool removed;
             kapi_error_free(kapi_api__delete(api, a, t, ns, name, &background, &out, &removed));
@@ -103,25 +98,24 @@ static void reconcile(kapi_api *api, const kapi_type *t, kapi_obj *o)
     json_t *crd = kapi_api__parse_stored(o);
     if (kapi_json_path(crd, "metadata.deletionTimestamp"))
         clean_up(api, t, o, crd);
-    else if (!kapi_api__crd_condition(crd, "Established"))
+    else if (!kapi_crd_condition(crd, "Established"))
         establish(api, t, o, crd);
     json_decref(crd);
 }
 
 static void pass(kapi_api *api)
 {
-    const kapi_type *t =
-        kapi_registry_lookup(api->registry, KAPI_STR("apiextensions.k8s.io"), KAPI_STR("v1"),
-                             KAPI_STR("customresourcedefinitions"));
+    const kapi_type *t = kapi_registry_crds(api->registry);
     kapi_store_list_result l;
-    char *prefix = kapi_xprintf("/%s/%s/", t->storage_group, t->storage_resource);
-    kapi_store_list_opts q = {.prefix = kapi_str_c(prefix)};
+    kapi_arena a;
+    kapi_arena_init(&a);
+    kapi_store_list_opts q = {.prefix = kapi_type_key(&a, t, KAPI_STR(""), KAPI_STR(""))};
     if (kapi_store_list(api->store, &q, &l) == KAPI_STORE_OK) {
         for (size_t i = 0; i < l.n; i++)
             reconcile(api, t, l.items[i]);
         kapi_store_list_dispose(&l);
     }
-    free(prefix);
+    kapi_arena_dispose(&a);
 }
 
 kapi_controller *kapi_crd_controller_start(kapi_api *api)

@@ -45,7 +45,8 @@ static bool empty_type(kapi_api *api, kapi_arena *a, const kapi_type *t, const c
         return false;
     bool empty = true;
     for (size_t i = 0; i < l.n; i++) {
-        kapi_str name = kapi_api__key_name(l.items[i]); /* whole: a name may hold a NUL */
+        kapi_str name; /* whole: a name may hold a NUL */
+        kapi_type_key_parse(t, kapi_obj_key(l.items[i]), NULL, &name);
         json_t *out = NULL;
         bool removed = false;
         kapi_error *err =
@@ -85,8 +86,8 @@ static bool finalize(kapi_api *api, kapi_arena *a, const kapi_type *nst, json_t 
 static bool empty_custom(kapi_api *api, kapi_arena *a, const char *ns)
 {
     kapi_store_list_result l;
-    kapi_store_list_opts q = {.prefix =
-                                  KAPI_STR("/apiextensions.k8s.io/customresourcedefinitions/")};
+    kapi_store_list_opts q = {
+        .prefix = kapi_type_key(a, kapi_registry_crds(api->registry), KAPI_STR(""), KAPI_STR(""))};
     if (kapi_store_list(api->store, &q, &l) != KAPI_STORE_OK)
         return false;
     bool empty = true;
@@ -94,9 +95,10 @@ static bool empty_custom(kapi_api *api, kapi_arena *a, const char *ns)
         json_t *crd = kapi_api__parse_stored(l.items[i]);
         const kapi_type *t = NULL;
         const char *scope = kapi_json_path_str(crd, "spec.scope");
-        kapi_error *err = scope && strcmp(scope, "Namespaced") == 0
-                              ? kapi_api__custom_storage_type(api, l.items[i], crd, &t)
-                              : NULL;
+        kapi_error *err =
+            scope && strcmp(scope, "Namespaced") == 0
+                ? kapi_registry_custom_storage_type(api->registry, crd, l.items[i]->rev, &t)
+                : NULL;
         if (t)
             empty &= empty_type(api, a, t, ns);
         kapi_type_release(t);
@@ -135,15 +137,17 @@ static void clean_namespace(kapi_api *api, const kapi_type *nst, kapi_obj *o)
 
 static void pass(kapi_api *api)
 {
-    const kapi_type *nst =
-        kapi_registry_lookup(api->registry, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("namespaces"));
+    const kapi_type *nst = kapi_registry_namespaces(api->registry);
     kapi_store_list_result l;
-    kapi_store_list_opts q = {.prefix = KAPI_STR("//namespaces/")};
-    if (!nst || kapi_store_list(api->store, &q, &l) != KAPI_STORE_OK)
-        return;
-    for (size_t i = 0; i < l.n; i++)
-        clean_namespace(api, nst, l.items[i]);
-    kapi_store_list_dispose(&l);
+    kapi_arena a;
+    kapi_arena_init(&a);
+    kapi_store_list_opts q = {.prefix = kapi_type_key(&a, nst, KAPI_STR(""), KAPI_STR(""))};
+    if (kapi_store_list(api->store, &q, &l) == KAPI_STORE_OK) {
+        for (size_t i = 0; i < l.n; i++)
+            clean_namespace(api, nst, l.items[i]);
+        kapi_store_list_dispose(&l);
+    }
+    kapi_arena_dispose(&a);
 }
 
 kapi_controller *kapi_namespace_controller_start(kapi_api *api)
