@@ -103,10 +103,6 @@ kapi_error *kapi_api_delete(kapi_api *api, const kapi_user *user, const kapi_typ
 kapi_store_rc kapi_api_watch_start(kapi_api *api, const kapi_type *t, kapi_str ns, int64_t from,
                                    kapi_store_watch_fn fn, void *ctx, kapi_store_watch **out);
 void kapi_api_watch_stop(kapi_api *api, kapi_store_watch *w);
-/* The type the objects of the custom resource definition crd (parsed) are stored as, held
- * (kapi_type_release); an error when the CRD has no storage version or it does not
- * build. */
-kapi_error *kapi_api_custom_storage_type(kapi_api *api, const json_t *crd, const kapi_type **out);
 
 /* The registry the api serves (borrowed). */
 const kapi_registry *kapi_api_registry(const kapi_api *api);

@@ -16,7 +16,6 @@ typedef struct kapi_openapi kapi_openapi;
 typedef struct kapi_watch_hub kapi_watch_hub;
 typedef struct kapi_watch kapi_watch;
 typedef struct kapi_filter kapi_filter;
-typedef struct kapi_custom_types kapi_custom_types;
 typedef struct kapi_list_form kapi_list_form;
 
 struct kapi_api {
@@ -24,9 +23,8 @@ struct kapi_api {
     const kapi_registry *registry;
     const kapi_auth *auth;
     const char *server_address;
-    kapi_openapi *openapi;           /* the documents, built from the registry at start */
-    kapi_watch_hub *watches;         /* the open watches and their reaper */
-    kapi_custom_types *custom_types; /* the custom resource types built so far */
+    kapi_openapi *openapi;   /* the documents, built from the registry at start */
+    kapi_watch_hub *watches; /* the open watches and their reaper */
     atomic_bool shutting_down;
     unsigned request_timeout_ms; /* --request-timeout */
 };
@@ -239,8 +237,6 @@ void kapi_api__serve_list(kapi_req *r);
  * selects that one object, compared by length with the name its key holds. *out is NULL
  * when nothing is selected. */
 kapi_error *kapi_api__filter_new(kapi_req *r, kapi_str name, kapi_filter **out);
-/* The name at the end of a stored object's key, by length. */
-kapi_str kapi_api__key_name(const kapi_obj *o);
 /* True if the stored object passes the selectors (NULL f passes everything). */
 bool kapi_api__filter_match(const kapi_filter *f, const kapi_obj *o);
 void kapi_api__filter_free(kapi_filter *f);
@@ -297,9 +293,7 @@ void kapi_api__serve_group_list(kapi_req *r);
 void kapi_api__serve_group(kapi_req *r, const char *group);
 void kapi_api__serve_resource_list(kapi_req *r, const char *group, const char *version);
 
-/* custom.c: custom resource types, from the CRDs in the store. */
-kapi_custom_types *kapi_api__custom_types_new(void);
-void kapi_api__custom_types_free(kapi_custom_types *c);
+/* custom.c: custom resource types, from the CRDs in the store (the registry's cache). */
 /* The type serving the request's group/version/resource from an Established CRD, held
  * (NULL when no CRD serves it); creates while the CRD terminates are a 405. */
 kapi_error *kapi_api__custom_type(kapi_req *r, const kapi_type **out);

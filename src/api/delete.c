@@ -397,10 +397,9 @@ void kapi_api__serve_deletecollection(kapi_req *r)
     for (size_t i = 0; i < l.n; i++) {
         if (!kapi_api__filter_match(f, l.items[i]))
             continue;
-        /* the key ends in [<namespace>/]<name>, and r->info.ns is the namespace */
         kapi_write w;
         kapi_api__write_init(&w, r, KAPI_WRITE_DELETE);
-        w.name = kapi_api__key_name(l.items[i]);
+        kapi_type_key_parse(t, kapi_obj_key(l.items[i]), NULL, &w.name);
         w.del = &d;
         kapi_error *e = kapi_api__write(&w);
         if (!e) {

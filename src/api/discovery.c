@@ -46,7 +46,8 @@ static json_t *stored_crds(kapi_req *r)
     kapi_store_list_result l;
     json_t *out = json_array();
     kapi_store_list_opts opts = {.prefix =
-                                     KAPI_STR("/apiextensions.k8s.io/customresourcedefinitions/")};
+                                     kapi_type_key(&r->arena, kapi_registry_crds(r->api->registry),
+                                                   KAPI_STR(""), KAPI_STR(""))};
     if (kapi_store_list(r->api->store, &opts, &l) != KAPI_STORE_OK)
         return out;
     for (size_t i = 0; i < l.n; i++)

@@ -23,6 +23,7 @@ typedef struct name_req {
 } name_req;
 
 struct kapi_filter {
+    const kapi_type *type;       /* the type whose keys it reads (the request's hold) */
     kapi_label_selector *labels; /* NULL: no label requirement */
     kapi_field_selector *fields; /* NULL: no other field requirement; stored paths */
     name_req *names;             /* the metadata.name requirements */
@@ -40,15 +41,6 @@ void kapi_api__filter_free(kapi_filter *f)
         free(f->names[i].value);
     free(f->names);
     free(f);
-}
-
-kapi_str kapi_api__key_name(const kapi_obj *o)
-{
-    kapi_str key = kapi_obj_key(o);
-    size_t i = key.len;
-    while (i > 0 && key.ptr[i - 1] != '/')
-        i--;
-    return (kapi_str){key.ptr + i, key.len - i};
 }
 
 static void add_name(kapi_filter *f, kapi_str name, bool eq)
@@ -83,6 +75,7 @@ kapi_error *kapi_api__filter_new(kapi_req *r, kapi_str name, kapi_filter **out)
     kapi_error *err;
     kapi_filter *f = kapi_xcalloc(1, sizeof(*f));
     *out = NULL;
+    f->type = r->type;
     if ((err = kapi_label_selector_parse(&f->labels, kapi_api__query(r, "labelSelector"))) ||
         (err = kapi_field_selector_parse(&f->fields, kapi_api__query(r, "fieldSelector"))))
         goto fail;
@@ -122,17 +115,13 @@ typedef struct field_src {
     char scratch[KAPI_FIELD_VALUE_SCRATCH];
 } field_src;
 
-/* The namespace of a key "/<group>/<resource>[/<namespace>]/<name>" (a namespace is a
- * DNS label: no NUL, at most 63 bytes). */
-static void split_key(field_src *s)
+/* The namespace in the object's key (a namespace is a DNS label: no NUL, at most 63
+ * bytes). */
+static void split_key(const kapi_filter *f, field_src *s)
 {
-    kapi_str key = kapi_obj_key(s->o), name = kapi_api__key_name(s->o);
-    const char *k = key.ptr, *end = name.ptr - 1;
-    const char *p = key.len > 1 ? memchr(k + 1, '/', key.len - 1) : NULL; /* after the group */
-    p = p && p < end ? memchr(p + 1, '/', (size_t)(end - p)) : NULL;      /* after the resource */
-    s->ns[0] = '\0';
-    if (p && end > p)
-        snprintf(s->ns, sizeof(s->ns), "%.*s", (int)(end - p - 1), p + 1);
+    kapi_str ns;
+    kapi_type_key_parse(f->type, kapi_obj_key(s->o), &ns, NULL);
+    snprintf(s->ns, sizeof(s->ns), "%.*s", KAPI_STR_FMT(ns));
 }
 
 static const char *field_value(void *ctx, const char *path)
@@ -145,7 +134,8 @@ static const char *field_value(void *ctx, const char *path)
 
 static bool names_match(const kapi_filter *f, const kapi_obj *o)
 {
-    kapi_str name = kapi_api__key_name(o);
+    kapi_str name;
+    kapi_type_key_parse(f->type, kapi_obj_key(o), NULL, &name);
     for (size_t i = 0; i < f->nnames; i++)
         if (kapi_str_eq(name, (kapi_str){f->names[i].value, f->names[i].len}) != f->names[i].eq)
             return false;
@@ -160,7 +150,7 @@ bool kapi_api__filter_match(const kapi_filter *f, const kapi_obj *o)
         return false;
     field_src s = {.o = o};
     json_t *obj = NULL;
-    split_key(&s);
+    split_key(f, &s);
     if (f->needs_parse)
         s.obj = obj = kapi_json_parse(o->data, o->len, NULL);
     bool ok = (!f->labels ||

@@ -36,7 +36,6 @@ kapi_api *kapi_api_new(const kapi_api_config *cfg)
     api->server_address = kapi_xstrdup("");
     api->openapi = kapi_api__openapi_new(cfg->registry);
     atomic_init(&api->shutting_down, false);
-    api->custom_types = kapi_api__custom_types_new();
     kapi_api__watch_hub_new(api);
     return api;
 }
@@ -46,7 +45,6 @@ void kapi_api_free(kapi_api *api)
     if (!api)
         return;
     kapi_api__watch_hub_free(api);
-    kapi_api__custom_types_free(api->custom_types);
     free((void *)api->server_address);
     kapi_api__openapi_free(api->openapi);
     free(api);

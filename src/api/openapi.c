@@ -37,9 +37,8 @@ struct kapi_openapi {
 /* The definition name of a type: io.k8s.api.<group's first label or core>.<v>.<Kind>. */
 static char *def_name(const kapi_type *t)
 {
-    const char *override = kapi_json_path_str(t->def, "openapiName");
-    if (override)
-        return kapi_xstrdup(override);
+    if (t->openapi_name)
+        return kapi_xstrdup(t->openapi_name);
     size_t n = *t->group ? strcspn(t->group, ".") : 4;
     return kapi_xprintf("io.k8s.api.%.*s.%s.%s", (int)n, *t->group ? t->group : "core", t->version,
                         t->kind);

@@ -320,7 +320,7 @@ kapi_error *kapi_api__update_stage(kapi_write *w)
         goto done;
     kapi_str key = kapi_type_key(a, t, w->ns, name);
     if (kapi_store_get(w->api->store, key, &cur) != KAPI_STORE_OK) {
-        if (json_is_true(json_object_get(t->def, "createOnUpdate")) && expect == 0) {
+        if (t->create_on_update && expect == 0) {
             json_object_del(meta, "resourceVersion");
             w->status = 201;
             w->obj = json_incref(obj);

@@ -23,16 +23,7 @@
 
 static const kapi_type *crd_type(kapi_api *api)
 {
-    return kapi_registry_lookup(kapi_api_registry(api), KAPI_STR("apiextensions.k8s.io"),
-                                KAPI_STR("v1"), KAPI_STR("customresourcedefinitions"));
-}
-
-/* A string member of obj by length (a name may hold a NUL); empty when none. */
-static kapi_str str_at(const json_t *obj, const char *path)
-{
-    const json_t *v = kapi_json_path(obj, path);
-    return json_is_string(v) ? (kapi_str){json_string_value(v), json_string_length(v)}
-                             : KAPI_STR("");
+    return kapi_registry_crds(kapi_api_registry(api));
 }
 
 /* Gives crd (taken; not Established, not being deleted) its names and conditions. */
@@ -57,7 +48,7 @@ static bool delete_instances(kapi_controller *c, const json_t *crd)
     const kapi_type *t = NULL;
     json_t *items = NULL, *item;
     size_t i;
-    kapi_error *err = kapi_api_custom_storage_type(api, crd, &t);
+    kapi_error *err = kapi_controllers__storage_type(api, crd, &t);
     if (err) {
         kapi_error_free(err);
         return true; /* a CRD that never served has no instances */
@@ -69,9 +60,9 @@ static bool delete_instances(kapi_controller *c, const json_t *crd)
     {
         if (kapi_controllers__stopping(c))
             break;
-        kapi_error_free(kapi_api_delete(api, &kapi_controllers_user, t,
-                                        str_at(item, "metadata.namespace"),
-                                        str_at(item, "metadata.name"), &background, NULL, NULL));
+        kapi_error_free(kapi_api_delete(
+            api, &kapi_controllers_user, t, kapi_controllers__str(item, "metadata.namespace"),
+            kapi_controllers__str(item, "metadata.name"), &background, NULL, NULL));
     }
     json_decref(items);
     kapi_type_release(t);

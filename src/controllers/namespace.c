@@ -24,16 +24,7 @@ static const kapi_delete_opts background = {.propagation = "Background", .grace 
 
 static const kapi_type *namespace_type(kapi_api *api)
 {
-    return kapi_registry_lookup(kapi_api_registry(api), KAPI_STR(""), KAPI_STR("v1"),
-                                KAPI_STR("namespaces"));
-}
-
-/* A string member of obj by length (a name may hold a NUL); empty when none. */
-static kapi_str str_at(const json_t *obj, const char *path)
-{
-    const json_t *v = kapi_json_path(obj, path);
-    return json_is_string(v) ? (kapi_str){json_string_value(v), json_string_length(v)}
-                             : KAPI_STR("");
+    return kapi_registry_namespaces(kapi_api_registry(api));
 }
 
 /* True when t is the first namespaced type stored under its storage resource (two
@@ -68,8 +59,9 @@ static bool empty_type(kapi_controller *c, const kapi_type *t, kapi_str ns)
             empty = false;
             break;
         }
-        err = kapi_api_delete(api, &kapi_controllers_user, t, ns, str_at(item, "metadata.name"),
-                              &background, NULL, &removed);
+        err = kapi_api_delete(api, &kapi_controllers_user, t, ns,
+                              kapi_controllers__str(item, "metadata.name"), &background, NULL,
+                              &removed);
         if ((err && err->status != KAPI_STATUS_NOT_FOUND) || (!err && !removed))
             empty = false;
         kapi_error_free(err);
@@ -82,9 +74,7 @@ static bool empty_type(kapi_controller *c, const kapi_type *t, kapi_str ns)
 static bool empty_custom(kapi_controller *c, kapi_str ns)
 {
     kapi_api *api = kapi_controllers__api(c);
-    const kapi_type *crdt =
-        kapi_registry_lookup(kapi_api_registry(api), KAPI_STR("apiextensions.k8s.io"),
-                             KAPI_STR("v1"), KAPI_STR("customresourcedefinitions"));
+    const kapi_type *crdt = kapi_registry_crds(kapi_api_registry(api));
     json_t *crds = NULL, *crd;
     size_t i;
     kapi_error *err = kapi_api_list(api, crdt, KAPI_STR(""), &crds, NULL);
@@ -96,7 +86,7 @@ static bool empty_custom(kapi_controller *c, kapi_str ns)
         const char *scope = kapi_json_path_str(crd, "spec.scope");
         if (!scope || strcmp(scope, "Namespaced") != 0)
             continue;
-        err = kapi_api_custom_storage_type(api, crd, &t);
+        err = kapi_controllers__storage_type(api, crd, &t);
         if (t)
             empty &= empty_type(c, t, ns);
         kapi_type_release(t);
@@ -129,7 +119,7 @@ static void clean_namespace(kapi_controller *c, const kapi_type *nst, json_t *ns
 {
     kapi_api *api = kapi_controllers__api(c);
     const kapi_registry *reg = kapi_api_registry(api);
-    kapi_str name = str_at(ns, "metadata.name");
+    kapi_str name = kapi_controllers__str(ns, "metadata.name");
     bool empty = true;
     for (size_t i = 0; empty && i < kapi_registry_count(reg); i++)
         if (first_of_storage(reg, i))

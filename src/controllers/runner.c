@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "codec/json.h"
+
 static const char *const controller_groups[] = {"system:authenticated", NULL};
 const kapi_user kapi_controllers_user = {"system:kube-controller-manager", "", controller_groups};
 
@@ -97,6 +99,20 @@ kapi_controller *kapi_controllers__start(kapi_api *api, const char *name, const 
 kapi_api *kapi_controllers__api(const kapi_controller *c)
 {
     return c->api;
+}
+
+kapi_str kapi_controllers__str(const json_t *obj, const char *path)
+{
+    const json_t *v = kapi_json_path(obj, path);
+    return json_is_string(v) ? (kapi_str){json_string_value(v), json_string_length(v)}
+                             : KAPI_STR("");
+}
+
+kapi_error *kapi_controllers__storage_type(kapi_api *api, const json_t *crd, const kapi_type **out)
+{
+    const char *rv = kapi_json_path_str(crd, "metadata.resourceVersion");
+    return kapi_registry_custom_storage_type(kapi_api_registry(api), crd,
+                                             rv ? strtoll(rv, NULL, 10) : 0, out);
 }
 
 bool kapi_controllers__stopping(kapi_controller *c)

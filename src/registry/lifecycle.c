@@ -12,7 +12,7 @@
 static kapi_error *namespace_open(const kapi_type *t, const kapi_hook_ctx *c, kapi_str ns,
                                   const json_t *obj)
 {
-    const kapi_type *nst = kapi_registry__namespace_type(c->registry);
+    const kapi_type *nst = kapi_registry_namespaces(c->registry);
     json_t *nsobj = c->get(c, nst, KAPI_STR(""), ns);
     kapi_buf q;
     kapi_error *err = NULL;

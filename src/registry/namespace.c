@@ -115,8 +115,3 @@ const kapi_type_strategy kapi_registry__namespace_strategy = {
     .before_delete = namespace_before_delete,
     .finalizing = namespace_finalizing,
 };
-
-const kapi_type *kapi_registry__namespace_type(const kapi_registry *r)
-{
-    return kapi_registry_lookup(r, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("namespaces"));
-}

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/map.h"
 #include "codec/json.h"
 #include "registry/registry_int.h"
 
@@ -20,7 +21,62 @@ struct kapi_registry {
     size_t ntypes;
     json_t *proto; /* protobuf message tables, merged */
     kapi_schema_set *schemas;
+    /* Every served group/version/plural -> its type; and, with the plural empty, every
+     * served group/version, with the version empty too every group -> its first type. */
+    kapi_map *served;
+    kapi_custom_cache *custom; /* the custom types (cache.c): thread-safe, mutable */
+    const kapi_type *namespaces, *crds;
 };
+
+kapi_custom_cache *kapi_registry__cache(const kapi_registry *r)
+{
+    return r->custom;
+}
+
+/* A key of the served map; the strings are the types'. */
+typedef struct served_key {
+    kapi_str group, version, plural;
+} served_key;
+
+static uint64_t served_hash(const void *key, uint64_t seed)
+{
+    const served_key *k = key;
+    uint64_t h = kapi_map_hash_bytes(k->group.ptr, k->group.len, seed);
+    h = kapi_map_hash_bytes(k->version.ptr, k->version.len, h);
+    return kapi_map_hash_bytes(k->plural.ptr, k->plural.len, h);
+}
+
+static bool served_equal(const void *a, const void *b)
+{
+    const served_key *x = a, *y = b;
+    return kapi_str_eq(x->group, y->group) && kapi_str_eq(x->version, y->version) &&
+           kapi_str_eq(x->plural, y->plural);
+}
+
+static const kapi_map_type served_map = {served_hash, served_equal, free, NULL};
+
+/* Puts group/version/plural -> t unless the key is there already. */
+static void served_put(kapi_map *m, const kapi_type *t, kapi_str version, kapi_str plural)
+{
+    served_key k = {kapi_str_c(t->group), version, plural};
+    if (kapi_map_has(m, &k))
+        return;
+    served_key *stored = kapi_xmalloc(sizeof(*stored));
+    *stored = k;
+    kapi_map_put(m, stored, (void *)t);
+}
+
+/* Fills r->served from the sorted types. */
+static void index_served(kapi_registry *r)
+{
+    r->served = kapi_map_new(&served_map);
+    for (size_t i = 0; i < r->ntypes; i++) {
+        const kapi_type *t = &r->types[i];
+        served_put(r->served, t, kapi_str_c(t->version), kapi_str_c(t->plural));
+        served_put(r->served, t, kapi_str_c(t->version), KAPI_STR(""));
+        served_put(r->served, t, KAPI_STR(""), KAPI_STR(""));
+    }
+}
 
 /* A NULL-terminated vector of the strings of a JSON array (borrowed from def). */
 static const char *const *string_vector(const json_t *arr)
@@ -103,6 +159,24 @@ static kapi_error *load_field_labels(kapi_type *t, const char *name, const json_
     return NULL;
 }
 
+/* The type file's "nameRule" into t->name_rule; false when it names no rule. */
+static bool load_name_rule(kapi_type *t, const json_t *def)
+{
+    static const char *const rules[] = {
+        [KAPI_NAME_RULE_SUBDOMAIN] = "subdomain",
+        [KAPI_NAME_RULE_LABEL] = "label",
+        [KAPI_NAME_RULE_DNS1035] = "dns1035",
+    };
+    const char *rule = kapi_json_path_str(def, "nameRule");
+    t->name_rule = KAPI_NAME_RULE_SUBDOMAIN;
+    for (size_t i = 0; rule && i < KAPI_ARRAY_LEN(rules); i++)
+        if (strcmp(rule, rules[i]) == 0) {
+            t->name_rule = (kapi_name_rule)i;
+            return true;
+        }
+    return rule == NULL;
+}
+
 kapi_error *kapi_registry__load_type(kapi_type *t, const char *name, json_t *def)
 {
     const char *fields[] = {"version", "kind", "plural", "strategy"};
@@ -123,6 +197,13 @@ kapi_error *kapi_registry__load_type(kapi_type *t, const char *name, json_t *def
     t->generation = json_is_true(json_object_get(def, "generation"));
     t->all_namespaces = json_is_true(json_object_get(def, "allNamespaces"));
     t->conditional_update = json_is_false(json_object_get(def, "unconditionalUpdate"));
+    t->create_on_update = json_is_true(json_object_get(def, "createOnUpdate"));
+    t->max_name_length = (long long)json_integer_value(json_object_get(def, "maxNameLength"));
+    t->group_priority = (int)json_integer_value(json_object_get(def, "groupPriority"));
+    t->openapi_name = kapi_json_path_str(def, "openapiName");
+    if (!load_name_rule(t, def))
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type file %s: unknown \"nameRule\"",
+                              name);
     t->short_names = string_vector(json_object_get(def, "shortNames"));
     t->categories = string_vector(json_object_get(def, "categories"));
     t->verbs = string_vector(json_object_get(def, "verbs"));
@@ -175,10 +256,8 @@ void kapi_registry__type_dispose(kapi_type *t)
 static int type_order(const void *a, const void *b)
 {
     const kapi_type *x = a, *y = b;
-    json_int_t px = json_integer_value(json_object_get(x->def, "groupPriority"));
-    json_int_t py = json_integer_value(json_object_get(y->def, "groupPriority"));
-    if (px != py)
-        return px < py ? -1 : 1;
+    if (x->group_priority != y->group_priority)
+        return x->group_priority < y->group_priority ? -1 : 1;
     int c = strcmp(x->group, y->group);
     if (c)
         return c;
@@ -195,7 +274,7 @@ static kapi_error *attach_schemas(kapi_registry *r)
     bool have_defs = json_object_size(kapi_schema_set_definitions(r->schemas)) > 0;
     for (size_t i = 0; i < r->ntypes && have_defs; i++) {
         kapi_type *t = &r->types[i];
-        const char *name = kapi_json_path_str(t->def, "openapiName");
+        const char *name = t->openapi_name;
         t->schema = name ? kapi_schema_set_get(r->schemas, name) : NULL;
         if (!t->schema)
             return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type %s/%s: no definition %s",
@@ -214,6 +293,7 @@ kapi_error *kapi_registry_new(kapi_registry **out)
     r->types = kapi_xcalloc(n ? n : 1, sizeof(*r->types));
     r->proto = json_object();
     r->schemas = kapi_schema_set_new();
+    r->custom = kapi_registry__cache_new();
     kapi_registry__defaulters(r->schemas);
     for (size_t i = 0; i < n; i++) {
         char *perr = NULL;
@@ -244,7 +324,14 @@ kapi_error *kapi_registry_new(kapi_registry **out)
             goto done;
     }
     qsort(r->types, r->ntypes, sizeof(*r->types), type_order);
-    err = attach_schemas(r);
+    index_served(r);
+    r->namespaces = kapi_registry_lookup(r, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("namespaces"));
+    r->crds = kapi_registry_lookup(r, KAPI_STR("apiextensions.k8s.io"), KAPI_STR("v1"),
+                                   KAPI_STR("customresourcedefinitions"));
+    if (!r->namespaces || !r->crds)
+        err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "no type file for namespaces or CRDs");
+    else
+        err = attach_schemas(r);
 done:
     if (err) {
         kapi_registry_free(r);
@@ -258,9 +345,11 @@ void kapi_registry_free(kapi_registry *r)
 {
     if (!r)
         return;
+    kapi_registry__cache_free(r->custom);
     for (size_t i = 0; i < r->ntypes; i++)
         kapi_registry__type_dispose(&r->types[i]);
     free(r->types);
+    kapi_map_free(r->served);
     json_decref(r->proto);
     kapi_schema_set_free(r->schemas);
     free(r);
@@ -279,29 +368,20 @@ const json_t *kapi_registry_proto(const kapi_registry *r)
 const kapi_type *kapi_registry_lookup(const kapi_registry *r, kapi_str group, kapi_str version,
                                       kapi_str plural)
 {
-    for (size_t i = 0; i < r->ntypes; i++) {
-        const kapi_type *t = &r->types[i];
-        if (kapi_str_eqc(group, t->group) && kapi_str_eqc(version, t->version) &&
-            kapi_str_eqc(plural, t->plural))
-            return t;
-    }
-    return NULL;
+    served_key k = {group, version, plural};
+    return plural.len && version.len ? kapi_map_get(r->served, &k) : NULL;
 }
 
 bool kapi_registry_has_group(const kapi_registry *r, kapi_str group)
 {
-    for (size_t i = 0; i < r->ntypes; i++)
-        if (kapi_str_eqc(group, r->types[i].group))
-            return true;
-    return false;
+    served_key k = {group, KAPI_STR(""), KAPI_STR("")};
+    return kapi_map_has(r->served, &k);
 }
 
 bool kapi_registry_has_group_version(const kapi_registry *r, kapi_str group, kapi_str version)
 {
-    for (size_t i = 0; i < r->ntypes; i++)
-        if (kapi_str_eqc(group, r->types[i].group) && kapi_str_eqc(version, r->types[i].version))
-            return true;
-    return false;
+    served_key k = {group, version, KAPI_STR("")};
+    return version.len && kapi_map_has(r->served, &k);
 }
 
 size_t kapi_registry_count(const kapi_registry *r)
@@ -340,6 +420,35 @@ kapi_str kapi_type_key(kapi_arena *a, const kapi_type *t, kapi_str ns, kapi_str 
     at = key_put(at, name);
     *at = '\0';
     return (kapi_str){key, n};
+}
+
+bool kapi_type_key_parse(const kapi_type *t, kapi_str key, kapi_str *ns, kapi_str *name)
+{
+    kapi_str group = kapi_str_c(t->storage_group), res = kapi_str_c(t->storage_resource);
+    kapi_str n = KAPI_STR(""), rest = key, head;
+    bool ok = rest.len > 0 && rest.ptr[0] == '/';
+    if (ok) {
+        rest.ptr++;
+        rest.len--;
+    }
+    ok = ok && kapi_str_cut(&rest, '/', &head) && kapi_str_eq(head, group);
+    ok = ok && kapi_str_cut(&rest, '/', &head) && kapi_str_eq(head, res);
+    ok = ok && (!t->namespaced || kapi_str_cut(&rest, '/', &n));
+    if (ns)
+        *ns = ok ? n : KAPI_STR("");
+    if (name)
+        *name = ok ? rest : KAPI_STR("");
+    return ok;
+}
+
+const kapi_type *kapi_registry_namespaces(const kapi_registry *r)
+{
+    return r->namespaces;
+}
+
+const kapi_type *kapi_registry_crds(const kapi_registry *r)
+{
+    return r->crds;
 }
 
 const char *kapi_type_resource_name(kapi_arena *a, const kapi_type *t)

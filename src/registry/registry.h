@@ -11,7 +11,14 @@
  * Two served types may share one stored resource (core/v1 and events.k8s.io/v1 Events):
  * objects are stored in the storage view, and a type with a `view` hook converts.
  *
- * The registry is immutable after kapi_registry_new; any thread may read it.
+ * The registry owns every kapi_type, built-in and custom, and the layout of store keys
+ * (kapi_type_key, kapi_type_key_parse): no other module builds or parses a key.
+ *
+ * Threads: the built-in part is immutable after kapi_registry_new, and any thread may
+ * read it. The custom part (the custom type cache, below) changes as CRDs change: its
+ * functions may be called from any thread (a mutex inside guards it), and every type it
+ * gives out is held for the caller, who releases it (kapi_type_release) when done; a
+ * custom type is freed when its last hold is dropped, never while in use.
  */
 #ifndef KAPI_REGISTRY_H
 #define KAPI_REGISTRY_H
@@ -55,6 +62,13 @@ typedef enum kapi_delete_step {
     KAPI_DELETE_WAIT,    /* the object stays as it is: answered, nothing written */
     KAPI_DELETE_MARKED,  /* the hook marked the object as being deleted: stored, answered */
 } kapi_delete_step;
+
+/* The rule a type's metadata.name follows (the type file's "nameRule"). */
+typedef enum kapi_name_rule {
+    KAPI_NAME_RULE_SUBDOMAIN, /* "subdomain" (the default): a DNS-1123 subdomain */
+    KAPI_NAME_RULE_LABEL,     /* "label": a DNS-1123 label */
+    KAPI_NAME_RULE_DNS1035,   /* "dns1035": a DNS-1035 label */
+} kapi_name_rule;
 
 /* Code special to a type. Every hook is optional. obj is the whole object in the
  * type's own (served) view, kind and apiVersion included. */
@@ -157,7 +171,7 @@ struct kapi_type {
     const char *const *verbs;       /* NULL-terminated, discovery order */
     const kapi_subresource *subresources;
     size_t nsubresources;
-    /* Where objects are stored: key prefix "/<storage_group>/<storage_resource>/". */
+    /* Where objects are stored (the key layout: kapi_type_key). */
     const char *storage_group, *storage_resource;
     /* Discovery's storageVersionHash: the storage group/version/kind, hashed. */
     const char *storage_version_hash;
@@ -187,7 +201,15 @@ struct kapi_type {
      * compiled-in types are (go-restful), a custom resource as its CRD handler. */
     const char *go_type;
     bool builtin;
-    json_t *def;         /* the parsed type file, for what only some consumers read */
+    /* Facts of the type file read by the pipeline, typed when the type is built. */
+    kapi_name_rule name_rule;
+    long long max_name_length; /* "maxNameLength": a name's limit beyond its rule; 0 none */
+    bool create_on_update;     /* "createOnUpdate": an update of a missing object creates it */
+    int group_priority;        /* "groupPriority": the group's place in discovery */
+    const char *openapi_name;  /* "openapiName": the object's definition, or NULL */
+    /* The parsed type file (owned): the strings above are borrowed from it. Read only
+     * while the type is built. */
+    json_t *def;
     kapi_custom *custom; /* a custom resource's own facts; NULL for built-in types */
 };
 
@@ -215,12 +237,26 @@ bool kapi_registry_has_group_version(const kapi_registry *r, kapi_str group, kap
 size_t kapi_registry_count(const kapi_registry *r);
 const kapi_type *kapi_registry_at(const kapi_registry *r, size_t i);
 
-/* The store key of an object, or the prefix of a collection: "/<g>/<res>/<ns>/<name>",
- * in the arena, by length: the namespace and the name are copied whole, whatever bytes
- * they hold (a NUL included; a NUL also follows the key). namespace may be empty (all
- * namespaces, or a cluster-scoped type); name may be empty (a collection prefix, which
- * then ends with '/'). */
+/* ---- store keys: their layout is known here and nowhere else ----
+ *
+ * A key is "/<storage group>/<storage resource>/[<namespace>/]<name>" (the core group is
+ * "", so core keys start with "//"); a collection's prefix is the same up to and with
+ * the '/' before the name. Keys are slices by length: a name may hold a NUL byte. */
+
+/* The store key of an object of t, or the prefix of a collection, in the arena, by
+ * length: the namespace and the name are copied whole, whatever bytes they hold (a NUL
+ * included; a NUL also follows the key). namespace may be empty (all namespaces, or a
+ * cluster-scoped type); name may be empty (a collection prefix). */
 kapi_str kapi_type_key(kapi_arena *a, const kapi_type *t, kapi_str ns, kapi_str name);
+/* Splits key, the key of an object of t, into its namespace (empty for a cluster-scoped
+ * type) and name, slices of key (either pointer may be NULL). False, with both empty,
+ * when key is not under t's prefix. */
+bool kapi_type_key_parse(const kapi_type *t, kapi_str key, kapi_str *ns, kapi_str *name);
+
+/* The built-in types the server itself reads and writes: core/v1 Namespaces and
+ * apiextensions.k8s.io/v1 CustomResourceDefinitions (a loaded registry has both). */
+const kapi_type *kapi_registry_namespaces(const kapi_registry *r);
+const kapi_type *kapi_registry_crds(const kapi_registry *r);
 /* "cronjobs.batch" (or "namespaces" for the core group): how messages name a resource. */
 const char *kapi_type_resource_name(kapi_arena *a, const kapi_type *t);
 /* The subresource named name, or NULL. */
@@ -280,8 +316,6 @@ bool kapi_type_deletion_done(const kapi_type *t, const json_t *obj);
 
 /* The finalizer a deleted CRD keeps until its custom resources are gone. */
 #define KAPI_CRD_CLEANUP "customresourcecleanup.apiextensions.k8s.io"
-/* True if the CRD has condition type with status True. */
-bool kapi_crd_condition(const json_t *crd, const char *type);
 /* Sets the CRD's condition type to True with reason and message; the transition time
  * (now) changes only when the condition was not True already. */
 void kapi_crd_set_condition(json_t *crd, const char *type, const char *reason, const char *message,
@@ -324,6 +358,39 @@ const char *kapi_custom_storage_version(const json_t *crd);
  * Built-in types live as long as the registry and ignore both. */
 const kapi_type *kapi_type_hold(const kapi_type *t);
 void kapi_type_release(const kapi_type *t);
+/* ---- the custom type cache (registry/cache.c) ----
+ *
+ * The custom types built so far, one per CRD name and version, each built from one
+ * revision of the CRD in the store; a type built from a newer revision replaces it. The
+ * api and the controllers share it. Thread-safe; the types returned are held for the
+ * caller. */
+
+/* What the revision of a CRD a cached type was built from says of its version. */
+typedef struct kapi_custom_state {
+    bool served;      /* Established, and the version is served (else only the controllers
+                       * use the type: a storage version need not be served) */
+    bool terminating; /* the CRD has the Terminating condition */
+} kapi_custom_state;
+
+/* The cached type of version of the CRD named crd_name, if it was built from revision rev
+ * of the CRD, held for the caller, with *state; else NULL. */
+const kapi_type *kapi_registry_custom_cached(const kapi_registry *r, const char *crd_name,
+                                             const char *version, int64_t rev,
+                                             kapi_custom_state *state);
+/* Builds the type of version of crd (a stored CRD, parsed, at revision rev), held for the
+ * caller, with *state, and caches it unless the cache has one from a newer revision. */
+kapi_error *kapi_registry_custom_build(const kapi_registry *r, const json_t *crd, int64_t rev,
+                                       const char *version, const kapi_type **out,
+                                       kapi_custom_state *state);
+/* The type of crd's storage version (what the controllers read and delete with), cached
+ * or built as above, held for the caller. */
+kapi_error *kapi_registry_custom_storage_type(const kapi_registry *r, const json_t *crd,
+                                              int64_t rev, const kapi_type **out);
+/* True if crd has the condition named type with status True. */
+bool kapi_crd_condition(const json_t *crd, const char *type);
+/* True if crd is Established and serves version under plural. */
+bool kapi_crd_serves(const json_t *crd, const char *plural, const char *version);
+
 /* Prunes obj as version of the CRD behind t would (the unknown fields go to w->unknown):
  * how a body naming another version of the type is read before it is refused. */
 void kapi_custom_prune_as(const kapi_type *t, const char *version, json_t *obj,

@@ -55,14 +55,21 @@ kapi_error *kapi_registry__load_type(kapi_type *t, const char *name, json_t *def
 /* Frees what kapi_registry__load_type allocated (not t itself). */
 void kapi_registry__type_dispose(kapi_type *t);
 
+/* ---- cache.c: the custom type cache ---- */
+
+typedef struct kapi_custom_cache kapi_custom_cache;
+kapi_custom_cache *kapi_registry__cache_new(void);
+/* Drops the cache's hold on every type. NULL is allowed. */
+void kapi_registry__cache_free(kapi_custom_cache *c);
+/* The cache of r (registry.c): the mutable part of a registry. */
+kapi_custom_cache *kapi_registry__cache(const kapi_registry *r);
+
 /* ---- custom.c: the strategies of custom resources ---- */
 
 /* A CRD's storage version, and a version served in another one (converted on the way
  * in and out). */
 extern const kapi_type_strategy kapi_registry__namespace_strategy; /* registry/namespace.c */
 extern const kapi_type_strategy kapi_registry__crd_strategy;       /* registry/crd.c */
-/* The type of the namespaces (core/v1), which the namespace lifecycle reads. */
-const kapi_type *kapi_registry__namespace_type(const kapi_registry *r);
 extern const kapi_type_strategy kapi_registry__custom_strategy;
 extern const kapi_type_strategy kapi_registry__custom_converting_strategy;
 

@@ -12,12 +12,12 @@
 
 void kapi_registry__meta_rules(const kapi_type *t, bool kube, kapi_meta_rules *out)
 {
-    const char *rule = json_string_value(json_object_get(t->def, "nameRule"));
-    *out = (kapi_meta_rules){kapi_name_dns_subdomain, NULL, t->namespaced, kube};
-    if (rule && strcmp(rule, "label") == 0)
-        out->name_fn = kapi_name_dns_label;
-    else if (rule && strcmp(rule, "dns1035") == 0)
-        out->name_fn = kapi_name_dns1035_label;
+    static const kapi_name_fn rules[] = {
+        [KAPI_NAME_RULE_SUBDOMAIN] = kapi_name_dns_subdomain,
+        [KAPI_NAME_RULE_LABEL] = kapi_name_dns_label,
+        [KAPI_NAME_RULE_DNS1035] = kapi_name_dns1035_label,
+    };
+    *out = (kapi_meta_rules){rules[t->name_rule], NULL, t->namespaced, kube};
 }
 
 void kapi_registry__nonnegative(kapi_error *err, const char *path, long long v)

@@ -305,7 +305,7 @@ void kapi_registry__validate_cronjob(const kapi_type *t, const json_t *obj, cons
         kapi_meta_validate(err, &a, meta, "metadata", &rules);
         cronjob_spec(&c, spec, NULL, "spec");
         const char *name = kapi_registry__str(meta, "name");
-        long long max = kapi_registry__int(t->def, "maxNameLength");
+        long long max = t->max_name_length;
         if (max > 0 && (long long)strlen(name) > max)
             kapi_field_invalid_str(err, "metadata.name", name,
                                    "must be no more than %lld characters", max);

@@ -147,7 +147,7 @@ TEST(controllers_crd_established_then_cleaned_up)
           kapi_crd_condition(crd, "Established"));
     CHECK_STR_EQ(kapi_json_path_str(crd, "status.acceptedNames.kind"), "Widget");
     const kapi_type *wt = NULL;
-    CHECK(kapi_api_custom_storage_type(e.api, crd, &wt) == NULL);
+    CHECK(kapi_controllers__storage_type(e.api, crd, &wt) == NULL);
     create(&e, wt, "default",
            "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"w\"}}");
     CHECK(wait_for(&e, wt, "default", "w", true));

@@ -201,3 +201,51 @@ TEST(custom_holds)
     kapi_type_release(builtin);
     CHECK(builtin->kind != NULL);
 }
+
+/* The registry's cache of custom types: keyed by CRD name and version, valid for the
+ * revision a type was built from, replaced by a newer one only, holding what it gives. */
+TEST(custom_cache_by_revision)
+{
+    kapi_registry *r = NULL;
+    CHECK(kapi_registry_new(&r) == NULL);
+    json_t *crd = json_loads(crd_json, 0, NULL);
+    json_object_set_new(
+        crd, "status",
+        json_pack("{s:[{s:s,s:s}]}", "conditions", "type", "Established", "status", "True"));
+    kapi_custom_state st = {false, false};
+    const char *name = "gizmos.unit.example.com";
+    CHECK(kapi_registry_custom_cached(r, name, "v1", 5, &st) == NULL);
+    const kapi_type *t5 = NULL;
+    CHECK(kapi_registry_custom_build(r, crd, 5, "v1", &t5, &st) == NULL);
+    CHECK(t5 != NULL && st.served && !st.terminating);
+    kapi_custom_state again = {false, true};
+    const kapi_type *c = kapi_registry_custom_cached(r, name, "v1", 5, &again);
+    CHECK(c == t5 && again.served && !again.terminating);
+    kapi_type_release(c);
+    CHECK(kapi_registry_custom_cached(r, name, "v1", 6, &st) == NULL);
+    CHECK(kapi_registry_custom_cached(r, name, "v1alpha1", 5, &st) == NULL);
+    /* A newer revision replaces the type; the old one lives while held. */
+    json_object_set_new(crd, "status",
+                        json_pack("{s:[{s:s,s:s},{s:s,s:s}]}", "conditions", "type", "Established",
+                                  "status", "True", "type", "Terminating", "status", "True"));
+    const kapi_type *t7 = NULL;
+    CHECK(kapi_registry_custom_build(r, crd, 7, "v1", &t7, &st) == NULL);
+    CHECK(t7 != t5 && st.terminating);
+    CHECK(strcmp(t5->plural, "gizmos") == 0);
+    CHECK(kapi_registry_custom_cached(r, name, "v1", 5, &st) == NULL);
+    /* An older revision built late does not replace the newer one. */
+    const kapi_type *late = NULL;
+    CHECK(kapi_registry_custom_build(r, crd, 6, "v1", &late, &st) == NULL);
+    c = kapi_registry_custom_cached(r, name, "v1", 7, &st);
+    CHECK(c == t7);
+    kapi_type_release(c);
+    const kapi_type *storage = NULL;
+    CHECK(kapi_registry_custom_storage_type(r, crd, 7, &storage) == NULL);
+    CHECK(storage == t7);
+    kapi_type_release(storage);
+    kapi_type_release(late);
+    kapi_type_release(t5);
+    kapi_type_release(t7);
+    json_decref(crd);
+    kapi_registry_free(r);
+}

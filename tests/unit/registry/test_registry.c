@@ -1,0 +1,105 @@
+/* Unit tests for the registry's index (registry/registry.c): lookups by group, version
+ * and plural, whole and by length, and the groups and versions it serves. */
+#include "registry/registry.h"
+#include "test.h"
+
+static kapi_registry *load(void)
+{
+    kapi_registry *r = NULL;
+    kapi_error_free(kapi_registry_new(&r));
+    return r;
+}
+
+TEST(registry_lookup_every_type)
+{
+    kapi_registry *r = load();
+    CHECK(r != NULL && kapi_registry_count(r) > 0);
+    for (size_t i = 0; i < kapi_registry_count(r); i++) {
+        const kapi_type *t = kapi_registry_at(r, i);
+        CHECK(kapi_registry_lookup(r, kapi_str_c(t->group), kapi_str_c(t->version),
+                                   kapi_str_c(t->plural)) == t);
+        CHECK(kapi_registry_has_group(r, kapi_str_c(t->group)));
+        CHECK(kapi_registry_has_group_version(r, kapi_str_c(t->group), kapi_str_c(t->version)));
+    }
+    kapi_registry_free(r);
+}
+
+TEST(registry_lookup_misses)
+{
+    kapi_registry *r = load();
+    const kapi_type *cj =
+        kapi_registry_lookup(r, KAPI_STR("batch"), KAPI_STR("v1"), KAPI_STR("cronjobs"));
+    CHECK(cj != NULL && strcmp(cj->kind, "CronJob") == 0);
+    CHECK(kapi_registry_lookup(r, KAPI_STR("batch"), KAPI_STR("v1"), KAPI_STR("")) == NULL);
+    CHECK(kapi_registry_lookup(r, KAPI_STR("batch"), KAPI_STR(""), KAPI_STR("")) == NULL);
+    CHECK(kapi_registry_lookup(r, KAPI_STR("batch"), KAPI_STR("v2"), KAPI_STR("cronjobs")) == NULL);
+    CHECK(kapi_registry_lookup(r, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("cronjobs")) == NULL);
+    /* By length: a NUL inside or a prefix is another name. */
+    CHECK(kapi_registry_lookup(r, KAPI_STR("batch"), KAPI_STR("v1"), KAPI_STR("cronjobs\0x")) ==
+          NULL);
+    CHECK(kapi_registry_lookup(r, KAPI_STR("batch"), KAPI_STR("v1"), KAPI_STR("cronjob")) == NULL);
+    CHECK(kapi_registry_lookup(r, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("namespaces")) != NULL);
+    CHECK(kapi_registry_has_group(r, KAPI_STR("")));
+    CHECK(kapi_registry_has_group(r, KAPI_STR("batch")));
+    CHECK(!kapi_registry_has_group(r, KAPI_STR("batc")));
+    CHECK(kapi_registry_has_group_version(r, KAPI_STR("batch"), KAPI_STR("v1")));
+    CHECK(!kapi_registry_has_group_version(r, KAPI_STR("batch"), KAPI_STR("")));
+    CHECK(!kapi_registry_has_group_version(r, KAPI_STR("batch"), KAPI_STR("v9")));
+    kapi_registry_free(r);
+}
+
+/* Keys are built and split in one place, by length: a NUL in a name is part of it. */
+TEST(registry_key_round_trip)
+{
+    kapi_registry *r = load();
+    kapi_arena a;
+    kapi_arena_init(&a);
+    const kapi_type *cj =
+        kapi_registry_lookup(r, KAPI_STR("batch"), KAPI_STR("v1"), KAPI_STR("cronjobs"));
+    const kapi_type *ns = kapi_registry_namespaces(r), *crds = kapi_registry_crds(r);
+    CHECK(ns != NULL && strcmp(ns->kind, "Namespace") == 0);
+    CHECK(crds != NULL && strcmp(crds->kind, "CustomResourceDefinition") == 0);
+    kapi_str key = kapi_type_key(&a, cj, KAPI_STR("default"), KAPI_STR("a\0b"));
+    CHECK(key.len == strlen("/batch/cronjobs/default/a") + 2 && key.ptr[key.len] == '\0');
+    kapi_str n, name;
+    CHECK(kapi_type_key_parse(cj, key, &n, &name));
+    CHECK(kapi_str_eqc(n, "default"));
+    CHECK(kapi_str_eq(name, KAPI_STR("a\0b")));
+    kapi_str prefix = kapi_type_key(&a, cj, KAPI_STR("default"), KAPI_STR(""));
+    CHECK(kapi_str_eqc(prefix, "/batch/cronjobs/default/"));
+    CHECK(kapi_str_eqc(kapi_type_key(&a, cj, KAPI_STR(""), KAPI_STR("")), "/batch/cronjobs/"));
+    key = kapi_type_key(&a, ns, KAPI_STR(""), KAPI_STR("kube-system"));
+    CHECK(kapi_str_eqc(key, "//namespaces/kube-system"));
+    CHECK(kapi_type_key_parse(ns, key, &n, &name));
+    CHECK(n.len == 0 && kapi_str_eqc(name, "kube-system"));
+    /* A namespace is never put in the key of a cluster-scoped type. */
+    CHECK(kapi_str_eqc(kapi_type_key(&a, crds, KAPI_STR("x"), KAPI_STR("a.b")),
+                       "/apiextensions.k8s.io/customresourcedefinitions/a.b"));
+    /* Keys of another type, or not keys at all. */
+    CHECK(!kapi_type_key_parse(cj, key, &n, &name) && n.len == 0 && name.len == 0);
+    CHECK(!kapi_type_key_parse(cj, KAPI_STR("/batch/cronjob/default/x"), NULL, &name));
+    CHECK(!kapi_type_key_parse(cj, KAPI_STR("/batch/cronjobs/default"), NULL, NULL));
+    CHECK(!kapi_type_key_parse(cj, KAPI_STR("batch/cronjobs/default/x"), NULL, NULL));
+    CHECK(!kapi_type_key_parse(cj, KAPI_STR(""), NULL, NULL));
+    kapi_arena_dispose(&a);
+    kapi_registry_free(r);
+}
+
+/* The facts the pipeline reads are typed when the type is built. */
+TEST(registry_typed_facts)
+{
+    kapi_registry *r = load();
+    const kapi_type *cj =
+        kapi_registry_lookup(r, KAPI_STR("batch"), KAPI_STR("v1"), KAPI_STR("cronjobs"));
+    const kapi_type *ev = kapi_registry_lookup(r, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("events"));
+    const kapi_type *ns = kapi_registry_namespaces(r);
+    CHECK(cj->max_name_length == 52 && !cj->create_on_update);
+    CHECK(cj->name_rule == KAPI_NAME_RULE_SUBDOMAIN);
+    CHECK(ev->create_on_update && ev->max_name_length == 0);
+    CHECK(ns->name_rule == KAPI_NAME_RULE_LABEL && !ns->create_on_update);
+    CHECK(cj->openapi_name == NULL || strstr(cj->openapi_name, "CronJob") != NULL);
+    /* discovery order: groups by priority */
+    for (size_t i = 1; i < kapi_registry_count(r); i++)
+        CHECK(kapi_registry_at(r, i - 1)->group_priority <= kapi_registry_at(r, i)->group_priority);
+    kapi_registry_free(r);
+}
