@@ -186,11 +186,6 @@ bool kapi_verbs_has(const char *const *verbs, const char *verb);
  * Kubernetes-like come after, by name. */
 int kapi_version_cmp(const char *x, const char *y);
 
-/* Kubernetes' version priority (reference 9.4): negative when version x comes before y.
- * GA > beta > alpha, then by major and minor number, descending; names that are not
- * Kubernetes-like come after, by name. */
-int kapi_version_cmp(const char *x, const char *y);
-
 /* Discovery's storageVersionHash of a storage group/version/kind: base64 of the first 8
  * bytes of SHA-256("group/version/Kind"); heap string. */
 char *kapi_registry_storage_hash(const char *group, const char *version, const char *kind);

@@ -401,16 +401,6 @@ void kapi_field_too_long(kapi_error *err, const char *path, long long max)
                          "Too long: must have at most %lld bytes", max);
 }
 
-void kapi_field_too_long_max(kapi_error *err, const char *path, long long max)
-{
-    if (max >= 0)
-        kapi_error_add_cause(err, KAPI_FIELD_TOO_LONG, path ? path : "",
-                             "Too long: may not be longer than %lld", max);
-    else
-        kapi_error_add_cause(err, KAPI_FIELD_TOO_LONG, path ? path : "",
-                             "Too long: value is too long");
-}
-
 void kapi_field_too_many(kapi_error *err, const char *path, long long actual, long long max)
 {
     kapi_buf b;
@@ -521,10 +511,6 @@ static const char msg_label_value[] =
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
     "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
     "'my_value',  or '12345', regex used for validation is '(" QNAME_FMT ")?')";
-static const char msg_c_identifier[] =
-    "a valid C identifier must start with alphabetic character or '_', followed by a string of "
-    "alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used "
-    "for validation is '[A-Za-z_][A-Za-z0-9_]*')";
 static const char msg_env_var[] =
     "a valid environment variable name must consist of alphabetic characters, digits, '_', "
     "'-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or "
@@ -651,17 +637,6 @@ size_t kapi_is_label_value(const char *v, const char **out)
     if (len > 0 && !match_qname(v, len))
         out[n++] = msg_label_value;
     return n;
-}
-
-size_t kapi_is_c_identifier(const char *v, const char **out)
-{
-    bool ok = (v[0] >= 'a' && v[0] <= 'z') || (v[0] >= 'A' && v[0] <= 'Z') || v[0] == '_';
-    for (size_t i = 1; ok && v[i]; i++)
-        ok = is_alnum(v[i]) || v[i] == '_';
-    if (ok)
-        return 0;
-    out[0] = msg_c_identifier;
-    return 1;
 }
 
 /* hasChDirPrefix: ".", ".." and names starting with "..". */

@@ -146,9 +146,6 @@ void kapi_field_not_found(kapi_error *err, const char *path, const char *value, 
 /* field.TooLong, as 1.26 words it: "Too long: must have at most <max> bytes" (the value
  * is never shown). */
 void kapi_field_too_long(kapi_error *err, const char *path, long long max);
-/* field.TooLongMaxLength: "Too long: may not be longer than <max>" ("value is too long"
- * when max < 0). */
-void kapi_field_too_long_max(kapi_error *err, const char *path, long long max);
 /* field.TooMany: "Too many: <actual>: must have at most <max> items" (actual < 0 leaves
  * the value out, max < 0 says "has too many items"). */
 void kapi_field_too_many(kapi_error *err, const char *path, long long actual, long long max);
@@ -179,7 +176,6 @@ size_t kapi_is_dns1035_label(const char *v, const char **out);
  * an optional DNS-subdomain prefix and "/", then a name part of at most 63. */
 size_t kapi_is_qualified_name(const char *v, const char **out);
 size_t kapi_is_label_value(const char *v, const char **out);
-size_t kapi_is_c_identifier(const char *v, const char **out);
 size_t kapi_is_env_var_name(const char *v, const char **out);
 size_t kapi_is_config_map_key(const char *v, const char **out);
 size_t kapi_is_port_name(const char *v, const char **out);
@@ -224,10 +220,6 @@ void kapi_meta_validate_update(kapi_error *err, kapi_arena *a, const json_t *met
 void kapi_meta_validate_labels(kapi_error *err, const json_t *labels, const char *path);
 /* ValidateAnnotations: keys (lowercased) are qualified names; 256 KiB in total. */
 void kapi_meta_validate_annotations(kapi_error *err, const json_t *annotations, const char *path);
-/* The label selector of apimachinery's ValidateLabelSelector (matchLabels,
- * matchExpressions: operators In/NotIn/Exists/DoesNotExist, keys, values). */
-void kapi_meta_validate_label_selector(kapi_error *err, kapi_arena *a, const json_t *sel,
-                                       const char *path);
 /* field.Invalid(path, new, "field is immutable") when the two JSON values differ
  * (absent and null are equal); value is rendered with kapi_go_value. */
 bool kapi_meta_immutable(kapi_error *err, const char *path, const json_t *now,
