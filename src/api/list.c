@@ -385,30 +385,41 @@ static kapi_error *plan_list(kapi_req *r, const kapi_list_opts *o, kapi_str pref
     return NULL;
 }
 
-/* The continue token and remaining count of a page, into the list's metadata. An
- * unstructured list (custom resources) writes its members sorted, continue always. */
-static void put_list_meta(kapi_buf *b, const page *p, kapi_str prefix, bool paged, bool filtered,
-                          bool unstructured)
+/* A list's metadata. An unstructured list (custom resources) writes its members sorted,
+ * continue always. */
+static void put_list_meta(kapi_buf *b, const kapi_list_meta *m, bool unstructured)
 {
-    bool more = paged && p->more && p->last.ptr;
-    char *token = more ? encode_continue(
-                             (kapi_str){p->last.ptr + prefix.len, p->last.len - prefix.len}, p->rev)
-                       : NULL;
     kapi_buf_puts(b, "\"metadata\":{");
     if (unstructured) {
-        kapi_buf_printf(b, "\"continue\":\"%s\",", token ? token : "");
-        if (more && !filtered)
-            kapi_buf_printf(b, "\"remainingItemCount\":%zu,", p->remaining);
-        kapi_buf_printf(b, "\"resourceVersion\":\"%lld\"}", (long long)p->rev);
+        kapi_buf_printf(b, "\"continue\":\"%s\",", m->continue_token ? m->continue_token : "");
+        if (m->has_remaining)
+            kapi_buf_printf(b, "\"remainingItemCount\":%zu,", m->remaining);
+        kapi_buf_printf(b, "\"resourceVersion\":\"%lld\"}", (long long)m->rev);
     } else {
-        kapi_buf_printf(b, "\"resourceVersion\":\"%lld\"", (long long)p->rev);
-        if (token)
-            kapi_buf_printf(b, ",\"continue\":\"%s\"", token);
-        if (more && !filtered)
-            kapi_buf_printf(b, ",\"remainingItemCount\":%zu", p->remaining);
+        kapi_buf_printf(b, "\"resourceVersion\":\"%lld\"", (long long)m->rev);
+        if (m->continue_token)
+            kapi_buf_printf(b, ",\"continue\":\"%s\"", m->continue_token);
+        if (m->has_remaining)
+            kapi_buf_printf(b, ",\"remainingItemCount\":%zu", m->remaining);
         kapi_buf_putc(b, '}');
     }
-    free(token);
+}
+
+void kapi_api__list_envelope(kapi_buf *head, kapi_buf *tail, const kapi_type *t,
+                             const kapi_list_meta *m)
+{
+    if (t->custom) {
+        kapi_buf_printf(head, "{\"apiVersion\":\"%s\",\"items\":[", t->group_version);
+        kapi_buf_printf(tail, "],\"kind\":\"%s\",", t->list_kind);
+        put_list_meta(tail, m, true);
+        kapi_buf_puts(tail, "}\n");
+    } else {
+        kapi_buf_printf(head, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",", t->list_kind,
+                        t->group_version);
+        put_list_meta(head, m, false);
+        kapi_buf_puts(head, ",\"items\":[");
+        kapi_buf_puts(tail, "]}\n");
+    }
 }
 
 /* ---- writing the answer ----
@@ -613,29 +624,23 @@ static void respond_form(kapi_req *r, page *p, kapi_buf *head, kapi_buf *tail)
     kapi_api__list_form_free(f);
 }
 
-/* A page as a typed list (kind, apiVersion, metadata, then the items without their kind
- * and apiVersion), or, for custom resources, as an unstructured list is written: members
- * sorted, the items whole. Items come straight from the stored bytes when the views are
- * equal. */
+/* A page as a list (kapi_api__list_envelope), its continue token and remaining count
+ * from the page. Items come straight from the stored bytes when the views are equal. */
 static void respond_page(kapi_req *r, page *p, kapi_str prefix, bool paged, bool filtered)
 {
-    const kapi_type *t = r->type;
-    bool unstructured = t->custom != NULL;
+    bool more = paged && p->more && p->last.ptr;
+    char *token = more ? encode_continue(
+                             (kapi_str){p->last.ptr + prefix.len, p->last.len - prefix.len}, p->rev)
+                       : NULL;
+    kapi_list_meta m = {.rev = p->rev,
+                        .continue_token = token,
+                        .has_remaining = more && !filtered,
+                        .remaining = p->remaining};
     kapi_buf head, tail;
     kapi_buf_init(&head);
     kapi_buf_init(&tail);
-    if (unstructured) {
-        kapi_buf_printf(&head, "{\"apiVersion\":\"%s\",\"items\":[", t->group_version);
-        kapi_buf_printf(&tail, "],\"kind\":\"%s\",", t->list_kind);
-        put_list_meta(&tail, p, prefix, paged, filtered, true);
-        kapi_buf_puts(&tail, "}\n");
-    } else {
-        kapi_buf_printf(&head, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",", t->list_kind,
-                        t->group_version);
-        put_list_meta(&head, p, prefix, paged, filtered, false);
-        kapi_buf_puts(&head, ",\"items\":[");
-        kapi_buf_puts(&tail, "]}\n");
-    }
+    kapi_api__list_envelope(&head, &tail, r->type, &m);
+    free(token);
     if (r->media.format != KAPI_FORMAT_JSON || r->media.target != KAPI_TARGET_OBJECT) {
         respond_form(r, p, &head, &tail);
     } else {
