@@ -113,8 +113,10 @@ struct kapi_type {
     /* Discovery's storageVersionHash: the storage group/version/kind, hashed. */
     const char *storage_version_hash;
     const kapi_type_strategy *strategy;
-    const char *protobuf_message; /* the object's protobuf message, or NULL */
-    const kapi_schema *schema;    /* the object's definition (its "openapiName") */
+    const kapi_schema *schema; /* the object's definition (its "openapiName") */
+    /* The object's protobuf message, derived from schema (the type file's "protobuf":
+     * true), or NULL: the type takes no protobuf bodies. */
+    const kapi_pb_message *protobuf;
     /* fieldSelector: each public field label and the stored path it reads (the syntax of
      * kapi_field_selector_value), the type file's "fieldLabels"; borrowed from def. */
     const json_t *field_labels;
@@ -150,10 +152,6 @@ void kapi_registry_free(kapi_registry *r);
 
 /* The definitions of every built-in type (src/schema/defs), compiled. Borrowed. */
 const kapi_schema_set *kapi_registry_schemas(const kapi_registry *r);
-
-/* The protobuf message tables of every type (codec/protobuf.h), merged: the
- * *.proto.json files and each type file's "protobuf" member. Borrowed. */
-const json_t *kapi_registry_proto(const kapi_registry *r);
 
 /* The type served at group/version/plural, or NULL. */
 const kapi_type *kapi_registry_lookup(const kapi_registry *r, kapi_str group, kapi_str version,
