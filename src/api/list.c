@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "api/api_int.h"
+#include "codec/go.h"
 #include "schema/field.h"
 
 /* How long a read waits for a revision the store has not reached (kube-apiserver's
@@ -169,23 +170,6 @@ static bool clean_path(const char *key)
 
 #define BAD_TOKEN "invalid continue token: continue key is not valid"
 
-static const char *json_kind(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "object";
-    case JSON_ARRAY:
-        return "array";
-    case JSON_STRING:
-        return "string";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "bool";
-    default:
-        return "number";
-    }
-}
-
 /* encoding/json's UnmarshalTypeError for a member of the token, or NULL. */
 static kapi_error *token_type_error(const json_t *v, const char *name, bool integer)
 {
@@ -206,7 +190,7 @@ static kapi_error *token_type_error(const json_t *v, const char *name, bool inte
     return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
                           BAD_TOKEN ": json: cannot unmarshal %s into Go struct field "
                                     "continueToken.%s of type %s",
-                          json_kind(v), name, go_type);
+                          kapi_go_json_kind(v), name, go_type);
 }
 
 kapi_error *kapi_api__decode_continue(kapi_arena *a, const char *token, kapi_str *start,
@@ -231,7 +215,7 @@ kapi_error *kapi_api__decode_continue(kapi_arena *a, const char *token, kapi_str
         err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
                              BAD_TOKEN ": json: cannot unmarshal %s into Go value of type "
                                        "storage.continueToken",
-                             json_kind(v));
+                             kapi_go_json_kind(v));
         goto done;
     }
     json_t *ver = json_object_get(v, "v"), *rv = json_object_get(v, "rv");

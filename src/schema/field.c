@@ -28,27 +28,6 @@ const char *kapi_path_key(kapi_arena *a, const char *parent, const char *key)
     return kapi_arena_printf(a, "%s[%s]", parent ? parent : "", key);
 }
 
-/* ---- Go's rendering of values ---- */
-
-void kapi_go_value(kapi_buf *b, const json_t *v)
-{
-    if (!v || json_is_null(v)) {
-        kapi_buf_puts(b, "\"null\"");
-    } else if (json_is_string(v)) {
-        kapi_json_quote_go(b, json_string_value(v), json_string_length(v));
-    } else if (json_is_integer(v)) {
-        kapi_buf_printf(b, "%lld", (long long)json_integer_value(v));
-    } else if (json_is_real(v)) {
-        kapi_schema__go_float(b, json_real_value(v));
-    } else if (json_is_boolean(v)) {
-        kapi_buf_puts(b, json_is_true(v) ? "true" : "false");
-    } else {
-        char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-        kapi_buf_puts(b, s ? s : "");
-        free(s);
-    }
-}
-
 /* ---- Go's %#v ---- */
 
 #define GO_FAKE_ADDRESS "0xc000000000"

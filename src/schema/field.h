@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "base/status.h"
+#include "codec/go.h"
 #include "codec/json.h"
 
 /* The cause types (metav1.CauseType), as details.causes[].reason spells them. */
@@ -49,14 +50,8 @@ const char *kapi_path_key(kapi_arena *a, const char *parent, const char *key);
 
 /* ---- values, rendered as Go's fmt renders them ---- */
 
-/* Go's %q of a string is kapi_json_quote_go (codec/json.h). */
-/* Appends a JSON value as Go prints the value it decodes to: strings quoted, integers
- * and booleans bare, reals with %v, null as "null" (quoted, as ErrorBody does); objects
- * and arrays have no Go form without a type and are written as compact JSON. */
-void kapi_go_value(kapi_buf *b, const json_t *v);
-/* encoding/json's Marshal of the Go value a JSON value decodes to (map[string]interface{}
- * for objects): keys sorted, Go's float format, HTML characters escaped. */
-void kapi_go_json(kapi_buf *b, const json_t *v);
+/* Go's %q of a string is kapi_json_quote_go (codec/json.h); a JSON value as a field
+ * error shows it is kapi_go_value (codec/go.h). */
 
 /*
  * Go's %#v of a Kubernetes struct, driven by a description of the Go type: what a

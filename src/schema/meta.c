@@ -180,28 +180,18 @@ static void validate_kube_finalizers(kapi_error *err, kapi_arena *a, const json_
     }
 }
 
-/* ValidateFieldManager: at most 128 bytes, printable characters only. */
+/* ValidateFieldManager: at most 128 bytes, printable characters only, each rune read as
+ * a range over a Go string reads it (an invalid byte is U+FFFD, which is printable). */
 static void validate_field_manager(kapi_error *err, const char *manager, const char *path)
 {
-    const unsigned char *p = (const unsigned char *)manager;
-    size_t n = strlen(manager);
+    size_t n = strlen(manager), w;
     if (n > FIELD_MANAGER_MAX)
         kapi_field_too_long(err, path, FIELD_MANAGER_MAX);
-    for (size_t i = 0; i < n;) {
-        uint32_t r = p[i];
-        size_t len = 1;
-        if (r >= 0x80) { /* decode just enough to find the rune; bad bytes are U+FFFD */
-            len = r >= 0xf0 ? 4 : r >= 0xe0 ? 3 : 2;
-            if (i + len > n)
-                len = n - i;
-            r = (len == 2)   ? ((p[i] & 0x1fu) << 6 | (p[i + 1] & 0x3fu))
-                : (len == 3) ? ((p[i] & 0x0fu) << 12 | (p[i + 1] & 0x3fu) << 6 | (p[i + 2] & 0x3fu))
-                             : 0xfffd;
-        }
-        if (kapi_schema__go_unprintable(r))
+    for (size_t i = 0; i < n; i += w) {
+        int32_t r = kapi_go_rune(manager + i, n - i, &w);
+        if (r >= 0 && !kapi_go_is_print(r))
             kapi_field_invalid_str(err, path, manager, "invalid character U+%04X (at position %zu)",
                                    (unsigned)r, i);
-        i += len;
     }
 }
 
