@@ -42,6 +42,10 @@ void kapi_go_sharp_v(kapi_buf *b, const json_t *v);
 /* encoding/json's Marshal: keys sorted, Go's float format, HTML characters escaped. */
 void kapi_go_json(kapi_buf *b, const json_t *v);
 
+/* fmt's %T of the value: map[string]interface {}, []interface {}, string, int64, float64,
+ * bool, or <nil> for null (and NULL). */
+const char *kapi_go_type_name(const json_t *v);
+
 /* The kind encoding/json names in an UnmarshalTypeError ("cannot unmarshal <kind> into
  * Go value of type T"): object, array, string, number, bool or null (also for NULL). */
 const char *kapi_go_json_kind(const json_t *v);

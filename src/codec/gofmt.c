@@ -212,6 +212,21 @@ void kapi_go_json(kapi_buf *b, const json_t *v)
     }
 }
 
+const char *kapi_go_type_name(const json_t *v)
+{
+    static const char *const names[] = {
+        [JSON_OBJECT] = "map[string]interface {}",
+        [JSON_ARRAY] = "[]interface {}",
+        [JSON_STRING] = "string",
+        [JSON_INTEGER] = "int64",
+        [JSON_REAL] = "float64",
+        [JSON_TRUE] = "bool",
+        [JSON_FALSE] = "bool",
+        [JSON_NULL] = "<nil>",
+    };
+    return v ? names[json_typeof(v)] : "<nil>";
+}
+
 const char *kapi_go_json_kind(const json_t *v)
 {
     static const char *const kinds[] = {

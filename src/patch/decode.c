@@ -19,20 +19,6 @@ kapi_patch__gotype kapi_patch__gotype_of(const json_t *v)
     return v ? by_json[json_typeof(v)] : KAPI_PATCH_GO_NIL;
 }
 
-const char *kapi_patch__gotype_name(const json_t *v)
-{
-    static const char *const names[] = {
-        [KAPI_PATCH_GO_MAP] = "map[string]interface {}",
-        [KAPI_PATCH_GO_SLICE] = "[]interface {}",
-        [KAPI_PATCH_GO_STRING] = "string",
-        [KAPI_PATCH_GO_INT64] = "int64",
-        [KAPI_PATCH_GO_FLOAT64] = "float64",
-        [KAPI_PATCH_GO_BOOL] = "bool",
-        [KAPI_PATCH_GO_NIL] = "%!s(<nil>)",
-    };
-    return names[kapi_patch__gotype_of(v)];
-}
-
 bool kapi_patch__go_eq(const json_t *a, const json_t *b)
 {
     kapi_patch__gotype t = kapi_patch__gotype_of(a);

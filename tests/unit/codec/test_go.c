@@ -1,4 +1,4 @@
-/* Unit tests for src/codec/go.h: utf8.DecodeRune, unicode.IsPrint and encoding/json's
+/* Unit tests for src/codec/go.h: utf8.DecodeRune, unicode.IsPrint, %T and encoding/json's
  * kind names (printing is tested with its callers, in schema/test_field.c and
  * schema/test_validate.c). */
 #include <string.h>
@@ -40,6 +40,26 @@ TEST(go_is_print)
         CHECK(kapi_go_is_print(printable[i]));
     for (size_t i = 0; i < KAPI_ARRAY_LEN(hidden); i++)
         CHECK(!kapi_go_is_print(hidden[i]));
+}
+
+TEST(go_type_name)
+{
+    static const struct {
+        const char *json, *name;
+    } cases[] = {
+        {"{}", "map[string]interface {}"},
+        {"[]", "[]interface {}"},
+        {"\"\"", "string"},
+        {"1", "int64"},
+        {"1.5", "float64"},
+        {"true", "bool"},
+        {"null", "<nil>"},
+    };
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(cases); i++) {
+        json_t *v = json_loads(cases[i].json, JSON_DECODE_ANY, NULL);
+        CHECK_STR_EQ(kapi_go_type_name(v), cases[i].name);
+        json_decref(v);
+    }
 }
 
 TEST(go_json_kind)
