@@ -103,8 +103,16 @@ bad:
     return false;
 }
 
-/* A Time or MicroTime message: seconds = 1, nanos = 2. NULL for the zero time. */
-static json_t *time_value(const field *f, bool micro)
+/* The instants of 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z: the years Go's
+ * Time.MarshalJSON writes. */
+#define TIME_MIN_SECONDS INT64_C(-62167219200)
+#define TIME_MAX_SECONDS INT64_C(253402300799)
+
+/* A Time or MicroTime message (seconds = 1, nanos = 2) as Go's time.Unix reads it (nanos
+ * outside a second carry into seconds) and metav1 writes it in JSON: RFC 3339 in UTC,
+ * with microseconds for MicroTime. JSON null for the zero time; NULL for a malformed
+ * message, and with *err set for a year JSON cannot hold. */
+static json_t *time_value(const field *f, bool micro, char **err)
 {
     reader r = {f->bytes, f->bytes + f->len};
     field g;
@@ -119,15 +127,24 @@ static json_t *time_value(const field *f, bool micro)
     }
     if (secs == 0 && nanos == 0)
         return json_null();
+    secs += nanos / 1000000000;
+    nanos %= 1000000000;
+    if (nanos < 0)
+        secs--, nanos += 1000000000;
+    if (secs < TIME_MIN_SECONDS || secs > TIME_MAX_SECONDS) {
+        *err = kapi_xprintf("field %u: Time.MarshalJSON: year outside of range [0,9999]", f->num);
+        return NULL;
+    }
     char buf[40];
     time_t t = (time_t)secs;
     struct tm tm;
     gmtime_r(&t, &tm);
-    size_t n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+    int n = snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
+                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
     if (micro)
-        snprintf(buf + n, sizeof(buf) - n, ".%06dZ", (int)(nanos / 1000));
+        snprintf(buf + n, sizeof(buf) - (size_t)n, ".%06dZ", (int)(nanos / 1000));
     else
-        snprintf(buf + n, sizeof(buf) - n, "Z");
+        snprintf(buf + n, sizeof(buf) - (size_t)n, "Z");
     return json_string(buf);
 }
 
@@ -218,7 +235,7 @@ static json_t *bytes_value(const kapi_pb_field *d, const field *f, int depth, ch
     }
     case KAPI_PB_TIME:
     case KAPI_PB_MICROTIME:
-        return time_value(f, d->kind == KAPI_PB_MICROTIME);
+        return time_value(f, d->kind == KAPI_PB_MICROTIME, err);
     case KAPI_PB_FIELDS_V1:
         return fields_v1(f);
     default:

@@ -145,7 +145,7 @@ static void put_time(kapi_buf *b, unsigned num, int64_t secs, int32_t nanos)
     kapi_buf_init(&t);
     put_int(&t, 1, (uint64_t)secs);
     if (nanos)
-        put_int(&t, 2, (uint64_t)nanos);
+        put_int(&t, 2, (uint64_t)(int64_t)nanos);
     put_msg(b, num, &t);
     kapi_buf_dispose(&t);
 }
@@ -218,7 +218,34 @@ TEST(registry_protobuf_reads_a_namespace)
     kapi_registry_free(reg);
 }
 
-/* A field whose wire type does not fit its kind, and bytes that end mid-field. */
+/* Times as Go's time.Unix reads them and metav1.Time writes them: four-digit years,
+ * nanoseconds outside a second carried into the seconds. */
+TEST(registry_protobuf_times)
+{
+    kapi_registry *reg;
+    CHECK(kapi_registry_new(&reg) == NULL);
+    kapi_buf in, meta, out;
+    kapi_buf_init(&in);
+    kapi_buf_init(&meta);
+    kapi_buf_init(&out);
+    put_time(&meta, 8, -30641760000, 0); /* 0999-01-01 */
+    put_time(&meta, 9, 1700000000, -1);  /* a nanosecond before 22:13:20 */
+    put_msg(&in, 1, &meta);
+    char *why = NULL;
+    json_t *v = kapi_pb_to_json(namespaces(reg)->protobuf, in.ptr, in.len, &why);
+    CHECK(v && !why);
+    kapi_json_encode(&out, v);
+    CHECK_STR_EQ(out.ptr, "{\"metadata\":{\"creationTimestamp\":\"0999-01-01T00:00:00Z\","
+                          "\"deletionTimestamp\":\"2023-11-14T22:13:19Z\"}}");
+    json_decref(v);
+    kapi_buf_dispose(&in);
+    kapi_buf_dispose(&meta);
+    kapi_buf_dispose(&out);
+    kapi_registry_free(reg);
+}
+
+/* A field whose wire type does not fit its kind, bytes that end mid-field, and a time
+ * past the years JSON can hold (once an uninitialized struct tm printed as a date). */
 TEST(registry_protobuf_malformed)
 {
     static const struct {
@@ -231,6 +258,10 @@ TEST(registry_protobuf_malformed)
         {"\x0a\x05\x0a", 3, "malformed protobuf in io.k8s.api.core.v1.Namespace"},
         {"\x0a\x02\x58\x01", 4,
          "malformed map entry in io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta.labels"},
+        {"\x0a\x09\x42\x07\x08\x80\x83\xd1\xff\xaf\x07", 11,
+         "field 8: Time.MarshalJSON: year outside of range [0,9999]"},
+        {"\x0a\x0d\x42\x0b\x08\xff\x87\xae\xb4\x98\xfe\xff\xff\xff\x01", 15,
+         "field 8: Time.MarshalJSON: year outside of range [0,9999]"},
     };
     kapi_registry *reg;
     CHECK(kapi_registry_new(&reg) == NULL);
