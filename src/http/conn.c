@@ -63,7 +63,7 @@ static void on_deadline(uv_timer_t *t)
     if (c->finishing || c->closing)
         return;
     if (ph == KAPI_HTTP__STREAMING)
-        kapi_http__conn_close(c); /* an answer under way cannot be replaced: cut it off */
+        c->ex->proto->reset(c->ex); /* an answer under way cannot be replaced: cut it off */
     else if (ph == KAPI_HTTP__HANDLING || (ph == KAPI_HTTP__READING && c->ex && c->ex->pub.method))
         kapi_http__exchange_answer(c->ex, &c->srv->cfg.timeout); /* the handler, or the
                                                                   * body (headers in) */

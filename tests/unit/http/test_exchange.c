@@ -32,6 +32,14 @@ static void stream(kapi_http_request *req)
     kapi_http_stream_end(s);
 }
 
+/* "/flood": a stream that goes over its byte limit at once. */
+static void flood(kapi_http_request *req)
+{
+    kapi_http_stream *s = kapi_http_stream_start(req, 200, NULL, 0, 4);
+    CHECK(!kapi_http_stream_write(s, (kapi_http_chunk){"0123456789", 10, NULL, NULL}));
+    kapi_http_stream_end(s);
+}
+
 /* "/slow": answers after the deadline the classifier gives it. */
 static void slow(kapi_http_request *req)
 {
@@ -57,6 +65,8 @@ static void route(kapi_http_request *req, void *ctx)
         hello(req);
     else if (kapi_str_eqc(req->path, "/stream"))
         stream(req);
+    else if (kapi_str_eqc(req->path, "/flood"))
+        flood(req);
     else if (kapi_str_eqc(req->path, "/slow"))
         slow(req);
     else
@@ -216,5 +226,17 @@ TEST(http_exchange_peer_eof_after_pipelined_requests)
     CHECK(loopback_wait_closed(&lb)); /* both answered, then closed */
     CHECK(strstr(lb.out.ptr, "GET /1 ?"));
     CHECK(strstr(lb.out.ptr, "GET /2 ?"));
+    loopback_stop(&lb);
+}
+
+TEST(http_exchange_stream_over_its_limit_is_reset)
+{
+    loopback lb;
+    kapi_http_config cfg = config();
+    loopback_start(&lb, &cfg);
+    loopback_send(&lb, "GET /flood HTTP/1.1\r\n\r\n");
+    CHECK(loopback_wait_closed(&lb)); /* HTTP/1.1 resets an answer by closing */
+    CHECK(!strstr(lb.out.ptr, "0123456789"));
+    CHECK(!strstr(lb.out.ptr, "0\r\n\r\n"));
     loopback_stop(&lb);
 }
