@@ -350,17 +350,16 @@ static void h1_write_head(kapi_http_exchange *ex, int status, kapi_buf *head, si
 
 /* A part of a streamed body is one HTTP chunk: its size line before its first piece, a
  * CRLF after its last. */
-static void h1_write_body(kapi_http_exchange *ex, const kapi_http_out *pieces, size_t n)
+static void h1_write_body(kapi_http_exchange *ex, kapi_http_out *pieces, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        kapi_http_out o = pieces[i];
-        if (o.part)
-            o.npre = (uint8_t)snprintf(o.pre, sizeof(o.pre), "%zx\r\n", o.part);
-        if (o.part_end) {
-            o.post = "\r\n";
-            o.npost = 2;
-        }
-        kapi_http__conn_queue(ex->conn, o);
+        kapi_http_out *o = &pieces[i];
+        size_t part = o->part;
+        bool end = o->part_end;
+        o->npre = part ? (uint8_t)snprintf(o->pre, sizeof(o->pre), "%zx\r\n", part) : 0;
+        o->npost = end ? 2 : 0;
+        memcpy(o->post, "\r\n", 2);
+        kapi_http__conn_queue(ex->conn, *o);
     }
 }
 

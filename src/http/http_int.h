@@ -86,19 +86,26 @@ struct kapi_http_exchange {
 };
 
 /* A piece of output (a conn's queue, a stream's pending chunks): bytes not yet taken into
- * a write, released once taken. The pieces one kapi_http_stream_writev queues make a part
- * (part on the first, part_end on the last), which the protocol frames as one unit (h1:
- * one HTTP chunk) by giving pieces framing bytes of their own: pre before the chunk's
- * first byte, post after its last. */
+ * a write, released once taken. In a stream's queue, the pieces one
+ * kapi_http_stream_writev queued make a part (part on the first, part_end on the last);
+ * the protocol frames a part as one unit (h1: one HTTP chunk) when it moves the pieces to
+ * the conn's queue, where a piece carries its framing bytes instead: pre before the
+ * chunk's first byte, post after its last. */
 typedef struct kapi_http_out {
     kapi_http_chunk chunk;
-    size_t off;    /* bytes already taken */
-    size_t part;   /* >0: the first piece of a part of this many bytes */
-    bool part_end; /* the last piece of a part */
-    uint8_t npre;  /* framing bytes before the chunk */
-    uint8_t npost; /* framing bytes after it */
-    char pre[22];
-    const char *post; /* npost bytes that outlive the server */
+    size_t off; /* bytes already taken */
+    union {
+        struct {           /* in a stream's queue */
+            size_t part;   /* >0: the first piece of a part of this many bytes */
+            bool part_end; /* the last piece of a part */
+        };
+        struct { /* in a conn's queue */
+            char pre[20];
+            uint8_t npre;
+            uint8_t npost;
+            char post[2];
+        };
+    };
 } kapi_http_out;
 
 /* How a connection speaks: what turns its input into exchanges and frames their answers
@@ -122,8 +129,9 @@ struct kapi_http_proto_ops {
     /* Queues the head encoded in head (taken); body_len is the length of the whole body,
      * or KAPI_HTTP__STREAMED. */
     void (*write_head)(kapi_http_exchange *ex, int status, kapi_buf *head, size_t body_len);
-    /* Queues pieces of the body, framed (their chunks pass to the conn's queue). */
-    void (*write_body)(kapi_http_exchange *ex, const kapi_http_out *pieces, size_t n);
+    /* Queues pieces of the body (a stream's, with their parts) in the conn's queue,
+     * framed (pieces[] is rewritten in place; the chunks pass to the queue). */
+    void (*write_body)(kapi_http_exchange *ex, kapi_http_out *pieces, size_t n);
     /* Queues the end of a streamed body. */
     void (*end)(kapi_http_exchange *ex);
     /* Abandons ex's answer under way (h1: the connection closes). */
