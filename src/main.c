@@ -17,7 +17,6 @@
 #include "controllers/controllers.h"
 #include "registry/cron.h"
 
-#define MAX_BODY (3u << 20)
 #define WORKERS 64
 
 typedef struct options {
@@ -273,7 +272,7 @@ static int run(const options *o)
         .cert_file = o->cert_file ? o->cert_file : pki.server_cert,
         .key_file = o->key_file ? o->key_file : pki.server_key,
         .client_ca_file = o->client_ca_file,
-        .max_body = MAX_BODY,
+        .max_body = KAPI_API_MAX_BODY,
         .workers = WORKERS,
         .handler = kapi_api_handle,
         .classify = kapi_api_classify,

@@ -32,6 +32,11 @@
 
 typedef struct kapi_api kapi_api;
 
+/* The largest request body the api reads (kube-apiserver's MaxRequestBodyBytes, 3 MiB):
+ * main gives it to the http layer as max_body, which flags a longer body instead of
+ * reading it, and kapi_api_handle answers that 413 naming this limit. */
+#define KAPI_API_MAX_BODY ((size_t)3 << 20)
+
 typedef struct kapi_api_config {
     kapi_store *store;
     const kapi_registry *registry;

@@ -231,6 +231,20 @@ kapi_error *kapi_api__decode_continue(kapi_arena *a, const char *token, kapi_str
 kapi_error *kapi_api__wait_for_revision(kapi_api *api, int64_t rev);
 /* The list verb. */
 void kapi_api__serve_list(kapi_req *r);
+/* What a list's metadata says besides its revision: a continue token (NULL: none) and,
+ * when has_remaining, remainingItemCount. */
+typedef struct kapi_list_meta {
+    int64_t rev;
+    const char *continue_token;
+    bool has_remaining;
+    size_t remaining;
+} kapi_list_meta;
+/* Appends the JSON of a list of t before its first item (head) and after its last (tail,
+ * with the closing newline), for every answer that is a list (list, deletecollection). A
+ * typed list is kind, apiVersion, metadata, items (each without kind and apiVersion); an
+ * unstructured one (custom resources) has its members sorted and always a continue. */
+void kapi_api__list_envelope(kapi_buf *head, kapi_buf *tail, const kapi_type *t,
+                             const kapi_list_meta *m);
 
 /* filter.c: the labelSelector and fieldSelector of a list or watch. */
 /* Parses both (400 for bad syntax or an unsupported field label); a name (not empty)

@@ -15,33 +15,13 @@
 #include "codec/yaml.h"
 #include "schema/field.h"
 
-/* Appends a cause and its part of the message "<Kind>.meta.k8s.io "" is invalid: ...". */
-static kapi_error *options_error(kapi_error *err, const char *kind, const char *field,
-                                 const char *reason, const char *msg)
+/* Adds an unsupported option to err (made on the first); kapi_field_finish_invalid
+ * words the 422 of them all: "<Kind>.meta.k8s.io "" is invalid: ...". */
+static kapi_error *options_error(kapi_error *err, const char *field, const char *msg)
 {
-    if (!err) {
+    if (!err)
         err = kapi_error_new(KAPI_STATUS_INVALID, "%s", "");
-        kapi_error_details(err, NULL, "meta.k8s.io", kind);
-    }
-    kapi_error_add_cause(err, reason, field, "%s", msg);
-    return err;
-}
-
-/* Composes the message of an options error from its causes. */
-static kapi_error *finish_options(kapi_error *err, const char *kind)
-{
-    kapi_buf b;
-    kapi_buf_init(&b);
-    kapi_buf_printf(&b, "%s.meta.k8s.io \"\" is invalid: ", kind);
-    if (err->ncauses > 1)
-        kapi_buf_putc(&b, '[');
-    for (size_t i = 0; i < err->ncauses; i++)
-        kapi_buf_printf(&b, "%s%s: %s", i ? ", " : "", err->causes[i].field,
-                        err->causes[i].message);
-    if (err->ncauses > 1)
-        kapi_buf_putc(&b, ']');
-    free(err->message);
-    err->message = kapi_buf_detach(&b, NULL);
+    kapi_error_add_cause(err, KAPI_FIELD_NOT_SUPPORTED, field, "%s", msg);
     return err;
 }
 
@@ -62,7 +42,7 @@ kapi_error *kapi_api__write_options(kapi_req *r, const char *options_kind, kapi_
                                       "Unsupported value: []string{\"%s\"}: supported values: "
                                       "\"All\"",
                                       dry);
-        err = options_error(err, options_kind, "dryRun", "FieldValueNotSupported", msg);
+        err = options_error(err, "dryRun", msg);
     }
     /* DeleteOptions has no fieldValidation. */
     const char *fv =
@@ -79,11 +59,10 @@ kapi_error *kapi_api__write_options(kapi_req *r, const char *options_kind, kapi_
                                           "Unsupported value: \"%s\": supported values: \"\", "
                                           "\"Ignore\", \"Strict\", \"Warn\"",
                                           fv);
-            err =
-                options_error(err, options_kind, "fieldValidation", "FieldValueNotSupported", msg);
+            err = options_error(err, "fieldValidation", msg);
         }
     }
-    return err ? finish_options(err, options_kind) : NULL;
+    return err ? kapi_field_finish_invalid(err, options_kind, "meta.k8s.io", NULL) : NULL;
 }
 
 /* "<Kind> in version "<v>" cannot be handled as a <Kind>: <what>" */

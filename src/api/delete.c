@@ -384,15 +384,10 @@ void kapi_api__serve_deletecollection(kapi_req *r)
         kapi_api__respond_error(r, err);
         return;
     }
-    kapi_buf b;
+    kapi_buf b, tail;
     kapi_buf_init(&b);
-    if (t->custom) /* an unstructured list: members sorted */
-        kapi_buf_printf(&b, "{\"apiVersion\":\"%s\",\"items\":[", t->group_version);
-    else
-        kapi_buf_printf(&b,
-                        "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{"
-                        "\"resourceVersion\":\"%lld\"},\"items\":[",
-                        t->list_kind, t->group_version, (long long)l.rev);
+    kapi_buf_init(&tail);
+    kapi_api__list_envelope(&b, &tail, t, &(kapi_list_meta){.rev = l.rev});
     size_t n = 0;
     for (size_t i = 0; i < l.n; i++) {
         if (!kapi_api__filter_match(f, l.items[i]))
@@ -416,13 +411,8 @@ void kapi_api__serve_deletecollection(kapi_req *r)
         kapi_error_free(e);
         json_decref(w.deleted);
     }
-    if (t->custom)
-        kapi_buf_printf(&b,
-                        "],\"kind\":\"%s\",\"metadata\":{\"continue\":\"\",\"resourceVersion\":"
-                        "\"%lld\"}}\n",
-                        t->list_kind, (long long)l.rev);
-    else
-        kapi_buf_puts(&b, "]}\n");
+    kapi_buf_put(&b, tail.ptr, tail.len);
+    kapi_buf_dispose(&tail);
     kapi_store_list_dispose(&l);
     kapi_api__filter_free(f);
     kapi_api__respond_json(r, 200, &b);

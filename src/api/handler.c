@@ -206,7 +206,7 @@ void kapi_api_handle(kapi_http_request *http, void *ctx)
     unsigned timeout_ms; /* applied by the http layer (kapi_api_classify) */
     if (http->body_too_large) {
         err = kapi_error_new(KAPI_STATUS_REQUEST_ENTITY_TOO_LARGE,
-                             "Request entity too large: limit is 3145728");
+                             "Request entity too large: limit is %zu", KAPI_API_MAX_BODY);
         kapi_api__respond_error(r, err);
     } else if ((err = kapi_api__parse_request(r)) != NULL ||
                (!long_running(r) && (err = request_timeout(r, &timeout_ms)) != NULL)) {

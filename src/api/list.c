@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "api/api_int.h"
+#include "codec/go.h"
 #include "schema/field.h"
 
 /* How long a read waits for a revision the store has not reached (kube-apiserver's
@@ -169,23 +170,6 @@ static bool clean_path(const char *key)
 
 #define BAD_TOKEN "invalid continue token: continue key is not valid"
 
-static const char *json_kind(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "object";
-    case JSON_ARRAY:
-        return "array";
-    case JSON_STRING:
-        return "string";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "bool";
-    default:
-        return "number";
-    }
-}
-
 /* encoding/json's UnmarshalTypeError for a member of the token, or NULL. */
 static kapi_error *token_type_error(const json_t *v, const char *name, bool integer)
 {
@@ -206,7 +190,7 @@ static kapi_error *token_type_error(const json_t *v, const char *name, bool inte
     return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
                           BAD_TOKEN ": json: cannot unmarshal %s into Go struct field "
                                     "continueToken.%s of type %s",
-                          json_kind(v), name, go_type);
+                          kapi_go_json_kind(v), name, go_type);
 }
 
 kapi_error *kapi_api__decode_continue(kapi_arena *a, const char *token, kapi_str *start,
@@ -231,7 +215,7 @@ kapi_error *kapi_api__decode_continue(kapi_arena *a, const char *token, kapi_str
         err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
                              BAD_TOKEN ": json: cannot unmarshal %s into Go value of type "
                                        "storage.continueToken",
-                             json_kind(v));
+                             kapi_go_json_kind(v));
         goto done;
     }
     json_t *ver = json_object_get(v, "v"), *rv = json_object_get(v, "rv");
@@ -385,30 +369,41 @@ static kapi_error *plan_list(kapi_req *r, const kapi_list_opts *o, kapi_str pref
     return NULL;
 }
 
-/* The continue token and remaining count of a page, into the list's metadata. An
- * unstructured list (custom resources) writes its members sorted, continue always. */
-static void put_list_meta(kapi_buf *b, const page *p, kapi_str prefix, bool paged, bool filtered,
-                          bool unstructured)
+/* A list's metadata. An unstructured list (custom resources) writes its members sorted,
+ * continue always. */
+static void put_list_meta(kapi_buf *b, const kapi_list_meta *m, bool unstructured)
 {
-    bool more = paged && p->more && p->last.ptr;
-    char *token = more ? encode_continue(
-                             (kapi_str){p->last.ptr + prefix.len, p->last.len - prefix.len}, p->rev)
-                       : NULL;
     kapi_buf_puts(b, "\"metadata\":{");
     if (unstructured) {
-        kapi_buf_printf(b, "\"continue\":\"%s\",", token ? token : "");
-        if (more && !filtered)
-            kapi_buf_printf(b, "\"remainingItemCount\":%zu,", p->remaining);
-        kapi_buf_printf(b, "\"resourceVersion\":\"%lld\"}", (long long)p->rev);
+        kapi_buf_printf(b, "\"continue\":\"%s\",", m->continue_token ? m->continue_token : "");
+        if (m->has_remaining)
+            kapi_buf_printf(b, "\"remainingItemCount\":%zu,", m->remaining);
+        kapi_buf_printf(b, "\"resourceVersion\":\"%lld\"}", (long long)m->rev);
     } else {
-        kapi_buf_printf(b, "\"resourceVersion\":\"%lld\"", (long long)p->rev);
-        if (token)
-            kapi_buf_printf(b, ",\"continue\":\"%s\"", token);
-        if (more && !filtered)
-            kapi_buf_printf(b, ",\"remainingItemCount\":%zu", p->remaining);
+        kapi_buf_printf(b, "\"resourceVersion\":\"%lld\"", (long long)m->rev);
+        if (m->continue_token)
+            kapi_buf_printf(b, ",\"continue\":\"%s\"", m->continue_token);
+        if (m->has_remaining)
+            kapi_buf_printf(b, ",\"remainingItemCount\":%zu", m->remaining);
         kapi_buf_putc(b, '}');
     }
-    free(token);
+}
+
+void kapi_api__list_envelope(kapi_buf *head, kapi_buf *tail, const kapi_type *t,
+                             const kapi_list_meta *m)
+{
+    if (t->custom) {
+        kapi_buf_printf(head, "{\"apiVersion\":\"%s\",\"items\":[", t->group_version);
+        kapi_buf_printf(tail, "],\"kind\":\"%s\",", t->list_kind);
+        put_list_meta(tail, m, true);
+        kapi_buf_puts(tail, "}\n");
+    } else {
+        kapi_buf_printf(head, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",", t->list_kind,
+                        t->group_version);
+        put_list_meta(head, m, false);
+        kapi_buf_puts(head, ",\"items\":[");
+        kapi_buf_puts(tail, "]}\n");
+    }
 }
 
 /* ---- writing the answer ----
@@ -613,29 +608,23 @@ static void respond_form(kapi_req *r, page *p, kapi_buf *head, kapi_buf *tail)
     kapi_api__list_form_free(f);
 }
 
-/* A page as a typed list (kind, apiVersion, metadata, then the items without their kind
- * and apiVersion), or, for custom resources, as an unstructured list is written: members
- * sorted, the items whole. Items come straight from the stored bytes when the views are
- * equal. */
+/* A page as a list (kapi_api__list_envelope), its continue token and remaining count
+ * from the page. Items come straight from the stored bytes when the views are equal. */
 static void respond_page(kapi_req *r, page *p, kapi_str prefix, bool paged, bool filtered)
 {
-    const kapi_type *t = r->type;
-    bool unstructured = t->custom != NULL;
+    bool more = paged && p->more && p->last.ptr;
+    char *token = more ? encode_continue(
+                             (kapi_str){p->last.ptr + prefix.len, p->last.len - prefix.len}, p->rev)
+                       : NULL;
+    kapi_list_meta m = {.rev = p->rev,
+                        .continue_token = token,
+                        .has_remaining = more && !filtered,
+                        .remaining = p->remaining};
     kapi_buf head, tail;
     kapi_buf_init(&head);
     kapi_buf_init(&tail);
-    if (unstructured) {
-        kapi_buf_printf(&head, "{\"apiVersion\":\"%s\",\"items\":[", t->group_version);
-        kapi_buf_printf(&tail, "],\"kind\":\"%s\",", t->list_kind);
-        put_list_meta(&tail, p, prefix, paged, filtered, true);
-        kapi_buf_puts(&tail, "}\n");
-    } else {
-        kapi_buf_printf(&head, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",", t->list_kind,
-                        t->group_version);
-        put_list_meta(&head, p, prefix, paged, filtered, false);
-        kapi_buf_puts(&head, ",\"items\":[");
-        kapi_buf_puts(&tail, "]}\n");
-    }
+    kapi_api__list_envelope(&head, &tail, r->type, &m);
+    free(token);
     if (r->media.format != KAPI_FORMAT_JSON || r->media.target != KAPI_TARGET_OBJECT) {
         respond_form(r, p, &head, &tail);
     } else {

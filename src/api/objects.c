@@ -184,12 +184,11 @@ static kapi_error *decode_protobuf(kapi_req *r, json_t **out)
         free(perr);
         return err;
     }
-    if (!kapi_str_eqc(kind, t->kind) || !kapi_str_eqc(av, t->group_version) || !t->protobuf_message)
+    if (!kapi_str_eqc(kind, t->kind) || !kapi_str_eqc(av, t->group_version) || !t->protobuf)
         return kapi_error_new(KAPI_STATUS_UNSUPPORTED_MEDIA_TYPE,
                               "the body of the request was in an unknown format - accepted "
                               "media types include: application/json");
-    *out = kapi_pb_to_json(kapi_registry_proto(r->api->registry), t->protobuf_message, raw.ptr,
-                           raw.len, &perr);
+    *out = kapi_pb_to_json(t->protobuf, raw.ptr, raw.len, &perr);
     if (!*out) {
         err = kapi_api__unrecognized(t->kind, perr, r->http->body, r->http->body_len);
         free(perr);
@@ -212,7 +211,7 @@ kapi_error *kapi_api__decode_body(kapi_req *r, const char *kind, json_t **out, k
     const char *body = r->http->body;
     size_t len = r->http->body_len;
     *out = NULL;
-    if (ct && media_is(ct, KAPI_PROTOBUF_MEDIA_TYPE) && r->type->protobuf_message)
+    if (ct && media_is(ct, KAPI_PROTOBUF_MEDIA_TYPE) && r->type->protobuf)
         return decode_protobuf(r, out);
     bool yaml = ct && media_is(ct, KAPI_YAML_MEDIA_TYPE);
     if (ct && *ct && !yaml && !media_is(ct, "application/json"))

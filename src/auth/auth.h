@@ -55,8 +55,6 @@ const char *kapi_auth_admin_token(const kapi_auth *a);
  * user is made once per distinct CN and Os and kept until kapi_auth_free. */
 bool kapi_auth_authenticate(const kapi_auth *a, const char *authorization, void *peer_cert,
                             kapi_user *out);
-/* True when the user may do everything (member of system:masters). */
-bool kapi_user_is_master(const kapi_user *u);
 
 /* Writes a kubeconfig (cluster "kapi", user "admin", context "kapi") for server_url
  * with the CA certificate's PEM embedded and the bearer token, mode 0600. */

@@ -278,11 +278,3 @@ bool kapi_auth_authenticate(const kapi_auth *a, const char *authorization, void 
     *out = *u;
     return true;
 }
-
-bool kapi_user_is_master(const kapi_user *u)
-{
-    for (const char *const *g = u->groups; g && *g; g++)
-        if (strcmp(*g, "system:masters") == 0)
-            return true;
-    return false;
-}

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "base/base.h"
+#include "codec/go.h"
 
 /* ---- Go's strconv and unicode/utf8 (gostr.c) ---- */
 
@@ -29,8 +30,6 @@ bool kapi_codec__parse_uint(const char *s, size_t n, uint64_t *out);
 /* strconv.ParseFloat(s, 64) for decimal text (underscores between digits allowed as in
  * Go); false on a syntax error or an overflow to infinity. */
 bool kapi_codec__parse_float(const char *s, size_t n, double *out);
-/* strconv.FormatFloat(x, 'g', -1, bits) with bits 32 or 64: "1e+06", "0.1", "+Inf". */
-void kapi_codec__format_g(char out[40], double x, int bits);
 
 /* ---- gopkg.in/yaml.v2 (yaml_resolve.c) ---- */
 

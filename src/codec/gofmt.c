@@ -1,5 +1,6 @@
-/* codec/gofmt: Go's fmt printing (%v, %s) of decoded JSON values, for messages that quote a
- * patch or one of its maps the way kube-apiserver's do. */
+/* codec/gofmt: Go's printing of decoded JSON values (go.h, json.h): fmt's %v and %s, as
+ * messages quote a patch or one of its maps; field.Error's value and %#v, as validation
+ * messages show a custom resource's values; encoding/json's Marshal and kind names. */
 #include "codec/json.h"
 
 #include "codec/codec_int.h"
@@ -12,19 +13,29 @@ static int key_cmp(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* The keys of an object, sorted bytewise as Go sorts map keys in fmt and encoding/json;
+ * the caller frees the vector (the keys are the object's). */
+static const char **sorted_keys(const json_t *obj, size_t *n)
+{
+    *n = json_object_size(obj);
+    const char **keys = kapi_xmalloc((*n ? *n : 1) * sizeof(*keys));
+    size_t i = 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)obj, key, v) keys[i++] = key;
+    qsort(keys, *n, sizeof(*keys), key_cmp);
+    return keys;
+}
+
 static void put_value(kapi_buf *b, const json_t *v, char verb, bool nested);
 
 /* map[k1:v1 k2:v2], keys in byte order as fmt sorts string keys. */
 static void put_map(kapi_buf *b, const json_t *obj, char verb)
 {
-    size_t n = json_object_size(obj), i = 0;
-    const char **keys = kapi_xmalloc((n ? n : 1) * sizeof(*keys));
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)obj, key, v) keys[i++] = key;
-    qsort(keys, n, sizeof(*keys), key_cmp);
+    size_t n;
+    const char **keys = sorted_keys(obj, &n);
     kapi_buf_puts(b, "map[");
-    for (i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (i)
             kapi_buf_putc(b, ' ');
         kapi_buf_puts(b, keys[i]);
@@ -56,7 +67,7 @@ static const char *put_scalar(kapi_buf *b, const json_t *v)
         kapi_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         return "int64";
     case JSON_REAL:
-        kapi_codec__format_g(num, json_real_value(v), 64);
+        kapi_go_format_float(num, json_real_value(v), 64);
         kapi_buf_puts(b, num);
         return "float64";
     default:
@@ -102,4 +113,126 @@ static void put_value(kapi_buf *b, const json_t *v, char verb, bool nested)
 void kapi_json_put_go_fmt(kapi_buf *b, const json_t *v, char verb)
 {
     put_value(b, v, verb, false);
+}
+
+/* ---- field.Error's values, %#v, encoding/json ---- */
+
+void kapi_go_sharp_v(kapi_buf *b, const json_t *v)
+{
+    size_t n;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        const char **keys = sorted_keys(v, &n);
+        kapi_buf_puts(b, "map[string]interface {}{");
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                kapi_buf_puts(b, ", ");
+            kapi_json_quote_go(b, keys[i], strlen(keys[i]));
+            kapi_buf_putc(b, ':');
+            kapi_go_sharp_v(b, json_object_get(v, keys[i]));
+        }
+        kapi_buf_putc(b, '}');
+        free(keys);
+        break;
+    }
+    case JSON_ARRAY:
+        kapi_buf_puts(b, "[]interface {}{");
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (i)
+                kapi_buf_puts(b, ", ");
+            kapi_go_sharp_v(b, json_array_get(v, i));
+        }
+        kapi_buf_putc(b, '}');
+        break;
+    case JSON_NULL:
+        kapi_buf_puts(b, "interface {}(nil)");
+        break;
+    default:
+        kapi_go_value(b, v);
+    }
+}
+
+void kapi_go_value(kapi_buf *b, const json_t *v)
+{
+    char num[40];
+    switch (v ? json_typeof(v) : JSON_NULL) {
+    case JSON_OBJECT:
+    case JSON_ARRAY:
+        kapi_go_sharp_v(b, v);
+        break;
+    case JSON_STRING:
+        kapi_json_quote_go(b, json_string_value(v), json_string_length(v));
+        break;
+    case JSON_INTEGER:
+        kapi_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        break;
+    case JSON_REAL:
+        kapi_go_format_float(num, json_real_value(v), 64);
+        kapi_buf_puts(b, num);
+        break;
+    case JSON_TRUE:
+    case JSON_FALSE:
+        kapi_buf_puts(b, json_is_true(v) ? "true" : "false");
+        break;
+    case JSON_NULL:
+        kapi_buf_puts(b, "\"null\"");
+        break;
+    }
+}
+
+void kapi_go_json(kapi_buf *b, const json_t *v)
+{
+    size_t n;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        const char **keys = sorted_keys(v, &n);
+        kapi_buf_putc(b, '{');
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                kapi_buf_putc(b, ',');
+            kapi_json_put_string(b, keys[i], strlen(keys[i]));
+            kapi_buf_putc(b, ':');
+            kapi_go_json(b, json_object_get(v, keys[i]));
+        }
+        kapi_buf_putc(b, '}');
+        free(keys);
+        break;
+    }
+    case JSON_ARRAY:
+        kapi_buf_putc(b, '[');
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (i)
+                kapi_buf_putc(b, ',');
+            kapi_go_json(b, json_array_get(v, i));
+        }
+        kapi_buf_putc(b, ']');
+        break;
+    default:
+        kapi_json_encode(b, v); /* scalars: kapi writes them as encoding/json does */
+    }
+}
+
+const char *kapi_go_type_name(const json_t *v)
+{
+    static const char *const names[] = {
+        [JSON_OBJECT] = "map[string]interface {}",
+        [JSON_ARRAY] = "[]interface {}",
+        [JSON_STRING] = "string",
+        [JSON_INTEGER] = "int64",
+        [JSON_REAL] = "float64",
+        [JSON_TRUE] = "bool",
+        [JSON_FALSE] = "bool",
+        [JSON_NULL] = "<nil>",
+    };
+    return v ? names[json_typeof(v)] : "<nil>";
+}
+
+const char *kapi_go_json_kind(const json_t *v)
+{
+    static const char *const kinds[] = {
+        [JSON_OBJECT] = "object",  [JSON_ARRAY] = "array", [JSON_STRING] = "string",
+        [JSON_INTEGER] = "number", [JSON_REAL] = "number", [JSON_TRUE] = "bool",
+        [JSON_FALSE] = "bool",     [JSON_NULL] = "null",
+    };
+    return v ? kinds[json_typeof(v)] : "null";
 }

@@ -1,5 +1,6 @@
-/* codec/gostr: the parts of Go's strconv and unicode/utf8 that decide kube-apiserver's
- * words and numbers: quoting, UTF-8 repair, base-0 integer parsing, float formatting. */
+/* codec/gostr: the parts of Go's strconv, unicode and unicode/utf8 that decide
+ * kube-apiserver's words and numbers: UTF-8 decoding and repair, IsPrint, quoting, base-0
+ * integer parsing, float formatting (go.h, codec_int.h). */
 #include "codec/codec_int.h"
 #include "codec/json.h"
 
@@ -8,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int32_t kapi_json_rune(const char *s, size_t n, size_t *width)
+int32_t kapi_go_rune(const char *s, size_t n, size_t *width)
 {
     const unsigned char *p = (const unsigned char *)s;
     unsigned char c = p[0], lo = 0x80, hi = 0xbf;
@@ -47,7 +48,7 @@ int32_t kapi_json_rune(const char *s, size_t n, size_t *width)
 bool kapi_codec__valid_utf8(const char *s, size_t n)
 {
     for (size_t i = 0, w; i < n; i += w)
-        if (kapi_json_rune(s + i, n - i, &w) < 0)
+        if (kapi_go_rune(s + i, n - i, &w) < 0)
             return false;
     return true;
 }
@@ -56,7 +57,7 @@ void kapi_codec__put_utf8(kapi_buf *b, const char *s, size_t n)
 {
     size_t start = 0, i = 0, w;
     while (i < n) {
-        if (kapi_json_rune(s + i, n - i, &w) >= 0) {
+        if (kapi_go_rune(s + i, n - i, &w) >= 0) {
             i += w;
             continue;
         }
@@ -67,15 +68,16 @@ void kapi_codec__put_utf8(kapi_buf *b, const char *s, size_t n)
     kapi_buf_put(b, s + start, n - start);
 }
 
-/* unicode.IsPrint, exact for ASCII and Latin-1 and for the format, separator and private
- * characters one meets in text; other unassigned code points count as printable. */
-static bool is_print(int32_t r)
+bool kapi_go_is_print(int32_t r)
 {
+    /* Past Latin-1: format characters (Cf), separators but the ASCII space (Z*),
+     * surrogates, private use and noncharacters, and the tag block. */
     static const int32_t hidden[][2] = {
-        {0x0600, 0x0605}, {0x061c, 0x061c}, {0x06dd, 0x06dd},   {0x070f, 0x070f},
-        {0x1680, 0x1680}, {0x180e, 0x180e}, {0x2000, 0x200f},   {0x2028, 0x202f},
-        {0x205f, 0x206f}, {0x3000, 0x3000}, {0xd800, 0xf8ff},   {0xfeff, 0xfeff},
-        {0xfff9, 0xfffb}, {0xfffe, 0xffff}, {0xe0000, 0xe00ff}, {0xf0000, 0x10ffff},
+        {0x0600, 0x0605},   {0x061c, 0x061c},   {0x06dd, 0x06dd},    {0x070f, 0x070f},
+        {0x1680, 0x1680},   {0x180e, 0x180e},   {0x2000, 0x200f},    {0x2028, 0x202f},
+        {0x205f, 0x206f},   {0x3000, 0x3000},   {0xd800, 0xf8ff},    {0xfeff, 0xfeff},
+        {0xfff9, 0xfffb},   {0xfffe, 0xffff},   {0x110bd, 0x110bd},  {0x1bca0, 0x1bca3},
+        {0x1d173, 0x1d17a}, {0xe0000, 0xe00ff}, {0xf0000, 0x10ffff},
     };
     if (r < 0x80)
         return r >= 0x20 && r < 0x7f;
@@ -113,13 +115,13 @@ void kapi_codec__quote(kapi_buf *b, const char *s, size_t n)
 {
     kapi_buf_putc(b, '"');
     for (size_t i = 0, w; i < n; i += w) {
-        int32_t r = kapi_json_rune(s + i, n - i, &w);
+        int32_t r = kapi_go_rune(s + i, n - i, &w);
         if (r < 0) {
             kapi_buf_printf(b, "\\x%02x", (unsigned char)s[i]);
         } else if (r == '"' || r == '\\') {
             kapi_buf_putc(b, '\\');
             kapi_buf_putc(b, (char)r);
-        } else if (is_print(r)) {
+        } else if (kapi_go_is_print(r)) {
             kapi_buf_put(b, s + i, w);
         } else if (short_escape(r)) {
             kapi_buf_putc(b, '\\');
@@ -294,7 +296,7 @@ static int shortest_digits(double x, int bits, char d[32], int *dp)
     return nd;
 }
 
-void kapi_codec__format_g(char out[40], double x, int bits)
+void kapi_go_format_float(char out[40], double x, int bits)
 {
     char d[32];
     int dp, nd, k = 0;

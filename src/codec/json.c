@@ -61,7 +61,7 @@ static char *replace_invalid_utf8(const char *p, size_t n, size_t *len_out)
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)p[i];
         size_t w = 1;
-        if (in_string && c >= 0x80 && kapi_json_rune(p + i, n - i, &w) < 0) {
+        if (in_string && c >= 0x80 && kapi_go_rune(p + i, n - i, &w) < 0) {
             kapi_buf_puts(&b, "\xef\xbf\xbd");
             replaced = true;
             continue;
@@ -122,7 +122,7 @@ void kapi_json_put_string(kapi_buf *b, const char *s, size_t n)
             /* As Go's encoder: a byte that starts no valid UTF-8 sequence is U+FFFD, and
              * U+2028 and U+2029 are escaped (they end lines in JavaScript). */
             size_t w;
-            int32_t r = kapi_json_rune(s + i, n - i, &w);
+            int32_t r = kapi_go_rune(s + i, n - i, &w);
             if (r >= 0 && r != 0x2028 && r != 0x2029) {
                 i += w - 1;
                 continue;

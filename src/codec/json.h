@@ -54,11 +54,6 @@ void kapi_json_quote_go(kapi_buf *b, const char *s, size_t n);
  * %!s(<nil>). Integers print as int64 (kube-apiserver decodes patches keeping integers). */
 void kapi_json_put_go_fmt(kapi_buf *b, const json_t *v, char verb);
 
-/* The rune at s[0..n) and its width, as Go's utf8.DecodeRune (and a range over a string)
- * reads it: -1 with width 1 for a byte that does not start a valid sequence (overlong
- * forms and surrogates included). n > 0. */
-int32_t kapi_json_rune(const char *s, size_t n, size_t *width);
-
 /* One repeated key, in kube-apiserver's words. */
 typedef struct kapi_dup {
     char *message; /* `duplicate field "spec.schedule"`, `line 7: key "a" already set in map` */

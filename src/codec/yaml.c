@@ -484,7 +484,7 @@ static void go_syntax(kapi_buf *b, const json_t *v, bool top)
         kapi_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         break;
     case JSON_REAL:
-        kapi_codec__format_g(num, json_real_value(v), 64);
+        kapi_go_format_float(num, json_real_value(v), 64);
         kapi_buf_puts(b, num);
         break;
     case JSON_TRUE:
@@ -515,7 +515,7 @@ static void key_syntax(kapi_buf *b, const gval *k)
         kapi_buf_printf(b, "0x%llx", (unsigned long long)k->v.u);
         break;
     case KAPI_YAML_FLOAT:
-        kapi_codec__format_g(num, k->v.f, 64);
+        kapi_go_format_float(num, k->v.f, 64);
         kapi_buf_puts(b, num);
         break;
     default:
@@ -611,7 +611,7 @@ static bool key_text(kapi_buf *b, const gval *k)
         kapi_buf_printf(b, "%lld", (long long)k->v.i);
         return true;
     case KAPI_YAML_FLOAT:
-        kapi_codec__format_g(num, k->v.f, 32);
+        kapi_go_format_float(num, k->v.f, 32);
         kapi_buf_puts(b, isnan(k->v.f)   ? ".nan"
                          : isinf(k->v.f) ? (k->v.f > 0 ? ".inf" : "-.inf")
                                          : num);
@@ -843,7 +843,7 @@ static kapi_error *convert_error(dec *d, const json_t *v)
         return kapi_error_new(KAPI_STATUS_BAD_REQUEST, "%s", bad->message);
     if (nan) {
         char num[40];
-        kapi_codec__format_g(num, nan->f, 64);
+        kapi_go_format_float(num, nan->f, 64);
         return kapi_error_new(KAPI_STATUS_BAD_REQUEST, "json: unsupported value: %s", num);
     }
     return NULL;

@@ -64,7 +64,7 @@ static void real_value(yaml_emitter_t *e, double x)
         else
             snprintf(num, sizeof(num), "%llu", (unsigned long long)x);
     } else {
-        kapi_codec__format_g(num, x, 64);
+        kapi_go_format_float(num, x, 64);
     }
     scalar(e, num, strlen(num), YAML_PLAIN_SCALAR_STYLE);
 }

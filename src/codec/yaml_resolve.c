@@ -242,7 +242,7 @@ static size_t runes(const char *s, size_t n, int32_t *out)
 {
     size_t k = 0;
     for (size_t i = 0, w; i < n; i += w) {
-        int32_t r = kapi_json_rune(s + i, n - i, &w);
+        int32_t r = kapi_go_rune(s + i, n - i, &w);
         out[k++] = r < 0 ? 0xfffd : r;
     }
     return k;

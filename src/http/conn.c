@@ -8,9 +8,14 @@
  * trickles gains no time.
  *
  * Writing: answers are queued as references to their bytes (the conn's output queue,
- * then the attached stream's chunks) and taken a batch at a time: the next batch is
- * copied (TLS: encrypted) only when the socket has taken the last one. A client that
- * stops reading therefore costs one batch and the references, whatever is queued.
+ * then the attached stream's chunks, framed by the protocol as they are pulled) and taken
+ * a batch at a time: the next batch is copied (TLS: encrypted) only when the socket has
+ * taken the last one. A client that stops reading therefore costs one batch and the
+ * references, whatever is queued. The conn knows no protocol: it hands input to its
+ * proto and writes the bytes, framing included, that the proto queued.
+ *
+ * A loopback conn (tests) has no socket: what a socket would be given is appended to a
+ * buffer at once, as if the peer read everything; the rest is the same code.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -26,13 +31,6 @@ typedef struct write_req {
     char *data;
     bool batch; /* the conn's one batch in flight */
 } write_req;
-
-/* What kapi_http__conn_write releases after its bytes. */
-typedef struct write_owned {
-    kapi_http_chunk *chunks;
-    size_t nchunks;
-    char *owned;
-} write_owned;
 
 /* What one flush writes at most to a socket that takes everything at once, before it
  * lets the loop serve other connections. */
@@ -52,40 +50,23 @@ typedef struct batch {
 
 static void on_read(uv_stream_t *h, ssize_t nread, const uv_buf_t *buf);
 
-/* Writes cfg.timeout in place of the answer that did not come in time, then closes: the
- * rest of the body is never read, and the handler's answer, if it has the request, is
- * dropped when it comes. */
-static void answer_timeout(kapi_conn *c)
+/* The phase of the conn's current exchange; between exchanges, reading. */
+static kapi_http_phase phase(const kapi_conn *c)
 {
-    const kapi_http_answer *a = &c->srv->cfg.timeout;
-    kapi_buf head;
-    char *p;
-    size_t len;
-    uv_buf_t b;
-    kapi_buf_init(&head);
-    kapi_buf_printf(&head, "HTTP/1.1 %d %s\r\n", a->status, kapi_http__reason(a->status));
-    for (size_t i = 0; i < a->nheaders; i++)
-        kapi_buf_printf(&head, "%s: %s\r\n", a->headers[i].name, a->headers[i].value);
-    kapi_buf_printf(&head, "Content-Length: %zu\r\nConnection: close\r\n\r\n%s", strlen(a->body),
-                    a->body);
-    p = kapi_buf_detach(&head, &len);
-    b = uv_buf_init(p, len);
-    c->answered = c->state == KAPI_CONN_HANDLING;
-    if (c->req)
-        c->unread = true; /* the body, cut short: linger so the peer reads the answer */
-    kapi_http__conn_write(c, &b, 1, NULL, 0, p);
-    kapi_http__conn_finish(c);
+    return c->ex ? c->ex->phase : KAPI_HTTP__READING;
 }
 
 static void on_deadline(uv_timer_t *t)
 {
     kapi_conn *c = t->data;
+    kapi_http_phase ph = phase(c);
     if (c->finishing || c->closing)
         return;
-    if (c->state == KAPI_CONN_STREAMING)
-        kapi_http__conn_close(c); /* an answer under way cannot be replaced: cut it off */
-    else if (c->state == KAPI_CONN_HANDLING || (c->req && c->req->pub.method))
-        answer_timeout(c); /* the handler, or the body (the headers are in: method set) */
+    if (ph == KAPI_HTTP__STREAMING)
+        c->ex->proto->reset(c->ex); /* an answer under way cannot be replaced: cut it off */
+    else if (ph == KAPI_HTTP__HANDLING || (ph == KAPI_HTTP__READING && c->ex && c->ex->pub.method))
+        kapi_http__exchange_answer(c->ex, &c->srv->cfg.timeout); /* the handler, or the
+                                                                  * body (headers in) */
     else
         kapi_http__conn_close(c); /* no request, or its headers too slow: Go answers nothing */
 }
@@ -116,9 +97,11 @@ static void conn_free(kapi_conn *c)
     if (c->next)
         c->next->prev = c->prev;
     srv->nconns--;
-    kapi_http__pool_release(&srv->pool, c); /* a streamed answer cut off */
-    if (c->req)
-        kapi_http__req_free(c->req);
+    if (c->ex) {
+        kapi_http__pool_release(&srv->pool, c->ex); /* a streamed answer cut off */
+        kapi_http__exchange_free(c->ex);
+    }
+    c->proto->dispose(c);
     if (c->ssl)
         SSL_free(c->ssl); /* frees both BIOs */
     kapi_buf_dispose(&c->in);
@@ -132,7 +115,7 @@ static void on_handle_closed(uv_handle_t *h)
     kapi_conn *c = h->data;
     if (--c->open_handles > 0)
         return;
-    if (c->state == KAPI_CONN_HANDLING)
+    if (phase(c) == KAPI_HTTP__HANDLING)
         c->dead = true; /* the handler still has the request: free on its answer */
     else
         conn_free(c);
@@ -147,7 +130,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 
 static void start_reading(kapi_conn *c)
 {
-    if (c->reading || c->closing || c->peer_eof)
+    if (c->reading || c->closing || c->peer_eof || c->loopback)
         return;
     if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
         c->reading = true;
@@ -180,52 +163,76 @@ static void format_remote_addr(kapi_conn *c)
              port);
 }
 
-void kapi_http__conn_accept(kapi_http_server *srv)
+/* A conn of srv speaking HTTP/1.1, linked into srv's list; with a socket unless loopback. */
+static kapi_conn *conn_new(kapi_http_server *srv, kapi_buf *loopback)
 {
     kapi_conn *c = kapi_xcalloc(1, sizeof(*c));
     c->srv = srv;
+    c->loopback = loopback;
     kapi_buf_init(&c->in);
-    uv_tcp_init(srv->loop, &c->tcp);
+    if (!loopback)
+        uv_tcp_init(srv->loop, &c->tcp);
     uv_timer_init(srv->loop, &c->timer);
     c->tcp.data = c->timer.data = c->shutdown_req.data = c;
-    c->open_handles = 2;
+    c->open_handles = loopback ? 1 : 2;
     c->next = srv->conns;
     if (c->next)
         c->next->prev = c;
     srv->conns = c;
     srv->nconns++;
+    c->proto = &kapi_http__h1;
+    c->proto->init(c);
+    return c;
+}
+
+/* Go's ReadHeaderTimeout starts at once for a new connection (TLS handshake included). */
+static void conn_start(kapi_conn *c)
+{
+    kapi_http__conn_arm(c, kapi_http__conn_now(c) + c->srv->cfg.header_timeout_ms);
+    start_reading(c);
+}
+
+void kapi_http__conn_accept(kapi_http_server *srv)
+{
+    kapi_conn *c = conn_new(srv, NULL);
     if (uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)&c->tcp) < 0) {
         kapi_http__conn_close(c);
         return;
     }
     uv_tcp_nodelay(&c->tcp, 1);
     format_remote_addr(c);
-    c->proto = KAPI_CONN_HTTP1;
     if (srv->ssl_ctx)
         kapi_http__tls_conn_init(c, srv->ssl_ctx);
-    kapi_http__parse_init(c);
-    /* Go's ReadHeaderTimeout starts at once for a new connection (TLS handshake included). */
-    kapi_http__conn_arm(c, kapi_http__conn_now(c) + srv->cfg.header_timeout_ms);
-    start_reading(c);
+    conn_start(c);
 }
 
-/* Parses requests from data while the conn is ready for one; returns bytes consumed. */
+kapi_conn *kapi_http__conn_loopback(kapi_http_server *srv, kapi_buf *out)
+{
+    kapi_conn *c = conn_new(srv, out);
+    snprintf(c->remote_addr, sizeof(c->remote_addr), "loopback");
+    conn_start(c);
+    return c;
+}
+
+/* Hands data to the proto while it wants input; returns bytes consumed. */
 static size_t parse_from(kapi_conn *c, const char *data, size_t len)
 {
     size_t done = 0;
-    while (done < len && c->state == KAPI_CONN_READING && !c->discard)
-        done += kapi_http__parse(c, data + done, len - done);
+    while (done < len && !c->discard && c->proto->can_read(c))
+        done += c->proto->input(c, data + done, len - done);
     return done;
 }
 
 size_t kapi_http__conn_unsent(kapi_conn *c)
 {
+    if (c->loopback)
+        return c->out_bytes;
     return c->out_bytes + uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp);
 }
 
 static bool ready_to_parse(kapi_conn *c)
 {
-    return c->state == KAPI_CONN_READING && !c->discard &&
+    return !c->discard && c->proto->can_read(c) &&
            kapi_http__conn_unsent(c) <= KAPI_HTTP__WRITE_HIGH;
 }
 
@@ -256,7 +263,7 @@ void kapi_http__conn_resume(kapi_conn *c)
     }
     if (c->discard)
         return;
-    if (c->state == KAPI_CONN_READING && c->peer_eof)
+    if (phase(c) == KAPI_HTTP__READING && c->peer_eof)
         kapi_http__conn_finish(c); /* nothing more will come */
     else if (c->in.len <= KAPI_HTTP__INBUF_HIGH)
         start_reading(c);
@@ -264,10 +271,9 @@ void kapi_http__conn_resume(kapi_conn *c)
 
 void kapi_http__conn_request_done(kapi_conn *c, bool close_after)
 {
-    c->state = KAPI_CONN_READING;
-    kapi_http__pool_release(&c->srv->pool, c);
-    c->deadline = 0;
-    c->answered = false;
+    kapi_http__pool_release(&c->srv->pool, c->ex);
+    kapi_http__exchange_free(c->ex);
+    c->ex = NULL;
     if (c->dead) {
         conn_free(c);
         return;
@@ -283,9 +289,9 @@ void kapi_http__conn_eof(kapi_conn *c)
 {
     stop_reading(c);
     c->peer_eof = true;
-    if (c->finishing || c->state == KAPI_CONN_STREAMING)
+    if (c->finishing || phase(c) == KAPI_HTTP__STREAMING)
         kapi_http__conn_close(c); /* lingering done, or a watcher went away */
-    else if (c->state == KAPI_CONN_READING)
+    else if (phase(c) == KAPI_HTTP__READING)
         kapi_http__conn_resume(c); /* serves complete pipelined requests, then finishes */
     /* HANDLING: the answer is still written, then the conn finishes. */
 }
@@ -308,6 +314,11 @@ static void on_read(uv_stream_t *h, ssize_t nread, const uv_buf_t *buf)
 }
 
 /* ---- the output queue ---- */
+
+void kapi_http__conn_queue_static(kapi_conn *c, const char *p, size_t n)
+{
+    kapi_http__conn_queue(c, (kapi_http_out){.chunk = {p, n, NULL, NULL}});
+}
 
 void kapi_http__conn_queue(kapi_conn *c, kapi_http_out piece)
 {
@@ -379,16 +390,15 @@ static void emit(batch *b, const char *p, size_t n)
     }
 }
 
-/* The first piece not yet taken, pulling the stream's next chunks (a batch's worth) when
- * the queue is empty; NULL when there is nothing to write. */
+/* The first piece not yet taken, pulling the stream's next chunks (a batch's worth,
+ * framed by the proto) when the queue is empty; NULL when there is nothing to write. */
 static kapi_http_out *next_piece(kapi_conn *c)
 {
     kapi_http_out pieces[64];
-    if (c->out_head == c->out_n && c->stream) {
-        size_t n =
-            kapi_http__stream_pull(c->stream, pieces, KAPI_ARRAY_LEN(pieces), KAPI_HTTP__OUT_BATCH);
-        for (size_t i = 0; i < n; i++)
-            kapi_http__conn_queue(c, pieces[i]);
+    if (c->out_head == c->out_n && c->ex && c->ex->stream) {
+        size_t n = kapi_http__stream_pull(c->ex->stream, pieces, KAPI_ARRAY_LEN(pieces),
+                                          KAPI_HTTP__OUT_BATCH);
+        c->ex->proto->write_body(c->ex, pieces, n);
     }
     return c->out_head < c->out_n ? &c->out[c->out_head] : NULL;
 }
@@ -399,9 +409,8 @@ static void fill(kapi_conn *c, batch *b)
     size_t budget = KAPI_HTTP__OUT_BATCH;
     kapi_http_out *o;
     while (budget > 0 && (o = next_piece(c)) != NULL) {
-        char line[24];
-        if (o->frame && o->off == 0)
-            emit(b, line, (size_t)snprintf(line, sizeof(line), "%zx\r\n", o->frame));
+        if (o->off == 0)
+            emit(b, o->pre, o->npre);
         size_t k = o->chunk.len - o->off < budget ? o->chunk.len - o->off : budget;
         emit(b, o->chunk.ptr + o->off, k);
         o->off += k;
@@ -409,8 +418,7 @@ static void fill(kapi_conn *c, batch *b)
         c->out_bytes -= k;
         if (o->off < o->chunk.len)
             break;
-        if (o->frame_end)
-            emit(b, "\r\n", 2);
+        emit(b, o->post, o->npost);
         out_pop(c);
     }
     seal(b);
@@ -460,6 +468,13 @@ static void submit_rest(kapi_conn *c, char *data, size_t off, size_t len)
     submit(c, kapi_xrealloc(data, len - off), len - off, true);
 }
 
+/* A loopback's peer takes everything at once. */
+static int loopback_write(kapi_conn *c, const uv_buf_t *b)
+{
+    kapi_buf_put(c->loopback, b->base, b->len);
+    return (int)b->len;
+}
+
 void kapi_http__conn_flush(kapi_conn *c)
 {
     batch b;
@@ -484,7 +499,9 @@ void kapi_http__conn_flush(kapi_conn *c)
         /* A socket that takes a batch at once is given the next one, up to FLUSH_BUDGET;
          * the rest of a batch it does not take waits with libuv (one batch per conn). */
         uv_buf_t ub = uv_buf_init(b.data.ptr, b.data.len);
-        int k = written < FLUSH_BUDGET ? uv_try_write((uv_stream_t *)&c->tcp, &ub, 1) : UV_EAGAIN;
+        int k = c->loopback              ? loopback_write(c, &ub)
+                : written < FLUSH_BUDGET ? uv_try_write((uv_stream_t *)&c->tcp, &ub, 1)
+                                         : UV_EAGAIN;
         if (k == (int)b.data.len) {
             written += b.data.len;
             continue;
@@ -501,27 +518,6 @@ void kapi_http__conn_flush(kapi_conn *c)
     kapi_buf_dispose(&b.data);
     if (c->shut_pending && c->out_head == c->out_n)
         shut_write_side(c);
-}
-
-static void release_owned(void *p)
-{
-    write_owned *o = p;
-    kapi_http__chunks_release(o->chunks, o->nchunks);
-    free(o->owned);
-    free(o);
-}
-
-void kapi_http__conn_write(kapi_conn *c, const uv_buf_t *bufs, size_t nbufs,
-                           kapi_http_chunk *chunks, size_t nchunks, char *owned)
-{
-    for (size_t i = 0; i < nbufs; i++)
-        kapi_http__conn_queue(c, (kapi_http_out){.chunk = {bufs[i].base, bufs[i].len, NULL, NULL}});
-    if (chunks || owned) {
-        write_owned *o = kapi_xmalloc(sizeof(*o));
-        *o = (write_owned){chunks, nchunks, owned};
-        kapi_http__conn_queue(c, (kapi_http_out){.chunk = {"", 0, release_owned, o}});
-    }
-    kapi_http__conn_flush(c);
 }
 
 void kapi_http__conn_send_raw(kapi_conn *c, char *data, size_t len)
@@ -554,7 +550,9 @@ static void shut_write_side(kapi_conn *c)
     c->shut_pending = false;
     if (c->ssl)
         kapi_http__tls_close_notify(c);
-    if (!c->closing && uv_shutdown(&c->shutdown_req, (uv_stream_t *)&c->tcp, on_shutdown) < 0)
+    if (c->loopback) /* its peer has read everything */
+        kapi_http__conn_close(c);
+    else if (!c->closing && uv_shutdown(&c->shutdown_req, (uv_stream_t *)&c->tcp, on_shutdown) < 0)
         kapi_http__conn_close(c);
 }
 
@@ -580,38 +578,11 @@ void kapi_http__conn_close(kapi_conn *c)
     c->closing = true;
     c->discard = true;
     c->reading = false;
-    if (c->stream)
-        kapi_http__stream_detach(c, false);
+    if (c->ex && c->ex->stream)
+        kapi_http__stream_detach(c->ex, false);
     out_drop(c);
     uv_timer_stop(&c->timer);
-    uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
+    if (!c->loopback)
+        uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
     uv_close((uv_handle_t *)&c->timer, on_handle_closed);
-}
-
-/* Go's net/http answers to a request it cannot read (server.go, conn.serve): the body
- * ends where the connection does. */
-static const struct {
-    int status;
-    const char *body;
-} go_errors[] = {
-    {400, "400 Bad Request"},
-    {431, "431 Request Header Fields Too Large"},
-    {501, "Unsupported transfer encoding"},
-};
-
-void kapi_http__conn_error(kapi_conn *c, int status)
-{
-    size_t k = 0; /* any other status is a 400 */
-    char *msg;
-    uv_buf_t b;
-    for (size_t i = 0; i < KAPI_ARRAY_LEN(go_errors); i++)
-        if (go_errors[i].status == status)
-            k = i;
-    msg = kapi_xprintf("HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                       "Connection: close\r\n\r\n%s",
-                       go_errors[k].status, kapi_http__reason(go_errors[k].status),
-                       go_errors[k].body);
-    b = uv_buf_init(msg, strlen(msg));
-    kapi_http__conn_write(c, &b, 1, NULL, 0, msg);
-    kapi_http__conn_finish(c);
 }

@@ -2,27 +2,36 @@
  * http_int: the internals shared by the files of src/http (not for other modules).
  *
  * Files, one responsibility each:
- *   server.c   listen, accept, the loop-thread message queue, shutdown
- *   conn.c     one connection: reads, writes, graceful and hard close
- *   tls.c      OpenSSL context and per-connection memory-BIO TLS
- *   parse.c    HTTP/1.1 request parsing into kapi_http_req, dispatch to the pool
- *   pool.c     the worker threads that run the handler
- *   respond.c  complete responses, chunks, reason phrases, header lookup
- *   stream.c   chunked streaming responses
+ *   server.c    listen, accept, the loop-thread message queue, shutdown
+ *   conn.c      one connection: reads, the output queue, writes, graceful and hard close
+ *   tls.c       OpenSSL context and per-connection memory-BIO TLS
+ *   exchange.c  one request and its answer: admission, dispatch, the layer's own answers
+ *   h1.c        HTTP/1.1 (kapi_http__h1): parsing, heads, body framing, keep-alive
+ *   pool.c      the worker threads that run the handler
+ *   respond.c   complete responses, chunks, reason phrases, header lookup
+ *   stream.c    streamed responses
+ *
+ * Connection and exchange: a kapi_conn is a transport (TCP, maybe TLS, or a loopback in
+ * tests) with an output queue; a kapi_http_exchange is one request and its answer on it.
+ * The conn's protocol (kapi_http_proto_ops) turns input into exchanges and frames their
+ * answers into the conn's queue; respond.c and stream.c speak only to the ops, so a
+ * protocol with many exchanges on one conn (HTTP/2) plugs in beside h1.c.
  *
  * Threads: everything named here runs on the loop thread except the pool workers, the
- * message queue (kapi_http__post, any thread) and the stream fields guarded by its mutex.
+ * message queue (kapi_http__post, any thread), the stream fields guarded by its mutex and
+ * kapi_http_proto_ops.encode_head (any thread).
  *
- * Lifetimes: a kapi_conn lives until its handles are closed and no request of it is with
- * the handler (state HANDLING keeps it alive, as "dead", until the answer arrives). The
- * server lives until every conn is freed and every worker has exited. A stream is
- * refcounted: one reference for the producer (dropped by kapi_http_stream_end), one for
- * the conn while attached, one per queued message or write that names it.
+ * Lifetimes: a kapi_conn lives until its handles are closed and no exchange of it is with
+ * the handler (phase HANDLING keeps it alive, as "dead", until the answer arrives). An
+ * exchange belongs to its conn, which frees it once its answer is done (or with the
+ * conn); messages only name it. The server lives until every conn is freed and every
+ * worker has exited. A stream is refcounted: one reference for the producer (dropped by
+ * kapi_http_stream_end), one for the exchange while attached, one per queued message or
+ * write that names it.
  */
 #ifndef KAPI_HTTP_INT_H
 #define KAPI_HTTP_INT_H
 
-#include <http_parser.h>
 #include <openssl/ssl.h>
 #include <pthread.h>
 
@@ -43,28 +52,103 @@
 #define KAPI_HTTP__DRAIN_MS 30000
 
 typedef struct kapi_conn kapi_conn;
-typedef struct kapi_http_req kapi_http_req;
+typedef struct kapi_http_exchange kapi_http_exchange;
+typedef struct kapi_http_proto_ops kapi_http_proto_ops;
 
-/* A request being parsed, then handled; its memory is one arena (DESIGN.md invariant 6). */
-struct kapi_http_req {
-    kapi_http_request pub; /* first: the handler's pointer is this struct's */
+/* Where an exchange is. */
+typedef enum kapi_http_phase {
+    KAPI_HTTP__READING,   /* its request is being read */
+    KAPI_HTTP__HANDLING,  /* the request is with the handler */
+    KAPI_HTTP__STREAMING, /* a streamed answer is open */
+    KAPI_HTTP__DONE       /* its streamed answer was cut off; freed with its conn */
+} kapi_http_phase;
+
+/* One request and its answer on a conn. The request's memory is one arena (DESIGN.md
+ * invariant 6); the handler's pointer is &pub. */
+struct kapi_http_exchange {
+    kapi_http_request pub; /* first */
     kapi_arena arena;
     kapi_conn *conn;
-    kapi_buf url, field, value, body;
+    const kapi_http_proto_ops *proto;
+    kapi_http_phase phase;
+    kapi_buf body;
     kapi_http_header *headers;
     size_t nheaders, headers_cap;
-    bool in_value;
-    bool close_after;    /* the connection closes after this request's answer */
-    bool keep_alive_10;  /* HTTP/1.0 with keep-alive: say so in the answer */
-    kapi_http_req *next; /* pool queue */
+    bool close_after;     /* the connection closes after this answer */
+    unsigned proto_flags; /* the protocol's own (h1: an HTTP/1.0 keep-alive) */
+    /* Admission (see http.h). */
+    kapi_http_class cls;
+    uint64_t deadline;        /* loop time (ms) its answer is due; 0: none */
+    bool counted;             /* holds a max_inflight slot of cls */
+    bool answered;            /* the http layer answered it (timeout): the handler's is dropped */
+    kapi_http_stream *stream; /* the streamed answer while attached (holds a reference) */
+    kapi_http_exchange *next; /* pool queue */
 };
 
-/* The worker pool: a mutex+condvar queue of requests, and the admission counts. */
+/* A piece of output (a conn's queue, a stream's pending chunks): bytes not yet taken into
+ * a write, released once taken. In a stream's queue, the pieces one
+ * kapi_http_stream_writev queued make a part (part on the first, part_end on the last);
+ * the protocol frames a part as one unit (h1: one HTTP chunk) when it moves the pieces to
+ * the conn's queue, where a piece carries its framing bytes instead: pre before the
+ * chunk's first byte, post after its last. */
+typedef struct kapi_http_out {
+    kapi_http_chunk chunk;
+    size_t off; /* bytes already taken */
+    union {
+        struct {           /* in a stream's queue */
+            size_t part;   /* >0: the first piece of a part of this many bytes */
+            bool part_end; /* the last piece of a part */
+        };
+        struct { /* in a conn's queue */
+            char pre[20];
+            uint8_t npre;
+            uint8_t npost;
+            char post[2];
+        };
+    };
+} kapi_http_out;
+
+/* How a connection speaks: what turns its input into exchanges and frames their answers
+ * into its output queue. Loop thread, except encode_head. Every exchange an input starts
+ * is handed to kapi_http__exchange_headers, then kapi_http__exchange_dispatch; its answer
+ * is written as write_head, write_body any number of times, end (a streamed one), or
+ * reset; write_* only queue (the caller flushes). */
+struct kapi_http_proto_ops {
+    const char *name;           /* its ALPN name */
+    void (*init)(kapi_conn *c); /* readies c (c->proto_state) */
+    void (*dispose)(kapi_conn *c);
+    /* Whether input is wanted now (h1: not while an answer is due: pipelined requests
+     * wait unparsed). */
+    bool (*can_read)(kapi_conn *c);
+    /* Parses plaintext input; returns the bytes consumed (all of it on an error, which the
+     * proto answers itself and finishes the conn after). */
+    size_t (*input)(kapi_conn *c, const char *data, size_t len);
+    /* Any thread: encodes a status and the headers kapi_http__header_allowed accepts into
+     * head, for write_head. */
+    void (*encode_head)(kapi_buf *head, int status, const kapi_http_header *h, size_t n);
+    /* Queues the head encoded in head (taken); body_len is the length of the whole body,
+     * or KAPI_HTTP__STREAMED. */
+    void (*write_head)(kapi_http_exchange *ex, int status, kapi_buf *head, size_t body_len);
+    /* Queues pieces of the body (a stream's, with their parts) in the conn's queue,
+     * framed (pieces[] is rewritten in place; the chunks pass to the queue). */
+    void (*write_body)(kapi_http_exchange *ex, kapi_http_out *pieces, size_t n);
+    /* Queues the end of a streamed body. */
+    void (*end)(kapi_http_exchange *ex);
+    /* Abandons ex's answer under way (h1: the connection closes). */
+    void (*reset)(kapi_http_exchange *ex);
+};
+
+#define KAPI_HTTP__STREAMED SIZE_MAX
+
+/* HTTP/1.1 (h1.c). */
+extern const kapi_http_proto_ops kapi_http__h1;
+
+/* The worker pool: a mutex+condvar queue of exchanges, and the admission counts. */
 typedef struct kapi_http_pool {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    kapi_http_req *head, *tail;
-    unsigned queued;      /* requests in the queue (mu) */
+    kapi_http_exchange *head, *tail;
+    unsigned queued;      /* exchanges in the queue (mu) */
     unsigned inflight[2]; /* slots held per counted class (loop thread only) */
     pthread_t *threads;
     int nthreads; /* started */
@@ -76,11 +160,11 @@ typedef struct kapi_http_pool {
 
 /* Starts n (at least 1) workers running srv's handler. */
 kapi_error *kapi_http__pool_init(kapi_http_pool *p, kapi_http_server *srv, int n);
-/* Loop thread: admits a complete request of c (its class in c->cls) and queues it for the
+/* Loop thread: admits a complete exchange (its class in ex->cls) and queues it for the
  * handler; false, and nothing queued, if its class or the queue is full. */
-bool kapi_http__pool_admit(kapi_http_pool *p, kapi_conn *c, kapi_http_req *req);
-/* Loop thread: gives back the slot c's request holds, if any. */
-void kapi_http__pool_release(kapi_http_pool *p, kapi_conn *c);
+bool kapi_http__pool_admit(kapi_http_pool *p, kapi_http_exchange *ex);
+/* Loop thread: gives back the slot ex holds, if any. */
+void kapi_http__pool_release(kapi_http_pool *p, kapi_http_exchange *ex);
 /* Workers finish what is queued, then exit, each waking the loop if notify. */
 void kapi_http__pool_stop(kapi_http_pool *p, bool notify);
 /* True once stopped and every worker has exited (they can be joined at once). */
@@ -92,8 +176,8 @@ bool kapi_http__on_worker(const kapi_http_server *srv);
 
 /* Messages from any thread to the loop thread. */
 typedef enum kapi_http_msg_kind {
-    KAPI_HTTP__MSG_RESPONSE,     /* conn, req, head, chunks */
-    KAPI_HTTP__MSG_STREAM_START, /* conn, req, head, stream */
+    KAPI_HTTP__MSG_RESPONSE,     /* ex, head, chunks */
+    KAPI_HTTP__MSG_STREAM_START, /* ex, head, stream */
     KAPI_HTTP__MSG_STREAM_FLUSH, /* stream: write its pending chunks */
     KAPI_HTTP__MSG_STREAM_END,   /* stream: the producer ended it */
     KAPI_HTTP__MSG_STREAM_ABORT, /* stream: over its byte limit, drop the client */
@@ -103,33 +187,14 @@ typedef enum kapi_http_msg_kind {
 typedef struct kapi_http_msg {
     kapi_http_msg_kind kind;
     struct kapi_http_msg *next;
-    kapi_http_req *req;
-    kapi_buf head; /* status line and headers, without the final CRLF */
+    kapi_http_exchange *ex; /* named, not owned (its conn owns it) */
+    kapi_buf head;          /* the status and headers, encoded by ex->proto */
     int status;
     kapi_http_chunk *chunks;
     size_t nchunks;
     size_t body_len;
     kapi_http_stream *stream; /* holds a reference */
 } kapi_http_msg;
-
-/* A piece of output (a conn's queue, a stream's pending chunks): bytes not yet taken into
- * a write, released once taken. The pieces of a streamed answer are framed as HTTP/1.1
- * chunks: the first piece of a chunk carries the chunk's size (frame), its last ends it. */
-typedef struct kapi_http_out {
-    kapi_http_chunk chunk;
-    size_t off;     /* bytes already taken */
-    size_t frame;   /* >0: the size line of an HTTP chunk of frame bytes goes first */
-    bool frame_end; /* the CRLF that ends an HTTP chunk goes after */
-} kapi_http_out;
-
-typedef enum kapi_conn_state {
-    KAPI_CONN_READING,  /* parsing requests */
-    KAPI_CONN_HANDLING, /* a request is with the handler */
-    KAPI_CONN_STREAMING /* a streamed answer is open */
-} kapi_conn_state;
-
-/* The protocol the connection speaks (ALPN could pick h2 here later). */
-typedef enum kapi_conn_proto { KAPI_CONN_HTTP1 } kapi_conn_proto;
 
 struct kapi_conn {
     uv_tcp_t tcp;
@@ -138,29 +203,21 @@ struct kapi_conn {
     kapi_http_server *srv;
     kapi_conn *prev, *next;
     char remote_addr[64];
-    kapi_conn_proto proto;
-    SSL *ssl; /* NULL for plain HTTP */
+    const kapi_http_proto_ops *proto; /* what it speaks (ALPN could pick h2 here later) */
+    void *proto_state;                /* the proto's, per connection */
+    kapi_buf *loopback;               /* tests: output lands here; no socket */
+    SSL *ssl;                         /* NULL for plain HTTP */
     BIO *rbio, *wbio;
-    http_parser parser;
-    kapi_http_req *req; /* being parsed */
-    kapi_buf in;        /* plaintext not yet parsed */
-    kapi_conn_state state;
-    int error_status;  /* set by a parser callback: the status of the error answer */
-    bool dispatch_now; /* a callback paused the parser to hand the request over */
-    bool discard;      /* ignore further input (a closing answer is coming) */
-    bool unread;       /* input was dropped: linger before closing so the peer gets no RST */
+    kapi_http_exchange *ex; /* the exchange being read or answered (h1: one at a time) */
+    kapi_buf in;            /* plaintext not yet parsed */
+    bool discard;           /* ignore further input (a closing answer is coming) */
+    bool unread;            /* input was dropped: linger before closing so the peer gets no RST */
     bool reading;
     bool peer_eof;
     bool finishing; /* graceful close under way */
     bool closing;   /* handles being closed */
     bool dead;      /* closed while HANDLING: freed when the answer arrives */
     int open_handles;
-    kapi_http_stream *stream;
-    /* The request being read or handled (admission, see http.h). */
-    kapi_http_class cls;
-    uint64_t deadline;  /* loop time (ms) its answer is due; 0: none */
-    bool counted;       /* holds a max_inflight slot of cls */
-    bool answered;      /* the http layer answered it (timeout): the handler's answer is dropped */
     kapi_http_out *out; /* the output queue: out[out_head .. out_n) */
     size_t out_head, out_n, out_cap;
     size_t out_bytes;  /* bytes in the queue not yet taken */
@@ -191,16 +248,22 @@ struct kapi_http_server {
 void kapi_http__post(kapi_http_server *srv, kapi_http_msg *m);
 /* Loop thread: a conn was freed or a worker exited; finishes shutdown when all are gone. */
 void kapi_http__maybe_finish(kapi_http_server *srv);
+/* A server that accepts nothing: its conns are made by kapi_http__conn_loopback (tests
+ * drive exchanges through it without a socket). */
+kapi_error *kapi_http__server_new_loopback(kapi_http_server **out, uv_loop_t *loop,
+                                           const kapi_http_config *cfg);
 
 /* conn.c */
 /* Accepts one connection from the listener and starts reading it. */
 void kapi_http__conn_accept(kapi_http_server *srv);
-/* Queues bufs for writing and starts writing; the chunks (an owned array) and owned are
- * released once their bytes are taken or dropped. */
-void kapi_http__conn_write(kapi_conn *c, const uv_buf_t *bufs, size_t nbufs,
-                           kapi_http_chunk *chunks, size_t nchunks, char *owned);
+/* A conn of srv (plain HTTP/1.1) with no socket: its input is given with
+ * kapi_http__conn_input and kapi_http__conn_eof, and its output, as a socket would take
+ * it, is appended to *out, which must outlive the conn. Closing frees it as usual. */
+kapi_conn *kapi_http__conn_loopback(kapi_http_server *srv, kapi_buf *out);
 /* Queues one piece (off 0); its chunk is released once taken or dropped. */
 void kapi_http__conn_queue(kapi_conn *c, kapi_http_out piece);
+/* Queues bytes that outlive the server. */
+void kapi_http__conn_queue_static(kapi_conn *c, const char *p, size_t n);
 /* Writes from the queue, then from the attached stream, one batch at a time: the next
  * batch is taken (and encrypted) only when the last one has been written. */
 void kapi_http__conn_flush(kapi_conn *c);
@@ -216,7 +279,7 @@ void kapi_http__conn_eof(kapi_conn *c);
 void kapi_http__conn_finish(kapi_conn *c);
 /* Closes at once; pending writes are dropped. */
 void kapi_http__conn_close(kapi_conn *c);
-/* The current request is answered: serve the next one or close. */
+/* The current exchange is answered (and freed): serve the next one or close. */
 void kapi_http__conn_request_done(kapi_conn *c, bool close_after);
 /* Loop thread: the conn's deadline timer fires at loop time at (ms; 0 stops it). What it
  * does depends on the phase: waiting for a request or its headers, it closes; waiting for
@@ -226,8 +289,26 @@ void kapi_http__conn_arm(kapi_conn *c, uint64_t at);
 uint64_t kapi_http__conn_now(const kapi_conn *c);
 /* Parses buffered input if the conn is ready for another request. */
 void kapi_http__conn_resume(kapi_conn *c);
-/* Writes Go's plain-text answer to a request it cannot read (400, 431, 501) and closes. */
-void kapi_http__conn_error(kapi_conn *c, int status);
+
+/* exchange.c */
+/* A new exchange of c speaking proto, being read (c->ex is the caller's to set). */
+kapi_http_exchange *kapi_http__exchange_new(kapi_conn *c, const kapi_http_proto_ops *proto);
+/* Frees an exchange and its arena (NULL is fine); its stream must be detached. */
+void kapi_http__exchange_free(kapi_http_exchange *ex);
+/* Appends a request header (copied into the arena). */
+void kapi_http__exchange_add_header(kapi_http_exchange *ex, const char *name, size_t name_len,
+                                    const char *value, size_t value_len);
+/* The proto has read ex's method, target and headers: fills the rest of pub and asks the
+ * classifier what ex is; its deadline (or, for a long-running request, the deadline of
+ * its body) starts now. */
+void kapi_http__exchange_headers(kapi_http_exchange *ex);
+/* ex's request is complete (or its body found too large): hands it to the pool, or
+ * answers cfg.busy. */
+void kapi_http__exchange_dispatch(kapi_http_exchange *ex);
+/* Writes a constant answer of the layer's own (cfg.timeout) for ex and finishes its conn:
+ * the rest of the body is never read, and the handler's answer, if it has the request, is
+ * dropped when it comes. */
+void kapi_http__exchange_answer(kapi_http_exchange *ex, const kapi_http_answer *a);
 
 /* tls.c */
 /* The server context: cert/key, TLS 1.2+, ALPN, optional client CA (requested only). */
@@ -244,38 +325,36 @@ void kapi_http__tls_close_notify(kapi_conn *c);
 /* The verified client certificate, or NULL. */
 void *kapi_http__tls_peer_cert(kapi_conn *c);
 
-/* parse.c */
-/* Readies c's parser for requests. */
-void kapi_http__parse_init(kapi_conn *c);
-/* Parses as much of data as one request needs; returns the bytes consumed. */
-size_t kapi_http__parse(kapi_conn *c, const char *data, size_t len);
-/* Frees a request and its arena (NULL is fine). */
-void kapi_http__req_free(kapi_http_req *req);
+/* h1.c */
+/* The HTTP/1.1 limit on the request line and headers (server.c sets it once). */
+void kapi_http__h1_setup(void);
 
 /* respond.c */
-/* A message carrying the status line and the handler's headers (the reserved and unsafe
- * ones dropped). */
-kapi_http_msg *kapi_http__msg_new(kapi_http_msg_kind kind, kapi_http_req *req, int status,
+/* A message for ex carrying its status and the handler's headers, encoded by ex->proto. */
+kapi_http_msg *kapi_http__msg_new(kapi_http_msg_kind kind, kapi_http_exchange *ex, int status,
                                   const kapi_http_header *headers, size_t nheaders);
 /* The standard reason phrase of an HTTP status ("Unknown" if none). */
 const char *kapi_http__reason(int status);
-/* Frees a message with whatever it still owns (request, chunks, stream reference). */
+/* Whether a handler's header is written: not one the layer writes itself (Content-Length,
+ * Transfer-Encoding, Connection), nor one that would split the response (CR, LF). */
+bool kapi_http__header_allowed(const kapi_http_header *h);
+/* Frees a message with whatever it still owns (chunks, stream reference). */
 void kapi_http__msg_free(kapi_http_msg *m);
 /* Runs every chunk's release and frees the (heap) array. */
 void kapi_http__chunks_release(kapi_http_chunk *chunks, size_t n);
 /* Loop thread: writes a complete response to its conn (or drops it if the conn is gone). */
 void kapi_http__on_response(kapi_http_msg *m);
-/* Writes a response head: the worker-built part, Connection, and the blank line. */
-void kapi_http__write_head(kapi_conn *c, kapi_buf *head, const char *connection,
-                           kapi_http_chunk *chunks, size_t nchunks);
-/* The Connection header value an answer to req needs (NULL: none). */
-const char *kapi_http__connection(const kapi_http_req *req, bool close_after);
+/* Loop thread: queues a complete answer for ex through its proto: head (saying body_len),
+ * then the body's chunks; the chunks and their heap array (NULL if none) pass to the conn's
+ * queue, which releases them all once the last byte is taken. */
+void kapi_http__write_answer(kapi_http_exchange *ex, int status, kapi_buf *head, size_t body_len,
+                             kapi_http_chunk *body, size_t nchunks);
 
 /* stream.c */
 /* Loop thread: handles (and frees) a START, FLUSH, END, ABORT or NOTIFY message. */
 void kapi_http__on_stream_msg(kapi_http_msg *m);
-/* The conn is going away (graceful: write the terminating chunk first); runs on_close. */
-void kapi_http__stream_detach(kapi_conn *c, bool graceful);
+/* ex's conn is going away (graceful: write the end of the answer first); runs on_close. */
+void kapi_http__stream_detach(kapi_http_exchange *ex, bool graceful);
 /* Drops a reference; the last one frees the stream and any chunks still pending. */
 void kapi_http__stream_unref(kapi_http_stream *s);
 /* Loop thread: takes the next pieces the producer queued, at most max of them and about

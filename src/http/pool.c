@@ -2,7 +2,7 @@
  * pool: the worker threads that run the request handler (DESIGN.md invariant 7), and
  * admission to them: a READ or MUTATE request takes one of its class's max_inflight slots
  * when it is queued and gives it back when its answer is done (conn.c), so requests that
- * wait in the queue count; the queue itself holds at most max_queued requests.
+ * wait in the queue count; the queue itself holds at most max_queued exchanges.
  */
 #include <string.h>
 
@@ -11,32 +11,32 @@
 /* The server whose worker this thread is; NULL on any other thread. */
 static _Thread_local const kapi_http_server *current_server;
 
-/* Blocks for the next request; NULL once stopped and drained. */
-static kapi_http_req *next_job(kapi_http_pool *p)
+/* Blocks for the next exchange; NULL once stopped and drained. */
+static kapi_http_exchange *next_job(kapi_http_pool *p)
 {
-    kapi_http_req *req;
+    kapi_http_exchange *ex;
     pthread_mutex_lock(&p->mu);
     while (!p->head && !p->stop)
         pthread_cond_wait(&p->cv, &p->mu);
-    req = p->head;
-    if (req) {
-        p->head = req->next;
+    ex = p->head;
+    if (ex) {
+        p->head = ex->next;
         if (!p->head)
             p->tail = NULL;
-        req->next = NULL;
+        ex->next = NULL;
         p->queued--;
     }
     pthread_mutex_unlock(&p->mu);
-    return req;
+    return ex;
 }
 
 static void *worker_main(void *arg)
 {
     kapi_http_pool *p = arg;
-    kapi_http_req *req;
+    kapi_http_exchange *ex;
     current_server = p->srv;
-    while ((req = next_job(p)) != NULL)
-        p->srv->cfg.handler(&req->pub, p->srv->cfg.handler_ctx);
+    while ((ex = next_job(p)) != NULL)
+        p->srv->cfg.handler(&ex->pub, p->srv->cfg.handler_ctx);
     bool notify;
     pthread_mutex_lock(&p->mu);
     p->alive--;
@@ -71,8 +71,8 @@ kapi_error *kapi_http__pool_init(kapi_http_pool *p, kapi_http_server *srv, int n
     return NULL;
 }
 
-/* Queues req unless the queue is full. */
-static bool submit(kapi_http_pool *p, kapi_http_req *req)
+/* Queues ex unless the queue is full. */
+static bool submit(kapi_http_pool *p, kapi_http_exchange *ex)
 {
     pthread_mutex_lock(&p->mu);
     if (p->queued >= p->srv->cfg.max_queued) {
@@ -80,37 +80,37 @@ static bool submit(kapi_http_pool *p, kapi_http_req *req)
         return false;
     }
     p->queued++;
-    req->next = NULL;
+    ex->next = NULL;
     if (p->tail)
-        p->tail->next = req;
+        p->tail->next = ex;
     else
-        p->head = req;
-    p->tail = req;
+        p->head = ex;
+    p->tail = ex;
     pthread_cond_signal(&p->cv);
     pthread_mutex_unlock(&p->mu);
     return true;
 }
 
-bool kapi_http__pool_admit(kapi_http_pool *p, kapi_conn *c, kapi_http_req *req)
+bool kapi_http__pool_admit(kapi_http_pool *p, kapi_http_exchange *ex)
 {
-    bool counted = c->cls != KAPI_HTTP_LONG_RUNNING;
-    unsigned limit = counted ? p->srv->cfg.max_inflight[c->cls] : 0;
-    if (limit > 0 && p->inflight[c->cls] >= limit)
+    bool counted = ex->cls != KAPI_HTTP_LONG_RUNNING;
+    unsigned limit = counted ? p->srv->cfg.max_inflight[ex->cls] : 0;
+    if (limit > 0 && p->inflight[ex->cls] >= limit)
         return false;
-    if (!submit(p, req))
+    if (!submit(p, ex))
         return false;
     if (counted)
-        p->inflight[c->cls]++;
-    c->counted = counted;
+        p->inflight[ex->cls]++;
+    ex->counted = counted; /* the loop's field: the handler reads only ex->pub */
     return true;
 }
 
-void kapi_http__pool_release(kapi_http_pool *p, kapi_conn *c)
+void kapi_http__pool_release(kapi_http_pool *p, kapi_http_exchange *ex)
 {
-    if (!c->counted)
+    if (!ex || !ex->counted)
         return;
-    p->inflight[c->cls]--;
-    c->counted = false;
+    p->inflight[ex->cls]--;
+    ex->counted = false;
 }
 
 void kapi_http__pool_stop(kapi_http_pool *p, bool notify)

@@ -1,9 +1,9 @@
 /*
- * respond: complete responses. The handler's thread formats the status line and headers
- * and posts them with the body chunks to the loop thread, which adds Content-Length and
- * Connection and queues head and chunks on the conn, which takes them as the socket
- * drains. Also the chunk helpers, reason phrases and header
- * lookup.
+ * respond: complete responses, whatever the protocol. The handler's thread has the
+ * exchange's protocol encode the status and headers and posts them with the body chunks
+ * to the loop thread, where the protocol writes the head (with the body's length) and
+ * the chunks into the conn's queue, which takes them as the socket drains. Also the chunk
+ * helpers, reason phrases and header lookup.
  */
 #include <string.h>
 #include <strings.h>
@@ -96,7 +96,6 @@ void kapi_http__chunks_release(kapi_http_chunk *chunks, size_t n)
 
 void kapi_http__msg_free(kapi_http_msg *m)
 {
-    kapi_http__req_free(m->req);
     kapi_http__chunks_release(m->chunks, m->nchunks);
     kapi_buf_dispose(&m->head);
     if (m->stream)
@@ -120,64 +119,70 @@ static bool unsafe_header(const kapi_http_header *h)
     return !h->name || !h->value || strpbrk(h->name, "\r\n:") || strpbrk(h->value, "\r\n");
 }
 
-kapi_http_msg *kapi_http__msg_new(kapi_http_msg_kind kind, kapi_http_req *req, int status,
+bool kapi_http__header_allowed(const kapi_http_header *h)
+{
+    return !unsafe_header(h) && !reserved_header(h->name);
+}
+
+kapi_http_msg *kapi_http__msg_new(kapi_http_msg_kind kind, kapi_http_exchange *ex, int status,
                                   const kapi_http_header *headers, size_t nheaders)
 {
     kapi_http_msg *m = kapi_xcalloc(1, sizeof(*m));
     m->kind = kind;
-    m->req = req;
+    m->ex = ex;
+    if (status < 100 || status > 999)
+        status = 500; /* a handler's bug: still a valid status */
     m->status = status;
     kapi_buf_init(&m->head);
-    if (status < 100 || status > 999)
-        status = m->status = 500; /* a handler's bug: still a valid status line */
-    kapi_buf_printf(&m->head, "HTTP/1.1 %d %s\r\n", status, kapi_http__reason(status));
-    for (size_t i = 0; i < nheaders; i++) {
-        if (unsafe_header(&headers[i]) || reserved_header(headers[i].name))
-            continue;
-        kapi_buf_printf(&m->head, "%s: %s\r\n", headers[i].name, headers[i].value);
-    }
+    ex->proto->encode_head(&m->head, status, headers, nheaders);
     return m;
 }
 
 void kapi_http_respond(kapi_http_request *pub, int status, const kapi_http_header *headers,
                        size_t nheaders, const kapi_http_chunk *body, size_t nchunks)
 {
-    kapi_http_req *req = (kapi_http_req *)pub;
-    kapi_http_msg *m = kapi_http__msg_new(KAPI_HTTP__MSG_RESPONSE, req, status, headers, nheaders);
+    kapi_http_exchange *ex = (kapi_http_exchange *)pub;
+    kapi_http_msg *m = kapi_http__msg_new(KAPI_HTTP__MSG_RESPONSE, ex, status, headers, nheaders);
     m->chunks = kapi_xmalloc(nchunks * sizeof(*m->chunks));
     m->nchunks = nchunks;
     for (size_t i = 0; i < nchunks; i++) {
         m->chunks[i] = body[i];
         m->body_len += body[i].len;
     }
-    kapi_http__post(req->conn->srv, m);
+    kapi_http__post(ex->conn->srv, m);
 }
 
-const char *kapi_http__connection(const kapi_http_req *req, bool close_after)
+/* What releases the chunks of a complete answer once all of its bytes are taken: its
+ * chunks may share memory (one may own what the next points into). */
+typedef struct answer_chunks {
+    kapi_http_chunk *chunks;
+    size_t n;
+} answer_chunks;
+
+static void release_answer_chunks(void *p)
 {
-    if (close_after)
-        return "close";
-    return req->keep_alive_10 ? "keep-alive" : NULL;
+    answer_chunks *a = p;
+    kapi_http__chunks_release(a->chunks, a->n);
+    free(a);
 }
 
-void kapi_http__write_head(kapi_conn *c, kapi_buf *head, const char *connection,
-                           kapi_http_chunk *chunks, size_t nchunks)
+void kapi_http__write_answer(kapi_http_exchange *ex, int status, kapi_buf *head, size_t body_len,
+                             kapi_http_chunk *body, size_t nchunks)
 {
-    uv_buf_t *bufs = kapi_xmalloc((nchunks + 1) * sizeof(*bufs));
-    char *p;
-    size_t len;
-    if (connection)
-        kapi_buf_printf(head, "Connection: %s\r\n", connection);
-    kapi_buf_puts(head, "\r\n");
-    p = kapi_buf_detach(head, &len);
-    bufs[0] = uv_buf_init(p, len);
-    for (size_t i = 0; i < nchunks; i++)
-        bufs[i + 1] = uv_buf_init((char *)chunks[i].ptr, chunks[i].len);
-    kapi_http__conn_write(c, bufs, nchunks + 1, chunks, nchunks, p);
-    free(bufs);
+    answer_chunks *a;
+    ex->proto->write_head(ex, status, head, body_len);
+    for (size_t i = 0; i < nchunks; i++) {
+        kapi_http_out piece = {.chunk = {body[i].ptr, body[i].len, NULL, NULL}};
+        ex->proto->write_body(ex, &piece, 1);
+    }
+    if (!body)
+        return;
+    a = kapi_xmalloc(sizeof(*a));
+    *a = (answer_chunks){body, nchunks};
+    kapi_http__conn_queue(ex->conn, (kapi_http_out){.chunk = {"", 0, release_answer_chunks, a}});
 }
 
-/* 1xx, 204 and 304 answers carry no body (and 1xx/204 no Content-Length). */
+/* 1xx, 204 and 304 answers carry no body, nor does any answer to HEAD. */
 static bool has_no_body(int status, const char *method)
 {
     return status < 200 || status == 204 || status == 304 || strcmp(method, "HEAD") == 0;
@@ -185,24 +190,24 @@ static bool has_no_body(int status, const char *method)
 
 void kapi_http__on_response(kapi_http_msg *m)
 {
-    kapi_conn *c = m->req->conn;
-    bool close_after = m->req->close_after || c->srv->shutting_down;
-    const char *connection = kapi_http__connection(m->req, close_after);
-    if (c->dead || c->closing || c->answered) { /* answered: timed out (conn.c) */
+    kapi_http_exchange *ex = m->ex;
+    kapi_conn *c = ex->conn;
+    bool close_after = ex->close_after || c->srv->shutting_down;
+    if (c->dead || c->closing || ex->answered) { /* answered: timed out (conn.c) */
         kapi_http__msg_free(m);
         kapi_http__conn_request_done(c, true);
         return;
     }
-    if (m->status >= 200 && m->status != 204 && m->status != 304)
-        kapi_buf_printf(&m->head, "Content-Length: %zu\r\n", m->body_len);
-    if (has_no_body(m->status, m->req->pub.method)) {
+    ex->close_after = close_after;
+    if (has_no_body(m->status, ex->pub.method)) {
         kapi_http__chunks_release(m->chunks, m->nchunks);
         m->chunks = NULL;
         m->nchunks = 0;
     }
-    kapi_http__write_head(c, &m->head, connection, m->chunks, m->nchunks);
-    m->chunks = NULL; /* the write owns them now */
+    kapi_http__write_answer(ex, m->status, &m->head, m->body_len, m->chunks, m->nchunks);
+    m->chunks = NULL; /* the conn's queue owns them now */
     m->nchunks = 0;
     kapi_http__msg_free(m);
+    kapi_http__conn_flush(c);
     kapi_http__conn_request_done(c, close_after);
 }

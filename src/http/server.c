@@ -123,8 +123,10 @@ static void on_listener_closed(uv_handle_t *h)
     kapi_http__maybe_finish(srv);
 }
 
-kapi_error *kapi_http_server_new(kapi_http_server **out, uv_loop_t *loop,
-                                 const kapi_http_config *cfg)
+/* A server on loop; listening unless loopback (then it accepts nothing, and its
+ * listener counts as closed). */
+static kapi_error *server_new(kapi_http_server **out, uv_loop_t *loop, const kapi_http_config *cfg,
+                              bool loopback)
 {
     kapi_http_server *srv = kapi_xcalloc(1, sizeof(*srv));
     kapi_error *err = NULL;
@@ -133,15 +135,13 @@ kapi_error *kapi_http_server_new(kapi_http_server **out, uv_loop_t *loop,
     srv->cfg = *cfg;
     apply_defaults(&srv->cfg);
     pthread_mutex_init(&srv->mu, NULL);
-    /* The parser counts the raw bytes of the request line and headers (its default limit
-     * is lower than Go's). */
-    http_parser_set_max_header_size(KAPI_HTTP__MAX_HEADER_BYTES);
+    kapi_http__h1_setup();
     if (cfg->cert_file && (err = kapi_http__tls_ctx_new(&srv->ssl_ctx, cfg)) != NULL)
         goto done;
-    if ((err = listen_socket(&fd, cfg->bind_address ? cfg->bind_address : "127.0.0.1",
-                             cfg->port)) != NULL)
+    if (!loopback && (err = listen_socket(&fd, cfg->bind_address ? cfg->bind_address : "127.0.0.1",
+                                          cfg->port)) != NULL)
         goto done;
-    srv->port = bound_port(fd);
+    srv->port = loopback ? 0 : bound_port(fd);
     if ((err = kapi_http__pool_init(&srv->pool, srv, cfg->workers)) != NULL)
         goto done;
     if (uv_async_init(loop, &srv->async, on_async) < 0) {
@@ -149,11 +149,14 @@ kapi_error *kapi_http_server_new(kapi_http_server **out, uv_loop_t *loop,
         goto done;
     }
     srv->async.data = srv;
-    uv_tcp_init(loop, &srv->listener);
-    srv->listener.data = srv;
-    uv_tcp_open(&srv->listener, fd);
-    uv_listen((uv_stream_t *)&srv->listener, 511, on_connection);
-    fd = -1;
+    srv->listener_closed = loopback;
+    if (!loopback) {
+        uv_tcp_init(loop, &srv->listener);
+        srv->listener.data = srv;
+        uv_tcp_open(&srv->listener, fd);
+        uv_listen((uv_stream_t *)&srv->listener, 511, on_connection);
+        fd = -1;
+    }
 done:
     srv->cfg.bind_address = srv->cfg.cert_file = srv->cfg.key_file = NULL;
     srv->cfg.client_ca_file = NULL;
@@ -165,6 +168,18 @@ done:
     }
     *out = srv;
     return err;
+}
+
+kapi_error *kapi_http_server_new(kapi_http_server **out, uv_loop_t *loop,
+                                 const kapi_http_config *cfg)
+{
+    return server_new(out, loop, cfg, false);
+}
+
+kapi_error *kapi_http__server_new_loopback(kapi_http_server **out, uv_loop_t *loop,
+                                           const kapi_http_config *cfg)
+{
+    return server_new(out, loop, cfg, true);
 }
 
 int kapi_http_server_port(const kapi_http_server *srv)
@@ -203,14 +218,16 @@ void kapi_http_server_shutdown(kapi_http_server *srv, void (*done)(void *ctx), v
     srv->shutting_down = true;
     srv->done = done;
     srv->done_ctx = ctx;
-    uv_close((uv_handle_t *)&srv->listener, on_listener_closed);
+    if (!srv->listener_closed)
+        uv_close((uv_handle_t *)&srv->listener, on_listener_closed);
     kapi_http__pool_stop(&srv->pool, true);
     for (c = srv->conns; c; c = next) {
         next = c->next;
-        if (c->state == KAPI_CONN_STREAMING) {
-            kapi_http__stream_detach(c, true);
+        kapi_http_phase ph = c->ex ? c->ex->phase : KAPI_HTTP__READING;
+        if (ph == KAPI_HTTP__STREAMING) {
+            kapi_http__stream_detach(c->ex, true);
             kapi_http__conn_finish(c);
-        } else if (c->state == KAPI_CONN_READING && !c->finishing) {
+        } else if (ph == KAPI_HTTP__READING && !c->finishing) {
             close_idle(c);
         }
     }

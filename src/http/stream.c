@@ -1,14 +1,15 @@
 /*
- * stream: chunked responses kept open by a producer on any thread (watch).
+ * stream: streamed responses kept open by a producer on any thread (watch).
  *
  * The producer queues chunks under the stream's mutex and wakes the loop with one FLUSH
- * message at a time; the conn pulls them as its socket drains and writes each as an
- * HTTP/1.1 chunk. What is queued and not yet pulled counts against max_queued; past it
- * the stream is closed and the client dropped (a slow watcher must not hold memory or
- * slow anyone else). A producer that makes a long answer (a list) waits instead
+ * message at a time; the conn pulls them as its socket drains and the exchange's protocol
+ * frames each part (the chunks of one writev) as it likes (HTTP/1.1: one chunk of a
+ * chunked body); this file knows no framing. What is queued and not yet pulled counts against
+ * max_queued; past it the stream is closed and the client dropped (a slow watcher must not hold
+ * memory or slow anyone else). A producer that makes a long answer (a list) waits instead
  * (kapi_http_stream_wait), so that it is made only as fast as the client takes it.
  *
- * Lifetime: refcounted (producer, attached conn, each message and write naming it), so
+ * Lifetime: refcounted (producer, attached exchange, each message and write naming it), so
  * the producer may keep its handle after the connection and even the server are gone.
  * A closed stream never touches its server again: writes fail at once on the caller's
  * thread. on_close runs at most once, on the loop thread, and never after
@@ -26,13 +27,12 @@ struct kapi_http_stream {
     pthread_cond_t cv; /* signalled when on_close has finished running, when queued bytes
                         * are pulled and when the stream closes */
     int refs;
-    kapi_http_server *srv; /* may be posted to while !closed */
-    kapi_conn *conn;       /* loop thread: the attached conn, NULL before or after */
-    bool close_after;      /* the conn closes once the stream ends */
-    bool closed;           /* no more writes: ended, client gone, limit hit, shutdown */
-    bool ended;            /* the producer called kapi_http_stream_end */
-    bool flush_posted;     /* a FLUSH message is queued */
-    bool fired;            /* on_close has been claimed */
+    kapi_http_server *srv;  /* may be posted to while !closed */
+    kapi_http_exchange *ex; /* loop thread: the attached exchange, NULL before or after */
+    bool closed;            /* no more writes: ended, client gone, limit hit, shutdown */
+    bool ended;             /* the producer called kapi_http_stream_end */
+    bool flush_posted;      /* a FLUSH message is queued */
+    bool fired;             /* on_close has been claimed */
     bool cb_running;
     bool close_conn; /* ended for a client that stopped reading: close after the end */
     pthread_t cb_thread;
@@ -44,8 +44,6 @@ struct kapi_http_stream {
     void (*cb)(void *ctx);
     void *cb_ctx;
 };
-
-static const char last_chunk[] = "0\r\n\r\n";
 
 static void ref_locked(kapi_http_stream *s)
 {
@@ -147,61 +145,59 @@ static kapi_http_out *take_pending_locked(kapi_http_stream *s, size_t *first, si
     return pieces;
 }
 
-/* Loop thread: what the producer still had queued goes to c, then (terminate) the last
- * chunk; or it is all released (c NULL). With drop, only the rest of an HTTP chunk begun
- * goes: a stream ended for a client that stopped reading ends after its last whole chunk
+/* Loop thread: what the producer still had queued goes to ex's answer, then (terminate)
+ * its end; or it is all released (ex NULL). With drop, only the rest of a part begun
+ * goes: a stream ended for a client that stopped reading ends after its last whole part
  * (a watcher resumes from the last event it read). */
-static void hand_over(kapi_conn *c, kapi_http_stream *s, bool terminate, bool drop)
+static void hand_over(kapi_http_exchange *ex, kapi_http_stream *s, bool terminate, bool drop)
 {
     size_t first, n, keep;
     pthread_mutex_lock(&s->mu);
     kapi_http_out *pieces = take_pending_locked(s, &first, &n);
     pthread_mutex_unlock(&s->mu);
-    keep = first; /* the pieces before keep go to c */
-    while (c && keep < n && (!drop || !pieces[keep].frame))
+    keep = first; /* the pieces before keep go to ex */
+    while (ex && keep < n && (!drop || !pieces[keep].part))
         keep++;
-    for (size_t i = first; i < n; i++) {
-        if (i < keep)
-            kapi_http__conn_queue(c, pieces[i]);
-        else if (pieces[i].chunk.release)
+    if (ex)
+        ex->proto->write_body(ex, pieces + first, keep - first);
+    for (size_t i = keep; i < n; i++)
+        if (pieces[i].chunk.release)
             pieces[i].chunk.release(pieces[i].chunk.owner);
-    }
     free(pieces);
-    if (c && terminate)
-        kapi_http__conn_queue(
-            c, (kapi_http_out){.chunk = {last_chunk, sizeof(last_chunk) - 1, NULL, NULL}});
-    if (c)
-        kapi_http__conn_flush(c);
+    if (ex && terminate)
+        ex->proto->end(ex);
+    if (ex)
+        kapi_http__conn_flush(ex->conn);
 }
 
-/* Loop thread: unlinks s from c and drops the conn's reference. */
-static void unlink_conn(kapi_conn *c, kapi_http_stream *s)
+/* Loop thread: unlinks s from ex and drops the exchange's reference. */
+static void unlink_exchange(kapi_http_exchange *ex, kapi_http_stream *s)
 {
-    c->stream = NULL;
-    c->state = KAPI_CONN_READING;
-    s->conn = NULL;
+    ex->stream = NULL;
+    ex->phase = KAPI_HTTP__DONE;
+    s->ex = NULL;
     kapi_http__stream_unref(s);
 }
 
-void kapi_http__stream_detach(kapi_conn *c, bool graceful)
+void kapi_http__stream_detach(kapi_http_exchange *ex, bool graceful)
 {
-    kapi_http_stream *s = c->stream;
+    kapi_http_stream *s = ex->stream;
     pthread_mutex_lock(&s->mu);
     close_locked(s);
     pthread_mutex_unlock(&s->mu);
-    hand_over(graceful ? c : NULL, s, true, false);
+    hand_over(graceful ? ex : NULL, s, true, false);
     fire_on_close(s);
-    unlink_conn(c, s);
+    unlink_exchange(ex, s);
 }
 
 kapi_http_stream *kapi_http_stream_start(kapi_http_request *pub, int status,
                                          const kapi_http_header *headers, size_t nheaders,
                                          size_t max_queued)
 {
-    kapi_http_req *req = (kapi_http_req *)pub;
+    kapi_http_exchange *ex = (kapi_http_exchange *)pub;
     kapi_http_stream *s = kapi_xcalloc(1, sizeof(*s));
     kapi_http_msg *m =
-        kapi_http__msg_new(KAPI_HTTP__MSG_STREAM_START, req, status, headers, nheaders);
+        kapi_http__msg_new(KAPI_HTTP__MSG_STREAM_START, ex, status, headers, nheaders);
     pthread_mutex_init(&s->mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -209,9 +205,8 @@ kapi_http_stream *kapi_http_stream_start(kapi_http_request *pub, int status,
     pthread_cond_init(&s->cv, &ca);
     pthread_condattr_destroy(&ca);
     s->refs = 2; /* the producer's and the message's */
-    s->srv = req->conn->srv;
+    s->srv = ex->conn->srv;
     s->max_queued = max_queued;
-    kapi_buf_puts(&m->head, "Transfer-Encoding: chunked\r\n");
     m->stream = s;
     kapi_http__post(s->srv, m);
     return s;
@@ -257,18 +252,18 @@ bool kapi_http_stream_writev(kapi_http_stream *s, const kapi_http_chunk *c, size
     }
     reserve_locked(s, n);
     for (size_t i = 0; i < n; i++) {
-        if (c[i].len == 0) /* an empty HTTP chunk would end the response */
+        if (c[i].len == 0) /* an empty part would end an HTTP/1.1 answer */
             continue;
         last = &s->pending[s->npending++];
         *last = (kapi_http_out){.chunk = c[i]};
         if (total) {
-            last->frame = total; /* the first piece carries the chunk's size */
+            last->part = total; /* the first piece carries the part's size */
             total = 0;
         }
         s->queued += c[i].len;
     }
     if (last)
-        last->frame_end = true;
+        last->part_end = true;
     if (s->npending > s->phead && !s->flush_posted) {
         s->flush_posted = true;
         post_locked(s, KAPI_HTTP__MSG_STREAM_FLUSH);
@@ -368,11 +363,11 @@ void kapi_http_stream_end(kapi_http_stream *s)
 static void on_start(kapi_http_msg *m)
 {
     kapi_http_stream *s = m->stream;
-    kapi_conn *c = m->req->conn;
-    bool close_after = m->req->close_after || c->srv->shutting_down;
+    kapi_http_exchange *ex = m->ex;
+    kapi_conn *c = ex->conn;
     /* A client that half-closed while the handler ran is taken as gone: nothing would
      * tell us later that a quiet watch has lost its reader. */
-    if (c->dead || c->closing || c->peer_eof || c->answered) {
+    if (c->dead || c->closing || c->peer_eof || ex->answered) {
         pthread_mutex_lock(&s->mu);
         close_locked(s);
         pthread_mutex_unlock(&s->mu);
@@ -380,16 +375,17 @@ static void on_start(kapi_http_msg *m)
         kapi_http__conn_request_done(c, true);
         return;
     }
-    kapi_http__write_head(c, &m->head, kapi_http__connection(m->req, close_after), NULL, 0);
+    ex->close_after = ex->close_after || c->srv->shutting_down;
+    ex->proto->write_head(ex, m->status, &m->head, KAPI_HTTP__STREAMED);
+    kapi_http__conn_flush(c);
     pthread_mutex_lock(&s->mu);
-    ref_locked(s); /* the conn's */
+    ref_locked(s); /* the exchange's */
     pthread_mutex_unlock(&s->mu);
-    s->conn = c;
-    s->close_after = close_after;
-    c->stream = s;
-    c->state = KAPI_CONN_STREAMING;
+    s->ex = ex;
+    ex->stream = s;
+    ex->phase = KAPI_HTTP__STREAMING;
     if (c->srv->shutting_down) {
-        kapi_http__stream_detach(c, true);
+        kapi_http__stream_detach(ex, true);
         kapi_http__conn_request_done(c, true);
     }
 }
@@ -402,8 +398,8 @@ static void on_flush(kapi_http_msg *m)
     pthread_mutex_lock(&s->mu);
     s->flush_posted = false;
     pthread_mutex_unlock(&s->mu);
-    if (s->conn)
-        kapi_http__conn_flush(s->conn);
+    if (s->ex)
+        kapi_http__conn_flush(s->ex->conn);
     else
         hand_over(NULL, s, false, false);
 }
@@ -411,21 +407,24 @@ static void on_flush(kapi_http_msg *m)
 static void on_end(kapi_http_msg *m)
 {
     kapi_http_stream *s = m->stream;
-    kapi_conn *c = s->conn;
-    bool close_after = s->close_after || s->close_conn;
-    hand_over(c, s, true, s->close_conn);
-    if (!c)
+    kapi_http_exchange *ex = s->ex;
+    kapi_conn *c;
+    bool close_after;
+    hand_over(ex, s, true, s->close_conn);
+    if (!ex)
         return;
-    unlink_conn(c, s);
+    c = ex->conn;
+    close_after = ex->close_after || s->close_conn;
+    unlink_exchange(ex, s);
     kapi_http__conn_request_done(c, close_after);
 }
 
+/* ABORT: over its byte limit or not read in time: the answer is abandoned. */
 static void on_abort(kapi_http_msg *m)
 {
-    if (m->stream->conn)
-        kapi_http__conn_close(m->stream->conn);
+    if (m->stream->ex)
+        m->stream->ex->proto->reset(m->stream->ex);
 }
-
 static void on_notify(kapi_http_msg *m)
 {
     kapi_http_stream *s = m->stream;

@@ -19,30 +19,6 @@ kapi_patch__gotype kapi_patch__gotype_of(const json_t *v)
     return v ? by_json[json_typeof(v)] : KAPI_PATCH_GO_NIL;
 }
 
-const char *kapi_patch__gotype_name(const json_t *v)
-{
-    static const char *const names[] = {
-        [KAPI_PATCH_GO_MAP] = "map[string]interface {}",
-        [KAPI_PATCH_GO_SLICE] = "[]interface {}",
-        [KAPI_PATCH_GO_STRING] = "string",
-        [KAPI_PATCH_GO_INT64] = "int64",
-        [KAPI_PATCH_GO_FLOAT64] = "float64",
-        [KAPI_PATCH_GO_BOOL] = "bool",
-        [KAPI_PATCH_GO_NIL] = "%!s(<nil>)",
-    };
-    return names[kapi_patch__gotype_of(v)];
-}
-
-const char *kapi_patch__json_kind(const json_t *v)
-{
-    static const char *const kinds[] = {
-        [JSON_OBJECT] = "object",  [JSON_ARRAY] = "array", [JSON_STRING] = "string",
-        [JSON_INTEGER] = "number", [JSON_REAL] = "number", [JSON_TRUE] = "bool",
-        [JSON_FALSE] = "bool",     [JSON_NULL] = "null",
-    };
-    return kinds[json_typeof(v)];
-}
-
 bool kapi_patch__go_eq(const json_t *a, const json_t *b)
 {
     kapi_patch__gotype t = kapi_patch__gotype_of(a);
@@ -64,7 +40,7 @@ kapi_error *kapi_patch__type_error(const char *prefix, const json_t *v, const ch
 {
     return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
                           "%sjson: cannot unmarshal %s into Go value of type %s", prefix,
-                          kapi_patch__json_kind(v), type);
+                          kapi_go_json_kind(v), type);
 }
 
 /* Go's UnmarshalTypeError for a field of handlers.jsonPatchOp. */
@@ -73,7 +49,7 @@ static kapi_error *field_error(const json_t *v, const char *field)
     return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
                           "error decoding patch: json: cannot unmarshal %s into Go struct field "
                           "jsonPatchOp.%s of type string",
-                          kapi_patch__json_kind(v), field);
+                          kapi_go_json_kind(v), field);
 }
 
 /* The members of handlers.jsonPatchOp that are Go strings. */

@@ -176,7 +176,7 @@ static bool op_string(const char **out, const json_t *op, const char *name, kapi
     }
     if (v && !json_is_null(v))
         kapi_buf_printf(cause, "json: cannot unmarshal %s into Go value of type string",
-                        kapi_patch__json_kind(v));
+                        kapi_go_json_kind(v));
     else if (strcmp(name, "path") == 0)
         kapi_buf_puts(cause, "operation missing path field: missing value");
     else

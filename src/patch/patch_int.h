@@ -6,6 +6,7 @@
 #ifndef KAPI_PATCH_INT_H
 #define KAPI_PATCH_INT_H
 
+#include "codec/go.h"
 #include "codec/json.h"
 #include "patch/patch.h"
 
@@ -25,12 +26,6 @@ typedef enum kapi_patch__gotype {
 } kapi_patch__gotype;
 
 kapi_patch__gotype kapi_patch__gotype_of(const json_t *v);
-/* reflect.TypeOf(v) printed with %s: "map[string]interface {}", "int64", ..., and
- * "%!s(<nil>)" for null. */
-const char *kapi_patch__gotype_name(const json_t *v);
-/* What encoding/json's UnmarshalTypeError calls a JSON value: "object", "array",
- * "string", "number", "bool" (null is never a type error). */
-const char *kapi_patch__json_kind(const json_t *v);
 /* A 400 with Go's UnmarshalTypeError for v decoded into type:
  * "<prefix>json: cannot unmarshal array into Go value of type jsonpatch.Patch". */
 kapi_error *kapi_patch__type_error(const char *prefix, const json_t *v, const char *type);

@@ -34,8 +34,10 @@ kapi_error *kapi_patch__no_merge_key(const json_t *m, const char *key)
 
 kapi_error *kapi_patch__bad_arg_type(const char *expected, const json_t *actual)
 {
+    /* reflect.TypeOf(actual) with %s: a nil Type prints as %!s(<nil>) */
+    bool nil = !actual || json_is_null(actual);
     return kapi_error_new(KAPI_STATUS_UNKNOWN, "expected a %s, but received a %s", expected,
-                          kapi_patch__gotype_name(actual));
+                          nil ? "%!s(<nil>)" : kapi_go_type_name(actual));
 }
 
 kapi_error *kapi_patch__bad_patch_type(const json_t *directive, const json_t *m)

@@ -1,6 +1,6 @@
 /*
  * cron: cron schedules as robfig/cron v3 reads them (the library Kubernetes CronJob uses
- * for spec.schedule), and the next activation of a schedule.
+ * for spec.schedule), as validation needs them.
  *
  * A spec is either five or six whitespace-separated fields (which ones the parser options
  * say), or a descriptor (@yearly, @annually, @monthly, @weekly, @daily, @midnight,
@@ -10,12 +10,8 @@
  *
  * Errors are KAPI_STATUS_INVALID and their message is the library's own text.
  *
- * Time zones: next-time arithmetic follows Go's time package (time.Date normalization,
- * AddDate, Add, Truncate) on top of the system TZ database. Named zones are looked up with
- * glibc's localtime_r after pointing TZ at the zone file: those calls hold one global
- * mutex, and TZ is restored before it is released. Other threads that read TZ without
- * that mutex (localtime, mktime) may briefly see the schedule's zone; UTC and fixed
- * offsets never touch the environment.
+ * Time zones are checked as Go's time.LoadLocation checks them, against the system TZ
+ * database.
  *
  * A kapi_cron is immutable after kapi_cron_parse; any thread may read it.
  */
@@ -72,17 +68,6 @@ bool kapi_cron_uses_tz_prefix(const char *spec);
  * and IANA names with a TZif file in the system zone directory), else its error text
  * ("unknown time zone Mars/Base", "time: invalid location name") as a heap string. */
 char *kapi_cron_load_location(const char *name);
-
-/* The first activation strictly after unix_seconds, in the schedule's zone ("Local": the
- * process's local zone, from TZ or /etc/localtime). 0 when nothing matches within five
- * years (robfig/cron's zero time). */
-int64_t kapi_cron_next(const kapi_cron *c, int64_t unix_seconds);
-
-/* Like kapi_cron_next, but a schedule without a zone prefix is evaluated in zone, as the
- * library evaluates it in the location of the time it is given (the CronJob controller
- * passes now in spec.timeZone). zone: NULL or "Local", "UTC" (or ""), an IANA name, or a
- * fixed offset "+hhmm"/"-hhmm". Returns 0 also when zone cannot be loaded. */
-int64_t kapi_cron_next_in(const kapi_cron *c, int64_t unix_seconds, const char *zone);
 
 /* Go's time.ParseDuration of s (what @every takes; kube-apiserver's timeout parameter
  * too) into *out nanoseconds: NULL, or Go's error text ("time: invalid duration \"x\"")

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/go.h"
 #include "codec/json.h"
 #include "registry/registry_int.h"
 
@@ -303,28 +304,6 @@ static void custom_status_write(const kapi_type *t, const char *sub, json_t *obj
 
 /* ---- validation ---- */
 
-/* Go's %T of a value unstructured JSON decodes to. */
-static const char *go_type_name(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "map[string]interface {}";
-    case JSON_ARRAY:
-        return "[]interface {}";
-    case JSON_STRING:
-        return "string";
-    case JSON_INTEGER:
-        return "int64";
-    case JSON_REAL:
-        return "float64";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "bool";
-    default:
-        return "<nil>";
-    }
-}
-
 /* The accessor error of unstructured's Nested* helpers: the value at path (n bytes) is
  * not of Go type want. */
 static void accessor_error(kapi_buf *msg, const char *path, size_t n, const json_t *v,
@@ -332,7 +311,7 @@ static void accessor_error(kapi_buf *msg, const char *path, size_t n, const json
 {
     kapi_buf_printf(msg, ".%.*s accessor error: ", (int)n, path);
     kapi_json_put_go_fmt(msg, v, 'v');
-    kapi_buf_printf(msg, " is of the type %s, expected %s", go_type_name(v), want);
+    kapi_buf_printf(msg, " is of the type %s, expected %s", kapi_go_type_name(v), want);
 }
 
 /* unstructured.NestedInt64 / NestedString on a ".a.b" path: true with the value (*out

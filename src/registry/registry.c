@@ -19,8 +19,8 @@ extern const struct {
 struct kapi_registry {
     kapi_type *types;
     size_t ntypes;
-    json_t *proto; /* protobuf message tables, merged */
     kapi_schema_set *schemas;
+    kapi_arena protobuf; /* the protobuf message tables of the types that have them */
     /* Every served group/version/plural -> its type; and, with the plural empty, every
      * served group/version, with the version empty too every group -> its first type. */
     kapi_map *served;
@@ -226,7 +226,6 @@ kapi_error *kapi_registry__load_type(kapi_type *t, const char *name, json_t *def
     t->storage_version_hash =
         kapi_registry_storage_hash(t->storage_group, kapi_json_path_str(storage, "version") ?: "",
                                    kapi_json_path_str(storage, "kind") ?: "");
-    t->protobuf_message = kapi_json_path_str(def, "protobufMessage");
     t->go_type = kapi_json_path_str(def, "goType");
     t->builtin = t->go_type != NULL;
     t->go_type = t->builtin ? t->go_type : "unstructured.Unstructured";
@@ -265,22 +264,25 @@ static int type_order(const void *a, const void *b)
     return c ? c : strcmp(x->plural, y->plural);
 }
 
-/* Compiles the definitions and gives each type its own. */
+/* Compiles the definitions and gives each type its own, and its protobuf message when
+ * the type file says it has one ("protobuf": true). */
 static kapi_error *attach_schemas(kapi_registry *r)
 {
     kapi_error *err = kapi_schema_set_compile(r->schemas);
     if (err)
         return err;
     bool have_defs = json_object_size(kapi_schema_set_definitions(r->schemas)) > 0;
-    for (size_t i = 0; i < r->ntypes && have_defs; i++) {
+    for (size_t i = 0; i < r->ntypes && have_defs && !err; i++) {
         kapi_type *t = &r->types[i];
         const char *name = t->openapi_name;
         t->schema = name ? kapi_schema_set_get(r->schemas, name) : NULL;
         if (!t->schema)
             return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type %s/%s: no definition %s",
                                   t->group_version, t->plural, name ? name : "(none)");
+        if (json_is_true(json_object_get(t->def, "protobuf")))
+            err = kapi_schema_protobuf(t->schema, &r->protobuf, &t->protobuf);
     }
-    return NULL;
+    return err;
 }
 
 kapi_error *kapi_registry_new(kapi_registry **out)
@@ -291,7 +293,7 @@ kapi_error *kapi_registry_new(kapi_registry **out)
     while (kapi_embedded_files[n].name)
         n++;
     r->types = kapi_xcalloc(n ? n : 1, sizeof(*r->types));
-    r->proto = json_object();
+    kapi_arena_init(&r->protobuf);
     r->schemas = kapi_schema_set_new();
     r->custom = kapi_registry__cache_new();
     kapi_registry__defaulters(r->schemas);
@@ -313,12 +315,6 @@ kapi_error *kapi_registry_new(kapi_registry **out)
                 goto done;
             continue;
         }
-        if (strstr(kapi_embedded_files[i].name, ".proto.json")) {
-            json_object_update(r->proto, def);
-            json_decref(def);
-            continue;
-        }
-        json_object_update(r->proto, json_object_get(def, "protobuf"));
         if ((err = kapi_registry__load_type(&r->types[r->ntypes++], kapi_embedded_files[i].name,
                                             def)) != NULL)
             goto done;
@@ -350,7 +346,7 @@ void kapi_registry_free(kapi_registry *r)
         kapi_registry__type_dispose(&r->types[i]);
     free(r->types);
     kapi_map_free(r->served);
-    json_decref(r->proto);
+    kapi_arena_dispose(&r->protobuf);
     kapi_schema_set_free(r->schemas);
     free(r);
 }
@@ -358,11 +354,6 @@ void kapi_registry_free(kapi_registry *r)
 const kapi_schema_set *kapi_registry_schemas(const kapi_registry *r)
 {
     return r->schemas;
-}
-
-const json_t *kapi_registry_proto(const kapi_registry *r)
-{
-    return r->proto;
 }
 
 const kapi_type *kapi_registry_lookup(const kapi_registry *r, kapi_str group, kapi_str version,

@@ -176,8 +176,10 @@ struct kapi_type {
     /* Discovery's storageVersionHash: the storage group/version/kind, hashed. */
     const char *storage_version_hash;
     const kapi_type_strategy *strategy;
-    const char *protobuf_message; /* the object's protobuf message, or NULL */
-    const kapi_schema *schema;    /* the object's definition (its "openapiName") */
+    const kapi_schema *schema; /* the object's definition (its "openapiName") */
+    /* The object's protobuf message, derived from schema (the type file's "protobuf":
+     * true), or NULL: the type takes no protobuf bodies. */
+    const kapi_pb_message *protobuf;
     /* fieldSelector: each public field label and the stored path it reads (the syntax of
      * kapi_field_selector_value), the type file's "fieldLabels"; borrowed from def. */
     const json_t *field_labels;
@@ -220,10 +222,6 @@ void kapi_registry_free(kapi_registry *r);
 /* The definitions of every built-in type (src/schema/defs), compiled. Borrowed. */
 const kapi_schema_set *kapi_registry_schemas(const kapi_registry *r);
 
-/* The protobuf message tables of every type (codec/protobuf.h), merged: the
- * *.proto.json files and each type file's "protobuf" member. Borrowed. */
-const json_t *kapi_registry_proto(const kapi_registry *r);
-
 /* The type served at group/version/plural, or NULL. */
 const kapi_type *kapi_registry_lookup(const kapi_registry *r, kapi_str group, kapi_str version,
                                       kapi_str plural);
@@ -263,11 +261,6 @@ const char *kapi_type_resource_name(kapi_arena *a, const kapi_type *t);
 const kapi_subresource *kapi_type_subresource(const kapi_type *t, kapi_str name);
 /* True if verbs (NULL-terminated) contains verb. */
 bool kapi_verbs_has(const char *const *verbs, const char *verb);
-
-/* Kubernetes' version priority (reference 9.4): negative when version x comes before y.
- * GA > beta > alpha, then by major and minor number, descending; names that are not
- * Kubernetes-like come after, by name. */
-int kapi_version_cmp(const char *x, const char *y);
 
 /* Kubernetes' version priority (reference 9.4): negative when version x comes before y.
  * GA > beta > alpha, then by major and minor number, descending; names that are not

@@ -28,27 +28,6 @@ const char *kapi_path_key(kapi_arena *a, const char *parent, const char *key)
     return kapi_arena_printf(a, "%s[%s]", parent ? parent : "", key);
 }
 
-/* ---- Go's rendering of values ---- */
-
-void kapi_go_value(kapi_buf *b, const json_t *v)
-{
-    if (!v || json_is_null(v)) {
-        kapi_buf_puts(b, "\"null\"");
-    } else if (json_is_string(v)) {
-        kapi_json_quote_go(b, json_string_value(v), json_string_length(v));
-    } else if (json_is_integer(v)) {
-        kapi_buf_printf(b, "%lld", (long long)json_integer_value(v));
-    } else if (json_is_real(v)) {
-        kapi_schema__go_float(b, json_real_value(v));
-    } else if (json_is_boolean(v)) {
-        kapi_buf_puts(b, json_is_true(v) ? "true" : "false");
-    } else {
-        char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-        kapi_buf_puts(b, s ? s : "");
-        free(s);
-    }
-}
-
 /* ---- Go's %#v ---- */
 
 #define GO_FAKE_ADDRESS "0xc000000000"
@@ -401,16 +380,6 @@ void kapi_field_too_long(kapi_error *err, const char *path, long long max)
                          "Too long: must have at most %lld bytes", max);
 }
 
-void kapi_field_too_long_max(kapi_error *err, const char *path, long long max)
-{
-    if (max >= 0)
-        kapi_error_add_cause(err, KAPI_FIELD_TOO_LONG, path ? path : "",
-                             "Too long: may not be longer than %lld", max);
-    else
-        kapi_error_add_cause(err, KAPI_FIELD_TOO_LONG, path ? path : "",
-                             "Too long: value is too long");
-}
-
 void kapi_field_too_many(kapi_error *err, const char *path, long long actual, long long max)
 {
     kapi_buf b;
@@ -521,10 +490,6 @@ static const char msg_label_value[] =
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
     "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
     "'my_value',  or '12345', regex used for validation is '(" QNAME_FMT ")?')";
-static const char msg_c_identifier[] =
-    "a valid C identifier must start with alphabetic character or '_', followed by a string of "
-    "alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used "
-    "for validation is '[A-Za-z_][A-Za-z0-9_]*')";
 static const char msg_env_var[] =
     "a valid environment variable name must consist of alphabetic characters, digits, '_', "
     "'-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or "
@@ -651,17 +616,6 @@ size_t kapi_is_label_value(const char *v, const char **out)
     if (len > 0 && !match_qname(v, len))
         out[n++] = msg_label_value;
     return n;
-}
-
-size_t kapi_is_c_identifier(const char *v, const char **out)
-{
-    bool ok = (v[0] >= 'a' && v[0] <= 'z') || (v[0] >= 'A' && v[0] <= 'Z') || v[0] == '_';
-    for (size_t i = 1; ok && v[i]; i++)
-        ok = is_alnum(v[i]) || v[i] == '_';
-    if (ok)
-        return 0;
-    out[0] = msg_c_identifier;
-    return 1;
 }
 
 /* hasChDirPrefix: ".", ".." and names starting with "..". */

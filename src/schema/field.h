@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "base/status.h"
+#include "codec/go.h"
 #include "codec/json.h"
 
 /* The cause types (metav1.CauseType), as details.causes[].reason spells them. */
@@ -49,14 +50,8 @@ const char *kapi_path_key(kapi_arena *a, const char *parent, const char *key);
 
 /* ---- values, rendered as Go's fmt renders them ---- */
 
-/* Go's %q of a string is kapi_json_quote_go (codec/json.h). */
-/* Appends a JSON value as Go prints the value it decodes to: strings quoted, integers
- * and booleans bare, reals with %v, null as "null" (quoted, as ErrorBody does); objects
- * and arrays have no Go form without a type and are written as compact JSON. */
-void kapi_go_value(kapi_buf *b, const json_t *v);
-/* encoding/json's Marshal of the Go value a JSON value decodes to (map[string]interface{}
- * for objects): keys sorted, Go's float format, HTML characters escaped. */
-void kapi_go_json(kapi_buf *b, const json_t *v);
+/* Go's %q of a string is kapi_json_quote_go (codec/json.h); a JSON value as a field
+ * error shows it is kapi_go_value (codec/go.h). */
 
 /*
  * Go's %#v of a Kubernetes struct, driven by a description of the Go type: what a
@@ -146,9 +141,6 @@ void kapi_field_not_found(kapi_error *err, const char *path, const char *value, 
 /* field.TooLong, as 1.26 words it: "Too long: must have at most <max> bytes" (the value
  * is never shown). */
 void kapi_field_too_long(kapi_error *err, const char *path, long long max);
-/* field.TooLongMaxLength: "Too long: may not be longer than <max>" ("value is too long"
- * when max < 0). */
-void kapi_field_too_long_max(kapi_error *err, const char *path, long long max);
 /* field.TooMany: "Too many: <actual>: must have at most <max> items" (actual < 0 leaves
  * the value out, max < 0 says "has too many items"). */
 void kapi_field_too_many(kapi_error *err, const char *path, long long actual, long long max);
@@ -179,7 +171,6 @@ size_t kapi_is_dns1035_label(const char *v, const char **out);
  * an optional DNS-subdomain prefix and "/", then a name part of at most 63. */
 size_t kapi_is_qualified_name(const char *v, const char **out);
 size_t kapi_is_label_value(const char *v, const char **out);
-size_t kapi_is_c_identifier(const char *v, const char **out);
 size_t kapi_is_env_var_name(const char *v, const char **out);
 size_t kapi_is_config_map_key(const char *v, const char **out);
 size_t kapi_is_port_name(const char *v, const char **out);
@@ -224,10 +215,6 @@ void kapi_meta_validate_update(kapi_error *err, kapi_arena *a, const json_t *met
 void kapi_meta_validate_labels(kapi_error *err, const json_t *labels, const char *path);
 /* ValidateAnnotations: keys (lowercased) are qualified names; 256 KiB in total. */
 void kapi_meta_validate_annotations(kapi_error *err, const json_t *annotations, const char *path);
-/* The label selector of apimachinery's ValidateLabelSelector (matchLabels,
- * matchExpressions: operators In/NotIn/Exists/DoesNotExist, keys, values). */
-void kapi_meta_validate_label_selector(kapi_error *err, kapi_arena *a, const json_t *sel,
-                                       const char *path);
 /* field.Invalid(path, new, "field is immutable") when the two JSON values differ
  * (absent and null are equal); value is rendered with kapi_go_value. */
 bool kapi_meta_immutable(kapi_error *err, const char *path, const json_t *now,

@@ -180,28 +180,18 @@ static void validate_kube_finalizers(kapi_error *err, kapi_arena *a, const json_
     }
 }
 
-/* ValidateFieldManager: at most 128 bytes, printable characters only. */
+/* ValidateFieldManager: at most 128 bytes, printable characters only, each rune read as
+ * a range over a Go string reads it (an invalid byte is U+FFFD, which is printable). */
 static void validate_field_manager(kapi_error *err, const char *manager, const char *path)
 {
-    const unsigned char *p = (const unsigned char *)manager;
-    size_t n = strlen(manager);
+    size_t n = strlen(manager), w;
     if (n > FIELD_MANAGER_MAX)
         kapi_field_too_long(err, path, FIELD_MANAGER_MAX);
-    for (size_t i = 0; i < n;) {
-        uint32_t r = p[i];
-        size_t len = 1;
-        if (r >= 0x80) { /* decode just enough to find the rune; bad bytes are U+FFFD */
-            len = r >= 0xf0 ? 4 : r >= 0xe0 ? 3 : 2;
-            if (i + len > n)
-                len = n - i;
-            r = (len == 2)   ? ((p[i] & 0x1fu) << 6 | (p[i + 1] & 0x3fu))
-                : (len == 3) ? ((p[i] & 0x0fu) << 12 | (p[i + 1] & 0x3fu) << 6 | (p[i + 2] & 0x3fu))
-                             : 0xfffd;
-        }
-        if (kapi_schema__go_unprintable(r))
+    for (size_t i = 0; i < n; i += w) {
+        int32_t r = kapi_go_rune(manager + i, n - i, &w);
+        if (r >= 0 && !kapi_go_is_print(r))
             kapi_field_invalid_str(err, path, manager, "invalid character U+%04X (at position %zu)",
                                    (unsigned)r, i);
-        i += len;
     }
 }
 
@@ -408,46 +398,4 @@ void kapi_meta_validate_update(kapi_error *err, kapi_arena *a, const json_t *met
                             kapi_path_child(a, path, "managedFields"));
     if (kube_finalizers)
         validate_kube_finalizers(err, a, json_object_get(meta, "finalizers"), fin_path);
-}
-
-static bool str_in(const char *s, const char *const *set)
-{
-    for (size_t i = 0; set[i]; i++)
-        if (strcmp(s, set[i]) == 0)
-            return true;
-    return false;
-}
-
-void kapi_meta_validate_label_selector(kapi_error *err, kapi_arena *a, const json_t *sel,
-                                       const char *path)
-{
-    static const char *const with_values[] = {"In", "NotIn", NULL};
-    static const char *const without_values[] = {"Exists", "DoesNotExist", NULL};
-    if (!json_is_object(sel))
-        return;
-    kapi_meta_validate_labels(err, json_object_get(sel, "matchLabels"),
-                              kapi_path_child(a, path, "matchLabels"));
-    const json_t *exprs = json_object_get(sel, "matchExpressions");
-    const char *epath = kapi_path_child(a, path, "matchExpressions");
-    for (size_t i = 0; i < json_array_size(exprs); i++) {
-        const json_t *e = json_array_get(exprs, i);
-        const char *at = kapi_path_index(a, epath, i), *op = str_member(e, "operator");
-        const json_t *values = json_object_get(e, "values");
-        const char *vpath = kapi_path_child(a, at, "values");
-        if (str_in(op, with_values) && json_array_size(values) == 0)
-            kapi_field_required(err, vpath, "must be specified when `operator` is 'In' or 'NotIn'");
-        else if (str_in(op, without_values) && json_array_size(values) > 0)
-            kapi_field_forbidden(err, vpath,
-                                 "may not be specified when `operator` is 'Exists' or "
-                                 "'DoesNotExist'");
-        else if (!str_in(op, with_values) && !str_in(op, without_values))
-            kapi_field_invalid_str(err, kapi_path_child(a, at, "operator"), op,
-                                   "not a valid selector operator");
-        invalid_each(err, kapi_path_child(a, at, "key"), str_member(e, "key"),
-                     kapi_is_qualified_name);
-        for (size_t j = 0; j < json_array_size(values); j++) {
-            const char *v = json_string_value(json_array_get(values, j));
-            invalid_each(err, kapi_path_index(a, vpath, j), v ? v : "", kapi_is_label_value);
-        }
-    }
 }

@@ -28,6 +28,7 @@
 
 #include "base/regex.h"
 #include "base/status.h"
+#include "codec/protobuf.h"
 
 /* JSON types a node allows, as bits; 0 means any. */
 enum {
@@ -146,6 +147,17 @@ kapi_error *kapi_schema_compile(const json_t *src, kapi_schema_root **out);
 kapi_error *kapi_schema_compile_walk(const json_t *src, kapi_schema_root **out);
 const kapi_schema *kapi_schema_root_node(const kapi_schema_root *r);
 void kapi_schema_root_free(kapi_schema_root *r);
+
+/* ---- protobuf (protobuf.c) ---- */
+
+/* The protobuf message table of s, a compiled definition with properties, and of every
+ * definition it reaches: field numbers from x-kapi-protobuf, kinds from the schemas
+ * (strings, byte strings, booleans, int32/int64, doubles, maps of strings, lists,
+ * metav1.Time, MicroTime and FieldsV1, other definitions). The tables live in arena a
+ * and borrow their names from s's set: they live no longer than either. Not for a
+ * standalone schema. A numbered property with no protobuf form, or a number used twice, is an
+ * INTERNAL_ERROR naming it. */
+kapi_error *kapi_schema_protobuf(const kapi_schema *s, kapi_arena *a, const kapi_pb_message **out);
 
 /* ---- the decode walk ---- */
 

@@ -401,13 +401,23 @@ static bool is_atext(uint32_t r, bool dot, bool permissive)
     return is_vchar(r);
 }
 
+/* utf8.DecodeRuneInString as Go's net/mail and strfmt use it: the width, and U+FFFD
+ * with width 1 for an invalid byte (width 0 at the end of the input). */
+static int decode_rune(const char *p, size_t n, uint32_t *out)
+{
+    size_t w = 0;
+    int32_t r = n ? kapi_go_rune(p, n, &w) : -1;
+    *out = r < 0 ? 0xFFFD : (uint32_t)r;
+    return (int)w;
+}
+
 /* consumeAtom: a (dot-)atom; without permissive no leading, trailing or double dots. */
 static bool m_atom(mail *m, bool dot, bool permissive, str *out)
 {
     const char *start = m->p;
     while (!m_empty(m)) {
         uint32_t r;
-        int w = kapi_schema__utf8_decode(m->p, (size_t)(m->end - m->p), &r);
+        int w = decode_rune(m->p, (size_t)(m->end - m->p), &r);
         if (w == 1 && r == 0xFFFD)
             return false;
         if (!is_atext(r, dot, permissive))
@@ -431,7 +441,7 @@ static bool m_quoted(mail *m, bool *empty)
     *empty = true;
     for (;;) {
         uint32_t r;
-        int w = kapi_schema__utf8_decode(p, (size_t)(m->end - p), &r);
+        int w = decode_rune(p, (size_t)(m->end - p), &r);
         if (w == 0 || (w == 1 && r == 0xFFFD))
             return false;
         if (escaped) {
@@ -635,7 +645,7 @@ static int runes(str s, size_t from, size_t to, uint32_t *out, int max)
     for (size_t i = from; i < to; n++) {
         if (n == max)
             return max + 1;
-        int w = kapi_schema__utf8_decode(s.p + i, to - i, &out[n]);
+        int w = decode_rune(s.p + i, to - i, &out[n]);
         if (w == 1 && out[n] == 0xFFFD)
             return -1;
         i += (size_t)w;
@@ -745,7 +755,7 @@ static bool dt_fraction(str f)
     if (f.n == 0)
         return true;
     uint32_t r;
-    int w = kapi_schema__utf8_decode(f.p, f.n, &r);
+    int w = decode_rune(f.p, f.n, &r);
     return r != '\n' && (size_t)w < f.n && all_of(f, (size_t)w, f.n, is_digit_c);
 }
 

@@ -21,7 +21,7 @@
  *    dot ("spec.labels.x"), ".key" for required and additional properties of the root.
  *    The cause's field is that name without its leading dot, "<nil>" for the root and for
  *    the combinators' messages.
- *  - Go values print as Go prints them (govalue.c): integers are int64 and other numbers
+ *  - Go values print as Go prints them (codec/go.h): integers are int64 and other numbers
  *    float64, which also decides conversions (an integer matches the enum value 1.0; a
  *    multipleOf, minimum or maximum is truncated to an integer for integer data).
  *
@@ -33,6 +33,7 @@
  * validated again to report its errors.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -342,7 +343,7 @@ static void check_enum(vctx *c, const kapi_schema *s, const json_t *v)
     kapi_buf_init(&one);
     kapi_buf_printf(&key, "%s in body should be one of ", c->path.ptr);
     kapi_buf_puts(&msg, "Unsupported value: ");
-    kapi_schema__go_value(&msg, v);
+    kapi_go_value(&msg, v);
     kapi_buf_puts(&msg, ": supported values: ");
     json_array_foreach(s->enum_values, i, e)
     {
@@ -366,8 +367,9 @@ static size_t rune_count(const char *p, size_t n)
 {
     size_t runes = 0;
     for (size_t i = 0; i < n;) {
-        uint32_t r;
-        i += (size_t)kapi_schema__utf8_decode(p + i, n - i, &r);
+        size_t w;
+        kapi_go_rune(p + i, n - i, &w);
+        i += w;
         runes++;
     }
     return runes;
@@ -426,11 +428,13 @@ static void number_error(vctx *c, const json_t *v, const char *what, double boun
     kapi_buf_init(&key);
     kapi_buf_init(&val);
     kapi_buf_printf(&key, "%s in body should %s ", c->path.ptr, what);
+    char num[40];
     if (as_int)
-        kapi_buf_printf(&key, "%lld", (long long)go_f2i(bound));
+        snprintf(num, sizeof(num), "%lld", (long long)go_f2i(bound));
     else
-        kapi_schema__go_float(&key, bound);
-    kapi_schema__go_value(&val, v);
+        kapi_go_format_float(num, bound, 64);
+    kapi_buf_puts(&key, num);
+    kapi_go_value(&val, v);
     add_invalid(c, false, c->path.ptr, val.ptr, &key);
     kapi_buf_dispose(&val);
 }
@@ -1017,7 +1021,7 @@ static void add_duplicate(vctx *c, const listkey *k, size_t i)
     kapi_buf_init(&val);
     const json_t *item = json_array_get(k->arr, i);
     if (!k->keys) {
-        kapi_schema__go_value(&val, item);
+        kapi_go_value(&val, item);
     } else {
         json_t *key = json_object();
         for (const char *const *f = k->keys; *f; f++) {
@@ -1025,7 +1029,7 @@ static void add_duplicate(vctx *c, const listkey *k, size_t i)
             if (x)
                 json_object_set(key, *f, x);
         }
-        kapi_schema__go_sharp_v(&val, key);
+        kapi_go_sharp_v(&val, key);
         json_decref(key);
     }
     size_t old = push_index(&c->path, i);
@@ -1049,7 +1053,7 @@ static void list_unique(vctx *c, const kapi_schema *s, const json_t *arr)
                 continue;
             kapi_buf val;
             kapi_buf_init(&val);
-            kapi_schema__go_value(&val, item);
+            kapi_go_value(&val, item);
             size_t old = push_index(&c->path, i);
             add_list_error(c, "FieldValueInvalid", "Invalid value", &val,
                            "must be an object for an array of list-type map");

@@ -117,38 +117,14 @@ static void go_type(kapi_buf *b, const kapi_schema *s)
     }
 }
 
+/* encoding/json's words for the value of an UnmarshalTypeError: its kind, and a number's
+ * literal when the decoder had read it ("number 1.5"). */
 static void go_value(kapi_buf *b, const json_t *v, bool literal)
 {
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        kapi_buf_puts(b, "object");
-        break;
-    case JSON_ARRAY:
-        kapi_buf_puts(b, "array");
-        break;
-    case JSON_STRING:
-        kapi_buf_puts(b, "string");
-        break;
-    case JSON_TRUE:
-    case JSON_FALSE:
-        kapi_buf_puts(b, "bool");
-        break;
-    case JSON_INTEGER:
-        if (literal)
-            kapi_buf_printf(b, "number %lld", (long long)json_integer_value(v));
-        else
-            kapi_buf_puts(b, "number");
-        break;
-    case JSON_REAL:
-        if (literal) {
-            kapi_buf_puts(b, "number ");
-            kapi_json_encode(b, v);
-        } else {
-            kapi_buf_puts(b, "number");
-        }
-        break;
-    default:
-        kapi_buf_puts(b, "null");
+    kapi_buf_puts(b, kapi_go_json_kind(v));
+    if (literal && json_is_number(v)) {
+        kapi_buf_putc(b, ' ');
+        kapi_json_encode(b, v);
     }
 }
 

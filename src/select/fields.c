@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/go.h"
 #include "codec/json.h"
 
 /* The operators, each before any of its prefixes: at each position the first that
@@ -78,7 +79,7 @@ static kapi_error *unescape(kapi_buf *out, kapi_str v)
         return NULL;
     }
     for (size_t i = 0, w; i < v.len; i += w) {
-        int32_t r = kapi_json_rune(v.ptr + i, v.len - i, &w);
+        int32_t r = kapi_go_rune(v.ptr + i, v.len - i, &w);
         kapi_str rune = r < 0 ? KAPI_STR("\xef\xbf\xbd") : (kapi_str){v.ptr + i, w};
         bool special = r == '\\' || r == ',' || r == '=';
         if (slash && !special)

@@ -85,5 +85,7 @@ head -c $((3 * 1024 * 1024 + 10)) /dev/zero | tr '\0' ' ' >"$work/big"
 code=$(curl_code "${auth[@]}" -X POST -H 'Content-Type: application/json' --data-binary @"$work/big" \
     "$api/api/v1/namespaces")
 expect_eq "body over 3 MiB: 413" "413 Status 413 RequestEntityTooLarge" "$code $(status_reason)"
+expect_eq "the 413 names the limit the http layer applied" \
+    "Request entity too large: limit is 3145728" "$(jq -r .message "$work/body")"
 expect_eq "/readyz answers ok" "ok" "$(curl -s --cacert "$data/ca.crt" "$api/readyz")"
 e2e_finish

@@ -18,7 +18,7 @@ void api_env_start(api_env *e)
     e->api = kapi_api_new(&ac);
     kapi_http_config hc = fixture_config(kapi_api_handle);
     hc.handler_ctx = e->api;
-    hc.max_body = 3u << 20;
+    hc.max_body = KAPI_API_MAX_BODY;
     fixture_start(&e->http, &hc);
     snprintf(e->auth_header, sizeof(e->auth_header), "Authorization: Bearer %s\r\n",
              kapi_auth_admin_token(e->auth));

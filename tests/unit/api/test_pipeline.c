@@ -258,6 +258,31 @@ TEST(api_errors_are_status)
     api_env_stop(&e);
 }
 
+/* Unsupported write options are one 422 about the options kind, each a cause. */
+TEST(api_write_options_invalid)
+{
+    api_env e = {0};
+    json_t *doc;
+    env_start(&e);
+    CHECK_INT_EQ(request(&e, "POST", "/api/v1/namespaces?dryRun=Some&fieldValidation=Loud",
+                         "{\"metadata\":{\"name\":\"o\"}}", &doc, NULL),
+                 422);
+    CHECK_STR_EQ(kapi_json_path_str(doc, "message"),
+                 "CreateOptions.meta.k8s.io \"\" is invalid: [dryRun: Unsupported value: "
+                 "[]string{\"Some\"}: supported values: \"All\", fieldValidation: Unsupported "
+                 "value: \"Loud\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"]");
+    CHECK_STR_EQ(kapi_json_path_str(doc, "reason"), "Invalid");
+    CHECK_STR_EQ(kapi_json_path_str(doc, "details.group"), "meta.k8s.io");
+    CHECK_STR_EQ(kapi_json_path_str(doc, "details.kind"), "CreateOptions");
+    CHECK(kapi_json_path(doc, "details.name") == NULL);
+    json_t *causes = kapi_json_path(doc, "details.causes");
+    CHECK_INT_EQ(json_array_size(causes), 2);
+    CHECK_STR_EQ(kapi_json_path_str(json_array_get(causes, 1), "field"), "fieldValidation");
+    CHECK_STR_EQ(kapi_json_path_str(json_array_get(causes, 1), "reason"), "FieldValueNotSupported");
+    json_decref(doc);
+    api_env_stop(&e);
+}
+
 /* kubectl reads the v3 index, then a group-version's document, and validates on the
  * server when the PATCH operation lists fieldValidation. */
 TEST(api_openapi_documents)

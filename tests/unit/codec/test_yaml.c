@@ -381,7 +381,7 @@ TEST(yaml_go_numbers)
     };
     char out[40];
     for (size_t i = 0; i < KAPI_ARRAY_LEN(rows); i++) {
-        kapi_codec__format_g(out, rows[i].x, rows[i].bits);
+        kapi_go_format_float(out, rows[i].x, rows[i].bits);
         CHECK_STR_EQ(out, rows[i].want);
     }
 }

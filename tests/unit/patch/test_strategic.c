@@ -411,6 +411,8 @@ TEST(patch_strategic_errors)
          "list element types are not identical: [[1 2] [map[x:1.5]]]"},
         {"{'$setElementOrder/mergingList':'x'}", 500,
          "expected a []interface {}, but received a string"},
+        {"{'$setElementOrder/mergingList':null}", 500,
+         "expected a []interface {}, but received a %!s(<nil>)"},
         {"{'$setElementOrder/mergingList':[{'name':'b'}],'mergingList':[{'name':'a'}]}", 500,
          "The order in patch list:\n[map[name:a]]\n doesn't match $setElementOrder list:\n"
          "[map[name:b]]\n"},

@@ -1,5 +1,5 @@
 /* Unit tests for value validation (src/schema/validate.c), the format checkers
- * (strfmt.c) and Go's printing of values (govalue.c).
+ * (strfmt.c) and Go's printing of values (codec/go.h).
  *
  * The first test replays kube-apiserver 1.26's recorded answers (the golden corpus,
  * ../shared/testdata/golden, or $KAPI_TESTDATA/golden): the Widget CRD's schema and the
@@ -744,7 +744,7 @@ TEST(schema_formats)
         CHECK(kapi_schema__format_id(unchecked[i]) < 0);
 }
 
-/* ---- Go's printing (govalue.c) ---- */
+/* ---- Go's printing (codec/go.h) ---- */
 
 static char *go(void (*fn)(kapi_buf *, const json_t *), const char *json)
 {
@@ -765,18 +765,18 @@ static char *go(void (*fn)(kapi_buf *, const json_t *), const char *json)
 
 TEST(schema_go_printing)
 {
-    CHECK_GO(kapi_schema__go_value, "'a\\nb\\u00e9\\u00a0\\u0001\\u0022'",
+    CHECK_GO(kapi_go_value, "'a\\nb\\u00e9\\u00a0\\u0001\\u0022'",
              "\"a\\nb\xc3\xa9\\u00a0\\x01\\\"\"");
-    CHECK_GO(kapi_schema__go_value, "1.5", "1.5");
-    CHECK_GO(kapi_schema__go_value, "100000.5", "100000.5");
-    CHECK_GO(kapi_schema__go_value, "1e6", "1e+06");
-    CHECK_GO(kapi_schema__go_value, "123456789.5", "1.234567895e+08");
-    CHECK_GO(kapi_schema__go_value, "0.00001", "1e-05");
-    CHECK_GO(kapi_schema__go_value, "0.0001", "0.0001");
-    CHECK_GO(kapi_schema__go_value, "-0.0", "-0");
-    CHECK_GO(kapi_schema__go_value, "9007199254740993", "9007199254740993");
-    CHECK_GO(kapi_schema__go_value, "null", "\"null\"");
-    CHECK_GO(kapi_schema__go_value, "{'b':[1,'x',null,{}],'a':true}",
+    CHECK_GO(kapi_go_value, "1.5", "1.5");
+    CHECK_GO(kapi_go_value, "100000.5", "100000.5");
+    CHECK_GO(kapi_go_value, "1e6", "1e+06");
+    CHECK_GO(kapi_go_value, "123456789.5", "1.234567895e+08");
+    CHECK_GO(kapi_go_value, "0.00001", "1e-05");
+    CHECK_GO(kapi_go_value, "0.0001", "0.0001");
+    CHECK_GO(kapi_go_value, "-0.0", "-0");
+    CHECK_GO(kapi_go_value, "9007199254740993", "9007199254740993");
+    CHECK_GO(kapi_go_value, "null", "\"null\"");
+    CHECK_GO(kapi_go_value, "{'b':[1,'x',null,{}],'a':true}",
              "map[string]interface {}{\"a\":true, \"b\":[]interface {}{1, \"x\", interface "
              "{}(nil), map[string]interface {}{}}}");
     CHECK_GO(kapi_go_json, "{'b':1e21,'a':'<&>','c':1e-7,'d':2.0}",

@@ -1,0 +1,53 @@
+/*
+ * codec/go: the pieces of Go's standard library whose output kube-apiserver's answers
+ * show, in one place, so that every message kapi words as Go would is made by the same
+ * code: unicode/utf8's decoding and unicode.IsPrint, strconv's float formatting, fmt's
+ * printing of the values encoding/json decodes (%v of a field error's value, %#v),
+ * encoding/json's Marshal of them and its name for a JSON value's kind.
+ *
+ * A JSON value stands for the Go value encoding/json decodes it into without a type:
+ * integers int64, other numbers float64, objects map[string]interface {}, arrays
+ * []interface {}, null nil. The printers append to a kapi_buf and keep no reference.
+ * (Go's %q is kapi_json_quote_go and fmt's %v and %s of a decoded patch are
+ * kapi_json_put_go_fmt, in codec/json.h.)
+ */
+#ifndef KAPI_CODEC_GO_H
+#define KAPI_CODEC_GO_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "base/base.h"
+
+/* The rune at s[0..n) and its width, as Go's utf8.DecodeRune (and a range over a string)
+ * reads it: -1 with width 1 for a byte that does not start a valid sequence (overlong
+ * forms and surrogates included; Go reads it as U+FFFD). n > 0. */
+int32_t kapi_go_rune(const char *s, size_t n, size_t *width);
+
+/* unicode.IsPrint: exact for ASCII and Latin-1 and for the format, separator and private
+ * use characters one meets in text; other unassigned code points count as printable. */
+bool kapi_go_is_print(int32_t r);
+
+/* strconv.FormatFloat(x, 'g', -1, bits) with bits 32 or 64, which is also fmt's %v of a
+ * float: "1e+06", "0.1", "+Inf". */
+void kapi_go_format_float(char out[40], double x, int bits);
+
+/* A field error's bad value as field.Error prints it: numbers and booleans with %v,
+ * strings quoted (%q), null as "null" (quoted), objects and arrays with %#v. NULL is
+ * null. */
+void kapi_go_value(kapi_buf *b, const json_t *v);
+/* %#v: map[string]interface {}{"a":1, "b":[]interface {}{"x"}} (keys sorted),
+ * interface {}(nil), scalars as kapi_go_value prints them. */
+void kapi_go_sharp_v(kapi_buf *b, const json_t *v);
+/* encoding/json's Marshal: keys sorted, Go's float format, HTML characters escaped. */
+void kapi_go_json(kapi_buf *b, const json_t *v);
+
+/* fmt's %T of the value: map[string]interface {}, []interface {}, string, int64, float64,
+ * bool, or <nil> for null (and NULL). */
+const char *kapi_go_type_name(const json_t *v);
+
+/* The kind encoding/json names in an UnmarshalTypeError ("cannot unmarshal <kind> into
+ * Go value of type T"): object, array, string, number, bool or null (also for NULL). */
+const char *kapi_go_json_kind(const json_t *v);
+
+#endif

@@ -1,0 +1,390 @@
+/*
+ * h1: HTTP/1.1 (kapi_http__h1), the framing of requests and answers on a connection.
+ * Requests are parsed with http-parser: callbacks fill the conn's current exchange; when
+ * it is complete (or its body is found too large) the parser is paused and the exchange
+ * dispatched, so that pipelined requests wait in the conn's input buffer for their turn
+ * (one exchange at a time, answered in order; keep-alive unless the request or the answer
+ * says close). Header names are lower-cased; the request target is split into raw path
+ * and query, not decoded. Answers: a status line and header lines; a complete body with
+ * Content-Length, a streamed one chunked, each part of it (one kapi_http_stream_writev)
+ * one HTTP chunk, ended by the zero-length chunk.
+ */
+#include <ctype.h>
+#include <http_parser.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "http/http_int.h"
+
+/* Per connection: the parser and the request line and header being read. */
+typedef struct h1_state {
+    http_parser parser;
+    kapi_buf url, field, value;
+    bool in_value;
+    bool dispatch_now; /* a callback paused the parser to hand the request over */
+    int error_status;  /* set by a callback: the status of the error answer */
+} h1_state;
+
+/* proto_flags */
+#define H1_KEEP_ALIVE_10 1u /* HTTP/1.0 with keep-alive: say so in the answer */
+
+static const char continue_100[] = "HTTP/1.1 100 Continue\r\n\r\n";
+
+/* Empties b. (kapi_buf_clear writes the NUL even into base's shared empty buffer, a
+ * race between threads; an empty buffer needs nothing.) */
+static void buf_reset(kapi_buf *b)
+{
+    if (b->len > 0)
+        kapi_buf_clear(b);
+}
+
+static h1_state *state_of(kapi_conn *c)
+{
+    return c->proto_state;
+}
+
+/* The first byte of a request: its exchange begins, and its request line and headers
+ * are due within the header timeout (the parser itself fails past
+ * KAPI_HTTP__MAX_HEADER_BYTES of them). */
+static int on_message_begin(http_parser *p)
+{
+    kapi_conn *c = p->data;
+    h1_state *h = state_of(c);
+    kapi_http__exchange_free(c->ex);
+    c->ex = kapi_http__exchange_new(c, &kapi_http__h1);
+    buf_reset(&h->url);
+    buf_reset(&h->field);
+    buf_reset(&h->value);
+    h->in_value = false;
+    kapi_http__conn_arm(c, kapi_http__conn_now(c) + c->srv->cfg.header_timeout_ms);
+    return 0;
+}
+
+static int on_url(http_parser *p, const char *at, size_t n)
+{
+    kapi_conn *c = p->data;
+    kapi_buf_put(&state_of(c)->url, at, n);
+    return 0;
+}
+
+/* Moves the header being read (field, value) into the exchange, its name lower-cased. */
+static void commit_header(kapi_conn *c)
+{
+    h1_state *h = state_of(c);
+    for (size_t i = 0; i < h->field.len; i++)
+        h->field.ptr[i] = (char)tolower((unsigned char)h->field.ptr[i]);
+    kapi_http__exchange_add_header(c->ex, h->field.ptr, h->field.len, h->value.ptr, h->value.len);
+    buf_reset(&h->field);
+    buf_reset(&h->value);
+    h->in_value = false;
+}
+
+static int on_header_field(http_parser *p, const char *at, size_t n)
+{
+    kapi_conn *c = p->data;
+    h1_state *h = state_of(c);
+    if (h->in_value)
+        commit_header(c);
+    kapi_buf_put(&h->field, at, n);
+    return 0;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t n)
+{
+    kapi_conn *c = p->data;
+    h1_state *h = state_of(c);
+    h->in_value = true;
+    kapi_buf_put(&h->value, at, n);
+    return 0;
+}
+
+/* Splits the raw request target into path and query (absolute-form too). */
+static void split_target(kapi_http_exchange *ex, const kapi_buf *target)
+{
+    kapi_http_request *req = &ex->pub;
+    const char *url = kapi_arena_strndup(&ex->arena, target->ptr, target->len);
+    kapi_str rest = {url, target->len}, path;
+    struct http_parser_url u;
+    req->query = KAPI_STR("");
+    if (rest.len > 0 && rest.ptr[0] != '/' && rest.ptr[0] != '*') {
+        http_parser_url_init(&u);
+        if (http_parser_parse_url(url, rest.len, 0, &u) == 0) {
+            if (u.field_set & (1 << UF_QUERY))
+                req->query =
+                    (kapi_str){url + u.field_data[UF_QUERY].off, u.field_data[UF_QUERY].len};
+            if (!(u.field_set & (1 << UF_PATH))) {
+                req->path = KAPI_STR("/");
+                return;
+            }
+            rest = (kapi_str){url + u.field_data[UF_PATH].off, u.field_data[UF_PATH].len};
+        }
+    }
+    if (kapi_str_cut(&rest, '?', &path))
+        req->query = rest;
+    req->path = path;
+}
+
+/* Hands the exchange over once the parser has stopped (see input). */
+static int dispatch_now(kapi_conn *c, http_parser *p)
+{
+    state_of(c)->dispatch_now = true;
+    http_parser_pause(p, 1);
+    return 0;
+}
+
+static void mark_too_large(kapi_conn *c)
+{
+    c->ex->pub.body_too_large = true;
+    c->ex->close_after = true;
+    c->discard = true; /* the rest of the body is never read */
+    c->unread = true;
+    buf_reset(&c->ex->body);
+}
+
+static bool expects_continue(const kapi_http_exchange *ex, const http_parser *p)
+{
+    const char *expect = kapi_http_header_get(&ex->pub, "expect");
+    bool has_body =
+        (p->flags & F_CHUNKED) || (p->content_length > 0 && p->content_length != ULLONG_MAX);
+    return expect && strcasecmp(expect, "100-continue") == 0 && has_body && p->http_minor >= 1;
+}
+
+/* Go's rule (net/http transfer.go): an HTTP/1.1 request may carry one Transfer-Encoding
+ * header, and only "chunked"; any other coding, or a list of them, is not understood. */
+static bool unsupported_transfer_encoding(const kapi_http_exchange *ex, const http_parser *p)
+{
+    size_t n = 0, len = 0;
+    const char *v = NULL;
+    if (p->http_major == 1 && p->http_minor == 0)
+        return false; /* HTTP/1.0: Go ignores the header */
+    for (size_t i = 0; i < ex->nheaders; i++) {
+        if (strcmp(ex->headers[i].name, "transfer-encoding") == 0) {
+            v = ex->headers[i].value;
+            n++;
+        }
+    }
+    if (n == 0)
+        return false;
+    len = strlen(v);
+    while (len > 0 && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+        len--;
+    return n > 1 || len != 7 || strncasecmp(v, "chunked", 7) != 0;
+}
+
+static int on_headers_complete(http_parser *p)
+{
+    kapi_conn *c = p->data;
+    h1_state *h = state_of(c);
+    kapi_http_exchange *ex = c->ex;
+    if (h->field.len > 0)
+        commit_header(c);
+    if (unsupported_transfer_encoding(ex, p)) {
+        h->error_status = 501;
+        return -1;
+    }
+    ex->pub.method = http_method_str(p->method);
+    split_target(ex, &h->url);
+    kapi_http__exchange_headers(ex);
+    if (!(p->flags & F_CHUNKED) && p->content_length != ULLONG_MAX &&
+        p->content_length > c->srv->cfg.max_body) {
+        mark_too_large(c);
+        return dispatch_now(c, p);
+    }
+    if (expects_continue(ex, p)) {
+        kapi_http__conn_queue_static(c, continue_100, sizeof(continue_100) - 1);
+        kapi_http__conn_flush(c);
+    }
+    return 0;
+}
+
+static int on_body(http_parser *p, const char *at, size_t n)
+{
+    kapi_conn *c = p->data;
+    if (c->ex->body.len + n > c->srv->cfg.max_body) {
+        mark_too_large(c);
+        return dispatch_now(c, p);
+    }
+    kapi_buf_put(&c->ex->body, at, n);
+    return 0;
+}
+
+static int on_message_complete(http_parser *p)
+{
+    kapi_conn *c = p->data;
+    kapi_http_exchange *ex = c->ex;
+    ex->close_after = !http_should_keep_alive(p) || p->upgrade;
+    if (!ex->close_after && p->http_major == 1 && p->http_minor == 0)
+        ex->proto_flags |= H1_KEEP_ALIVE_10;
+    return dispatch_now(c, p);
+}
+
+static const http_parser_settings settings = {
+    .on_message_begin = on_message_begin,
+    .on_url = on_url,
+    .on_header_field = on_header_field,
+    .on_header_value = on_header_value,
+    .on_headers_complete = on_headers_complete,
+    .on_body = on_body,
+    .on_message_complete = on_message_complete,
+};
+
+void kapi_http__h1_setup(void)
+{
+    /* The parser counts the raw bytes of the request line and headers (its default limit
+     * is lower than Go's). */
+    http_parser_set_max_header_size(KAPI_HTTP__MAX_HEADER_BYTES);
+}
+
+static void h1_init(kapi_conn *c)
+{
+    h1_state *h = kapi_xcalloc(1, sizeof(*h));
+    http_parser_init(&h->parser, HTTP_REQUEST);
+    h->parser.data = c;
+    kapi_buf_init(&h->url);
+    kapi_buf_init(&h->field);
+    kapi_buf_init(&h->value);
+    c->proto_state = h;
+}
+
+static void h1_dispose(kapi_conn *c)
+{
+    h1_state *h = state_of(c);
+    if (!h)
+        return;
+    kapi_buf_dispose(&h->url);
+    kapi_buf_dispose(&h->field);
+    kapi_buf_dispose(&h->value);
+    free(h);
+    c->proto_state = NULL;
+}
+
+/* One exchange at a time: the next request is read once the last one is answered. */
+static bool h1_can_read(kapi_conn *c)
+{
+    return !c->ex || c->ex->phase == KAPI_HTTP__READING;
+}
+
+/* Go's net/http answers to a request it cannot read (server.go, conn.serve): the body
+ * ends where the connection does. */
+static const struct {
+    int status;
+    const char *body;
+} go_errors[] = {
+    {400, "400 Bad Request"},
+    {431, "431 Request Header Fields Too Large"},
+    {501, "Unsupported transfer encoding"},
+};
+
+/* Writes Go's plain-text answer to a request it cannot read (400, 431, 501) and closes. */
+static void answer_error(kapi_conn *c, int status)
+{
+    size_t k = 0; /* any other status is a 400 */
+    char *msg;
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(go_errors); i++)
+        if (go_errors[i].status == status)
+            k = i;
+    msg = kapi_xprintf("HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                       "Connection: close\r\n\r\n%s",
+                       go_errors[k].status, kapi_http__reason(go_errors[k].status),
+                       go_errors[k].body);
+    kapi_http__conn_queue(c, (kapi_http_out){.chunk = kapi_http_chunk_take(msg, strlen(msg))});
+    kapi_http__conn_flush(c);
+    kapi_http__conn_finish(c);
+}
+
+/* Parses as much of data as one request needs; returns the bytes consumed. */
+static size_t h1_input(kapi_conn *c, const char *data, size_t len)
+{
+    h1_state *h = state_of(c);
+    size_t n = http_parser_execute(&h->parser, &settings, data, len);
+    enum http_errno e = HTTP_PARSER_ERRNO(&h->parser);
+    if (e == HPE_PAUSED && h->dispatch_now) {
+        http_parser_pause(&h->parser, 0);
+        h->dispatch_now = false;
+        kapi_http__exchange_dispatch(c->ex);
+        return n;
+    }
+    if (e != HPE_OK || n == 0) { /* n == 0: the parser is stuck; never loop on it */
+        c->discard = c->unread = true;
+        answer_error(c, h->error_status ? h->error_status : e == HPE_HEADER_OVERFLOW ? 431 : 400);
+        return len;
+    }
+    return n;
+}
+
+static void h1_encode_head(kapi_buf *head, int status, const kapi_http_header *h, size_t n)
+{
+    kapi_buf_printf(head, "HTTP/1.1 %d %s\r\n", status, kapi_http__reason(status));
+    for (size_t i = 0; i < n; i++)
+        if (kapi_http__header_allowed(&h[i]))
+            kapi_buf_printf(head, "%s: %s\r\n", h[i].name, h[i].value);
+}
+
+/* The Connection header ex's answer needs (NULL: none). */
+static const char *connection(const kapi_http_exchange *ex)
+{
+    if (ex->close_after)
+        return "close";
+    return ex->proto_flags & H1_KEEP_ALIVE_10 ? "keep-alive" : NULL;
+}
+
+/* The framing headers: a streamed body is chunked; a complete one has its length, but
+ * 1xx, 204 and 304 answers carry none. */
+static void h1_write_head(kapi_http_exchange *ex, int status, kapi_buf *head, size_t body_len)
+{
+    const char *conn = connection(ex);
+    char *p;
+    size_t len;
+    if (body_len == KAPI_HTTP__STREAMED)
+        kapi_buf_puts(head, "Transfer-Encoding: chunked\r\n");
+    else if (status >= 200 && status != 204 && status != 304)
+        kapi_buf_printf(head, "Content-Length: %zu\r\n", body_len);
+    if (conn)
+        kapi_buf_printf(head, "Connection: %s\r\n", conn);
+    kapi_buf_puts(head, "\r\n");
+    p = kapi_buf_detach(head, &len);
+    kapi_http__conn_queue(ex->conn, (kapi_http_out){.chunk = kapi_http_chunk_take(p, len)});
+}
+
+/* A part of a streamed body is one HTTP chunk: its size line before its first piece, a
+ * CRLF after its last. */
+static void h1_write_body(kapi_http_exchange *ex, kapi_http_out *pieces, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        kapi_http_out *o = &pieces[i];
+        size_t part = o->part;
+        bool end = o->part_end;
+        o->npre = part ? (uint8_t)snprintf(o->pre, sizeof(o->pre), "%zx\r\n", part) : 0;
+        o->npost = end ? 2 : 0;
+        memcpy(o->post, "\r\n", 2);
+        kapi_http__conn_queue(ex->conn, *o);
+    }
+}
+
+static const char last_chunk[] = "0\r\n\r\n";
+
+static void h1_end(kapi_http_exchange *ex)
+{
+    kapi_http__conn_queue_static(ex->conn, last_chunk, sizeof(last_chunk) - 1);
+}
+
+/* An answer under way cannot be taken back in HTTP/1.1: the connection closes. */
+static void h1_reset(kapi_http_exchange *ex)
+{
+    kapi_http__conn_close(ex->conn);
+}
+
+const kapi_http_proto_ops kapi_http__h1 = {
+    .name = "http/1.1",
+    .init = h1_init,
+    .dispose = h1_dispose,
+    .can_read = h1_can_read,
+    .input = h1_input,
+    .encode_head = h1_encode_head,
+    .write_head = h1_write_head,
+    .write_body = h1_write_body,
+    .end = h1_end,
+    .reset = h1_reset,
+};

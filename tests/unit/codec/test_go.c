@@ -1,0 +1,79 @@
+/* Unit tests for src/codec/go.h: utf8.DecodeRune, unicode.IsPrint, %T and encoding/json's
+ * kind names (printing is tested with its callers, in schema/test_field.c and
+ * schema/test_validate.c). */
+#include <string.h>
+
+#include "codec/go.h"
+#include "codec/json.h"
+#include "test.h"
+
+TEST(go_rune)
+{
+    static const struct {
+        const char *s;
+        int32_t r;
+        size_t width;
+    } cases[] = {
+        {"a", 'a', 1},
+        {"\xc3\xa9", 0xe9, 2},
+        {"\xe2\x82\xac", 0x20ac, 3},
+        {"\xf0\x9f\x98\x80", 0x1f600, 4},
+        {"\xc0\x80", -1, 1},         /* overlong */
+        {"\xed\xa0\x80", -1, 1},     /* a surrogate */
+        {"\xf4\x90\x80\x80", -1, 1}, /* past U+10FFFF */
+        {"\xe2\x82", -1, 1},         /* cut short */
+        {"\x80", -1, 1},             /* a continuation byte alone */
+    };
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(cases); i++) {
+        size_t w = 0;
+        CHECK_INT_EQ(kapi_go_rune(cases[i].s, strlen(cases[i].s), &w), cases[i].r);
+        CHECK_INT_EQ(w, cases[i].width);
+    }
+}
+
+TEST(go_is_print)
+{
+    static const int32_t printable[] = {' ', 'a', 0xe9, 0x20ac, 0xfffd, 0x1f600};
+    static const int32_t hidden[] = {0x7,    0x7f,   0x85,    0xa0,    0xad,    0x200b,
+                                     0x2028, 0xfeff, 0x110bd, 0x1d173, 0xe0001, 0xf0000};
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(printable); i++)
+        CHECK(kapi_go_is_print(printable[i]));
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(hidden); i++)
+        CHECK(!kapi_go_is_print(hidden[i]));
+}
+
+TEST(go_type_name)
+{
+    static const struct {
+        const char *json, *name;
+    } cases[] = {
+        {"{}", "map[string]interface {}"},
+        {"[]", "[]interface {}"},
+        {"\"\"", "string"},
+        {"1", "int64"},
+        {"1.5", "float64"},
+        {"true", "bool"},
+        {"null", "<nil>"},
+    };
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(cases); i++) {
+        json_t *v = json_loads(cases[i].json, JSON_DECODE_ANY, NULL);
+        CHECK_STR_EQ(kapi_go_type_name(v), cases[i].name);
+        json_decref(v);
+    }
+}
+
+TEST(go_json_kind)
+{
+    static const struct {
+        const char *json, *kind;
+    } cases[] = {
+        {"{}", "object"},  {"[]", "array"},  {"\"\"", "string"}, {"1", "number"},
+        {"1.5", "number"}, {"true", "bool"}, {"false", "bool"},  {"null", "null"},
+    };
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(cases); i++) {
+        json_t *v = json_loads(cases[i].json, JSON_DECODE_ANY, NULL);
+        CHECK_STR_EQ(kapi_go_json_kind(v), cases[i].kind);
+        json_decref(v);
+    }
+    CHECK_STR_EQ(kapi_go_json_kind(NULL), "null");
+}

@@ -1,0 +1,84 @@
+/* Unit tests for src/schema/protobuf.c: message tables derived from definitions, and the
+ * definitions they cannot be derived from. */
+#include <string.h>
+
+#include "codec/json.h"
+#include "schema/schema.h"
+#include "test.h"
+
+/* Compiles defs (JSON text) into *set and derives the message of definition name: NULL
+ * and the table in *out, or the error's message (heap). a holds the tables, which borrow
+ * their names from the set. */
+static char *derive(const char *defs, const char *name, kapi_schema_set **set, kapi_arena *a,
+                    const kapi_pb_message **out)
+{
+    kapi_schema_set *s = *set = kapi_schema_set_new();
+    json_t *j = kapi_json_parse(defs, strlen(defs), NULL);
+    CHECK(j && kapi_schema_set_add(s, j) == NULL);
+    json_decref(j);
+    CHECK(kapi_schema_set_compile(s) == NULL);
+    kapi_error *err = kapi_schema_protobuf(kapi_schema_set_get(s, name), a, out);
+    char *why = err ? kapi_xstrdup(err->message) : NULL;
+    kapi_error_free(err);
+    return why;
+}
+
+/* A definition that reaches itself is one message, its field pointing back at it. */
+TEST(schema_protobuf_recursive_definition)
+{
+    static const char defs[] = "{\"x.Node\":{\"type\":\"object\",\"properties\":{"
+                               "\"name\":{\"type\":\"string\",\"x-kapi-protobuf\":2},"
+                               "\"kind\":{\"type\":\"string\"},"
+                               "\"children\":{\"type\":\"array\",\"items\":"
+                               "{\"$ref\":\"#/definitions/x.Node\"},\"x-kapi-protobuf\":1},"
+                               "\"size\":{\"type\":\"integer\",\"format\":\"int32\","
+                               "\"x-kapi-protobuf\":3},"
+                               "\"data\":{\"type\":\"string\",\"format\":\"byte\","
+                               "\"x-kapi-protobuf\":4}}}}";
+    kapi_schema_set *set;
+    kapi_arena a;
+    kapi_arena_init(&a);
+    const kapi_pb_message *m = NULL;
+    CHECK(derive(defs, "x.Node", &set, &a, &m) == NULL);
+    CHECK_INT_EQ(m->nfields, 4);
+    CHECK_INT_EQ(m->fields[0].number, 1);
+    CHECK(m->fields[0].kind == KAPI_PB_MESSAGE && m->fields[0].repeated);
+    CHECK(m->fields[0].message == m);
+    CHECK_STR_EQ(m->fields[1].json, "name");
+    CHECK(m->fields[2].kind == KAPI_PB_INT32 && m->fields[3].kind == KAPI_PB_BYTES);
+    kapi_arena_dispose(&a);
+    kapi_schema_set_free(set);
+}
+
+/* A numbered property kapi cannot read from protobuf, and a number used twice, are
+ * refused when the tables are made, naming the property. */
+TEST(schema_protobuf_refused)
+{
+    static const struct {
+        const char *defs, *why;
+    } cases[] = {
+        {"{\"x.T\":{\"type\":\"object\",\"properties\":{\"m\":{\"type\":\"object\","
+         "\"additionalProperties\":{\"type\":\"integer\"},\"x-kapi-protobuf\":1}}}}",
+         "x.T.m: no protobuf form for its schema"},
+        {"{\"x.T\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"array\",\"items\":"
+         "{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"x-kapi-protobuf\":1}}}}",
+         "x.T.a: no protobuf form for its schema"},
+        {"{\"x.T\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\","
+         "\"x-kapi-protobuf\":1},\"b\":{\"type\":\"boolean\",\"x-kapi-protobuf\":1}}}}",
+         "x.T: protobuf field 1 twice"},
+        {"{\"x.T\":{\"type\":\"string\"}}", "a protobuf message must be a definition with "
+                                            "properties"},
+    };
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(cases); i++) {
+        kapi_schema_set *set;
+        kapi_arena a;
+        kapi_arena_init(&a);
+        const kapi_pb_message *m = (const kapi_pb_message *)&a;
+        char *why = derive(cases[i].defs, "x.T", &set, &a, &m);
+        CHECK_STR_EQ(why, cases[i].why);
+        CHECK(m == NULL);
+        free(why);
+        kapi_arena_dispose(&a);
+        kapi_schema_set_free(set);
+    }
+}
