@@ -817,15 +817,15 @@ TEST(store_batch_sees_itself)
     kapi_store_free(st);
 }
 
-/* A backend that fails appends on demand: the plug-in point in use. */
+/* A backend that fails commits on demand: the plug-in point in use. */
 static kapi_store_backend_ops failing_ops;
 static atomic_int fail_appends;
 
-static int failing_append(void *b, const kapi_store_row *rows, size_t n)
+static int failing_commit(void *b, kapi_store_txn_write *writes, size_t n)
 {
     if (atomic_load(&fail_appends))
         return -1;
-    return kapi_store__sqlite_ops.append(b, rows, n);
+    return kapi_store__sqlite_ops.commit(b, writes, n);
 }
 
 static void hold_then_fail(void *ctx, const kapi_store_event *ev)
@@ -837,7 +837,7 @@ static void hold_then_fail(void *ctx, const kapi_store_event *ev)
 TEST(store_backend_failure)
 {
     failing_ops = kapi_store__sqlite_ops;
-    failing_ops.append = failing_append;
+    failing_ops.commit = failing_commit;
     gate g = {0};
     kapi_store *st = open_store_with(hold_then_fail, &g, &failing_ops);
     queued q[4];
