@@ -66,8 +66,16 @@ static const char SQL_ROW[] =
     "SELECT rev, key, op, create_rev, rv_off, value FROM log WHERE rev = ?1";
 static const char SQL_CHANGES[] =
     "SELECT rev, key, op, create_rev, rv_off, value FROM log WHERE rev > ?1 ORDER BY rev";
-static const char SQL_HEAD[] = "SELECT rev, key, op, create_rev, rv_off, value FROM log"
-                               " WHERE key = ?1 ORDER BY rev DESC LIMIT 1";
+static const char SQL_HEAD[] =
+    "SELECT rev, op, create_rev FROM log WHERE key = ?1 ORDER BY rev DESC LIMIT 1";
+
+/* The write connection's statements of a commit, prepared once: parsing even BEGIN and
+ * COMMIT again for every batch would cost more than deciding its writes. */
+enum { STMT_INSERT, STMT_HEAD, STMT_ROW, STMT_BEGIN, STMT_COMMIT, STMT_ROLLBACK, NSTMT };
+static const char *const STMT_SQL[NSTMT] = {
+    [STMT_INSERT] = SQL_INSERT,       [STMT_HEAD] = SQL_HEAD,   [STMT_ROW] = SQL_ROW,
+    [STMT_BEGIN] = "BEGIN IMMEDIATE", [STMT_COMMIT] = "COMMIT", [STMT_ROLLBACK] = "ROLLBACK",
+};
 static const char SQL_COMPACT_SUPERSEDED[] =
     "DELETE FROM log WHERE rev IN (SELECT o.rev FROM log AS n JOIN log AS o"
     " ON o.key = n.key AND o.rev < n.rev WHERE n.rev > ?1 AND n.rev <= ?2)";
@@ -86,7 +94,7 @@ typedef struct reader {
 typedef struct sqlite_backend {
     char *path;
     sqlite3 *db; /* the write connection: the committer's */
-    sqlite3_stmt *insert, *head;
+    sqlite3_stmt *stmt[NSTMT];
     int64_t compacted;
     int64_t rev; /* the last committed revision */
     kapi_store_follow_fn follow;
@@ -193,8 +201,8 @@ static void backend_close(void *p)
         sqlite3_close(r->db);
         free(r);
     }
-    sqlite3_finalize(b->insert);
-    sqlite3_finalize(b->head);
+    for (int i = 0; i < NSTMT; i++)
+        sqlite3_finalize(b->stmt[i]);
     sqlite3_close(b->db);
     free(b->rows);
     pthread_mutex_destroy(&b->pool_lock);
@@ -210,11 +218,15 @@ static kapi_error *backend_open(void **out, const kapi_store_options *opts)
     pthread_mutex_init(&b->pool_lock, NULL);
     if ((err = db_open(&b->db, b->path, SCHEMA)) != NULL)
         goto done;
-    if (sqlite3_prepare_v3(b->db, SQL_INSERT, -1, SQLITE_PREPARE_PERSISTENT, &b->insert, NULL) !=
-            SQLITE_OK ||
-        sqlite3_prepare_v3(b->db, SQL_HEAD, -1, SQLITE_PREPARE_PERSISTENT, &b->head, NULL) !=
-            SQLITE_OK ||
-        query_int(b->db, SQL_COMPACTED, &b->compacted) != 0 ||
+    for (int i = 0; i < NSTMT && !err; i++) {
+        if (sqlite3_prepare_v3(b->db, STMT_SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &b->stmt[i],
+                               NULL) != SQLITE_OK)
+            err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "store: %s: %s", b->path,
+                                 sqlite3_errmsg(b->db));
+    }
+    if (err)
+        goto done;
+    if (query_int(b->db, SQL_COMPACTED, &b->compacted) != 0 ||
         query_int(b->db, SQL_LAST_REV, &b->rev) != 0)
         err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "store: %s: %s", b->path,
                              sqlite3_errmsg(b->db));
@@ -277,22 +289,27 @@ done:
     return rc;
 }
 
+/* Runs one of the prepared statements that return no row (its parameters bound). */
+static int run(sqlite_backend *b, int i)
+{
+    int step = sqlite3_step(b->stmt[i]);
+    sqlite3_reset(b->stmt[i]);
+    if (step == SQLITE_DONE)
+        return 0;
+    report(b->db, STMT_SQL[i]);
+    return -1;
+}
+
 static int insert_row(sqlite_backend *b, const kapi_store_row *row)
 {
-    sqlite3_stmt *s = b->insert;
+    sqlite3_stmt *s = b->stmt[STMT_INSERT];
     sqlite3_bind_int64(s, 1, row->rev);
     bind_str(s, 2, row->key);
     sqlite3_bind_int(s, 3, (int)row->op);
     sqlite3_bind_int64(s, 4, row->create_rev);
     sqlite3_bind_int64(s, 5, row->rv_off);
     bind_str(s, 6, row->value);
-    int step = sqlite3_step(s);
-    sqlite3_reset(s);
-    sqlite3_clear_bindings(s);
-    if (step == SQLITE_DONE)
-        return 0;
-    report(b->db, "insert");
-    return -1;
+    return run(b, STMT_INSERT);
 }
 
 /* ---- deciding a write ---- */
@@ -315,55 +332,23 @@ static kapi_store_rc judge(const kapi_store_write *w, const head *h)
     return KAPI_STORE_OK;
 }
 
-/* The object of the head statement's row: the key's latest state. */
-static kapi_obj *head_obj(sqlite3_stmt *s)
+/* The row at revision rev as an object into *out. Returns 0, or -1 when the database
+ * failed or has no such row. */
+static int row_obj(sqlite_backend *b, int64_t rev, kapi_obj **out)
 {
-    kapi_store_row row;
-    column_row(s, &row);
-    return kapi_store__obj_load(&row);
-}
-
-/* The new object a passing write makes at revision rev: the written bytes stamped, or for
- * DELETE the key's last state (the head statement's row) stamped. */
-static kapi_obj *made(sqlite_backend *b, const kapi_store_write *w, const head *h, int64_t rev)
-{
-    if (w->op == KAPI_STORE_DELETE) {
-        kapi_obj *last = head_obj(b->head);
-        kapi_obj *o = kapi_obj_restamp(last, rev);
-        kapi_obj_unref(last);
-        return o;
-    }
-    const char *v = w->value.ptr ? w->value.ptr : "";
-    kapi_str before = {v, w->rv_off}, after = {v + w->rv_off, w->value.len - w->rv_off};
-    int64_t create_rev = w->op == KAPI_STORE_CREATE ? rev : h->create_rev;
-    return kapi_store__obj_new(w->key, rev, create_rev, before, after);
-}
-
-/* Decides t against the log; when it passes, t->obj is what it makes at revision rev.
- * Returns 0, or -1 when the database failed. */
-static int decide(sqlite_backend *b, kapi_store_txn_write *t, int64_t rev)
-{
-    sqlite3_stmt *s = b->head;
-    bind_str(s, 1, t->w->key);
+    sqlite3_stmt *s = b->stmt[STMT_ROW];
+    sqlite3_bind_int64(s, 1, rev);
     int step = sqlite3_step(s);
-    int rc = step == SQLITE_ROW || step == SQLITE_DONE ? 0 : -1;
-    if (rc == 0) {
-        head h = {
-            .live = step == SQLITE_ROW && sqlite3_column_int(s, 2) != KAPI_STORE_DELETE,
-            .rev = step == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0,
-            .create_rev = step == SQLITE_ROW ? sqlite3_column_int64(s, 3) : 0,
-        };
-        t->rc = judge(t->w, &h);
-        if (t->rc == KAPI_STORE_OK)
-            t->obj = made(b, t->w, &h, rev);
-        else if (t->rc == KAPI_STORE_CONFLICT)
-            t->current = head_obj(s);
-    } else {
-        report(b->db, "read head");
+    if (step == SQLITE_ROW) {
+        kapi_store_row row;
+        column_row(s, &row);
+        *out = kapi_store__obj_load(&row);
     }
     sqlite3_reset(s);
-    sqlite3_clear_bindings(s);
-    return rc;
+    if (step == SQLITE_ROW)
+        return 0;
+    report(b->db, "read row");
+    return -1;
 }
 
 /* The row of a passing write, made of its object. */
@@ -379,6 +364,67 @@ static kapi_store_row obj_row(const kapi_store_txn_write *t)
         .rv_off = o->rv_off,
         .obj = t->obj,
     };
+}
+
+/* The bytes a CREATE or UPDATE writes, stamped with revision rev. */
+static kapi_obj *stamped(const kapi_store_write *w, int64_t rev, int64_t create_rev)
+{
+    const char *v = w->value.ptr ? w->value.ptr : "";
+    kapi_str before = {v, w->rv_off}, after = {v + w->rv_off, w->value.len - w->rv_off};
+    return kapi_store__obj_new(w->key, rev, create_rev, before, after);
+}
+
+/* Writes the row of a write that passed, at revision rev: the written bytes stamped, or
+ * for DELETE the key's last state (its row at h->rev) stamped; t->obj gets the object.
+ * Returns 0, or -1 when the database failed. */
+static int write_row(sqlite_backend *b, kapi_store_txn_write *t, const head *h, int64_t rev)
+{
+    const kapi_store_write *w = t->w;
+    if (w->op == KAPI_STORE_DELETE) {
+        kapi_obj *last = NULL;
+        if (row_obj(b, h->rev, &last) != 0)
+            return -1;
+        t->obj = kapi_obj_restamp(last, rev);
+        kapi_obj_unref(last);
+    } else {
+        t->obj = stamped(w, rev, w->op == KAPI_STORE_CREATE ? rev : h->create_rev);
+    }
+    kapi_store_row row = obj_row(t);
+    return insert_row(b, &row);
+}
+
+/* Reads the key's latest row into *h. Returns 0, or -1 when the database failed. */
+static int read_head(sqlite_backend *b, kapi_str key, head *h)
+{
+    sqlite3_stmt *s = b->stmt[STMT_HEAD];
+    bind_str(s, 1, key);
+    int step = sqlite3_step(s);
+    *h = (head){0};
+    if (step == SQLITE_ROW) {
+        h->rev = sqlite3_column_int64(s, 0);
+        h->live = sqlite3_column_int(s, 1) != KAPI_STORE_DELETE;
+        h->create_rev = sqlite3_column_int64(s, 2);
+    }
+    sqlite3_reset(s);
+    if (step == SQLITE_ROW || step == SQLITE_DONE)
+        return 0;
+    report(b->db, "read head");
+    return -1;
+}
+
+/* Decides t against the log (the key's latest row, judged) and, when it passes, writes
+ * its row at revision rev. Returns 0, or -1 when the database failed. */
+static int decide(sqlite_backend *b, kapi_store_txn_write *t, int64_t rev)
+{
+    head h;
+    if (read_head(b, t->w->key, &h) != 0)
+        return -1;
+    t->rc = judge(t->w, &h);
+    if (t->rc == KAPI_STORE_OK)
+        return write_row(b, t, &h, rev);
+    if (t->rc == KAPI_STORE_CONFLICT)
+        return row_obj(b, h.rev, &t->current);
+    return 0;
 }
 
 /* A failed transaction: nothing of it happened, so no write keeps an outcome. */
@@ -400,18 +446,15 @@ static int backend_commit(void *p, kapi_store_txn_write *t, size_t n)
         b->rows_cap = n;
         b->rows = kapi_xrealloc(b->rows, n * sizeof(*b->rows));
     }
-    if (exec(b->db, "BEGIN IMMEDIATE") != 0)
+    if (run(b, STMT_BEGIN) != 0)
         return -1;
     for (size_t i = 0; i < n; i++) {
         if (decide(b, &t[i], b->rev + 1 + (int64_t)nrows) != 0)
             goto fail;
-        if (!t[i].obj)
-            continue;
-        b->rows[nrows] = obj_row(&t[i]);
-        if (insert_row(b, &b->rows[nrows++]) != 0)
-            goto fail;
+        if (t[i].obj)
+            b->rows[nrows++] = obj_row(&t[i]);
     }
-    if (exec(b->db, "COMMIT") != 0)
+    if (run(b, STMT_COMMIT) != 0)
         goto fail;
     b->rev += (int64_t)nrows;
     if (nrows && b->follow)
@@ -419,7 +462,7 @@ static int backend_commit(void *p, kapi_store_txn_write *t, size_t n)
     return 0;
 fail:
     if (!sqlite3_get_autocommit(b->db))
-        exec(b->db, "ROLLBACK");
+        run(b, STMT_ROLLBACK);
     undo(t, n);
     return -1;
 }

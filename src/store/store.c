@@ -75,9 +75,9 @@ struct kapi_store {
 
     pthread_rwlock_t lock;
     kapi_store__index index;
-    _Atomic int64_t rev;
+    _Atomic int64_t rev; /* the last revision applied from the backend's follow stream */
     _Atomic int64_t compacted;
-    atomic_bool failing; /* the backend refused the last batch it was given */
+    atomic_bool failing; /* the backend's last commit failed */
 
     pthread_mutex_t backend_lock;
 
