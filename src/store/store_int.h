@@ -114,17 +114,18 @@ typedef struct kapi_store_txn_write {
     const kapi_store_write *w; /* op, key, expect_rev, the bytes with their rv_off gap */
     kapi_store_rc rc;          /* OUT: OK, EXISTS, NOT_FOUND, CONFLICT or IO */
     /* OUT, on OK: the object as committed, stamped with its revision (for DELETE, the last
-     * state stamped with the deletion's revision); a reference the caller owns. */
+     * state stamped with the deletion's revision); a reference the caller owns, to the
+     * object the follower's row lends. */
     kapi_obj *obj;
     /* OUT, on CONFLICT: the state that refused the write; a reference the caller owns. */
     kapi_obj *current;
 } kapi_store_txn_write;
 
-/* The backend contract. Threads: open, load, follow and close are called by the opening
- * and closing thread with nothing else running; commit, compact and save_mark by one
- * thread at a time (the committer); read_history by any number of threads at once, also
- * while commits run. The backend owns its state; what it hands over through an OUT
- * pointer is the caller's, what it hands to a callback is borrowed for the call. */
+/* The backend contract. Threads: open, load_marks, load, follow and close are called by
+ * the opening and closing thread with nothing else running; commit, compact and save_mark
+ * by one thread at a time (the committer, or a test compacting); read_history by any
+ * number of threads at once, also while commits run. The backend owns its state; what it hands over
+ * through an OUT pointer is the caller's, what it hands to a callback is borrowed for the call. */
 typedef struct kapi_store_backend_ops {
     const char *name;
     /* Opens or creates the durable store at opts->path. */
