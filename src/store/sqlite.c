@@ -66,15 +66,20 @@ static const char SQL_ROW[] =
     "SELECT rev, key, op, create_rev, rv_off, value FROM log WHERE rev = ?1";
 static const char SQL_CHANGES[] =
     "SELECT rev, key, op, create_rev, rv_off, value FROM log WHERE rev > ?1 ORDER BY rev";
+/* A key's latest row: (rev, op, create_rev). A CREATE needs only whether it is live,
+ * which the index answers alone (SQL_LIVE does not open the table). */
 static const char SQL_HEAD[] =
     "SELECT rev, op, create_rev FROM log WHERE key = ?1 ORDER BY rev DESC LIMIT 1";
+static const char SQL_LIVE[] =
+    "SELECT rev, op, 0 FROM log WHERE key = ?1 ORDER BY rev DESC LIMIT 1";
 
 /* The write connection's statements of a commit, prepared once: parsing even BEGIN and
  * COMMIT again for every batch would cost more than deciding its writes. */
-enum { STMT_INSERT, STMT_HEAD, STMT_ROW, STMT_BEGIN, STMT_COMMIT, STMT_ROLLBACK, NSTMT };
+enum { STMT_INSERT, STMT_HEAD, STMT_LIVE, STMT_ROW, STMT_BEGIN, STMT_COMMIT, STMT_ROLLBACK, NSTMT };
 static const char *const STMT_SQL[NSTMT] = {
-    [STMT_INSERT] = SQL_INSERT,       [STMT_HEAD] = SQL_HEAD,   [STMT_ROW] = SQL_ROW,
-    [STMT_BEGIN] = "BEGIN IMMEDIATE", [STMT_COMMIT] = "COMMIT", [STMT_ROLLBACK] = "ROLLBACK",
+    [STMT_INSERT] = SQL_INSERT,   [STMT_HEAD] = SQL_HEAD,           [STMT_LIVE] = SQL_LIVE,
+    [STMT_ROW] = SQL_ROW,         [STMT_BEGIN] = "BEGIN IMMEDIATE", [STMT_COMMIT] = "COMMIT",
+    [STMT_ROLLBACK] = "ROLLBACK",
 };
 static const char SQL_COMPACT_SUPERSEDED[] =
     "DELETE FROM log WHERE rev IN (SELECT o.rev FROM log AS n JOIN log AS o"
@@ -393,11 +398,12 @@ static int write_row(sqlite_backend *b, kapi_store_txn_write *t, const head *h, 
     return insert_row(b, &row);
 }
 
-/* Reads the key's latest row into *h. Returns 0, or -1 when the database failed. */
-static int read_head(sqlite_backend *b, kapi_str key, head *h)
+/* Reads the latest row of w's key into *h (for a CREATE, without its create_rev).
+ * Returns 0, or -1 when the database failed. */
+static int read_head(sqlite_backend *b, const kapi_store_write *w, head *h)
 {
-    sqlite3_stmt *s = b->stmt[STMT_HEAD];
-    bind_str(s, 1, key);
+    sqlite3_stmt *s = b->stmt[w->op == KAPI_STORE_CREATE ? STMT_LIVE : STMT_HEAD];
+    bind_str(s, 1, w->key);
     int step = sqlite3_step(s);
     *h = (head){0};
     if (step == SQLITE_ROW) {
@@ -417,7 +423,7 @@ static int read_head(sqlite_backend *b, kapi_str key, head *h)
 static int decide(sqlite_backend *b, kapi_store_txn_write *t, int64_t rev)
 {
     head h;
-    if (read_head(b, t->w->key, &h) != 0)
+    if (read_head(b, t->w, &h) != 0)
         return -1;
     t->rc = judge(t->w, &h);
     if (t->rc == KAPI_STORE_OK)
