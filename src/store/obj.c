@@ -61,6 +61,8 @@ kapi_obj *kapi_store__obj_new(kapi_str key, int64_t rev, int64_t create_rev, kap
 
 kapi_obj *kapi_store__obj_load(const kapi_store_row *row)
 {
+    if (row->obj)
+        return kapi_obj_ref(row->obj);
     char digits[24];
     kapi_obj *o = obj_alloc(row->key, row->value.len);
     o->rev = row->rev;

@@ -3,13 +3,21 @@
  *
  * One table `log` holds a row per revision: (rev, key, op, create_rev, rv_off, value) with
  * value the stamped JSON bytes (for DELETE, the last state stamped with the deletion's
- * revision). An index on (key, rev, op) serves recovery, compaction and history reads (it
- * covers the search for each key's state at a revision, so the table is read only for the
- * rows returned, not for those merely counted; it also finds a key's row before a
- * revision when the history is recovered at open). Table
- * `meta` records the compacted revision: history older than it is gone. Table `marks`
- * records when (wall clock) the store was at which revision, so that after a restart the
- * history window still ends where it would have.
+ * revision). An index on (key, rev, op) finds a key's latest row when a write is decided,
+ * and serves compaction and history reads (it covers the search for each key's state at a
+ * revision, so the table is read only for the rows returned, not for those merely
+ * counted). Table `meta` records the compacted revision: history older than it is gone.
+ * Table `marks` records when (wall clock) the store was at which revision, so that after a
+ * restart the history window still ends where it would have.
+ *
+ * Compaction to C leaves at most one row per key at or before C, the key's state at C, and
+ * no DELETE row there: the rows at or before C are the state at C (what load streams), and
+ * the rows after it are the changes since (what follow streams).
+ *
+ * Writes are decided here, inside the commit's transaction, against the log itself: a
+ * write reads its key's latest row (the batch's earlier writes included, as the
+ * transaction sees its own rows), and the revision counter is the log's. A commit hands
+ * its rows to the follower after COMMIT, as the objects it made, so the cache shares them.
  *
  * Durability: WAL journal with synchronous=FULL, so a committed transaction has been
  * fsync'd. The committer thread owns the write connection; history reads use a pool of
@@ -41,8 +49,12 @@ static const char SQL_INSERT[] =
     "INSERT INTO log(rev, key, op, create_rev, rv_off, value) VALUES(?1, ?2, ?3, ?4, ?5, ?6)";
 static const char SQL_COMPACTED[] = "SELECT value FROM meta WHERE name = 'compacted'";
 static const char SQL_LAST_REV[] = "SELECT max(rev) FROM log";
-static const char SQL_LOAD[] = "SELECT rev, key, op, create_rev, rv_off, value FROM log"
-                               " WHERE rev IN (SELECT max(rev) FROM log GROUP BY key) AND op != 2";
+/* The state at the compacted revision ?1: each key's last row at or before it, unless a
+ * DELETE (compaction leaves only those rows there; the query does not rely on it). */
+static const char SQL_LOAD[] =
+    "SELECT rev, key, op, create_rev, rv_off, value FROM log AS o WHERE rev <= ?1 AND op != 2"
+    " AND NOT EXISTS (SELECT 1 FROM log AS n WHERE n.key = o.key AND n.rev > o.rev"
+    " AND n.rev <= ?1)";
 /* The row with max(rev) of each group supplies the bare column op (SQLite guarantees it). */
 static const char SQL_HISTORY[] =
     "SELECT max(rev), op FROM log"
@@ -53,10 +65,22 @@ static const char SQL_HISTORY_OPEN[] =
 static const char SQL_ROW[] =
     "SELECT rev, key, op, create_rev, rv_off, value FROM log WHERE rev = ?1";
 static const char SQL_CHANGES[] =
-    "SELECT rev, key, op, create_rev, rv_off FROM log WHERE rev > ?1 ORDER BY rev";
-static const char SQL_BEFORE[] =
-    "SELECT rev, key, op, create_rev, rv_off, value FROM log WHERE key = ?1 AND rev < ?2"
-    " ORDER BY rev DESC LIMIT 1";
+    "SELECT rev, key, op, create_rev, rv_off, value FROM log WHERE rev > ?1 ORDER BY rev";
+/* A key's latest row: (rev, op, create_rev). A CREATE needs only whether it is live,
+ * which the index answers alone (SQL_LIVE does not open the table). */
+static const char SQL_HEAD[] =
+    "SELECT rev, op, create_rev FROM log WHERE key = ?1 ORDER BY rev DESC LIMIT 1";
+static const char SQL_LIVE[] =
+    "SELECT rev, op, 0 FROM log WHERE key = ?1 ORDER BY rev DESC LIMIT 1";
+
+/* The write connection's statements of a commit, prepared once: parsing even BEGIN and
+ * COMMIT again for every batch would cost more than deciding its writes. */
+enum { STMT_INSERT, STMT_HEAD, STMT_LIVE, STMT_ROW, STMT_BEGIN, STMT_COMMIT, STMT_ROLLBACK, NSTMT };
+static const char *const STMT_SQL[NSTMT] = {
+    [STMT_INSERT] = SQL_INSERT,   [STMT_HEAD] = SQL_HEAD,           [STMT_LIVE] = SQL_LIVE,
+    [STMT_ROW] = SQL_ROW,         [STMT_BEGIN] = "BEGIN IMMEDIATE", [STMT_COMMIT] = "COMMIT",
+    [STMT_ROLLBACK] = "ROLLBACK",
+};
 static const char SQL_COMPACT_SUPERSEDED[] =
     "DELETE FROM log WHERE rev IN (SELECT o.rev FROM log AS n JOIN log AS o"
     " ON o.key = n.key AND o.rev < n.rev WHERE n.rev > ?1 AND n.rev <= ?2)";
@@ -75,8 +99,13 @@ typedef struct reader {
 typedef struct sqlite_backend {
     char *path;
     sqlite3 *db; /* the write connection: the committer's */
-    sqlite3_stmt *insert;
+    sqlite3_stmt *stmt[NSTMT];
     int64_t compacted;
+    int64_t rev; /* the last committed revision */
+    kapi_store_follow_fn follow;
+    void *follow_ctx;
+    kapi_store_row *rows; /* a commit's rows, for the follower */
+    size_t rows_cap;
     pthread_mutex_t pool_lock;
     reader *idle;
 } sqlite_backend;
@@ -144,6 +173,7 @@ static kapi_str column_str(sqlite3_stmt *s, int i)
 
 static void column_row(sqlite3_stmt *s, kapi_store_row *row)
 {
+    row->obj = NULL;
     row->rev = sqlite3_column_int64(s, 0);
     row->key = column_str(s, 1);
     row->op = (kapi_store_op)sqlite3_column_int(s, 2);
@@ -176,8 +206,10 @@ static void backend_close(void *p)
         sqlite3_close(r->db);
         free(r);
     }
-    sqlite3_finalize(b->insert);
+    for (int i = 0; i < NSTMT; i++)
+        sqlite3_finalize(b->stmt[i]);
     sqlite3_close(b->db);
+    free(b->rows);
     pthread_mutex_destroy(&b->pool_lock);
     free(b->path);
     free(b);
@@ -191,11 +223,21 @@ static kapi_error *backend_open(void **out, const kapi_store_options *opts)
     pthread_mutex_init(&b->pool_lock, NULL);
     if ((err = db_open(&b->db, b->path, SCHEMA)) != NULL)
         goto done;
-    if (sqlite3_prepare_v3(b->db, SQL_INSERT, -1, SQLITE_PREPARE_PERSISTENT, &b->insert, NULL) !=
-            SQLITE_OK ||
-        query_int(b->db, SQL_COMPACTED, &b->compacted) != 0)
+    for (int i = 0; i < NSTMT && !err; i++) {
+        if (sqlite3_prepare_v3(b->db, STMT_SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &b->stmt[i],
+                               NULL) != SQLITE_OK)
+            err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "store: %s: %s", b->path,
+                                 sqlite3_errmsg(b->db));
+    }
+    if (err)
+        goto done;
+    if (query_int(b->db, SQL_COMPACTED, &b->compacted) != 0 ||
+        query_int(b->db, SQL_LAST_REV, &b->rev) != 0)
         err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "store: %s: %s", b->path,
                              sqlite3_errmsg(b->db));
+    /* Compaction drops DELETE rows: the last revision may be one no row holds now. */
+    if (b->rev < b->compacted)
+        b->rev = b->compacted;
 done:
     if (err) {
         backend_close(b);
@@ -205,133 +247,229 @@ done:
     return err;
 }
 
-static kapi_error *backend_load(void *p, kapi_store_row_fn fn, void *ctx, int64_t *last_rev,
+static kapi_error *backend_load(void *p, kapi_store_row_fn fn, void *ctx, int64_t *base_rev,
                                 int64_t *compacted_rev)
 {
     sqlite_backend *b = p;
     sqlite3_stmt *s = NULL;
-    int64_t last = 0;
     int rc = -1;
-    if (exec(b->db, "BEGIN") != 0)
+    if (sqlite3_prepare_v2(b->db, SQL_LOAD, -1, &s, NULL) != SQLITE_OK)
         goto done;
-    if (sqlite3_prepare_v2(b->db, SQL_LOAD, -1, &s, NULL) != SQLITE_OK || stream(s, fn, ctx) != 0 ||
-        query_int(b->db, SQL_LAST_REV, &last) != 0)
-        goto done;
-    rc = 0;
+    sqlite3_bind_int64(s, 1, b->compacted);
+    rc = stream(s, fn, ctx);
 done:
     sqlite3_finalize(s);
-    exec(b->db, "COMMIT");
     if (rc)
         return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "store: %s: load: %s", b->path,
                               sqlite3_errmsg(b->db));
-    *compacted_rev = b->compacted;
-    *last_rev = last > b->compacted ? last : b->compacted;
+    *base_rev = *compacted_rev = b->compacted;
     return NULL;
 }
 
-/* Streams the rows after `after` in revision order; their bytes are left unread (a
- * recovered change mostly shares the bytes of the object already loaded). */
-static int backend_load_changes(void *p, int64_t after, kapi_store_row_fn fn, void *ctx)
+/* Hands one streamed row to the follower. */
+static int follow_row(void *ctx, const kapi_store_row *row)
+{
+    sqlite_backend *b = ctx;
+    b->follow(b->follow_ctx, row, 1);
+    return 0;
+}
+
+static int backend_follow(void *p, int64_t after, kapi_store_follow_fn fn, void *ctx)
 {
     sqlite_backend *b = p;
     sqlite3_stmt *s = NULL;
-    int step = SQLITE_ERROR;
+    int rc = -1;
+    b->follow = fn;
+    b->follow_ctx = ctx;
     if (sqlite3_prepare_v2(b->db, SQL_CHANGES, -1, &s, NULL) != SQLITE_OK)
         goto done;
     sqlite3_bind_int64(s, 1, after);
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-        kapi_store_row row = {
-            .rev = sqlite3_column_int64(s, 0),
-            .key = column_str(s, 1),
-            .op = (kapi_store_op)sqlite3_column_int(s, 2),
-            .create_rev = sqlite3_column_int64(s, 3),
-            .rv_off = (uint32_t)sqlite3_column_int64(s, 4),
-            .value = {"", 0},
-        };
-        if (fn(ctx, &row) != 0) {
-            step = SQLITE_DONE;
-            break;
-        }
-    }
+    rc = stream(s, follow_row, b);
 done:
-    if (step != SQLITE_DONE)
-        report(b->db, "load changes");
-    sqlite3_finalize(s);
-    return step == SQLITE_DONE ? 0 : -1;
-}
-
-/* Runs a prepared one-row query and hands its row to fn. */
-static int one_row(sqlite_backend *b, sqlite3_stmt *s, kapi_store_row_fn fn, void *ctx)
-{
-    int step = sqlite3_step(s);
-    if (step == SQLITE_ROW) {
-        kapi_store_row row;
-        column_row(s, &row);
-        fn(ctx, &row);
-    } else if (step != SQLITE_DONE) {
-        report(b->db, "read row");
+    if (rc) {
+        report(b->db, "follow");
+        b->follow = NULL;
     }
     sqlite3_finalize(s);
-    return step == SQLITE_ROW ? 0 : -1;
+    return rc;
 }
 
-static int backend_read_rev(void *p, int64_t rev, kapi_store_row_fn fn, void *ctx)
+/* Runs one of the prepared statements that return no row (its parameters bound). */
+static int run(sqlite_backend *b, int i)
 {
-    sqlite_backend *b = p;
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(b->db, SQL_ROW, -1, &s, NULL) != SQLITE_OK) {
-        report(b->db, "read row");
-        return -1;
-    }
-    sqlite3_bind_int64(s, 1, rev);
-    return one_row(b, s, fn, ctx);
-}
-
-static int backend_read_before(void *p, kapi_str key, int64_t rev, kapi_store_row_fn fn, void *ctx)
-{
-    sqlite_backend *b = p;
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(b->db, SQL_BEFORE, -1, &s, NULL) != SQLITE_OK) {
-        report(b->db, "read row");
-        return -1;
-    }
-    bind_str(s, 1, key);
-    sqlite3_bind_int64(s, 2, rev);
-    return one_row(b, s, fn, ctx);
+    int step = sqlite3_step(b->stmt[i]);
+    sqlite3_reset(b->stmt[i]);
+    if (step == SQLITE_DONE)
+        return 0;
+    report(b->db, STMT_SQL[i]);
+    return -1;
 }
 
 static int insert_row(sqlite_backend *b, const kapi_store_row *row)
 {
-    sqlite3_stmt *s = b->insert;
+    sqlite3_stmt *s = b->stmt[STMT_INSERT];
     sqlite3_bind_int64(s, 1, row->rev);
     bind_str(s, 2, row->key);
     sqlite3_bind_int(s, 3, (int)row->op);
     sqlite3_bind_int64(s, 4, row->create_rev);
     sqlite3_bind_int64(s, 5, row->rv_off);
     bind_str(s, 6, row->value);
+    return run(b, STMT_INSERT);
+}
+
+/* ---- deciding a write ---- */
+
+/* A key's latest row, as the commit's transaction sees it. */
+typedef struct head {
+    bool live; /* the key has a row and it is not a DELETE */
+    int64_t rev, create_rev;
+} head;
+
+/* The rule of each op: what the key's state lets through. */
+static kapi_store_rc judge(const kapi_store_write *w, const head *h)
+{
+    if (w->op == KAPI_STORE_CREATE)
+        return h->live ? KAPI_STORE_EXISTS : KAPI_STORE_OK;
+    if (!h->live)
+        return KAPI_STORE_NOT_FOUND;
+    if (w->expect_rev != 0 && w->expect_rev != h->rev)
+        return KAPI_STORE_CONFLICT;
+    return KAPI_STORE_OK;
+}
+
+/* The row at revision rev as an object into *out. Returns 0, or -1 when the database
+ * failed or has no such row. */
+static int row_obj(sqlite_backend *b, int64_t rev, kapi_obj **out)
+{
+    sqlite3_stmt *s = b->stmt[STMT_ROW];
+    sqlite3_bind_int64(s, 1, rev);
     int step = sqlite3_step(s);
+    if (step == SQLITE_ROW) {
+        kapi_store_row row;
+        column_row(s, &row);
+        *out = kapi_store__obj_load(&row);
+    }
     sqlite3_reset(s);
-    sqlite3_clear_bindings(s);
-    if (step == SQLITE_DONE)
+    if (step == SQLITE_ROW)
         return 0;
-    report(b->db, "insert");
+    report(b->db, "read row");
     return -1;
 }
 
-static int backend_append(void *p, const kapi_store_row *rows, size_t n)
+/* The row of a passing write, made of its object. */
+static kapi_store_row obj_row(const kapi_store_txn_write *t)
+{
+    const kapi_obj *o = t->obj;
+    return (kapi_store_row){
+        .rev = o->rev,
+        .create_rev = o->create_rev,
+        .op = t->w->op,
+        .key = kapi_obj_key(o),
+        .value = {o->data, o->len},
+        .rv_off = o->rv_off,
+        .obj = t->obj,
+    };
+}
+
+/* The bytes a CREATE or UPDATE writes, stamped with revision rev. */
+static kapi_obj *stamped(const kapi_store_write *w, int64_t rev, int64_t create_rev)
+{
+    const char *v = w->value.ptr ? w->value.ptr : "";
+    kapi_str before = {v, w->rv_off}, after = {v + w->rv_off, w->value.len - w->rv_off};
+    return kapi_store__obj_new(w->key, rev, create_rev, before, after);
+}
+
+/* Writes the row of a write that passed, at revision rev: the written bytes stamped, or
+ * for DELETE the key's last state (its row at h->rev) stamped; t->obj gets the object.
+ * Returns 0, or -1 when the database failed. */
+static int write_row(sqlite_backend *b, kapi_store_txn_write *t, const head *h, int64_t rev)
+{
+    const kapi_store_write *w = t->w;
+    if (w->op == KAPI_STORE_DELETE) {
+        kapi_obj *last = NULL;
+        if (row_obj(b, h->rev, &last) != 0)
+            return -1;
+        t->obj = kapi_obj_restamp(last, rev);
+        kapi_obj_unref(last);
+    } else {
+        t->obj = stamped(w, rev, w->op == KAPI_STORE_CREATE ? rev : h->create_rev);
+    }
+    kapi_store_row row = obj_row(t);
+    return insert_row(b, &row);
+}
+
+/* Reads the latest row of w's key into *h (for a CREATE, without its create_rev).
+ * Returns 0, or -1 when the database failed. */
+static int read_head(sqlite_backend *b, const kapi_store_write *w, head *h)
+{
+    sqlite3_stmt *s = b->stmt[w->op == KAPI_STORE_CREATE ? STMT_LIVE : STMT_HEAD];
+    bind_str(s, 1, w->key);
+    int step = sqlite3_step(s);
+    *h = (head){0};
+    if (step == SQLITE_ROW) {
+        h->rev = sqlite3_column_int64(s, 0);
+        h->live = sqlite3_column_int(s, 1) != KAPI_STORE_DELETE;
+        h->create_rev = sqlite3_column_int64(s, 2);
+    }
+    sqlite3_reset(s);
+    if (step == SQLITE_ROW || step == SQLITE_DONE)
+        return 0;
+    report(b->db, "read head");
+    return -1;
+}
+
+/* Decides t against the log (the key's latest row, judged) and, when it passes, writes
+ * its row at revision rev. Returns 0, or -1 when the database failed. */
+static int decide(sqlite_backend *b, kapi_store_txn_write *t, int64_t rev)
+{
+    head h;
+    if (read_head(b, t->w, &h) != 0)
+        return -1;
+    t->rc = judge(t->w, &h);
+    if (t->rc == KAPI_STORE_OK)
+        return write_row(b, t, &h, rev);
+    if (t->rc == KAPI_STORE_CONFLICT)
+        return row_obj(b, h.rev, &t->current);
+    return 0;
+}
+
+/* A failed transaction: nothing of it happened, so no write keeps an outcome. */
+static void undo(kapi_store_txn_write *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        kapi_obj_unref(t[i].obj);
+        kapi_obj_unref(t[i].current);
+        t[i].obj = t[i].current = NULL;
+        t[i].rc = KAPI_STORE_IO;
+    }
+}
+
+static int backend_commit(void *p, kapi_store_txn_write *t, size_t n)
 {
     sqlite_backend *b = p;
-    if (exec(b->db, "BEGIN IMMEDIATE") != 0)
+    size_t nrows = 0;
+    if (n > b->rows_cap) {
+        b->rows_cap = n;
+        b->rows = kapi_xrealloc(b->rows, n * sizeof(*b->rows));
+    }
+    if (run(b, STMT_BEGIN) != 0)
         return -1;
     for (size_t i = 0; i < n; i++) {
-        if (insert_row(b, &rows[i]) != 0)
+        if (decide(b, &t[i], b->rev + 1 + (int64_t)nrows) != 0)
             goto fail;
+        if (t[i].obj)
+            b->rows[nrows++] = obj_row(&t[i]);
     }
-    if (exec(b->db, "COMMIT") == 0)
-        return 0;
+    if (run(b, STMT_COMMIT) != 0)
+        goto fail;
+    b->rev += (int64_t)nrows;
+    if (nrows && b->follow)
+        b->follow(b->follow_ctx, b->rows, nrows);
+    return 0;
 fail:
     if (!sqlite3_get_autocommit(b->db))
-        exec(b->db, "ROLLBACK");
+        run(b, STMT_ROLLBACK);
+    undo(t, n);
     return -1;
 }
 
@@ -529,10 +667,8 @@ const kapi_store_backend_ops kapi_store__sqlite_ops = {
     .name = "sqlite",
     .open = backend_open,
     .load = backend_load,
-    .load_changes = backend_load_changes,
-    .read_rev = backend_read_rev,
-    .read_before = backend_read_before,
-    .append = backend_append,
+    .commit = backend_commit,
+    .follow = backend_follow,
     .read_history = backend_read_history,
     .compact = backend_compact,
     .save_mark = backend_save_mark,

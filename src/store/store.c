@@ -1,17 +1,25 @@
 /*
- * store: the generic part of the MVCC store — revisions, group commit, the history window —
- * over a backend (store_int.h). See store.h for the contract.
+ * store: the cache over a backend (store_int.h) — the index of the latest state, the watch
+ * hub, group commit, the history window. See store.h for the contract.
+ *
+ * The cache decides nothing about a write. It is fed by the backend's follow stream: at
+ * open, load gives a state and its revision and follow replays every change after it (the
+ * history window goes back into the hub); afterwards follow hands over each commit's
+ * changes. apply_rows applies them in revision order, each once (a row at or below the
+ * cache's revision is skipped), to the index and the revision under the write lock, then
+ * publishes them to the watch hub and the observer.
  *
  * Group commit: kapi_store_commit queues its write and sleeps. One committer thread takes
- * everything queued as a batch, checks each write in order against the latest state (the
- * index, overlaid with the batch's earlier writes), gives the writes that pass consecutive
- * revisions, appends them to the backend in one transaction and only then applies them to
- * the index, tells the observer and wakes the writers. One fsync serves the whole batch.
+ * everything queued as a batch and hands it to the backend's commit, which decides each
+ * write, gives those that pass their revisions, makes them durable in one transaction (one
+ * fsync for the batch) and, before it returns, hands their rows to the follower; then the
+ * committer gives each writer the backend's outcome and wakes it.
  *
  * Locks: `lock` (rwlock) guards the index and `rev` together; readers hold it briefly to
- * take references. Only the committer changes the index, so it reads it without the lock.
- * `qlock` guards the queue and the writers' wake-ups; `backend_lock` serialises the
- * backend's write side (appends and compactions).
+ * take references. Only the follower changes the index (the opening thread while load and
+ * follow catch up, then the committer), so it reads it without the lock. `qlock` guards
+ * the queue and the writers' wake-ups; `backend_lock` serialises the backend's write side
+ * (commits, compactions, marks).
  *
  * History window: the committer notes (time, revision) marks; once a mark is older than
  * the window, the history up to its revision is compacted. A mark at a new revision is
@@ -44,9 +52,13 @@ typedef struct pending {
     pthread_cond_t cond;
     bool done;
     kapi_store_rc rc;
-    kapi_obj *prev; /* the state before (a reference), NULL when absent */
-    kapi_obj *obj;  /* the new state (a reference); for DELETE the stamped last state */
 } pending;
+
+/* A change applied to the index, to be published: references the follower owns. */
+typedef struct applied {
+    kapi_store_event_type type;
+    kapi_obj *obj, *prev;
+} applied;
 
 /* At time `ns` (monotonic) the store was at revision `rev`. */
 typedef struct mark {
@@ -63,9 +75,9 @@ struct kapi_store {
 
     pthread_rwlock_t lock;
     kapi_store__index index;
-    _Atomic int64_t rev;
+    _Atomic int64_t rev; /* the last revision applied from the backend's follow stream */
     _Atomic int64_t compacted;
-    atomic_bool failing; /* the backend refused the last batch it was given */
+    atomic_bool failing; /* the backend's last commit failed */
 
     pthread_mutex_t backend_lock;
 
@@ -86,166 +98,107 @@ struct kapi_store {
     int64_t mark_interval_ns;
     int64_t compact_target; /* what has left the window: compacted step by step */
     pending **batch;
-    kapi_store_row *rows;
+    kapi_store_txn_write *txn;
+
+    /* The follower's own: the changes of one follow call. */
+    applied *applied;
+    size_t applied_cap;
 
     _Atomic int64_t nwrites;
     _Atomic int64_t ntransactions;
 };
 
-/* ---- checking a batch ---- */
+/* ---- following the backend ---- */
 
-static kapi_store_rc check_rc(pending *p, const kapi_obj *cur)
+/* Applies one change to the index; lock held. */
+static applied apply_row(kapi_store *st, const kapi_store_row *row)
 {
-    kapi_store_write *w = p->w;
-    if (w->op == KAPI_STORE_CREATE)
-        return cur ? KAPI_STORE_EXISTS : KAPI_STORE_OK;
-    if (!cur)
-        return KAPI_STORE_NOT_FOUND;
-    if (w->expect_rev != 0 && w->expect_rev != cur->rev)
-        return KAPI_STORE_CONFLICT;
-    return KAPI_STORE_OK;
-}
-
-/* The state of key as the i-th write of the batch sees it: the batch's last earlier write
- * to that key, else the index. Borrowed. */
-static kapi_obj *batch_lookup(kapi_store *st, size_t i, kapi_str key)
-{
-    while (i-- > 0) {
-        pending *q = st->batch[i];
-        if (q->rc == KAPI_STORE_OK && kapi_str_eq(q->w->key, key))
-            return q->w->op == KAPI_STORE_DELETE ? NULL : q->obj;
-    }
-    return kapi_store__index_get(&st->index, key);
-}
-
-static kapi_obj *stamp(const kapi_store_write *w, const kapi_obj *cur, int64_t rev)
-{
-    if (w->op == KAPI_STORE_DELETE) {
-        kapi_str head = {cur->data, cur->rv_off};
-        size_t tail_off = (size_t)cur->rv_off + cur->rv_len;
-        kapi_str tail = {cur->data + tail_off, cur->len - tail_off};
-        return kapi_store__obj_new(w->key, rev, cur->create_rev, head, tail);
-    }
-    assert(w->rv_off <= w->value.len);
-    const char *v = w->value.ptr ? w->value.ptr : "";
-    kapi_str head = {v, w->rv_off};
-    kapi_str tail = {v + w->rv_off, w->value.len - w->rv_off};
-    int64_t create_rev = w->op == KAPI_STORE_CREATE ? rev : cur->create_rev;
-    return kapi_store__obj_new(w->key, rev, create_rev, head, tail);
-}
-
-/* Checks the i-th write; when it passes, gives it revision *next and its row. */
-static bool check_write(kapi_store *st, size_t i, int64_t *next, kapi_store_row *row)
-{
-    pending *p = st->batch[i];
-    kapi_store_write *w = p->w;
-    kapi_obj *cur = batch_lookup(st, i, w->key);
-    p->rc = check_rc(p, cur);
-    if (p->rc == KAPI_STORE_CONFLICT)
-        w->current = kapi_obj_ref(cur);
-    if (p->rc != KAPI_STORE_OK)
-        return false;
-    p->prev = cur ? kapi_obj_ref(cur) : NULL;
-    p->obj = stamp(w, cur, (*next)++);
-    *row = (kapi_store_row){
-        .rev = p->obj->rev,
-        .create_rev = p->obj->create_rev,
-        .op = w->op,
-        .key = w->key,
-        .value = {p->obj->data, p->obj->len},
-        .rv_off = p->obj->rv_off,
+    kapi_obj *prev = kapi_store__index_get(&st->index, row->key);
+    applied a = {
+        .type = row->op == KAPI_STORE_DELETE ? KAPI_STORE_EVENT_DELETE : KAPI_STORE_EVENT_PUT,
+        .obj = kapi_store__obj_load(row),
+        .prev = prev ? kapi_obj_ref(prev) : NULL,
     };
-    return true;
+    if (row->op == KAPI_STORE_DELETE)
+        kapi_store__index_remove(&st->index, row->key);
+    else
+        kapi_store__index_put(&st->index, kapi_obj_ref(a.obj));
+    return a;
 }
 
-/* ---- applying a batch ---- */
-
-static void apply_batch(kapi_store *st, size_t n, int64_t last)
-{
-    pthread_rwlock_wrlock(&st->lock);
-    for (size_t i = 0; i < n; i++) {
-        pending *p = st->batch[i];
-        if (p->rc != KAPI_STORE_OK)
-            continue;
-        if (p->w->op == KAPI_STORE_DELETE)
-            kapi_store__index_remove(&st->index, p->w->key);
-        else
-            kapi_store__index_put(&st->index, kapi_obj_ref(p->obj));
-    }
-    atomic_store(&st->rev, last);
-    pthread_rwlock_unlock(&st->lock);
-}
-
-static void notify(kapi_store *st, size_t n)
+/* Wakes those waiting for a revision, then hands the applied changes to the watch hub and
+ * the observer, in revision order, and drops the follower's references. */
+static void publish(kapi_store *st, size_t n)
 {
     pthread_mutex_lock(&st->rev_lock);
     pthread_cond_broadcast(&st->rev_cond);
     pthread_mutex_unlock(&st->rev_lock);
     for (size_t i = 0; i < n; i++) {
-        pending *p = st->batch[i];
-        if (p->rc != KAPI_STORE_OK)
-            continue;
-        kapi_store_event ev = {
-            .type = p->w->op == KAPI_STORE_DELETE ? KAPI_STORE_EVENT_DELETE : KAPI_STORE_EVENT_PUT,
-            .rev = p->obj->rev,
-            .obj = p->obj,
-            .prev = p->prev,
-        };
+        applied *a = &st->applied[i];
+        kapi_store_event ev = {.type = a->type, .rev = a->obj->rev, .obj = a->obj, .prev = a->prev};
         kapi_store__hub_publish(&st->hub, &ev);
         if (st->observer)
             st->observer(st->observer_ctx, &ev);
+        kapi_obj_unref(a->obj);
+        kapi_obj_unref(a->prev);
     }
 }
 
-/* The backend failed: nothing of the batch happened. */
-static void fail_batch(kapi_store *st, size_t n)
+/* The follower (kapi_store_follow_fn): rows in revision order; one already applied (at or
+ * below the cache's revision) is skipped, so that each change is applied once. */
+static void apply_rows(void *ctx, const kapi_store_row *rows, size_t n)
 {
+    kapi_store *st = ctx;
+    size_t k = 0;
+    if (n > st->applied_cap) {
+        st->applied_cap = n;
+        st->applied = kapi_xrealloc(st->applied, n * sizeof(*st->applied));
+    }
+    pthread_rwlock_wrlock(&st->lock);
+    int64_t rev = atomic_load(&st->rev);
     for (size_t i = 0; i < n; i++) {
-        pending *p = st->batch[i];
-        p->rc = KAPI_STORE_IO;
-        kapi_obj_unref(p->obj);
-        kapi_obj_unref(p->w->current);
-        p->obj = p->w->current = NULL;
+        if (rows[i].rev <= rev)
+            continue;
+        st->applied[k++] = apply_row(st, &rows[i]);
+        rev = rows[i].rev;
     }
+    atomic_store(&st->rev, rev);
+    pthread_rwlock_unlock(&st->lock);
+    publish(st, k);
 }
 
-/* Hands the results over and wakes the writers; a pending is not touched after. */
-static void deliver(kapi_store *st, size_t n)
+/* ---- committing a batch ---- */
+
+/* Hands the backend's outcomes over and wakes the writers; a pending is not touched after.
+ * failed: the backend's transaction failed, so every write did. */
+static void deliver(kapi_store *st, size_t n, bool failed)
 {
+    int64_t ok = 0;
     pthread_mutex_lock(&st->qlock);
     for (size_t i = 0; i < n; i++) {
         pending *p = st->batch[i];
-        p->w->result = p->obj;
-        kapi_obj_unref(p->prev);
+        const kapi_store_txn_write *t = &st->txn[i];
+        p->rc = failed ? KAPI_STORE_IO : t->rc;
+        p->w->result = t->obj;
+        p->w->current = t->current;
+        ok += p->rc == KAPI_STORE_OK;
         p->done = true;
         pthread_cond_signal(&p->cond);
     }
     pthread_mutex_unlock(&st->qlock);
+    atomic_fetch_add(&st->nwrites, ok);
 }
 
 static void run_batch(kapi_store *st, size_t n)
 {
-    int64_t next = atomic_load(&st->rev) + 1;
-    size_t nrows = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (check_write(st, i, &next, &st->rows[nrows]))
-            nrows++;
-    }
-    if (nrows) {
-        pthread_mutex_lock(&st->backend_lock);
-        int rc = st->ops->append(st->backend, st->rows, nrows);
-        pthread_mutex_unlock(&st->backend_lock);
-        atomic_fetch_add(&st->ntransactions, 1);
-        atomic_store(&st->failing, rc != 0);
-        if (rc != 0) {
-            fail_batch(st, n);
-        } else {
-            apply_batch(st, n, next - 1);
-            notify(st, n);
-            atomic_fetch_add(&st->nwrites, (int64_t)nrows);
-        }
-    }
-    deliver(st, n);
+    for (size_t i = 0; i < n; i++)
+        st->txn[i] = (kapi_store_txn_write){.w = st->batch[i]->w};
+    pthread_mutex_lock(&st->backend_lock);
+    int rc = st->ops->commit(st->backend, st->txn, n);
+    pthread_mutex_unlock(&st->backend_lock);
+    atomic_fetch_add(&st->ntransactions, 1);
+    atomic_store(&st->failing, rc != 0);
+    deliver(st, n, rc != 0);
 }
 
 /* ---- the history window ---- */
@@ -311,19 +264,15 @@ static void recover_mark(void *ctx, int64_t rev, int64_t unix_ns)
 
 /* Brings back the saved marks and compacts what has left the window since they were
  * saved, before the history is loaded into memory. */
-static kapi_error *recover_marks(kapi_store *st, int64_t *compacted)
+static kapi_error *recover_marks(kapi_store *st)
 {
     recovered_marks m = {st, kapi_time_mono_ns(), kapi_time_now_ns(), 0};
     if (st->ops->load_marks(st->backend, recover_mark, &m) != 0)
         return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "store: cannot read the history marks");
-    if (m.expired > *compacted) {
-        if (st->ops->compact(st->backend, m.expired) != 0)
-            return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
-                                  "store: cannot compact the history to revision %lld",
-                                  (long long)m.expired);
-        *compacted = m.expired;
-    }
-    st->compact_target = *compacted;
+    if (m.expired > 0 && st->ops->compact(st->backend, m.expired) != 0)
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
+                              "store: cannot compact the history to revision %lld",
+                              (long long)m.expired);
     return NULL;
 }
 
@@ -399,95 +348,26 @@ static int load_row(void *ctx, const kapi_store_row *row)
     return 0;
 }
 
-/* ---- recovering the history ----
- *
- * The log holds every change after the compacted revision; at open they go back into the
- * watch hub, in revision order, each with its previous state, as the committer would have
- * published them. A change whose bytes are the key's latest state shares the object the
- * index has loaded (a restart with a full window costs references, not copies); other
- * bytes are read by revision. `last` maps each key changed again later in the window to its
- * state as the replay goes, so that a change's previous state is the replay's own object
- * (a key's latest state is never anyone's previous state, so it stays out of the map);
- * only the first change of a key in the window reads its previous state (from before the
- * window) from the log. */
-
-typedef struct replay {
-    kapi_store *st;
-    kapi_store__index last; /* key -> its state at the change being replayed */
-    kapi_obj *found;        /* what read_rev / read_before handed over */
-} replay;
-
-static int take_row(void *ctx, const kapi_store_row *row)
+/* Fills the cache: the backend's state at its base revision, then every change after it
+ * through follow, which stays the cache's feed afterwards. The changes replayed go into the
+ * watch hub with their previous states, as they did when they were committed, so that the
+ * history window outlives a restart; the observer sees only the changes after the open. */
+static kapi_error *fill_cache(kapi_store *st, const kapi_store_options *opts)
 {
-    replay *r = ctx;
-    r->found = kapi_store__obj_load(row);
-    return 0;
-}
-
-/* The object a change made: the index's when it is the key's latest state (*latest). */
-static kapi_obj *change_obj(replay *r, const kapi_store_row *row, bool *latest)
-{
-    kapi_obj *cur = kapi_store__index_get(&r->st->index, row->key);
-    *latest = cur && cur->rev == row->rev;
-    if (*latest)
-        return kapi_obj_ref(cur);
-    r->found = NULL;
-    r->st->ops->read_rev(r->st->backend, row->rev, take_row, r);
-    return r->found;
-}
-
-/* The state before a change: NULL for a create. */
-static kapi_obj *change_prev(replay *r, const kapi_store_row *row)
-{
-    if (row->op == KAPI_STORE_CREATE)
-        return NULL;
-    kapi_obj *p = kapi_store__index_get(&r->last, row->key);
-    if (p)
-        return kapi_obj_ref(p);
-    r->found = NULL;
-    r->st->ops->read_before(r->st->backend, row->key, row->rev, take_row, r);
-    return r->found;
-}
-
-static int replay_row(void *ctx, const kapi_store_row *row)
-{
-    replay *r = ctx;
-    bool latest;
-    kapi_obj *obj = change_obj(r, row, &latest), *prev = change_prev(r, row);
-    if (!obj || (row->op != KAPI_STORE_CREATE && !prev)) {
-        kapi_obj_unref(obj);
-        kapi_obj_unref(prev);
-        return -1;
-    }
-    kapi_store_event ev = {
-        .type = row->op == KAPI_STORE_DELETE ? KAPI_STORE_EVENT_DELETE : KAPI_STORE_EVENT_PUT,
-        .rev = row->rev,
-        .obj = obj,
-        .prev = prev,
-    };
-    kapi_store__hub_publish(&r->st->hub, &ev);
-    if (row->op == KAPI_STORE_DELETE || latest)
-        kapi_store__index_remove(&r->last, row->key);
-    else
-        kapi_store__index_put(&r->last, kapi_obj_ref(obj));
-    kapi_obj_unref(obj);
-    kapi_obj_unref(prev);
-    return 0;
-}
-
-/* Puts the changes after the compacted revision back into the hub. */
-static kapi_error *load_history(kapi_store *st, int64_t compacted, int64_t last)
-{
-    replay r = {.st = st};
-    kapi_store__index_init(&r.last);
-    st->hub.floor = st->hub.published = compacted;
-    int rc = st->ops->load_changes(st->backend, compacted, replay_row, &r);
-    kapi_store__index_dispose(&r.last);
-    if (rc != 0)
+    int64_t base = 0, compacted = 0;
+    kapi_error *err = st->ops->load(st->backend, load_row, st, &base, &compacted);
+    if (err)
+        return err;
+    atomic_store(&st->rev, base);
+    atomic_store(&st->compacted, compacted);
+    st->compact_target = compacted;
+    st->hub.floor = st->hub.published = base;
+    if (st->ops->follow(st->backend, base, apply_rows, st) != 0)
         return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
                               "store: cannot recover the history after revision %lld",
-                              (long long)compacted);
-    st->hub.published = last;
+                              (long long)base);
+    st->observer = opts->observer;
+    st->observer_ctx = opts->observer_ctx;
     return NULL;
 }
 
@@ -504,7 +384,8 @@ static void store_free_parts(kapi_store *st)
     pthread_mutex_destroy(&st->qlock);
     pthread_cond_destroy(&st->qcond);
     free(st->batch);
-    free(st->rows);
+    free(st->txn);
+    free(st->applied);
     free(st);
 }
 
@@ -513,8 +394,6 @@ static kapi_store *store_alloc(const kapi_store_options *opts, const kapi_store_
     kapi_store *st = kapi_xcalloc(1, sizeof(*st));
     int64_t seconds = opts->history_seconds > 0 ? opts->history_seconds : DEFAULT_HISTORY_SECONDS;
     st->ops = ops;
-    st->observer = opts->observer;
-    st->observer_ctx = opts->observer_ctx;
     st->history_ns = seconds * 1000000000LL;
     st->mark_interval_ns = st->history_ns / 32;
     if (st->mark_interval_ns < MIN_MARK_INTERVAL_NS)
@@ -529,7 +408,7 @@ static kapi_store *store_alloc(const kapi_store_options *opts, const kapi_store_
     st->qtail = &st->qhead;
     kapi_store__index_init(&st->index);
     st->batch = kapi_xmalloc(MAX_BATCH * sizeof(*st->batch));
-    st->rows = kapi_xmalloc(MAX_BATCH * sizeof(*st->rows));
+    st->txn = kapi_xmalloc(MAX_BATCH * sizeof(*st->txn));
     return st;
 }
 
@@ -538,16 +417,11 @@ kapi_error *kapi_store__open_with(kapi_store **out, const kapi_store_options *op
 {
     kapi_error *err = NULL;
     kapi_store *st = store_alloc(opts, ops);
-    int64_t last = 0, compacted = 0;
     if ((err = ops->open(&st->backend, opts)) != NULL)
         goto done;
-    if ((err = ops->load(st->backend, load_row, st, &last, &compacted)) != NULL)
+    if ((err = recover_marks(st)) != NULL)
         goto done;
-    atomic_store(&st->rev, last);
-    if ((err = recover_marks(st, &compacted)) != NULL)
-        goto done;
-    atomic_store(&st->compacted, compacted);
-    if ((err = load_history(st, compacted, last)) != NULL)
+    if ((err = fill_cache(st, opts)) != NULL)
         goto done;
     add_mark(st, kapi_time_mono_ns());
     if (pthread_create(&st->committer, NULL, committer_main, st) != 0)

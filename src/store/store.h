@@ -1,5 +1,7 @@
 /*
- * store: the MVCC object store (DESIGN.md, "Storage contract").
+ * store: the MVCC object store (DESIGN.md, "Storage contract"): an in-memory cache (the
+ * latest state, the watch hub, the history window) over a durable backend (SQLite) that
+ * decides every write.
  *
  * Keys are "/<group>/<resource>/<namespace>/<name>" (no namespace part for cluster-scoped
  * resources; the core group is the empty string, so core keys start with "//"). A key is
@@ -9,17 +11,21 @@
  * the objects' canonical JSON bytes, held in memory as immutable, refcounted kapi_obj and
  * served without re-encoding (invariant 2).
  *
- * Revisions (invariant 3): one global counter; every committed write takes the next value.
- * The bytes of a stored object contain its own revision as the decimal digits of
- * metadata.resourceVersion at [rv_off, rv_off + rv_len): a writer hands the store the
- * bytes with an empty gap at rv_off, and the store fills in the revision it assigns.
+ * Revisions (invariant 3): one global counter, the backend's; every committed write takes
+ * the next value. The bytes of a stored object contain its own revision as the decimal
+ * digits of metadata.resourceVersion at [rv_off, rv_off + rv_len): a writer hands the
+ * store the bytes with an empty gap at rv_off, and the backend fills in the revision it
+ * assigns. Whether a write may happen (the key absent for a create, present and at
+ * expect_rev for an update or delete) is decided by the backend when it commits.
  *
  * Durable before visible (invariant 4): kapi_store_commit returns, and readers and the
- * observer see a write, only after it is durable in the backend. Concurrent writers are
- * batched into one backend transaction (group commit).
+ * observer see a write, only after it is durable in the backend; the store's reads are
+ * served from the cache, which applies the backend's committed changes in revision order.
+ * Concurrent writers are batched into one backend transaction (group commit).
  *
  * Threads: every function may be called from any thread. The store owns its state behind
- * its own lock; the observer runs on the committing thread, in revision order.
+ * its own lock; the observer runs on the thread that applies the backend's changes (for
+ * SQLite, the committer), in revision order, before the writers of those changes wake.
  */
 #ifndef KAPI_STORE_H
 #define KAPI_STORE_H
@@ -104,8 +110,9 @@ typedef struct kapi_store_event {
     const kapi_obj *prev; /* the state before this change, or NULL on create */
 } kapi_store_event;
 
-/* Runs on the committer, before the batch's writers wake: it must be quick, and must not
- * call kapi_store_commit (that would wait for itself); reads are fine. */
+/* Runs on the committer, before the batch's writers wake, for each change committed after
+ * the open: it must be quick, and must not call kapi_store_commit (that would wait for
+ * itself); reads are fine. */
 typedef void (*kapi_store_observer)(void *ctx, const kapi_store_event *ev);
 
 typedef struct kapi_store_options {
@@ -117,9 +124,10 @@ typedef struct kapi_store_options {
 
 typedef struct kapi_store kapi_store;
 
-/* Opens (creating if needed) and recovers the store: the latest state of every key is
- * loaded into memory, the changes of the history window go back into the watch hub, and
- * the revision counter continues from the last committed write. */
+/* Opens (creating if needed) and recovers the store: the state at the start of the
+ * history window is loaded into memory and every change after it is applied again, so the
+ * changes of the window go back into the watch hub and the revision continues from the
+ * last committed write. */
 kapi_error *kapi_store_open(kapi_store **out, const kapi_store_options *opts);
 /* Waits for writes in flight, then closes. */
 void kapi_store_free(kapi_store *st);

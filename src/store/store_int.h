@@ -5,9 +5,10 @@
  * - The index (index.c): key -> latest kapi_obj, in byte order, an AVL tree whose nodes
  *   count their subtrees so that "how many keys remain under this prefix" is O(log n).
  *   The index does no locking; store.c guards it with its rwlock.
- * - The backend plug-in point (kapi_store_backend_ops): the durable log of revisions.
- *   The generic part (index, group commit, revision checks, history window) lives in
- *   store.c; a backend only stores and reads rows. sqlite.c is the embedded backend.
+ * - The backend plug-in point (kapi_store_backend_ops): commit(batch) and follow(from).
+ *   The backend decides each write and gives it its revision; the cache in store.c (the
+ *   index, group commit, the watch hub, the history window) applies the changes follow()
+ *   delivers and nothing else. sqlite.c is the embedded backend.
  */
 #ifndef KAPI_STORE_INT_H
 #define KAPI_STORE_INT_H
@@ -22,7 +23,8 @@
  * of rev + tail; the digits land at rv_off == head.len. */
 kapi_obj *kapi_store__obj_new(kapi_str key, int64_t rev, int64_t create_rev, kapi_str head,
                               kapi_str tail);
-/* An object made from a row of the log (its bytes are stamped already). */
+/* An object made from a row of a backend (its bytes are stamped already): the row's own
+ * object, referenced, when it carries one; else a copy. */
 typedef struct kapi_store_row kapi_store_row;
 kapi_obj *kapi_store__obj_load(const kapi_store_row *row);
 
@@ -74,46 +76,80 @@ kapi_store_rc kapi_store__hub_watch(kapi_store__hub *h, kapi_str prefix, int64_t
 void kapi_store__hub_progress(kapi_store__hub *h, kapi_store_watch *w);
 void kapi_store__hub_unwatch(kapi_store__hub *h, kapi_store_watch *w);
 
-/* ---- backends ---- */
+/* ---- backends ----
+ *
+ * A backend is the durable truth; the cache (store.c: the index, the watch hub, the
+ * revision, the history window) is a copy of it fed only by what the backend says was
+ * committed. The backend decides every write (create-if-absent, compare-and-swap on the
+ * object's revision, delete with a precondition) against its own state and gives it its
+ * revision; the cache never assigns a revision or judges a conflict. */
 
-/* One row of the revision log. DELETE rows carry the last state stamped with the
- * deletion revision, so that a watch can replay them. */
+/* One committed change, or one key's state in a load. DELETE rows carry the last state
+ * stamped with the deletion revision, so that a watch can send it. */
 struct kapi_store_row {
     int64_t rev;
     int64_t create_rev;
     kapi_store_op op;
     kapi_str key;
-    kapi_str value; /* the stamped bytes */
+    kapi_str value; /* the stamped bytes: rev's digits at rv_off */
     uint32_t rv_off;
+    /* When not NULL, the object already made of this row (borrowed for the call): the
+     * cache takes a reference instead of copying the bytes. */
+    kapi_obj *obj;
 };
 
 /* A consumer of streamed rows; the slices are valid for the call only. Returns 0 to go on. */
 typedef int (*kapi_store_row_fn)(void *ctx, const kapi_store_row *row);
 
-/* The backend contract. A backend is used by one committer thread for writes (open, the
- * loads and reads of recovery, append, compact, close are never called concurrently) and by any
- * number of threads for read_history at the same time as writes. */
+/* The follower of a backend: rows[0..n) are committed changes in revision order, valid
+ * for the call only. The rows of one call are applied together (a reader sees all of
+ * them or none). */
+typedef void (*kapi_store_follow_fn)(void *ctx, const kapi_store_row *rows, size_t n);
+
 /* A saved (revision, wall-clock time) mark, for load_marks. */
 typedef void (*kapi_store_mark_fn)(void *ctx, int64_t rev, int64_t unix_ns);
 
+/* One write of a backend commit: what to write, and what became of it. */
+typedef struct kapi_store_txn_write {
+    const kapi_store_write *w; /* op, key, expect_rev, the bytes with their rv_off gap */
+    kapi_store_rc rc;          /* OUT: OK, EXISTS, NOT_FOUND, CONFLICT or IO */
+    /* OUT, on OK: the object as committed, stamped with its revision (for DELETE, the last
+     * state stamped with the deletion's revision); a reference the caller owns, to the
+     * object the follower's row lends. */
+    kapi_obj *obj;
+    /* OUT, on CONFLICT: the state that refused the write; a reference the caller owns. */
+    kapi_obj *current;
+} kapi_store_txn_write;
+
+/* The backend contract. Threads: open, load_marks, load, follow and close are called by
+ * the opening and closing thread with nothing else running; commit, compact and save_mark
+ * by one thread at a time (the committer, or a test compacting); read_history by any
+ * number of threads at once, also while commits run. The backend owns its state; what it hands over
+ * through an OUT pointer is the caller's, what it hands to a callback is borrowed for the call. */
 typedef struct kapi_store_backend_ops {
     const char *name;
     /* Opens or creates the durable store at opts->path. */
     kapi_error *(*open)(void **out, const kapi_store_options *opts);
-    /* Recovery: streams the latest row of every live key (any order) and reports the
-     * last committed revision and the compacted revision. */
-    kapi_error *(*load)(void *b, kapi_store_row_fn fn, void *ctx, int64_t *last_rev,
+    /* A consistent state to start the cache from: streams each key live at revision
+     * *base_rev (any order) and reports that revision and the compacted revision (reads
+     * of older revisions are gone). follow(*base_rev) continues from there. */
+    kapi_error *(*load)(void *b, kapi_store_row_fn fn, void *ctx, int64_t *base_rev,
                         int64_t *compacted_rev);
-    /* Recovery of the history: streams every row after revision `after`, in revision
-     * order, without its bytes (value is empty; read_rev reads them). Returns 0 or -1. */
-    int (*load_changes)(void *b, int64_t after, kapi_store_row_fn fn, void *ctx);
-    /* Hands fn the row at revision rev whole. Returns 0, or -1 when there is none. */
-    int (*read_rev)(void *b, int64_t rev, kapi_store_row_fn fn, void *ctx);
-    /* Hands fn the last row of key before revision rev. Returns 0, or -1 when none. */
-    int (*read_before)(void *b, kapi_str key, int64_t rev, kapi_store_row_fn fn, void *ctx);
-    /* Writes rows (consecutive revisions) durably in one transaction: all or none.
-     * Returns 0, or -1 when nothing was written. */
-    int (*append)(void *b, const kapi_store_row *rows, size_t n);
+    /* Commits writes[0..n) in one durable transaction: all of them that pass, or none.
+     * Each write is decided in order against the backend's own state, the batch's earlier
+     * writes included: CREATE fails with EXISTS when the key is live; UPDATE and DELETE
+     * with NOT_FOUND when it is not, and with CONFLICT when expect_rev is not 0 and not
+     * the key's revision. The writes that pass take consecutive revisions after the last
+     * committed one, in batch order. Before commit returns 0, the transaction is durable
+     * and its rows have been handed to the follower. Returns -1 when the transaction
+     * failed: nothing of it happened, no revision was used and no OUT member is set. */
+    int (*commit)(void *b, kapi_store_txn_write *writes, size_t n);
+    /* Makes fn the follower: it gets every change committed after revision `after`, in
+     * revision order, each once: first those committed already (on the calling thread,
+     * before follow returns), then each commit's (on the committing thread, once durable,
+     * all of one transaction in one call). Returns 0, or -1 when the changes after
+     * `after` cannot be read (nothing is followed then). */
+    int (*follow)(void *b, int64_t after, kapi_store_follow_fn fn, void *ctx);
     /* A list at a past revision (q->rev): streams, in key order, the state at q->rev of
      * the live keys under q->prefix after q->start_after (empty: from the start), at most
      * q->limit rows (0: no limit), and counts the live keys after them into *remaining.
@@ -121,15 +157,15 @@ typedef struct kapi_store_backend_ops {
      * revision, or KAPI_STORE_IO. */
     kapi_store_rc (*read_history)(void *b, const kapi_store_list_opts *q, kapi_store_row_fn fn,
                                   void *ctx, size_t *remaining);
-    /* Drops every row at or before rev that a later row at or before rev supersedes, and
-     * every DELETE row at or before rev; records rev as the compacted revision, so that the
-     * state at any revision >= rev stays readable. Returns 0 or -1. */
+    /* Forgets the history at or before rev: the state at any revision >= rev stays
+     * readable, older ones are gone; records rev as the compacted revision (a rev at or
+     * below it is a no-op). Returns 0 or -1. */
     int (*compact)(void *b, int64_t rev);
     /* Records durably that the store was at revision rev at wall-clock time unix_ns, so
      * that the history window is measured from the real time of each change across
      * restarts; compact drops the marks at or before its revision. Returns 0 or -1. */
     int (*save_mark)(void *b, int64_t rev, int64_t unix_ns);
-    /* Recovery: streams the saved marks in revision order. Returns 0 or -1. */
+    /* Streams the saved marks in revision order. Returns 0 or -1. */
     int (*load_marks)(void *b, kapi_store_mark_fn fn, void *ctx);
     void (*close)(void *b);
 } kapi_store_backend_ops;
@@ -140,7 +176,7 @@ extern const kapi_store_backend_ops kapi_store__sqlite_ops;
 
 typedef struct kapi_store_stats {
     int64_t writes;       /* writes committed (KAPI_STORE_OK) */
-    int64_t transactions; /* backend append transactions */
+    int64_t transactions; /* backend commits */
     int64_t compacted;    /* the compacted revision */
 } kapi_store_stats;
 

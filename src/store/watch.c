@@ -1,7 +1,8 @@
 /*
  * watch: the watch hub (store.h, "watches").
  *
- * The committer publishes every committed change here, after it is durable and applied.
+ * The store's follower (store.c) publishes every committed change here, after it is
+ * durable and applied to the index.
  * The hub keeps the changes of the history window in a ring (oldest first), each with
  * references to the new and the previous state, and passes each change to the watches
  * whose prefix it falls under. A watch that starts from a past revision first gets the

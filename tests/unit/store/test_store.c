@@ -817,15 +817,15 @@ TEST(store_batch_sees_itself)
     kapi_store_free(st);
 }
 
-/* A backend that fails appends on demand: the plug-in point in use. */
+/* A backend that fails commits on demand: the plug-in point in use. */
 static kapi_store_backend_ops failing_ops;
 static atomic_int fail_appends;
 
-static int failing_append(void *b, const kapi_store_row *rows, size_t n)
+static int failing_commit(void *b, kapi_store_txn_write *writes, size_t n)
 {
     if (atomic_load(&fail_appends))
         return -1;
-    return kapi_store__sqlite_ops.append(b, rows, n);
+    return kapi_store__sqlite_ops.commit(b, writes, n);
 }
 
 static void hold_then_fail(void *ctx, const kapi_store_event *ev)
@@ -837,7 +837,7 @@ static void hold_then_fail(void *ctx, const kapi_store_event *ev)
 TEST(store_backend_failure)
 {
     failing_ops = kapi_store__sqlite_ops;
-    failing_ops.append = failing_append;
+    failing_ops.commit = failing_commit;
     gate g = {0};
     kapi_store *st = open_store_with(hold_then_fail, &g, &failing_ops);
     queued q[4];
@@ -867,6 +867,47 @@ TEST(store_backend_failure)
     st = open_store();
     check_get(st, "/f/b", "1", 2);
     check_get(st, "/gate", "g", 1);
+    kapi_store_free(st);
+}
+
+/* A backend whose follow stream hands every call's rows twice (as a stream resumed after a
+ * break may): the cache applies each change once. */
+static kapi_store_backend_ops twice_ops;
+static kapi_store_follow_fn twice_fn;
+
+static void follow_twice(void *ctx, const kapi_store_row *rows, size_t n)
+{
+    twice_fn(ctx, rows, n);
+    twice_fn(ctx, rows, n);
+}
+
+static int twice_follow(void *b, int64_t after, kapi_store_follow_fn fn, void *ctx)
+{
+    twice_fn = fn;
+    return kapi_store__sqlite_ops.follow(b, after, follow_twice, ctx);
+}
+
+TEST(store_follow_applies_once)
+{
+    twice_ops = kapi_store__sqlite_ops;
+    twice_ops.follow = twice_follow;
+    seen s = {.in_order = true};
+    kapi_buf_init(&s.log);
+    kapi_store *st = open_store_with(observe, &s, &twice_ops);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/o/a", "1", 0, NULL), KAPI_STORE_OK);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_UPDATE, "/o/a", "2", 0, NULL), KAPI_STORE_OK);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_DELETE, "/o/a", NULL, 0, NULL), KAPI_STORE_OK);
+    CHECK_OWNED_STR(watch_str(st, KAPI_STR("/o/"), 0), "PUT 1@1;PUT 2@2;DEL 2@3;");
+    kapi_store_free(st);
+    CHECK(s.in_order);
+    CHECK_STR_EQ(s.log.ptr, "PUT /o/a@1 prev=0;PUT /o/a@2 prev=1;DEL /o/a@3 prev=2;");
+    kapi_buf_dispose(&s.log);
+
+    st = open_store_with(NULL, NULL, &twice_ops); /* the replay at open, twice too */
+    CHECK_INT_EQ(kapi_store_revision(st), 3);
+    CHECK_OWNED_STR(watch_str(st, KAPI_STR("/o/"), 0), "PUT 1@1;PUT 2@2;DEL 2@3;");
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/o/a", "3", 0, NULL), KAPI_STORE_OK);
+    CHECK_OWNED_STR(watch_str(st, KAPI_STR("/o/"), 2), "DEL 2@3;PUT 3@4;");
     kapi_store_free(st);
 }
 
