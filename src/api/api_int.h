@@ -13,7 +13,7 @@
 #include "patch/patch.h"
 
 typedef struct kapi_openapi kapi_openapi;
-typedef struct kapi_watch_hub kapi_watch_hub;
+typedef struct kapi_watch_reaper kapi_watch_reaper;
 typedef struct kapi_watch kapi_watch;
 typedef struct kapi_filter kapi_filter;
 typedef struct kapi_list_form kapi_list_form;
@@ -23,8 +23,8 @@ struct kapi_api {
     const kapi_registry *registry;
     const kapi_auth *auth;
     const char *server_address;
-    kapi_openapi *openapi;   /* the documents, built from the registry at start */
-    kapi_watch_hub *watches; /* the open watches and their reaper */
+    kapi_openapi *openapi;      /* the documents, built from the registry at start */
+    kapi_watch_reaper *watches; /* the open watches and their reaper */
     atomic_bool shutting_down;
     unsigned request_timeout_ms; /* --request-timeout */
 };
@@ -92,7 +92,7 @@ typedef struct kapi_req {
     size_t nquery;
     kapi_reqinfo info;
     kapi_user user;
-    const kapi_type *type;    /* held until the request is answered */
+    const kapi_type *type;    /* a reference until the request is answered */
     kapi_media media;         /* of the answer (negotiate.c) */
     kapi_format error_format; /* of an error answer: kube negotiates it without as= */
     /* Warning headers of the answer: the text of each, in the arena. */
@@ -289,8 +289,8 @@ void kapi_api__serve_deletecollection(kapi_req *r);
 /* watch.c */
 void kapi_api__serve_watch(kapi_req *r);
 /* The watch reaper of api (started with the api, stopped with it). */
-kapi_watch_hub *kapi_api__watch_hub_new(kapi_api *api);
-void kapi_api__watch_hub_free(kapi_api *api);
+kapi_watch_reaper *kapi_api__watch_reaper_new(kapi_api *api);
+void kapi_api__watch_reaper_free(kapi_api *api);
 /* Wakes the reaper: a watch has ended. */
 void kapi_api__watch_wake(kapi_api *api);
 /* Writes an ERROR event with err's Status to a watch stream. */
@@ -308,7 +308,7 @@ void kapi_api__serve_group(kapi_req *r, const char *group);
 void kapi_api__serve_resource_list(kapi_req *r, const char *group, const char *version);
 
 /* custom.c: custom resource types, from the CRDs in the store (the registry's cache). */
-/* The type serving the request's group/version/resource from an Established CRD, held
+/* The type serving the request's group/version/resource from an Established CRD, a reference
  * (NULL when no CRD serves it); creates while the CRD terminates are a 405. */
 kapi_error *kapi_api__custom_type(kapi_req *r, const kapi_type **out);
 

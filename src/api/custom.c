@@ -2,7 +2,7 @@
  * api/custom: the api's use of the custom resource types the registry builds from the
  * CRDs in the store (registry.h, "the custom type cache"): the type a request for a
  * resource no built-in type serves names, once its CRD is Established, and the 405 a
- * create gets while the CRD is terminating. A request holds its type until it is
+ * create gets while the CRD is terminating. A request keeps a reference to its type until it is
  * answered, a watch until it ends, so a CRD update never frees a type in use.
  */
 #include <stdlib.h>
@@ -35,11 +35,11 @@ kapi_error *kapi_api__custom_type(kapi_req *r, const kapi_type **out)
     }
     kapi_obj_unref(o);
     if (t && !state.served) { /* built for the controllers */
-        kapi_type_release(t);
+        kapi_type_unref(t);
         t = NULL;
     }
     if (t && state.terminating && strcmp(in->verb, "create") == 0) {
-        kapi_type_release(t);
+        kapi_type_unref(t);
         t = NULL;
         err = kapi_error_new(KAPI_STATUS_METHOD_NOT_ALLOWED,
                              "create not allowed while custom resource definition is "

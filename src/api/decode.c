@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "codec/go.h"
 #include "codec/yaml.h"
 #include "schema/field.h"
 
@@ -232,7 +233,7 @@ static kapi_error *patch_invalid(const json_t *doc, const json_t *smp, const cha
     kapi_buf b;
     kapi_buf_init(&b);
     if (smp)
-        kapi_json_put_go_fmt(&b, smp, 'v');
+        kapi_go_put_fmt(&b, smp, 'v');
     else
         kapi_json_encode(&b, doc);
     kapi_error *inv = kapi_error_new(KAPI_STATUS_INVALID, "%s", "");

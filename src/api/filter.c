@@ -23,10 +23,10 @@ typedef struct name_req {
 } name_req;
 
 struct kapi_filter {
-    const kapi_type *type;       /* the type whose keys it reads (the request's hold) */
-    kapi_label_selector *labels; /* NULL: no label requirement */
-    kapi_field_selector *fields; /* NULL: no other field requirement; stored paths */
-    name_req *names;             /* the metadata.name requirements */
+    const kapi_type *type; /* the type whose keys it reads (the request's reference) */
+    kapi_labelsel *labels; /* NULL: no label requirement */
+    kapi_fieldsel *fields; /* NULL: no other field requirement; stored paths */
+    name_req *names;       /* the metadata.name requirements */
     size_t nnames;
     bool needs_parse;
 };
@@ -35,8 +35,8 @@ void kapi_api__filter_free(kapi_filter *f)
 {
     if (!f)
         return;
-    kapi_label_selector_free(f->labels);
-    kapi_field_selector_free(f->fields);
+    kapi_labelsel_free(f->labels);
+    kapi_fieldsel_free(f->fields);
     for (size_t i = 0; i < f->nnames; i++)
         free(f->names[i].value);
     free(f->names);
@@ -55,7 +55,7 @@ static void add_name(kapi_filter *f, kapi_str name, bool eq)
 /* Moves the metadata.name terms of the field selector to f->names. */
 static void take_names(kapi_filter *f)
 {
-    kapi_field_selector *fs = f->fields;
+    kapi_fieldsel *fs = f->fields;
     size_t kept = 0;
     for (size_t i = 0; i < fs->n; i++) {
         kapi_field_req *q = &fs->reqs[i];
@@ -76,11 +76,11 @@ kapi_error *kapi_api__filter_new(kapi_req *r, kapi_str name, kapi_filter **out)
     kapi_filter *f = kapi_xcalloc(1, sizeof(*f));
     *out = NULL;
     f->type = r->type;
-    if ((err = kapi_label_selector_parse(&f->labels, kapi_api__query(r, "labelSelector"))) ||
-        (err = kapi_field_selector_parse(&f->fields, kapi_api__query(r, "fieldSelector"))))
+    if ((err = kapi_labelsel_parse(&f->labels, kapi_api__query(r, "labelSelector"))) ||
+        (err = kapi_fieldsel_parse(&f->fields, kapi_api__query(r, "fieldSelector"))))
         goto fail;
-    if (f->labels && kapi_label_selector_empty(f->labels)) {
-        kapi_label_selector_free(f->labels);
+    if (f->labels && kapi_labelsel_empty(f->labels)) {
+        kapi_labelsel_free(f->labels);
         f->labels = NULL;
     }
     if (f->fields && (err = kapi_type_field_selector(r->type, f->fields)) != NULL)
@@ -88,7 +88,7 @@ kapi_error *kapi_api__filter_new(kapi_req *r, kapi_str name, kapi_filter **out)
     if (f->fields)
         take_names(f);
     if (f->fields && f->fields->n == 0) {
-        kapi_field_selector_free(f->fields);
+        kapi_fieldsel_free(f->fields);
         f->fields = NULL;
     }
     for (size_t i = 0; f->fields && i < f->fields->n; i++)
@@ -129,7 +129,7 @@ static const char *field_value(void *ctx, const char *path)
     field_src *s = ctx;
     if (strcmp(path, "metadata.namespace") == 0)
         return s->ns;
-    return kapi_field_selector_value(s->obj, path, s->scratch);
+    return kapi_fieldsel_value(s->obj, path, s->scratch);
 }
 
 static bool names_match(const kapi_filter *f, const kapi_obj *o)
@@ -153,9 +153,9 @@ bool kapi_api__filter_match(const kapi_filter *f, const kapi_obj *o)
     split_key(f, &s);
     if (f->needs_parse)
         s.obj = obj = kapi_json_parse(o->data, o->len, NULL);
-    bool ok = (!f->labels ||
-               kapi_label_selector_matches(f->labels, kapi_json_path(obj, "metadata.labels"))) &&
-              (!f->fields || kapi_field_selector_matches(f->fields, field_value, &s));
+    bool ok =
+        (!f->labels || kapi_labelsel_matches(f->labels, kapi_json_path(obj, "metadata.labels"))) &&
+        (!f->fields || kapi_fieldsel_matches(f->fields, field_value, &s));
     json_decref(obj);
     return ok;
 }

@@ -36,7 +36,7 @@ kapi_api *kapi_api_new(const kapi_api_config *cfg)
     api->server_address = kapi_xstrdup("");
     api->openapi = kapi_api__openapi_new(cfg->registry);
     atomic_init(&api->shutting_down, false);
-    kapi_api__watch_hub_new(api);
+    kapi_api__watch_reaper_new(api);
     return api;
 }
 
@@ -44,7 +44,7 @@ void kapi_api_free(kapi_api *api)
 {
     if (!api)
         return;
-    kapi_api__watch_hub_free(api);
+    kapi_api__watch_reaper_free(api);
     free((void *)api->server_address);
     kapi_api__openapi_free(api->openapi);
     free(api);
@@ -221,7 +221,7 @@ void kapi_api_handle(kapi_http_request *http, void *ctx)
     } else {
         serve_authenticated(r);
     }
-    kapi_type_release(r->type);
+    kapi_type_unref(r->type);
     kapi_arena arena_copy = r->arena;
     kapi_arena_dispose(&arena_copy);
 }

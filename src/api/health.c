@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "codec/go.h"
 
 /* A health check: NULL when healthy, else why not (for the single-check answer). */
 typedef const char *(*check_fn)(kapi_api *api);
@@ -81,7 +82,7 @@ static void unknown_excludes(const kapi_req *r, const bool *used, kapi_buf *out)
             continue;
         kapi_buf_puts(out, i == 0 ? "warn: some health checks cannot be excluded: no matches for "
                                   : ",");
-        kapi_json_quote_go(out, names[i], strlen(names[i]));
+        kapi_go_quote(out, names[i], strlen(names[i]));
     }
     if (n)
         kapi_buf_puts(out, "\n");

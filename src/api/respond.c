@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "codec/go.h"
 #include "codec/yaml.h"
 
 void kapi_api__warn(kapi_req *r, const char *fmt, ...)
@@ -27,7 +28,7 @@ void kapi_api__warn(kapi_req *r, const char *fmt, ...)
     va_end(ap);
     kapi_buf_init(&b);
     kapi_buf_puts(&b, "299 - ");
-    kapi_json_quote_go(&b, text.ptr, text.len); /* Go's strconv.Quote, as kube-apiserver */
+    kapi_go_quote(&b, text.ptr, text.len); /* Go's strconv.Quote, as kube-apiserver */
     r->warnings[r->nwarnings++] = kapi_arena_strdup(&r->arena, b.ptr);
     kapi_buf_dispose(&text);
     kapi_buf_dispose(&b);

@@ -6,13 +6,14 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "codec/go.h"
 #include "schema/field.h"
 
 const char *kapi_api__quote(kapi_arena *a, kapi_str s)
 {
     kapi_buf b;
     kapi_buf_init(&b);
-    kapi_json_quote_go(&b, s.ptr ? s.ptr : "", s.len);
+    kapi_go_quote(&b, s.ptr ? s.ptr : "", s.len);
     const char *q = kapi_arena_strndup(a, b.ptr, b.len);
     kapi_buf_dispose(&b);
     return q;

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "codec/go.h"
 #include "codec/yaml.h"
 
 static const char *const include_values[] = {"", "Metadata", "Object", "None"};
@@ -48,7 +49,7 @@ static kapi_error *include_object(kapi_req *r, const char **out)
             return NULL;
     kapi_buf b;
     kapi_buf_init(&b);
-    kapi_json_quote_go(&b, *out, strlen(*out));
+    kapi_go_quote(&b, *out, strlen(*out));
     kapi_error *err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
                                      "Unable to convert to Table as requested: includeObject: "
                                      "Invalid value: %s: must be 'Metadata', 'Object', 'None', "

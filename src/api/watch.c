@@ -83,14 +83,14 @@ typedef struct view_event {
  * previous state restamped. */
 typedef struct view_cache {
     pthread_mutex_t mu;
-    const kapi_type *type; /* held */
+    const kapi_type *type; /* a reference */
     kapi_watch_type wt;
     int64_t rev;
     char *key;
     view_event *ev;
 } view_cache;
 
-struct kapi_watch_hub {
+struct kapi_watch_reaper {
     pthread_mutex_t mu;
     pthread_cond_t cond;
     kapi_watch *watches;
@@ -118,7 +118,7 @@ static void view_event_unref(void *p)
 static void view_cache_dispose(view_cache *vc)
 {
     if (vc->type)
-        kapi_type_release(vc->type);
+        kapi_type_unref(vc->type);
     if (vc->ev)
         view_event_unref(vc->ev);
     free(vc->key);
@@ -153,10 +153,10 @@ static view_event *shared_view_event(kapi_watch *w, kapi_watch_type type, const 
         if (vc->ev)
             view_event_unref(vc->ev);
         if (vc->type)
-            kapi_type_release(vc->type);
+            kapi_type_unref(vc->type);
         free(vc->key);
         vc->ev = convert_event(w->type, type, o);
-        vc->type = kapi_type_hold(w->type);
+        vc->type = kapi_type_ref(w->type);
         vc->wt = type;
         vc->rev = o->rev;
         vc->key = kapi_xstrdup(o->key);
@@ -263,7 +263,7 @@ static void on_client_gone(void *ctx)
 
 void kapi_api__watch_wake(kapi_api *api)
 {
-    kapi_watch_hub *h = api->watches;
+    kapi_watch_reaper *h = api->watches;
     pthread_mutex_lock(&h->mu);
     pthread_cond_signal(&h->cond);
     pthread_mutex_unlock(&h->mu);
@@ -281,7 +281,7 @@ static void finish(kapi_watch *w, bool timed_out)
     else
         kapi_http_stream_end(w->stream);
     kapi_api__filter_free(w->filter);
-    kapi_type_release(w->type);
+    kapi_type_unref(w->type);
     free(w);
 }
 
@@ -306,7 +306,7 @@ static bool stays_full(kapi_watch *w, int64_t now)
 
 /* One pass over the watches: takes out those that end (into *ended) and sends the
  * bookmarks that are due. Lock held. */
-static void sweep_locked(kapi_watch_hub *h, kapi_api *api, int64_t now, kapi_watch **ended)
+static void sweep_locked(kapi_watch_reaper *h, kapi_api *api, int64_t now, kapi_watch **ended)
 {
     kapi_watch **pp = &h->watches;
     while (*pp) {
@@ -345,7 +345,7 @@ static void return_memory(int64_t now, int64_t *last)
 static void *reaper_main(void *arg)
 {
     kapi_api *api = arg;
-    kapi_watch_hub *h = api->watches;
+    kapi_watch_reaper *h = api->watches;
     int64_t last_trim = 0;
     pthread_mutex_lock(&h->mu);
     for (;;) {
@@ -374,9 +374,9 @@ static void *reaper_main(void *arg)
     }
 }
 
-kapi_watch_hub *kapi_api__watch_hub_new(kapi_api *api)
+kapi_watch_reaper *kapi_api__watch_reaper_new(kapi_api *api)
 {
-    kapi_watch_hub *h = kapi_xcalloc(1, sizeof(*h));
+    kapi_watch_reaper *h = kapi_xcalloc(1, sizeof(*h));
     pthread_mutex_init(&h->mu, NULL);
     pthread_mutex_init(&h->views.mu, NULL);
     pthread_cond_init(&h->cond, NULL);
@@ -388,9 +388,9 @@ kapi_watch_hub *kapi_api__watch_hub_new(kapi_api *api)
     return h;
 }
 
-void kapi_api__watch_hub_free(kapi_api *api)
+void kapi_api__watch_reaper_free(kapi_api *api)
 {
-    kapi_watch_hub *h = api->watches;
+    kapi_watch_reaper *h = api->watches;
     pthread_mutex_lock(&h->mu);
     h->stopping = true;
     pthread_cond_signal(&h->cond);
@@ -461,7 +461,7 @@ void kapi_api__serve_watch(kapi_req *r)
     }
     kapi_watch *w = kapi_xcalloc(1, sizeof(*w));
     w->api = r->api;
-    w->type = kapi_type_hold(r->type);
+    w->type = kapi_type_ref(r->type);
     w->filter = f;
     w->bookmarks = o.bookmarks;
     w->limit = WATCH_QUEUE_LIMIT;
@@ -484,7 +484,7 @@ void kapi_api__serve_watch(kapi_req *r)
     }
     if (!ok)
         atomic_store(&w->done, true);
-    kapi_watch_hub *h = r->api->watches;
+    kapi_watch_reaper *h = r->api->watches;
     pthread_mutex_lock(&h->mu);
     w->next = h->watches;
     h->watches = w;

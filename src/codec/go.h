@@ -8,8 +8,7 @@
  * A JSON value stands for the Go value encoding/json decodes it into without a type:
  * integers int64, other numbers float64, objects map[string]interface {}, arrays
  * []interface {}, null nil. The printers append to a kapi_buf and keep no reference.
- * (Go's %q is kapi_json_quote_go and fmt's %v and %s of a decoded patch are
- * kapi_json_put_go_fmt, in codec/json.h.)
+ * Go's %q is kapi_go_quote; fmt's %v and %s of a decoded patch are kapi_go_put_fmt.
  */
 #ifndef KAPI_CODEC_GO_H
 #define KAPI_CODEC_GO_H
@@ -49,5 +48,16 @@ const char *kapi_go_type_name(const json_t *v);
 /* The kind encoding/json names in an UnmarshalTypeError ("cannot unmarshal <kind> into
  * Go value of type T"): object, array, string, number, bool or null (also for NULL). */
 const char *kapi_go_json_kind(const json_t *v);
+
+/* Appends s (n bytes) quoted as Go's strconv.Quote does: the %q of kube-apiserver's
+ * messages (`unknown field "spec.x"`). Bytes that are not UTF-8 come out as \xNN. */
+void kapi_go_quote(kapi_buf *b, const char *s, size_t n);
+
+/* Appends v as Go's fmt prints the value encoding/json decodes it into, as kube-apiserver's
+ * messages print a decoded patch: with verb 'v', map[a:1 b:[x y]] (keys sorted), <nil>,
+ * strings bare, floats in %v's shortest form; with verb 's', the same except that a number
+ * or a boolean is %!s(int64=1), %!s(float64=1.5) or %!s(bool=true) and a top-level null is
+ * %!s(<nil>). Integers print as int64 (kube-apiserver decodes patches keeping integers). */
+void kapi_go_put_fmt(kapi_buf *b, const json_t *v, char verb);
 
 #endif

@@ -1,6 +1,7 @@
 /* codec/gofmt: Go's printing of decoded JSON values (go.h, json.h): fmt's %v and %s, as
  * messages quote a patch or one of its maps; field.Error's value and %#v, as validation
  * messages show a custom resource's values; encoding/json's Marshal and kind names. */
+#include "codec/go.h"
 #include "codec/json.h"
 
 #include "codec/codec_int.h"
@@ -110,7 +111,7 @@ static void put_value(kapi_buf *b, const json_t *v, char verb, bool nested)
     }
 }
 
-void kapi_json_put_go_fmt(kapi_buf *b, const json_t *v, char verb)
+void kapi_go_put_fmt(kapi_buf *b, const json_t *v, char verb)
 {
     put_value(b, v, verb, false);
 }
@@ -127,7 +128,7 @@ void kapi_go_sharp_v(kapi_buf *b, const json_t *v)
         for (size_t i = 0; i < n; i++) {
             if (i)
                 kapi_buf_puts(b, ", ");
-            kapi_json_quote_go(b, keys[i], strlen(keys[i]));
+            kapi_go_quote(b, keys[i], strlen(keys[i]));
             kapi_buf_putc(b, ':');
             kapi_go_sharp_v(b, json_object_get(v, keys[i]));
         }
@@ -161,7 +162,7 @@ void kapi_go_value(kapi_buf *b, const json_t *v)
         kapi_go_sharp_v(b, v);
         break;
     case JSON_STRING:
-        kapi_json_quote_go(b, json_string_value(v), json_string_length(v));
+        kapi_go_quote(b, json_string_value(v), json_string_length(v));
         break;
     case JSON_INTEGER:
         kapi_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));

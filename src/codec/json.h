@@ -43,17 +43,6 @@ const char *kapi_json_path_str(const json_t *v, const char *path);
 /* The object at key in obj, created (empty) if absent or not an object; borrowed. */
 json_t *kapi_json_object_ensure(json_t *obj, const char *key);
 
-/* Appends s (n bytes) quoted as Go's strconv.Quote does: the %q of kube-apiserver's
- * messages (`unknown field "spec.x"`). Bytes that are not UTF-8 come out as \xNN. */
-void kapi_json_quote_go(kapi_buf *b, const char *s, size_t n);
-
-/* Appends v as Go's fmt prints the value encoding/json decodes it into, as kube-apiserver's
- * messages print a decoded patch: with verb 'v', map[a:1 b:[x y]] (keys sorted), <nil>,
- * strings bare, floats in %v's shortest form; with verb 's', the same except that a number
- * or a boolean is %!s(int64=1), %!s(float64=1.5) or %!s(bool=true) and a top-level null is
- * %!s(<nil>). Integers print as int64 (kube-apiserver decodes patches keeping integers). */
-void kapi_json_put_go_fmt(kapi_buf *b, const json_t *v, char verb);
-
 /* One repeated key, in kube-apiserver's words. */
 typedef struct kapi_dup {
     char *message; /* `duplicate field "spec.schedule"`, `line 7: key "a" already set in map` */

@@ -5,6 +5,7 @@
  * unescaped), with their hashes; an object's keys are dropped when it closes. Small objects
  * are searched linearly, objects past LINEAR_MAX keys get a hash index. Nothing is
  * allocated per key; the path of a repeat is only written out when one is found. */
+#include "codec/go.h"
 #include "codec/json.h"
 
 #include <stdint.h>
@@ -47,7 +48,7 @@ typedef struct scan {
     size_t *offsets;
 } scan;
 
-void kapi_json_quote_go(kapi_buf *b, const char *s, size_t n)
+void kapi_go_quote(kapi_buf *b, const char *s, size_t n)
 {
     kapi_codec__quote(b, s, n);
 }

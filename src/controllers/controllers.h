@@ -51,7 +51,7 @@ kapi_api *kapi_controllers__api(const kapi_controller *c);
 /* A string member of obj at path by length (a name may hold a NUL); empty when none. */
 kapi_str kapi_controllers__str(const json_t *obj, const char *path);
 /* The type the custom resources of crd (as read, at its resourceVersion) are stored as,
- * held (kapi_type_release): the registry's custom type cache. */
+ * a reference (kapi_type_unref): the registry's custom type cache. */
 kapi_error *kapi_controllers__storage_type(kapi_api *api, const json_t *crd, const kapi_type **out);
 /* True once the controller is being stopped: a pass gives up. */
 bool kapi_controllers__stopping(kapi_controller *c);

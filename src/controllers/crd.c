@@ -65,7 +65,7 @@ static bool delete_instances(kapi_controller *c, const json_t *crd)
             kapi_controllers__str(item, "metadata.name"), &background, NULL, NULL));
     }
     json_decref(items);
-    kapi_type_release(t);
+    kapi_type_unref(t);
     return empty;
 }
 

@@ -89,7 +89,7 @@ static bool empty_custom(kapi_controller *c, kapi_str ns)
         err = kapi_controllers__storage_type(api, crd, &t);
         if (t)
             empty &= empty_type(c, t, ns);
-        kapi_type_release(t);
+        kapi_type_unref(t);
         kapi_error_free(err);
     }
     json_decref(crds);

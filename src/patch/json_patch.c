@@ -8,6 +8,7 @@
  * negative from the end), the last token unescaped (~1 is "/", ~0 is "~") and handed to
  * the container the walk ended on.
  */
+#include "codec/go.h"
 #include "patch/patch_int.h"
 
 #include <inttypes.h>
@@ -66,7 +67,7 @@ static bool go_atoi(int64_t *out, const char *s, kapi_buf *why)
         return true;
     }
     kapi_buf_puts(why, "strconv.Atoi: parsing ");
-    kapi_json_quote_go(why, s, strlen(s));
+    kapi_go_quote(why, s, strlen(s));
     kapi_buf_puts(why, digits ? ": value out of range" : ": invalid syntax");
     return false;
 }

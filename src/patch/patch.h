@@ -21,7 +21,7 @@
  *      cannot decode as a 422 naming "patch": ` "" is invalid: patch: Invalid value:
  *      "<the result as JSON>": <decode error>`; and, for fieldValidation=Strict, unknown
  *      fields of a strategic merge patch as `patch: Invalid value: "<the patch as Go %v,
- *      kapi_json_put_go_fmt>": strict decoding error: unknown field "spec.x"`.
+ *      kapi_go_put_fmt>": strict decoding error: unknown field "spec.x"`.
  *
  * The handler also answers what is not here: 415 for another Content-Type, and 415 for a
  * strategic merge patch of a custom resource ("the body of the request was in an unknown

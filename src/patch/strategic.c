@@ -9,6 +9,7 @@
  * (patch.h). Where Go iterates a map (in random order) kapi takes the patch's members in
  * document order.
  */
+#include "codec/go.h"
 #include "patch/patch_int.h"
 
 #include <stdlib.h>
@@ -25,7 +26,7 @@ kapi_error *kapi_patch__no_merge_key(const json_t *m, const char *key)
 {
     kapi_buf b;
     kapi_buf_init(&b);
-    kapi_json_put_go_fmt(&b, m, 'v');
+    kapi_go_put_fmt(&b, m, 'v');
     kapi_error *err = kapi_error_new(KAPI_STATUS_UNKNOWN,
                                      "map: %s does not contain declared merge key: %s", b.ptr, key);
     kapi_buf_dispose(&b);
@@ -45,9 +46,9 @@ kapi_error *kapi_patch__bad_patch_type(const json_t *directive, const json_t *m)
     kapi_buf b;
     kapi_buf_init(&b);
     kapi_buf_puts(&b, "unknown patch type: ");
-    kapi_json_put_go_fmt(&b, directive, 's');
+    kapi_go_put_fmt(&b, directive, 's');
     kapi_buf_puts(&b, " in map: ");
-    kapi_json_put_go_fmt(&b, m, 'v');
+    kapi_go_put_fmt(&b, m, 'v');
     kapi_error *err = kapi_error_new(KAPI_STATUS_UNKNOWN, "%s", b.ptr);
     kapi_buf_dispose(&b);
     return err;

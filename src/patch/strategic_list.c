@@ -10,6 +10,7 @@
  * capacity a list it reads later as the server's order is rewritten; that depends on how
  * the object was decoded and is not modelled (the suite's skips name the cases).
  */
+#include "codec/go.h"
 #include "patch/patch_int.h"
 
 #include <stdlib.h>
@@ -84,9 +85,9 @@ static bool is_delete(const json_t *item)
 static void put_lists(kapi_buf *b, const json_t *a, const json_t *c)
 {
     kapi_buf_putc(b, '[');
-    kapi_json_put_go_fmt(b, a, 'v');
+    kapi_go_put_fmt(b, a, 'v');
     kapi_buf_putc(b, ' ');
-    kapi_json_put_go_fmt(b, c, 'v');
+    kapi_go_put_fmt(b, c, 'v');
     kapi_buf_putc(b, ']');
 }
 
@@ -504,9 +505,9 @@ static kapi_error *order_mismatch(const json_t *patch_list, const json_t *order)
     kapi_buf b;
     kapi_buf_init(&b);
     kapi_buf_puts(&b, "The order in patch list:\n");
-    kapi_json_put_go_fmt(&b, patch_list, 'v');
+    kapi_go_put_fmt(&b, patch_list, 'v');
     kapi_buf_puts(&b, "\n doesn't match " ORDER_PREFIX " list:\n");
-    kapi_json_put_go_fmt(&b, order, 'v');
+    kapi_go_put_fmt(&b, order, 'v');
     kapi_buf_putc(&b, '\n');
     kapi_error *err = kapi_error_new(KAPI_STATUS_UNKNOWN, "%s", b.ptr);
     kapi_buf_dispose(&b);

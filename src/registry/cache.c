@@ -44,7 +44,7 @@ static void entry_free(void *p)
     cache_entry *e = p;
     free(e->name);
     free(e->version);
-    kapi_type_release(e->type);
+    kapi_type_unref(e->type);
     free(e);
 }
 
@@ -93,7 +93,7 @@ const kapi_type *kapi_registry_custom_cached(const kapi_registry *r, const char 
     pthread_mutex_lock(&c->mu);
     const cache_entry *e = kapi_map_get(c->entries, &probe);
     if (e && e->rev == rev) {
-        t = kapi_type_hold(e->type);
+        t = kapi_type_ref(e->type);
         *state = e->state;
     }
     pthread_mutex_unlock(&c->mu);
@@ -115,8 +115,8 @@ static void cache_put(kapi_custom_cache *c, const char *name, const char *versio
         kapi_map_put(c->entries, e, e);
     }
     if (e->rev <= rev) {
-        kapi_type_release(e->type);
-        e->type = kapi_type_hold(t);
+        kapi_type_unref(e->type);
+        e->type = kapi_type_ref(t);
         e->rev = rev;
         e->state = *state;
     }

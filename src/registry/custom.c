@@ -157,7 +157,7 @@ kapi_error *kapi_custom_type_new(const kapi_registry *r, const json_t *crd, cons
     custom_type *c = kapi_xcalloc(1, sizeof(*c));
     kapi_custom *cu = &c->custom;
     cu->crd = json_deep_copy(crd);
-    cu->holds = 1;
+    cu->refs = 1;
     /* The strings of the type are borrowed from the copy kept with it. */
     ver = find_version(cu->crd, version);
     storage = kapi_custom_storage_version(cu->crd);
@@ -186,16 +186,16 @@ kapi_error *kapi_custom_type_new(const kapi_registry *r, const json_t *crd, cons
     return NULL;
 }
 
-const kapi_type *kapi_type_hold(const kapi_type *t)
+const kapi_type *kapi_type_ref(const kapi_type *t)
 {
     if (t && t->custom)
-        __atomic_add_fetch(&t->custom->holds, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&t->custom->refs, 1, __ATOMIC_RELAXED);
     return t;
 }
 
-void kapi_type_release(const kapi_type *t)
+void kapi_type_unref(const kapi_type *t)
 {
-    if (!t || !t->custom || __atomic_sub_fetch(&t->custom->holds, 1, __ATOMIC_ACQ_REL) != 0)
+    if (!t || !t->custom || __atomic_sub_fetch(&t->custom->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     custom_free((custom_type *)t);
 }
@@ -310,7 +310,7 @@ static void accessor_error(kapi_buf *msg, const char *path, size_t n, const json
                            const char *want)
 {
     kapi_buf_printf(msg, ".%.*s accessor error: ", (int)n, path);
-    kapi_json_put_go_fmt(msg, v, 'v');
+    kapi_go_put_fmt(msg, v, 'v');
     kapi_buf_printf(msg, " is of the type %s, expected %s", kapi_go_type_name(v), want);
 }
 

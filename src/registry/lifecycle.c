@@ -3,6 +3,7 @@
  * hooks: the namespace lifecycle admission (kube-apiserver's NamespaceLifecycle plugin)
  * and when a deleted object may go.
  */
+#include "codec/go.h"
 #include "codec/json.h"
 #include "registry/registry_int.h"
 
@@ -18,7 +19,7 @@ static kapi_error *namespace_open(const kapi_type *t, const kapi_hook_ctx *c, ka
     kapi_error *err = NULL;
     if (!nsobj) {
         kapi_buf_init(&q);
-        kapi_json_quote_go(&q, ns.ptr ? ns.ptr : "", ns.len);
+        kapi_go_quote(&q, ns.ptr ? ns.ptr : "", ns.len);
         err = kapi_error_new(KAPI_STATUS_NOT_FOUND, "%s %.*s not found",
                              kapi_type_resource_name(c->arena, nst), (int)q.len, q.ptr);
         kapi_buf_dispose(&q);

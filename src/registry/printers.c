@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/go.h"
 #include "codec/json.h"
 #include "registry/registry_int.h"
 
@@ -361,7 +362,7 @@ static json_t *string_cell(const json_t *v)
     if (json_is_object(v) || json_is_array(v))
         kapi_go_json(&b, v);
     else
-        kapi_json_put_go_fmt(&b, v, 'v');
+        kapi_go_put_fmt(&b, v, 'v');
     json_t *s = json_stringn(b.ptr, b.len);
     kapi_buf_dispose(&b);
     return s;

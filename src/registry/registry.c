@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/map.h"
+#include "codec/go.h"
 #include "codec/json.h"
 #include "registry/registry_int.h"
 
@@ -474,7 +475,7 @@ kapi_error *kapi_type_field_label(const char **out, const kapi_type *t, const ch
     if (!t->field_label_default_error)
         return kapi_error_new(KAPI_STATUS_BAD_REQUEST, "field label not supported: %s", label);
     kapi_buf_init(&b);
-    kapi_json_quote_go(&b, label, strlen(label));
+    kapi_go_quote(&b, label, strlen(label));
     kapi_error *err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
                                      "%s is not a known field selector: only \"metadata.name\", "
                                      "\"metadata.namespace\"",
@@ -483,7 +484,7 @@ kapi_error *kapi_type_field_label(const char **out, const kapi_type *t, const ch
     return err;
 }
 
-kapi_error *kapi_type_field_selector(const kapi_type *t, kapi_field_selector *s)
+kapi_error *kapi_type_field_selector(const kapi_type *t, kapi_fieldsel *s)
 {
     const char *path;
     kapi_error *err;

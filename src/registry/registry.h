@@ -17,8 +17,8 @@
  * Threads: the built-in part is immutable after kapi_registry_new, and any thread may
  * read it. The custom part (the custom type cache, below) changes as CRDs change: its
  * functions may be called from any thread (a mutex inside guards it), and every type it
- * gives out is held for the caller, who releases it (kapi_type_release) when done; a
- * custom type is freed when its last hold is dropped, never while in use.
+ * gives out is a reference for the caller, who drops it (kapi_type_unref) when done; a
+ * custom type is freed when its last reference is dropped, never while in use.
  */
 #ifndef KAPI_REGISTRY_H
 #define KAPI_REGISTRY_H
@@ -181,7 +181,7 @@ struct kapi_type {
      * true), or NULL: the type takes no protobuf bodies. */
     const kapi_pb_message *protobuf;
     /* fieldSelector: each public field label and the stored path it reads (the syntax of
-     * kapi_field_selector_value), the type file's "fieldLabels"; borrowed from def. */
+     * kapi_fieldsel_value), the type file's "fieldLabels"; borrowed from def. */
     const json_t *field_labels;
     /* An unsupported label gets runtime.DefaultMetaV1FieldSelectorConversion's message
      * (the type file's "fieldLabelError": "default") rather than the "field label not
@@ -320,12 +320,12 @@ kapi_error *kapi_type_field_label(const char **out, const kapi_type *t, const ch
 /* Rewrites each term's field to the stored path it reads, in the terms' order, as the
  * list handler's Transform with the type's field label conversion does; returns the 400
  * of the first unsupported label (s is then partly rewritten). */
-kapi_error *kapi_type_field_selector(const kapi_type *t, kapi_field_selector *s);
+kapi_error *kapi_type_field_selector(const kapi_type *t, kapi_fieldsel *s);
 
 /* ---- custom resources (registry/custom.c) ---- */
 
 /* What a custom resource type has beyond a kapi_type, from its CRD. Immutable once
- * built, except the holds. */
+ * built, except its reference count. */
 struct kapi_custom {
     json_t *crd;                 /* the CustomResourceDefinition (owned) */
     const char *storage_version; /* the version objects are stored in */
@@ -335,7 +335,7 @@ struct kapi_custom {
     kapi_schema_root *schema;         /* this version's structural schema, or NULL */
     kapi_schema_root *storage_schema; /* the storage version's, when it is another */
     const kapi_schema *meta;          /* ObjectMeta, from the built-in definitions */
-    int holds;
+    int refs;                         /* kapi_type_ref / kapi_type_unref */
 };
 
 /* The type that serves version of crd (a stored CustomResourceDefinition, parsed): names,
@@ -347,15 +347,15 @@ kapi_error *kapi_custom_type_new(const kapi_registry *r, const json_t *crd, cons
                                  const kapi_type **out);
 /* The name of crd's storage version (borrowed), or NULL when it has none. */
 const char *kapi_custom_storage_version(const json_t *crd);
-/* Takes and drops a hold on a type: a custom type is freed when its last hold is dropped.
+/* Takes and drops a reference to a type: a custom type is freed when its last reference is dropped.
  * Built-in types live as long as the registry and ignore both. */
-const kapi_type *kapi_type_hold(const kapi_type *t);
-void kapi_type_release(const kapi_type *t);
+const kapi_type *kapi_type_ref(const kapi_type *t);
+void kapi_type_unref(const kapi_type *t);
 /* ---- the custom type cache (registry/cache.c) ----
  *
  * The custom types built so far, one per CRD name and version, each built from one
  * revision of the CRD in the store; a type built from a newer revision replaces it. The
- * api and the controllers share it. Thread-safe; the types returned are held for the
+ * api and the controllers share it. Thread-safe; the types returned are references for the
  * caller. */
 
 /* What the revision of a CRD a cached type was built from says of its version. */
@@ -366,17 +366,17 @@ typedef struct kapi_custom_state {
 } kapi_custom_state;
 
 /* The cached type of version of the CRD named crd_name, if it was built from revision rev
- * of the CRD, held for the caller, with *state; else NULL. */
+ * of the CRD, a reference for the caller, with *state; else NULL. */
 const kapi_type *kapi_registry_custom_cached(const kapi_registry *r, const char *crd_name,
                                              const char *version, int64_t rev,
                                              kapi_custom_state *state);
-/* Builds the type of version of crd (a stored CRD, parsed, at revision rev), held for the
+/* Builds the type of version of crd (a stored CRD, parsed, at revision rev), a reference for the
  * caller, with *state, and caches it unless the cache has one from a newer revision. */
 kapi_error *kapi_registry_custom_build(const kapi_registry *r, const json_t *crd, int64_t rev,
                                        const char *version, const kapi_type **out,
                                        kapi_custom_state *state);
 /* The type of crd's storage version (what the controllers read and delete with), cached
- * or built as above, held for the caller. */
+ * or built as above, a reference for the caller. */
 kapi_error *kapi_registry_custom_storage_type(const kapi_registry *r, const json_t *crd,
                                               int64_t rev, const kapi_type **out);
 /* True if crd has the condition named type with status True. */

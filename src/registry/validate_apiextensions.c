@@ -39,6 +39,7 @@
 #include <stdlib.h>
 
 #include "base/regex.h"
+#include "codec/go.h"
 #include "codec/json.h"
 #include "registry/registry_int.h"
 
@@ -203,7 +204,7 @@ static void check_pattern(cctx *c, bad_patterns *out, const json_t *s, const cha
     kapi_buf text;
     kapi_buf_init(&text);
     kapi_buf_printf(&text, "%s: Invalid value: ", at);
-    kapi_json_quote_go(&text, json_string_value(p), json_string_length(p));
+    kapi_go_quote(&text, json_string_value(p), json_string_length(p));
     kapi_buf_printf(&text, ": must be a valid regular expression, but isn't: %s", why);
     out->v = kapi_xrealloc(out->v, (out->n + 1) * sizeof(*out->v));
     out->v[out->n++] = (bad_pattern){kapi_buf_detach(&text, NULL), at, json_string_value(p), why};
@@ -533,7 +534,7 @@ static void webhook_url(cctx *c, const char *raw, const char *path)
         kapi_buf b;
         kapi_buf_init(&b);
         kapi_buf_puts(&b, "url must be a valid URL: parse ");
-        kapi_json_quote_go(&b, raw, strlen(raw));
+        kapi_go_quote(&b, raw, strlen(raw));
         kapi_buf_printf(&b, ": %s%s", why, form);
         kapi_field_required(c->err, path, b.ptr);
         kapi_buf_dispose(&b);

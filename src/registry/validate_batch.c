@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <strings.h>
 
+#include "codec/go.h"
 #include "registry/cron.h"
 #include "registry/registry_int.h"
 
@@ -62,7 +63,7 @@ static void required_values(bctx *c, const char *path, const char *const *valid)
     kapi_buf_puts(&b, "valid values: [");
     for (size_t i = 0; valid[i]; i++) {
         kapi_buf_puts(&b, i ? " " : "");
-        kapi_json_quote_go(&b, valid[i], strlen(valid[i]));
+        kapi_go_quote(&b, valid[i], strlen(valid[i]));
     }
     kapi_buf_putc(&b, ']');
     kapi_field_required(c->err, path, b.ptr);

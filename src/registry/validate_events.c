@@ -15,6 +15,7 @@
  * Normal or Warning, the deprecated fields unset on create, and most fields immutable on
  * update.
  */
+#include "codec/go.h"
 #include "registry/registry_int.h"
 
 #define REPORTING_INSTANCE_MAX 128
@@ -175,7 +176,7 @@ static void immutable_check(kapi_error *err, const immutable *f, const json_t *e
     kapi_buf_init(&b);
     switch (f->kind) {
     case IM_STRING:
-        kapi_json_quote_go(&b, json_string_value(now) ?: "", json_string_length(now));
+        kapi_go_quote(&b, json_string_value(now) ?: "", json_string_length(now));
         break;
     case IM_INT:
         kapi_buf_printf(&b, "%lld", (long long)json_integer_value(now));

@@ -3,6 +3,7 @@
  * rules and the 422 Invalid answer (see field.h).
  */
 #include "schema/field.h"
+#include "codec/go.h"
 #include "schema/schema_int.h"
 
 #include <stdio.h>
@@ -44,7 +45,7 @@ void kapi_gofmt_strings(kapi_buf *b, const json_t *v)
     for (size_t i = 0; i < json_array_size(v); i++) {
         const json_t *s = json_array_get(v, i);
         kapi_buf_puts(b, i ? ", " : "");
-        kapi_json_quote_go(b, json_string_value(s) ?: "", json_string_length(s));
+        kapi_go_quote(b, json_string_value(s) ?: "", json_string_length(s));
     }
     kapi_buf_putc(b, '}');
 }
@@ -70,9 +71,9 @@ void kapi_gofmt_string_map(kapi_buf *b, const json_t *v)
     for (i = 0; i < n; i++) {
         const json_t *s = json_object_get(v, keys[i]);
         kapi_buf_puts(b, i ? ", " : "");
-        kapi_json_quote_go(b, keys[i], strlen(keys[i]));
+        kapi_go_quote(b, keys[i], strlen(keys[i]));
         kapi_buf_putc(b, ':');
-        kapi_json_quote_go(b, json_string_value(s) ?: "", json_string_length(s));
+        kapi_go_quote(b, json_string_value(s) ?: "", json_string_length(s));
     }
     kapi_buf_putc(b, '}');
     free(keys);
@@ -108,7 +109,7 @@ static void gofmt_field(kapi_buf *b, const kapi_gofield *f, const json_t *v)
     bool absent = !v || json_is_null(v);
     switch (f->kind) {
     case KAPI_GO_STRING:
-        kapi_json_quote_go(b, json_string_value(v) ?: "", json_string_length(v));
+        kapi_go_quote(b, json_string_value(v) ?: "", json_string_length(v));
         break;
     case KAPI_GO_STRINGS:
         kapi_gofmt_strings(b, v);
@@ -270,7 +271,7 @@ void kapi_field_invalid_str(kapi_error *err, const char *path, const char *value
     va_list ap;
     kapi_buf_init(&h);
     kapi_buf_puts(&h, "Invalid value: ");
-    kapi_json_quote_go(&h, value ? value : "", value ? strlen(value) : 0);
+    kapi_go_quote(&h, value ? value : "", value ? strlen(value) : 0);
     va_start(ap, fmt);
     invalid_v(err, path, &h, fmt, ap);
     va_end(ap);
@@ -333,7 +334,7 @@ void kapi_field_not_supported_raw(kapi_error *err, const char *path, const char 
     kapi_buf_printf(&b, "Unsupported value: %s", rendered);
     for (size_t i = 0; valid && valid[i]; i++) {
         kapi_buf_puts(&b, i ? ", " : ": supported values: ");
-        kapi_json_quote_go(&b, valid[i], strlen(valid[i]));
+        kapi_go_quote(&b, valid[i], strlen(valid[i]));
     }
     kapi_error_add_cause(err, KAPI_FIELD_NOT_SUPPORTED, path ? path : "", "%s", b.ptr);
     kapi_buf_dispose(&b);
@@ -344,7 +345,7 @@ void kapi_field_not_supported(kapi_error *err, const char *path, const char *val
 {
     kapi_buf v;
     kapi_buf_init(&v);
-    kapi_json_quote_go(&v, value ? value : "", value ? strlen(value) : 0);
+    kapi_go_quote(&v, value ? value : "", value ? strlen(value) : 0);
     kapi_field_not_supported_raw(err, path, v.ptr, valid);
     kapi_buf_dispose(&v);
 }
@@ -353,7 +354,7 @@ void kapi_field_duplicate(kapi_error *err, const char *path, const char *value)
 {
     kapi_buf v;
     kapi_buf_init(&v);
-    kapi_json_quote_go(&v, value ? value : "", value ? strlen(value) : 0);
+    kapi_go_quote(&v, value ? value : "", value ? strlen(value) : 0);
     kapi_error_add_cause(err, KAPI_FIELD_DUPLICATE, path ? path : "", "Duplicate value: %s", v.ptr);
     kapi_buf_dispose(&v);
 }
@@ -369,7 +370,7 @@ void kapi_field_not_found(kapi_error *err, const char *path, const char *value, 
     kapi_buf v;
     kapi_buf_init(&v);
     kapi_buf_puts(&v, "Not found: ");
-    kapi_json_quote_go(&v, value ? value : "", value ? strlen(value) : 0);
+    kapi_go_quote(&v, value ? value : "", value ? strlen(value) : 0);
     add_plain(err, KAPI_FIELD_NOT_FOUND, path, v.ptr, detail);
     kapi_buf_dispose(&v);
 }
@@ -440,7 +441,7 @@ kapi_error *kapi_field_finish_invalid_n(kapi_error *err, const char *kind, const
     kapi_buf b;
     kapi_buf_init(&b);
     kapi_buf_printf(&b, "%s%s%s ", kind, group && *group ? "." : "", group ? group : "");
-    kapi_json_quote_go(&b, name.ptr ? name.ptr : "", name.len);
+    kapi_go_quote(&b, name.ptr ? name.ptr : "", name.len);
     kapi_buf_puts(&b, " is invalid");
     if (err->ncauses > 0)
         kapi_buf_puts(&b, ": ");

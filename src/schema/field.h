@@ -50,7 +50,7 @@ const char *kapi_path_key(kapi_arena *a, const char *parent, const char *key);
 
 /* ---- values, rendered as Go's fmt renders them ---- */
 
-/* Go's %q of a string is kapi_json_quote_go (codec/json.h); a JSON value as a field
+/* Go's %q of a string is kapi_go_quote (codec/json.h); a JSON value as a field
  * error shows it is kapi_go_value (codec/go.h). */
 
 /*

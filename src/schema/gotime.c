@@ -10,12 +10,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "codec/go.h"
 #include "schema/field.h"
 #include "schema/schema_int.h"
 
 static void quote_go(kapi_buf *b, const char *s)
 {
-    kapi_json_quote_go(b, s, strlen(s));
+    kapi_go_quote(b, s, strlen(s));
 }
 
 static const char rfc3339[] = "2006-01-02T15:04:05Z07:00";

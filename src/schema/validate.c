@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/go.h"
 #include "schema/field.h"
 #include "schema/schema.h"
 #include "schema/schema_int.h"
@@ -137,7 +138,7 @@ static void add_type_error(vctx *c, const char *type, const char *value, size_t 
     kapi_buf key, val;
     kapi_buf_init(&key);
     kapi_buf_init(&val);
-    kapi_json_quote_go(&val, value, len);
+    kapi_go_quote(&val, value, len);
     kapi_buf_printf(&key, "%s in body must be of type %s: %s", c->path.ptr, type, val.ptr);
     add_invalid(c, true, c->path.ptr, val.ptr, &key);
     kapi_buf_dispose(&val);
@@ -152,7 +153,7 @@ static void add_composite(vctx *c, const char *fmt, const char *extra)
     kapi_buf key, msg;
     kapi_buf_init(&key);
     kapi_buf_init(&msg);
-    kapi_json_quote_go(&key, c->path.ptr, c->path.len);
+    kapi_go_quote(&key, c->path.ptr, c->path.len);
     kapi_buf_printf(&key, fmt, extra);
     kapi_buf_printf(&msg, "Invalid value: \"\": %s", key.ptr);
     append(c, "FieldValueInvalid", kapi_xstrdup("<nil>"), detach(&msg), detach(&key));
@@ -353,7 +354,7 @@ static void check_enum(vctx *c, const kapi_schema *s, const json_t *v)
         else
             kapi_go_json(&one, e);
         kapi_buf_puts(&msg, i ? ", " : "");
-        kapi_json_quote_go(&msg, one.ptr, one.len);
+        kapi_go_quote(&msg, one.ptr, one.len);
         kapi_buf_printf(&key, "%s%s", i ? " " : "[", one.ptr);
     }
     kapi_buf_putc(&key, ']');
@@ -404,7 +405,7 @@ static void check_string(vctx *c, const kapi_schema *s, const json_t *v)
     else
         kapi_buf_printf(&key, "%s in body should match '%s'", c->path.ptr, s->pattern);
     kapi_buf_init(&val);
-    kapi_json_quote_go(&val, str, n);
+    kapi_go_quote(&val, str, n);
     add_invalid(c, false, c->path.ptr, val.ptr, &key);
     kapi_buf_dispose(&val);
 }
@@ -562,7 +563,7 @@ static void add_forbidden(vctx *c, const char *key)
     kapi_buf_init(&k);
     kapi_buf_init(&val);
     kapi_buf_printf(&k, "%s.%s in body is a forbidden property", c->path.ptr, key);
-    kapi_json_quote_go(&val, key, strlen(key));
+    kapi_go_quote(&val, key, strlen(key));
     add_invalid(c, false, c->path.ptr, val.ptr, &k);
     kapi_buf_dispose(&val);
 }

@@ -101,7 +101,7 @@ static kapi_error *unescape(kapi_buf *out, kapi_str v)
 }
 
 /* Adds the term part of text to s. */
-static kapi_error *add_term(kapi_field_selector *s, const char *text, kapi_str part)
+static kapi_error *add_term(kapi_fieldsel *s, const char *text, kapi_str part)
 {
     size_t at, op;
     kapi_buf value;
@@ -123,29 +123,29 @@ static kapi_error *add_term(kapi_field_selector *s, const char *text, kapi_str p
     return NULL;
 }
 
-kapi_error *kapi_field_selector_parse(kapi_field_selector **out, const char *text)
+kapi_error *kapi_fieldsel_parse(kapi_fieldsel **out, const char *text)
 {
     size_t nparts;
     kapi_error *err = NULL;
     text = text ? text : "";
     kapi_str *parts = split_terms(text, &nparts);
     qsort(parts, nparts, sizeof(*parts), cmp_part);
-    kapi_field_selector *s = kapi_xcalloc(1, sizeof(*s));
+    kapi_fieldsel *s = kapi_xcalloc(1, sizeof(*s));
     s->reqs = kapi_xcalloc(nparts ? nparts : 1, sizeof(*s->reqs));
     for (size_t i = 0; i < nparts && !err; i++)
         if (parts[i].len > 0)
             err = add_term(s, text, parts[i]);
     free(parts);
     if (err) {
-        kapi_field_selector_free(s);
+        kapi_fieldsel_free(s);
         s = NULL;
     }
     *out = s;
     return err;
 }
 
-bool kapi_field_selector_matches(const kapi_field_selector *s,
-                                 const char *(*value)(void *ctx, const char *field), void *ctx)
+bool kapi_fieldsel_matches(const kapi_fieldsel *s,
+                           const char *(*value)(void *ctx, const char *field), void *ctx)
 {
     for (size_t i = 0; i < s->n; i++) {
         const char *v = value(ctx, s->reqs[i].field);
@@ -156,7 +156,7 @@ bool kapi_field_selector_matches(const kapi_field_selector *s,
     return true;
 }
 
-void kapi_field_selector_free(kapi_field_selector *s)
+void kapi_fieldsel_free(kapi_fieldsel *s)
 {
     if (!s)
         return;
@@ -194,8 +194,8 @@ static const char *scalar_text(const json_t *v, char scratch[KAPI_FIELD_VALUE_SC
     return scratch;
 }
 
-const char *kapi_field_selector_value(const json_t *obj, const char *path,
-                                      char scratch[KAPI_FIELD_VALUE_SCRATCH])
+const char *kapi_fieldsel_value(const json_t *obj, const char *path,
+                                char scratch[KAPI_FIELD_VALUE_SCRATCH])
 {
     const char *v = "";
     while (*v == '\0' && *path) {

@@ -73,7 +73,7 @@ typedef struct req {
     size_t nvalues;
 } req;
 
-struct kapi_label_selector {
+struct kapi_labelsel {
     req *reqs;
     size_t n;
 };
@@ -82,7 +82,7 @@ typedef struct parser {
     token *v; /* every token of the text, T_END last */
     size_t n, pos;
     kapi_buf why; /* the error text */
-    kapi_label_selector *sel;
+    kapi_labelsel *sel;
 } parser;
 
 /* ---- lexer ---- */
@@ -388,7 +388,7 @@ static bool parse_requirement(parser *p)
         req_dispose(&r);
         return false;
     }
-    kapi_label_selector *s = p->sel;
+    kapi_labelsel *s = p->sel;
     s->reqs = kapi_xrealloc(s->reqs, (s->n + 1) * sizeof(*s->reqs));
     s->reqs[s->n++] = r;
     return true;
@@ -420,7 +420,7 @@ static bool parse(parser *p)
     }
 }
 
-kapi_error *kapi_label_selector_parse(kapi_label_selector **out, const char *text)
+kapi_error *kapi_labelsel_parse(kapi_labelsel **out, const char *text)
 {
     parser p = {0};
     kapi_error *err = NULL;
@@ -429,7 +429,7 @@ kapi_error *kapi_label_selector_parse(kapi_label_selector **out, const char *tex
     scan(&p, text ? text : "");
     if (!parse(&p)) {
         err = kapi_error_new(KAPI_STATUS_BAD_REQUEST, "%s", p.why.ptr);
-        kapi_label_selector_free(p.sel);
+        kapi_labelsel_free(p.sel);
         p.sel = NULL;
     }
     free(p.v);
@@ -476,12 +476,12 @@ static bool req_matches(const req *r, const char *v)
     return false;
 }
 
-bool kapi_label_selector_empty(const kapi_label_selector *s)
+bool kapi_labelsel_empty(const kapi_labelsel *s)
 {
     return s->n == 0;
 }
 
-bool kapi_label_selector_matches(const kapi_label_selector *s, const json_t *labels)
+bool kapi_labelsel_matches(const kapi_labelsel *s, const json_t *labels)
 {
     for (size_t i = 0; i < s->n; i++) {
         const json_t *v = json_object_get(labels, s->reqs[i].key);
@@ -492,7 +492,7 @@ bool kapi_label_selector_matches(const kapi_label_selector *s, const json_t *lab
     return true;
 }
 
-void kapi_label_selector_free(kapi_label_selector *s)
+void kapi_labelsel_free(kapi_labelsel *s)
 {
     if (!s)
         return;

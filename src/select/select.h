@@ -30,16 +30,16 @@
 
 /* ---- label selectors ---- */
 
-typedef struct kapi_label_selector kapi_label_selector;
+typedef struct kapi_labelsel kapi_labelsel;
 
 /* Parses text (labels.Parse); on error *out is NULL and the 400 is returned. */
-kapi_error *kapi_label_selector_parse(kapi_label_selector **out, const char *text);
+kapi_error *kapi_labelsel_parse(kapi_labelsel **out, const char *text);
 /* True when s has no requirement (it matches everything). */
-bool kapi_label_selector_empty(const kapi_label_selector *s);
+bool kapi_labelsel_empty(const kapi_labelsel *s);
 /* True when the labels (an object's metadata.labels: a JSON object of strings, or NULL
  * for none) satisfy every requirement of s. */
-bool kapi_label_selector_matches(const kapi_label_selector *s, const json_t *labels);
-void kapi_label_selector_free(kapi_label_selector *s);
+bool kapi_labelsel_matches(const kapi_labelsel *s, const json_t *labels);
+void kapi_labelsel_free(kapi_labelsel *s);
 
 /* ---- field selectors ---- */
 
@@ -57,20 +57,20 @@ typedef struct kapi_field_req {
 } kapi_field_req;
 
 /* The terms in the order Go keeps them: sorted by their text as written. */
-typedef struct kapi_field_selector {
+typedef struct kapi_fieldsel {
     kapi_field_req *reqs;
     size_t n;
-} kapi_field_selector;
+} kapi_fieldsel;
 
 /* Parses text (fields.ParseSelector); on error *out is NULL and the 400 is returned. */
-kapi_error *kapi_field_selector_parse(kapi_field_selector **out, const char *text);
+kapi_error *kapi_fieldsel_parse(kapi_fieldsel **out, const char *text);
 /* True when every term holds for the object whose fields value(ctx, field) gives (NULL
  * reads as ""). A selector with no terms matches everything. */
-bool kapi_field_selector_matches(const kapi_field_selector *s,
-                                 const char *(*value)(void *ctx, const char *field), void *ctx);
-void kapi_field_selector_free(kapi_field_selector *s);
+bool kapi_fieldsel_matches(const kapi_fieldsel *s,
+                           const char *(*value)(void *ctx, const char *field), void *ctx);
+void kapi_fieldsel_free(kapi_fieldsel *s);
 
-/* Room kapi_field_selector_value needs to write a number. */
+/* Room kapi_fieldsel_value needs to write a number. */
 #define KAPI_FIELD_VALUE_SCRATCH 24
 
 /* The value a field selector compares at path in a stored object: path is a dotted member
@@ -79,7 +79,7 @@ void kapi_field_selector_free(kapi_field_selector *s);
  * itself, an integer its decimal form and a boolean true/false (Go's strconv, as the field
  * sets of Kubernetes' registries write them); anything else, or nothing, is "". Returns a
  * string borrowed from obj, from scratch or static. */
-const char *kapi_field_selector_value(const json_t *obj, const char *path,
-                                      char scratch[KAPI_FIELD_VALUE_SCRATCH]);
+const char *kapi_fieldsel_value(const json_t *obj, const char *path,
+                                char scratch[KAPI_FIELD_VALUE_SCRATCH]);
 
 #endif

@@ -10,11 +10,11 @@
 #include "fuzz.h"
 #include "select/select.h"
 
-/* Field values of an Event-like object for kapi_field_selector_matches. */
+/* Field values of an Event-like object for kapi_fieldsel_matches. */
 static const char *event_value(void *ctx, const char *path)
 {
     static char scratch[KAPI_FIELD_VALUE_SCRATCH];
-    return kapi_field_selector_value(ctx, path, scratch);
+    return kapi_fieldsel_value(ctx, path, scratch);
 }
 
 static void parsers_alone(const char *labels, const char *fields)
@@ -24,16 +24,16 @@ static void parsers_alone(const char *labels, const char *fields)
         "k\":\"\"}},"
         "\"involvedObject\":{\"name\":\"p\",\"uid\":\"u\"},\"count\":3,\"reason\":\"r\"}";
     json_t *obj = json_loads(sample, 0, NULL);
-    kapi_label_selector *ls = NULL;
-    kapi_field_selector *fs = NULL;
-    fuzz_status(kapi_label_selector_parse(&ls, labels));
+    kapi_labelsel *ls = NULL;
+    kapi_fieldsel *fs = NULL;
+    fuzz_status(kapi_labelsel_parse(&ls, labels));
     if (ls)
-        kapi_label_selector_matches(ls, kapi_json_path(obj, "metadata.labels"));
-    fuzz_status(kapi_field_selector_parse(&fs, fields));
+        kapi_labelsel_matches(ls, kapi_json_path(obj, "metadata.labels"));
+    fuzz_status(kapi_fieldsel_parse(&fs, fields));
     if (fs)
-        kapi_field_selector_matches(fs, event_value, obj);
-    kapi_label_selector_free(ls);
-    kapi_field_selector_free(fs);
+        kapi_fieldsel_matches(fs, event_value, obj);
+    kapi_labelsel_free(ls);
+    kapi_fieldsel_free(fs);
     json_decref(obj);
 }
 

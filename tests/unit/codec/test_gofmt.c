@@ -1,5 +1,6 @@
 /* codec/gofmt: Go's %v and %s of decoded JSON values, as kube-apiserver's messages print
  * them. */
+#include "codec/go.h"
 #include "codec/json.h"
 #include "test.h"
 
@@ -9,7 +10,7 @@ static void check_fmt(const char *json, char verb, const char *want)
     json_t *v = json_loads(json, JSON_DECODE_ANY, &jerr);
     kapi_buf b;
     kapi_buf_init(&b);
-    kapi_json_put_go_fmt(&b, v, verb);
+    kapi_go_put_fmt(&b, v, verb);
     CHECK_STR_EQ(b.ptr, want);
     kapi_buf_dispose(&b);
     json_decref(v);

@@ -1,5 +1,6 @@
 /* Unit tests for kapi_json_duplicates: the paths and words of sigs.k8s.io/json's strict
  * decoding (checked against the golden corpus), escapes, big objects, cut input. */
+#include "codec/go.h"
 #include "codec/json.h"
 #include "codec_test.h"
 #include "test.h"
@@ -59,7 +60,7 @@ TEST(json_dups_golden)
             kapi_buf b;
             kapi_buf_init(&b);
             kapi_buf_puts(&b, "299 - ");
-            kapi_json_quote_go(&b, d.v[found].message, strlen(d.v[found].message));
+            kapi_go_quote(&b, d.v[found].message, strlen(d.v[found].message));
             CHECK_STR_EQ(text, b.ptr);
             kapi_buf_dispose(&b);
             found++;
@@ -205,7 +206,7 @@ TEST(json_quote_go)
     for (size_t i = 0; i < KAPI_ARRAY_LEN(rows); i++) {
         kapi_buf b;
         kapi_buf_init(&b);
-        kapi_json_quote_go(&b, rows[i].in, strlen(rows[i].in));
+        kapi_go_quote(&b, rows[i].in, strlen(rows[i].in));
         CHECK_STR_EQ(b.ptr, rows[i].want);
         kapi_buf_dispose(&b);
     }

@@ -154,7 +154,7 @@ TEST(controllers_crd_established_then_cleaned_up)
     CHECK(delete (&e, crdt, "", "widgets.example.com"));
     CHECK(wait_for(&e, wt, "default", "w", false));
     CHECK(wait_for(&e, crdt, "", "widgets.example.com", false));
-    kapi_type_release(wt);
+    kapi_type_unref(wt);
     json_decref(crd);
     kapi_controller_stop(c);
     api_env_stop(&e);

@@ -71,14 +71,14 @@ TEST(custom_type_facts)
     kapi_error *err = kapi_type_field_label(&path, t, "spec.size");
     CHECK_STR_EQ(err->message, "field label not supported: spec.size");
     kapi_error_free(err);
-    kapi_type_release(t);
+    kapi_type_unref(t);
 
     t = gizmo("v1alpha1");
     CHECK_STR_EQ(t->custom->warning,
                  "unit.example.com/v1alpha1 Gizmo is deprecated; use unit.example.com/v1 Gizmo");
     CHECK(kapi_type_subresource(t, KAPI_STR("status")) == NULL);
     CHECK(t->strategy->to_storage != NULL);
-    kapi_type_release(t);
+    kapi_type_unref(t);
 
     json_t *crd = json_loads(crd_json, 0, NULL);
     const kapi_type *none = NULL;
@@ -109,7 +109,7 @@ TEST(custom_decode_prunes_and_defaults)
     CHECK_STR_EQ(kapi_json_path_str(o, "kind"), "Gizmo");
     json_decref(o);
     kapi_arena_dispose(&a);
-    kapi_type_release(t);
+    kapi_type_unref(t);
 }
 
 TEST(custom_status_rules)
@@ -136,7 +136,7 @@ TEST(custom_status_rules)
     json_decref(old);
     json_decref(upd);
     json_decref(st);
-    kapi_type_release(t);
+    kapi_type_unref(t);
 }
 
 TEST(custom_conversion)
@@ -155,7 +155,7 @@ TEST(custom_conversion)
     CHECK(kapi_json_path(back, "spec.replicas") == NULL);
     json_decref(back);
     json_decref(o);
-    kapi_type_release(t);
+    kapi_type_unref(t);
 }
 
 TEST(custom_validation_order)
@@ -185,20 +185,20 @@ TEST(custom_validation_order)
                                "two is of the type string, expected int64") != NULL);
     kapi_error_free(err);
     json_decref(o);
-    kapi_type_release(t);
+    kapi_type_unref(t);
 }
 
 TEST(custom_holds)
 {
     const kapi_type *t = gizmo("v1");
-    CHECK(kapi_type_hold(t) == t);
-    kapi_type_release(t);
+    CHECK(kapi_type_ref(t) == t);
+    kapi_type_unref(t);
     CHECK_STR_EQ(t->kind, "Gizmo"); /* still held once */
-    kapi_type_release(t);
+    kapi_type_unref(t);
     const kapi_type *builtin = kapi_registry_at(registry(), 0);
-    CHECK(kapi_type_hold(builtin) == builtin);
-    kapi_type_release(builtin);
-    kapi_type_release(builtin);
+    CHECK(kapi_type_ref(builtin) == builtin);
+    kapi_type_unref(builtin);
+    kapi_type_unref(builtin);
     CHECK(builtin->kind != NULL);
 }
 
@@ -221,7 +221,7 @@ TEST(custom_cache_by_revision)
     kapi_custom_state again = {false, true};
     const kapi_type *c = kapi_registry_custom_cached(r, name, "v1", 5, &again);
     CHECK(c == t5 && again.served && !again.terminating);
-    kapi_type_release(c);
+    kapi_type_unref(c);
     CHECK(kapi_registry_custom_cached(r, name, "v1", 6, &st) == NULL);
     CHECK(kapi_registry_custom_cached(r, name, "v1alpha1", 5, &st) == NULL);
     /* A newer revision replaces the type; the old one lives while held. */
@@ -238,14 +238,14 @@ TEST(custom_cache_by_revision)
     CHECK(kapi_registry_custom_build(r, crd, 6, "v1", &late, &st) == NULL);
     c = kapi_registry_custom_cached(r, name, "v1", 7, &st);
     CHECK(c == t7);
-    kapi_type_release(c);
+    kapi_type_unref(c);
     const kapi_type *storage = NULL;
     CHECK(kapi_registry_custom_storage_type(r, crd, 7, &storage) == NULL);
     CHECK(storage == t7);
-    kapi_type_release(storage);
-    kapi_type_release(late);
-    kapi_type_release(t5);
-    kapi_type_release(t7);
+    kapi_type_unref(storage);
+    kapi_type_unref(late);
+    kapi_type_unref(t5);
+    kapi_type_unref(t7);
     json_decref(crd);
     kapi_registry_free(r);
 }

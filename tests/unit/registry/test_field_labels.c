@@ -86,17 +86,17 @@ TEST(registry_field_labels)
     kapi_registry_free(reg);
 }
 
-/* A stored object's field, for kapi_field_selector_matches. */
+/* A stored object's field, for kapi_fieldsel_matches. */
 static const char *stored_field(void *ctx, const char *path)
 {
     static char scratch[KAPI_FIELD_VALUE_SCRATCH];
-    return kapi_field_selector_value(ctx, path, scratch);
+    return kapi_fieldsel_value(ctx, path, scratch);
 }
 
 TEST(registry_field_selector)
 {
     kapi_registry *reg;
-    kapi_field_selector *s;
+    kapi_fieldsel *s;
     CHECK(kapi_registry_new(&reg) == NULL);
     const kapi_type *ev = find(reg, "events.k8s.io", "events");
     json_t *stored = json_loads("{\"metadata\":{\"name\":\"e\",\"namespace\":\"ns\"},"
@@ -105,33 +105,33 @@ TEST(registry_field_selector)
                                 0, NULL);
     CHECK(stored != NULL);
 
-    CHECK(kapi_field_selector_parse(&s, "type=Normal,regarding.name=p,source=kubelet") == NULL);
+    CHECK(kapi_fieldsel_parse(&s, "type=Normal,regarding.name=p,source=kubelet") == NULL);
     CHECK(kapi_type_field_selector(ev, s) == NULL);
     CHECK_STR_EQ(s->reqs[0].field, "involvedObject.name");
     CHECK_STR_EQ(s->reqs[1].field, "source.component|reportingComponent");
     CHECK_STR_EQ(s->reqs[2].field, "type");
-    CHECK(kapi_field_selector_matches(s, stored_field, stored));
-    kapi_field_selector_free(s);
+    CHECK(kapi_fieldsel_matches(s, stored_field, stored));
+    kapi_fieldsel_free(s);
 
-    CHECK(kapi_field_selector_parse(&s, "regarding.kind!=Pod") == NULL);
+    CHECK(kapi_fieldsel_parse(&s, "regarding.kind!=Pod") == NULL);
     CHECK(kapi_type_field_selector(ev, s) == NULL);
-    CHECK(!kapi_field_selector_matches(s, stored_field, stored));
-    kapi_field_selector_free(s);
+    CHECK(!kapi_fieldsel_matches(s, stored_field, stored));
+    kapi_fieldsel_free(s);
 
     /* the first unsupported label in sorted order is the one reported */
-    CHECK(kapi_field_selector_parse(&s, "zzz=1,involvedObject.name=p") == NULL);
+    CHECK(kapi_fieldsel_parse(&s, "zzz=1,involvedObject.name=p") == NULL);
     kapi_error *err = kapi_type_field_selector(ev, s);
     CHECK(err != NULL);
     CHECK_STR_EQ(err->message, "field label not supported: involvedObject.name");
     kapi_error_free(err);
-    kapi_field_selector_free(s);
+    kapi_fieldsel_free(s);
 
-    CHECK(kapi_field_selector_parse(&s, "spec.schedule=x,metadata.name=a") == NULL);
+    CHECK(kapi_fieldsel_parse(&s, "spec.schedule=x,metadata.name=a") == NULL);
     err = kapi_type_field_selector(find(reg, "batch", "cronjobs"), s);
     CHECK(err != NULL);
     CHECK_STR_EQ(err->message, "\"spec.schedule\"" NOT_KNOWN);
     kapi_error_free(err);
-    kapi_field_selector_free(s);
+    kapi_fieldsel_free(s);
 
     json_decref(stored);
     kapi_registry_free(reg);

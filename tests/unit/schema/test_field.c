@@ -1,5 +1,6 @@
 /* Unit tests for src/schema/field.c and meta.c: Go's rendering of values, the cause texts,
  * the 422 message, the value rules and ObjectMeta validation, with 1.26's exact words. */
+#include "codec/go.h"
 #include "schema/field.h"
 #include "test.h"
 
@@ -7,7 +8,7 @@ static char *quoted(const char *s, size_t n)
 {
     kapi_buf b;
     kapi_buf_init(&b);
-    kapi_json_quote_go(&b, s, n);
+    kapi_go_quote(&b, s, n);
     return kapi_buf_detach(&b, NULL);
 }
 

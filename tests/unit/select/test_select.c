@@ -91,8 +91,8 @@ static const bad label_errors[] = {
 TEST(select_label_errors)
 {
     for (size_t i = 0; i < KAPI_ARRAY_LEN(label_errors); i++) {
-        kapi_label_selector *s = (kapi_label_selector *)1;
-        kapi_error *err = kapi_label_selector_parse(&s, label_errors[i].text);
+        kapi_labelsel *s = (kapi_labelsel *)1;
+        kapi_error *err = kapi_labelsel_parse(&s, label_errors[i].text);
         if (!err)
             test_fail(__FILE__, __LINE__, "%s: parsed", label_errors[i].text);
         CHECK(s == NULL);
@@ -172,46 +172,46 @@ TEST(select_label_matches)
     json_t *labels = json_loads(LABELS, 0, NULL);
     CHECK(labels != NULL);
     for (size_t i = 0; i < KAPI_ARRAY_LEN(label_matches); i++) {
-        kapi_label_selector *s;
-        kapi_error *err = kapi_label_selector_parse(&s, label_matches[i].text);
+        kapi_labelsel *s;
+        kapi_error *err = kapi_labelsel_parse(&s, label_matches[i].text);
         if (err)
             test_fail(__FILE__, __LINE__, "%s: %s", label_matches[i].text, err->message);
-        if (kapi_label_selector_matches(s, labels) != label_matches[i].want)
+        if (kapi_labelsel_matches(s, labels) != label_matches[i].want)
             test_fail(__FILE__, __LINE__, "%s: matches is %d", label_matches[i].text,
                       !label_matches[i].want);
-        kapi_label_selector_free(s);
+        kapi_labelsel_free(s);
     }
     json_decref(labels);
 }
 
 TEST(select_label_empty_and_no_labels)
 {
-    kapi_label_selector *s;
-    CHECK(kapi_label_selector_parse(&s, NULL) == NULL);
-    CHECK(kapi_label_selector_empty(s));
-    CHECK(kapi_label_selector_matches(s, NULL));
-    kapi_label_selector_free(s);
-    CHECK(kapi_label_selector_parse(&s, " ") == NULL);
-    CHECK(kapi_label_selector_empty(s));
-    kapi_label_selector_free(s);
+    kapi_labelsel *s;
+    CHECK(kapi_labelsel_parse(&s, NULL) == NULL);
+    CHECK(kapi_labelsel_empty(s));
+    CHECK(kapi_labelsel_matches(s, NULL));
+    kapi_labelsel_free(s);
+    CHECK(kapi_labelsel_parse(&s, " ") == NULL);
+    CHECK(kapi_labelsel_empty(s));
+    kapi_labelsel_free(s);
 
-    CHECK(kapi_label_selector_parse(&s, "!a,b!=1,c notin (x)") == NULL);
-    CHECK(!kapi_label_selector_empty(s));
-    CHECK(kapi_label_selector_matches(s, NULL));
+    CHECK(kapi_labelsel_parse(&s, "!a,b!=1,c notin (x)") == NULL);
+    CHECK(!kapi_labelsel_empty(s));
+    CHECK(kapi_labelsel_matches(s, NULL));
     json_t *other = json_pack("{s:s}", "d", "1");
-    CHECK(kapi_label_selector_matches(s, other));
+    CHECK(kapi_labelsel_matches(s, other));
     json_object_set_new(other, "b", json_string("1"));
-    CHECK(!kapi_label_selector_matches(s, other));
+    CHECK(!kapi_labelsel_matches(s, other));
     json_decref(other);
-    kapi_label_selector_free(s);
+    kapi_labelsel_free(s);
 
-    CHECK(kapi_label_selector_parse(&s, "a") == NULL);
-    CHECK(!kapi_label_selector_matches(s, NULL));
-    kapi_label_selector_free(s);
+    CHECK(kapi_labelsel_parse(&s, "a") == NULL);
+    CHECK(!kapi_labelsel_matches(s, NULL));
+    kapi_labelsel_free(s);
 }
 
 /* The terms of a field selector as "field=value;field!=value". */
-static char *terms(const kapi_field_selector *s)
+static char *terms(const kapi_fieldsel *s)
 {
     kapi_buf b;
     kapi_buf_init(&b);
@@ -273,8 +273,8 @@ TEST(select_field_parse)
 {
     for (size_t i = 0; i < KAPI_ARRAY_LEN(field_cases); i++) {
         const fcase *c = &field_cases[i];
-        kapi_field_selector *s;
-        kapi_error *err = kapi_field_selector_parse(&s, c->text);
+        kapi_fieldsel *s;
+        kapi_error *err = kapi_fieldsel_parse(&s, c->text);
         if (c->error != (err != NULL))
             test_fail(__FILE__, __LINE__, "%s: %s", c->text, err ? err->message : "parsed");
         char *got = err ? kapi_xstrdup(err->message) : terms(s);
@@ -284,7 +284,7 @@ TEST(select_field_parse)
             test_fail(__FILE__, __LINE__, "%s:\n got: %s\nwant: %s", c->text, got, c->want);
         free(got);
         kapi_error_free(err);
-        kapi_field_selector_free(s);
+        kapi_fieldsel_free(s);
     }
 }
 
@@ -304,13 +304,13 @@ TEST(select_field_matches)
     };
     json_t *obj = json_pack("{s:s,s:s,s:s,s:s}", "a", "1", "b", "x", "c", "x,y", "d", "");
     for (size_t i = 0; i < KAPI_ARRAY_LEN(cases); i++) {
-        kapi_field_selector *s;
-        kapi_error *err = kapi_field_selector_parse(&s, cases[i].text);
+        kapi_fieldsel *s;
+        kapi_error *err = kapi_fieldsel_parse(&s, cases[i].text);
         if (err)
             test_fail(__FILE__, __LINE__, "%s: %s", cases[i].text, err->message);
-        if (kapi_field_selector_matches(s, member, obj) != cases[i].want)
+        if (kapi_fieldsel_matches(s, member, obj) != cases[i].want)
             test_fail(__FILE__, __LINE__, "%s: matches is %d", cases[i].text, !cases[i].want);
-        kapi_field_selector_free(s);
+        kapi_fieldsel_free(s);
     }
     json_decref(obj);
 }
@@ -344,12 +344,12 @@ TEST(select_field_value)
     CHECK(obj != NULL);
     char scratch[KAPI_FIELD_VALUE_SCRATCH];
     for (size_t i = 0; i < KAPI_ARRAY_LEN(cases); i++)
-        CHECK_STR_EQ(kapi_field_selector_value(obj, cases[i].path, scratch), cases[i].want);
+        CHECK_STR_EQ(kapi_fieldsel_value(obj, cases[i].path, scratch), cases[i].want);
     json_object_set_new(json_object_get(obj, "source"), "component", json_string("kubelet"));
-    CHECK_STR_EQ(kapi_field_selector_value(obj, "source.component|reportingComponent", scratch),
+    CHECK_STR_EQ(kapi_fieldsel_value(obj, "source.component|reportingComponent", scratch),
                  "kubelet");
     json_object_set_new(json_object_get(obj, "status"), "big", json_integer(INT64_MIN));
-    CHECK_STR_EQ(kapi_field_selector_value(obj, "status.big", scratch), "-9223372036854775808");
-    CHECK_STR_EQ(kapi_field_selector_value(NULL, "metadata.name", scratch), "");
+    CHECK_STR_EQ(kapi_fieldsel_value(obj, "status.big", scratch), "-9223372036854775808");
+    CHECK_STR_EQ(kapi_fieldsel_value(NULL, "metadata.name", scratch), "");
     json_decref(obj);
 }
