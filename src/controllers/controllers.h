@@ -1,5 +1,5 @@
 /*
- * controllers: kapi's in-process controllers (DESIGN.md, "Shape"). Each is a client of
+ * controllers: kapi's in-process controllers (docs/DESIGN.md, "Controllers"). Each is a client of
  * the api, as kube-controller-manager is: it reads and writes only through the api's
  * client verbs (api.h), which run the pipeline a request runs, as its own user
  * (kapi_controllers_user), so admission, validation and (later) RBAC and audit see it.

@@ -1,5 +1,5 @@
 /*
- * sqlite: the embedded backend (DESIGN.md, "Storage contract").
+ * sqlite: the embedded backend (docs/DESIGN.md, "The store").
  *
  * One table `log` holds a row per revision: (rev, key, op, create_rev, rv_off, value) with
  * value the stamped JSON bytes (for DELETE, the last state stamped with the deletion's

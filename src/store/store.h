@@ -1,15 +1,14 @@
 /*
- * store: the MVCC object store (DESIGN.md, "Storage contract"): an in-memory cache (the
+ * store: the MVCC object store (docs/DESIGN.md, "The store"): an in-memory cache (the
  * latest state, the watch hub, the history window) over a durable backend (SQLite) that
  * decides every write.
  *
- * Keys are "/<group>/<resource>/<namespace>/<name>" (no namespace part for cluster-scoped
- * resources; the core group is the empty string, so core keys start with "//"). A key is
- * a byte string with its length: it may hold any byte, NUL included (a core/v1 Event name
- * may), and is compared, prefixed and stored by its length everywhere, so that two keys
- * that differ only after a NUL are two keys. Values are
- * the objects' canonical JSON bytes, held in memory as immutable, refcounted kapi_obj and
- * served without re-encoding (invariant 2).
+ * Keys are opaque to the store: the registry lays them out (kapi_type_key) and a
+ * collection is a key prefix. A key is a byte string with its length: it may hold any
+ * byte, NUL included (a core/v1 Event name may), and is compared, prefixed and stored by
+ * its length everywhere, so that two keys that differ only after a NUL are two keys.
+ * Values are the objects' canonical JSON bytes, held in memory as immutable, refcounted
+ * kapi_obj and served without re-encoding (invariant 2).
  *
  * Revisions (invariant 3): one global counter, the backend's; every committed write takes
  * the next value. The bytes of a stored object contain its own revision as the decimal
