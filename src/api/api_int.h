@@ -156,6 +156,12 @@ typedef enum kapi_watch_type {
 kapi_error *kapi_api__parse_request(kapi_req *r);
 /* The value of query parameter key, or NULL. */
 const char *kapi_api__query(const kapi_req *r, const char *key);
+/* Query parameter key as metav1's url.Values conversions read it: a bool
+ * (runtime.Convert_Slice_string_To_bool: absent, "0" and "false" in any case are false,
+ * anything else true), or an int64 (strconv.ParseInt(v, 10, 64); absent leaves *out as
+ * it is; a bad value is the 400 of strconv's error, as DecodeParameters answers). */
+bool kapi_api__query_bool(const kapi_req *r, const char *key);
+kapi_error *kapi_api__query_int(const kapi_req *r, const char *key, int64_t *out);
 
 /* respond.c: each answers the request; the request must not be answered twice. */
 void kapi_api__respond_error(kapi_req *r, kapi_error *err);           /* takes err */

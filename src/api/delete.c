@@ -2,7 +2,7 @@
  * api/delete: delete and deletecollection (reference section 3, 4.2, 4.7), the way
  * kube-apiserver's generic store deletes.
  *
- * DeleteOptions come from the body when there is one, else from the query. A delete
+ * DeleteOptions come from the body when there is one, else from the whole query. A delete
  * checks the preconditions, applies the propagation policy's finalizer (Orphan: orphan,
  * Foreground: foregroundDeletion, Background: neither), then either removes the object
  * (no finalizers: the answer is a Success Status) or starts its two-phase deletion:
@@ -69,21 +69,31 @@ static kapi_error *body_options(kapi_req *r, kapi_delete_opts *d)
     return NULL;
 }
 
+/* The query as DeleteOptions (Convert_url_Values_To_v1_DeleteOptions): gracePeriodSeconds,
+ * orphanDependents, propagationPolicy and dryRun; a value that does not convert is a 400.
+ * Preconditions are no query parameters. */
+static kapi_error *query_options(kapi_req *r, kapi_delete_opts *d)
+{
+    kapi_write_opts w;
+    kapi_error *err = kapi_api__query_int(r, "gracePeriodSeconds", &d->grace);
+    if (err)
+        return err;
+    d->has_orphan = kapi_api__query(r, "orphanDependents") != NULL;
+    d->orphan = kapi_api__query_bool(r, "orphanDependents");
+    d->propagation = kapi_api__query(r, "propagationPolicy");
+    if ((err = kapi_api__write_options(r, "DeleteOptions", &w)) != NULL)
+        return err;
+    d->dry_run = w.dry_run;
+    return NULL;
+}
+
 kapi_error *kapi_api__delete_options(kapi_req *r, kapi_delete_opts *d)
 {
-    kapi_error *err;
     memset(d, 0, sizeof(*d));
     d->grace = -1;
-    if (r->http->body_len > 0) {
-        if ((err = body_options(r, d)) != NULL)
-            return err;
-    } else {
-        kapi_write_opts w;
-        if ((err = kapi_api__write_options(r, "DeleteOptions", &w)) != NULL)
-            return err;
-        d->dry_run = w.dry_run;
-        d->propagation = kapi_api__query(r, "propagationPolicy");
-    }
+    kapi_error *err = r->http->body_len > 0 ? body_options(r, d) : query_options(r, d);
+    if (err)
+        return err;
     const char *p = d->propagation;
     if (p && strcmp(p, "Foreground") != 0 && strcmp(p, "Background") != 0 &&
         strcmp(p, "Orphan") != 0) {
@@ -333,7 +343,7 @@ static void respond_deleted(kapi_req *r, const kapi_type *t, kapi_str name, cons
 }
 
 /* Answers with an object in the type's (served) view. */
-static void respond_served(kapi_req *r, json_t *obj)
+static void respond_served(kapi_req *r, int status, json_t *obj)
 {
     kapi_buf b;
     kapi_buf_init(&b);
@@ -341,7 +351,7 @@ static void respond_served(kapi_req *r, json_t *obj)
     kapi_json_encode(&b, canon);
     kapi_buf_putc(&b, '\n');
     json_decref(canon);
-    kapi_api__respond_json(r, 200, &b);
+    kapi_api__respond_json(r, status, &b);
 }
 
 void kapi_api__serve_delete(kapi_req *r)
@@ -357,8 +367,9 @@ void kapi_api__serve_delete(kapi_req *r)
         kapi_api__respond_error(r, err);
     else if (w.removed)
         respond_deleted(r, r->type, w.name, kapi_json_path_str(w.deleted, "metadata.uid"));
-    else
-        respond_served(r, w.deleted);
+    else /* kept by finalizers: 202 when the deprecated orphanDependents=false asked for a
+            cascade, as kube-apiserver answers it */
+        respond_served(r, d.has_orphan && !d.orphan ? 202 : 200, w.deleted);
     json_decref(w.deleted);
 }
 
@@ -370,11 +381,11 @@ void kapi_api__serve_deletecollection(kapi_req *r)
     kapi_filter *f = NULL;
     kapi_store_list_result l = {0};
     kapi_str prefix = kapi_type_key(&r->arena, t, r->info.ns, KAPI_STR(""));
-    kapi_error *err = kapi_api__delete_options(r, &d);
-    if (!err)
-        err = kapi_api__filter_new(r, KAPI_STR(""), &f);
+    kapi_error *err = kapi_api__filter_new(r, KAPI_STR(""), &f);
     if (!err)
         err = kapi_api__list_options(r, &lo);
+    if (!err) /* after the ListOptions, as kube-apiserver decodes them */
+        err = kapi_api__delete_options(r, &d);
     kapi_store_list_opts q = {.prefix = prefix};
     if (!err && kapi_store_list(r->api->store, &q, &l) != KAPI_STORE_OK)
         err =

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "api/api_int.h"
 #include "codec/go.h"
@@ -30,31 +29,6 @@ static const char inconsistent_continue[] =
     "the time the first chunk was returned and now may show up in the list.";
 
 /* ---- options ---- */
-
-/* runtime.Convert_Slice_string_To_bool: anything but "0" and "false" is true. */
-static bool query_bool(const char *v)
-{
-    return v && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0;
-}
-
-/* strconv.ParseInt(v, 10, 64), with Go's errors. */
-static kapi_error *query_int(const char *v, int64_t *out)
-{
-    char *end = NULL;
-    *out = 0;
-    if (!v)
-        return NULL;
-    errno = 0;
-    long long n = *v && *v != ' ' ? strtoll(v, &end, 10) : 0;
-    if (!*v || *v == ' ' || *end)
-        return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
-                              "strconv.ParseInt: parsing \"%s\": invalid syntax", v);
-    if (errno == ERANGE)
-        return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
-                              "strconv.ParseInt: parsing \"%s\": value out of range", v);
-    *out = n;
-    return NULL;
-}
 
 /* ValidateListOptions: resourceVersionMatch and its companions. */
 static kapi_error *validate_list_options(const kapi_list_opts *o)
@@ -93,14 +67,14 @@ kapi_error *kapi_api__list_options(kapi_req *r, kapi_list_opts *o)
     kapi_error *err;
     memset(o, 0, sizeof(*o));
     o->watch = strcmp(r->info.verb, "watch") == 0;
-    o->bookmarks = query_bool(kapi_api__query(r, "allowWatchBookmarks"));
+    o->bookmarks = kapi_api__query_bool(r, "allowWatchBookmarks");
     o->rv = kapi_api__query(r, "resourceVersion");
     o->rv_match = kapi_api__query(r, "resourceVersionMatch");
     if (!o->rv_match)
         o->rv_match = "";
     o->cont = kapi_api__query(r, "continue");
-    if ((err = query_int(kapi_api__query(r, "timeoutSeconds"), &o->timeout)) != NULL ||
-        (err = query_int(kapi_api__query(r, "limit"), &o->limit)) != NULL)
+    if ((err = kapi_api__query_int(r, "timeoutSeconds", &o->timeout)) != NULL ||
+        (err = kapi_api__query_int(r, "limit", &o->limit)) != NULL)
         return err;
     if (o->limit < 0)
         o->limit = 0;

@@ -2,10 +2,13 @@
  * api/reqinfo: what a request asks for, read from its path, method and query the way
  * kube-apiserver's RequestInfoFactory reads them (reference 4.1).
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "api/api_int.h"
+#include "codec/go.h"
 
 /* Percent-decodes s into the arena ('+' is a space when plus_space), NUL-terminated, its
  * length (a %00 decodes to a NUL byte inside it) into *len when len is not NULL; NULL if
@@ -101,10 +104,35 @@ const char *kapi_api__query(const kapi_req *r, const char *key)
     return NULL;
 }
 
-/* runtime.Convert_Slice_string_To_bool: any value but "0" and "false" is true. */
-static bool truthy(const char *v)
+bool kapi_api__query_bool(const kapi_req *r, const char *key)
 {
+    const char *v = kapi_api__query(r, key);
     return v && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0;
+}
+
+kapi_error *kapi_api__query_int(const kapi_req *r, const char *key, int64_t *out)
+{
+    const char *v = kapi_api__query(r, key);
+    if (!v)
+        return NULL;
+    const char *digits = v + (*v == '+' || *v == '-');
+    const char *why = "invalid syntax";
+    if (*digits && strspn(digits, "0123456789") == strlen(digits)) {
+        errno = 0;
+        long long n = strtoll(v, NULL, 10);
+        if (errno != ERANGE) {
+            *out = n;
+            return NULL;
+        }
+        why = "value out of range";
+    }
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_go_quote(&b, v, strlen(v));
+    kapi_error *err = kapi_error_new(KAPI_STATUS_BAD_REQUEST, "strconv.ParseInt: parsing %.*s: %s",
+                                     (int)b.len, b.ptr, why);
+    kapi_buf_dispose(&b);
+    return err;
 }
 
 static const char *verb_of(const kapi_req *r)
@@ -112,9 +140,9 @@ static const char *verb_of(const kapi_req *r)
     const char *m = r->http->method;
     bool named = r->info.name.len > 0;
     if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0)
-        return r->info.watch_path || truthy(kapi_api__query(r, "watch")) ? "watch"
-               : named                                                   ? "get"
-                                                                         : "list";
+        return r->info.watch_path || kapi_api__query_bool(r, "watch") ? "watch"
+               : named                                                ? "get"
+                                                                      : "list";
     if (strcmp(m, "POST") == 0)
         return "create";
     if (strcmp(m, "PUT") == 0)

@@ -11,9 +11,11 @@
  * watchers of that view.
  *
  * One reaper thread per api owns the watches' ends: a watch ends when its client goes,
- * when its timeout passes (after a last bookmark), when its client stops taking events,
- * or at shutdown. Only the reaper ends and frees a watch, so the hub, the http layer and
- * the reaper never race over it.
+ * when its timeout passes, when its client stops taking events, or at shutdown. Only the
+ * reaper ends and frees a watch, so the hub, the http layer and the reaper never race over
+ * it. With allowWatchBookmarks the reaper also sends the bookmarks when kube-apiserver's
+ * cacher would (cacheWatcher.nextBookmarkTime): a minute apart, and 2 s before the
+ * timeout; none in a watch's last 2 s, none as it ends.
  *
  * A watcher's queue is the http stream's: references to the shared event bytes, taken by
  * the connection only as its socket drains. A watcher whose queue stays over WATCH_FULL
@@ -42,6 +44,8 @@
 #define ERROR_RESERVE 4096u
 #define BOOKMARK_INTERVAL_NS (60 * NS_PER_S)
 #define BOOKMARK_BEFORE_END_NS (2 * NS_PER_S)
+/* A watch's next_bookmark_ns when no bookmark is due any more. */
+#define NO_BOOKMARK INT64_MAX
 /* Without timeoutSeconds: between these (kube-apiserver's --min-request-timeout and
  * twice it). */
 #define MIN_TIMEOUT_S 1800
@@ -269,13 +273,10 @@ void kapi_api__watch_wake(kapi_api *api)
     pthread_mutex_unlock(&h->mu);
 }
 
-static void finish(kapi_watch *w, bool timed_out)
+static void finish(kapi_watch *w)
 {
-    if (w->sw) {
-        if (timed_out && w->bookmarks)
-            kapi_store_watch_progress(w->api->store, w->sw);
+    if (w->sw)
         kapi_store_watch_stop(w->api->store, w->sw);
-    }
     if (atomic_load(&w->stalled))
         kapi_http_stream_end_close(w->stream);
     else
@@ -285,11 +286,16 @@ static void finish(kapi_watch *w, bool timed_out)
     free(w);
 }
 
+/* When the bookmark after now is due: a minute on, or 2 s before the deadline when that is
+ * sooner; NO_BOOKMARK when that moment is not after now (the last 2 s of a watch have
+ * none, and a bookmark sent 2 s before the end is the last). */
 static int64_t next_bookmark(const kapi_watch *w, int64_t now)
 {
     int64_t t = now + BOOKMARK_INTERVAL_NS;
     int64_t before_end = w->deadline_ns - BOOKMARK_BEFORE_END_NS;
-    return before_end < t ? before_end : t;
+    if (before_end < t)
+        t = before_end;
+    return t > now ? t : NO_BOOKMARK;
 }
 
 /* True when w's queue has stayed full for WATCH_STALL_NS (the reaper looks every tick). */
@@ -323,8 +329,6 @@ static void sweep_locked(kapi_watch_reaper *h, kapi_api *api, int64_t now, kapi_
         }
         if (w->bookmarks && now >= w->next_bookmark_ns) {
             w->next_bookmark_ns = next_bookmark(w, now);
-            if (w->next_bookmark_ns <= now)
-                w->next_bookmark_ns = w->deadline_ns;
             kapi_store_watch_progress(api->store, w->sw);
         }
         pp = &w->next;
@@ -357,7 +361,7 @@ static void *reaper_main(void *arg)
         while (ended) {
             kapi_watch *w = ended;
             ended = w->next;
-            finish(w, !atomic_load(&w->done) && now >= w->deadline_ns);
+            finish(w);
         }
         if (stopping)
             return NULL;

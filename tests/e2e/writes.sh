@@ -136,6 +136,10 @@ expect_eq "deletecollection ?dryRun=Bogus: 422" "422 Invalid" "$code $(jq -r .re
 code=$(curl_code -X DELETE -H 'Content-Type: application/json' -d @"$work/put.json" "$(cj_url dry keep)")
 expect_eq "DELETE with an object for a body, not DeleteOptions: 400" "400 BadRequest" \
     "$code $(jq -r .reason "$work/body")"
+code=$(curl_code -X DELETE "$(cj_url dry keep)?gracePeriodSeconds=abc")
+expect_eq "DELETE ?gracePeriodSeconds=abc: 400, strconv's words, nothing deleted" \
+    '400 BadRequest strconv.ParseInt: parsing "abc": invalid syntax' \
+    "$code $(jq -r '.reason + " " + .message' "$work/body")"
 # A real write last: once its event is seen, every earlier one would have been.
 kc label cronjob keep -n dry sentinel=1 >/dev/null
 for _ in $(seq 1 100); do grep -q '"sentinel"' "$work/dry-watch.json" && break; sleep 0.05; done

@@ -2,7 +2,7 @@
  * Unit tests for delete and deletecollection (api/delete.c) over an api_env server:
  * preconditions, dry run, the two phases of a delete with finalizers, the propagation
  * policies and orphanDependents, gracePeriodSeconds, DeleteOptions from the body or the
- * query, and deletecollection with selectors.
+ * query (decoded whole, with strconv's errors), and deletecollection with selectors.
  */
 #include "api_call.h"
 #include "test.h"
@@ -324,6 +324,63 @@ TEST(api_delete_options_body_or_query)
                  "get version/kind; json parse error: unexpected end of JSON input ({)");
     api_answer_dispose(&a);
     CHECK_INT_EQ(get_status(&e, "b"), 200);
+    api_env_stop(&e);
+}
+
+/* Without a body, the whole query is DeleteOptions, decoded as kube-apiserver decodes it
+ * (a value that does not parse is a 400 in strconv's words); preconditions are not query
+ * parameters. */
+TEST(api_delete_query_options_decoded)
+{
+    api_env e = {0};
+    api_answer c, a;
+    char got[256];
+    env_start(&e);
+    create_only(&e, "a", "");
+    CHECK_INT_EQ(delete_cj(&e, "a", "?orphanDependents=true", NULL, &a), 200);
+    CHECK_STR_EQ(api_str(&a, "kind"), "CronJob");
+    CHECK_STR_EQ(finalizers(&a, got, sizeof(got)), "orphan");
+    api_answer_dispose(&a);
+    CHECK_INT_EQ(get_status(&e, "a"), 200);
+    /* only "0" and "false" (any case) are false: orphanDependents=false is Background, and
+     * an object another finalizer keeps is answered 202 */
+    create_only(&e, "h", "\"finalizers\":[\"example.com/hold\",\"orphan\"]");
+    CHECK_INT_EQ(delete_cj(&e, "h", "?orphanDependents=FALSE", NULL, &a), 202);
+    CHECK_STR_EQ(finalizers(&a, got, sizeof(got)), "example.com/hold");
+    CHECK(api_str(&a, "metadata.deletionTimestamp") != NULL);
+    api_answer_dispose(&a);
+
+    create(&e, "b", "", &c);
+    CHECK_INT_EQ(delete_cj(&e, "b", "?gracePeriodSeconds=abc", NULL, &a), 400);
+    CHECK_STR_EQ(api_str(&a, "reason"), "BadRequest");
+    CHECK_STR_EQ(api_str(&a, "message"), "strconv.ParseInt: parsing \"abc\": invalid syntax");
+    api_answer_dispose(&a);
+    CHECK_INT_EQ(delete_cj(&e, "b", "?gracePeriodSeconds=99999999999999999999", NULL, &a), 400);
+    CHECK_STR_EQ(api_str(&a, "message"),
+                 "strconv.ParseInt: parsing \"99999999999999999999\": value out of range");
+    api_answer_dispose(&a);
+    CHECK_INT_EQ(delete_cj(&e, "b", "?gracePeriodSeconds=%0930", NULL, &a), 400);
+    CHECK_STR_EQ(api_str(&a, "message"), "strconv.ParseInt: parsing \"\\t30\": invalid syntax");
+    api_answer_dispose(&a);
+    CHECK_INT_EQ(delete_cj(&e, "b", "?orphanDependents=1&propagationPolicy=Background", NULL, &a),
+                 422);
+    CHECK_STR_EQ(api_str(&a, "message"),
+                 "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Invalid value: "
+                 "\"Background\": orphanDependents and deletionPropagation cannot be both set");
+    api_answer_dispose(&a);
+    CHECK_INT_EQ(get_status(&e, "b"), 200);
+    /* a precondition in the query is no precondition */
+    CHECK_INT_EQ(delete_cj(&e, "b", "?preconditions.uid=x&uid=x&gracePeriodSeconds=-5", NULL, &a),
+                 200);
+    check_deleted(&a, "b", api_str(&c, "metadata.uid"));
+    api_answer_dispose(&a);
+    api_answer_dispose(&c);
+
+    /* deletecollection decodes its query the same way */
+    CHECK_INT_EQ(api_call(&e, "DELETE", CRONJOBS "?gracePeriodSeconds=soon", "", NULL, &a), 400);
+    CHECK_STR_EQ(api_str(&a, "message"), "strconv.ParseInt: parsing \"soon\": invalid syntax");
+    api_answer_dispose(&a);
+    CHECK_INT_EQ(get_status(&e, "a"), 200);
     api_env_stop(&e);
 }
 

@@ -127,22 +127,22 @@ TEST(api_watch_bookmarks_and_timeout)
     env_start(&e);
     long long a = create(&e, "a", "");
     long long t0 = mono_ns();
-    api_watch_open(&e, CRONJOBS "?watch=1&allowWatchBookmarks=true&timeoutSeconds=1", &w);
+    api_watch_open(&e, CRONJOBS "?watch=1&allowWatchBookmarks=true&timeoutSeconds=3", &w);
     expect(&w, "ADDED", "a", a);
-    /* A bookmark is due 2 s before the end (at once here), and one more as it ends. */
-    for (int i = 0; i < 2; i++) {
-        json_t *ev = api_watch_next(&w);
-        CHECK_STR_EQ(api_event_type(ev), "BOOKMARK");
-        CHECK_STR_EQ(api_event_str(ev, "kind"), "CronJob");
-        CHECK_STR_EQ(api_event_str(ev, "apiVersion"), "batch/v1");
-        CHECK_INT_EQ(atoll(api_event_str(ev, "metadata.resourceVersion")), a);
-        CHECK_INT_EQ(json_object_size(kapi_json_path(ev, "object.metadata")), 1);
-        json_decref(ev);
-    }
+    /* One bookmark, 2 s before the end (here 1 s in); none as the timeout ends the stream. */
+    json_t *ev = api_watch_next(&w);
+    long long at = mono_ns() - t0;
+    CHECK_STR_EQ(api_event_type(ev), "BOOKMARK");
+    CHECK_STR_EQ(api_event_str(ev, "kind"), "CronJob");
+    CHECK_STR_EQ(api_event_str(ev, "apiVersion"), "batch/v1");
+    CHECK_INT_EQ(atoll(api_event_str(ev, "metadata.resourceVersion")), a);
+    CHECK_INT_EQ(json_object_size(kapi_json_path(ev, "object.metadata")), 1);
+    json_decref(ev);
+    CHECK(at >= 900000000LL && at < 2900000000LL); /* before the end */
     CHECK(api_watch_next(&w) == NULL);
     CHECK(w.ended); /* the stream's end, not a dropped connection */
     long long took = mono_ns() - t0;
-    CHECK(took >= 900000000LL && took < 4000000000LL);
+    CHECK(took >= 2900000000LL && took < 6000000000LL);
     api_watch_close(&w);
 
     /* without bookmarks the stream just ends */
@@ -152,6 +152,25 @@ TEST(api_watch_bookmarks_and_timeout)
     CHECK(api_watch_next(&w) == NULL);
     CHECK(w.ended);
     took = mono_ns() - t0;
+    CHECK(took >= 900000000LL && took < 4000000000LL);
+    api_watch_close(&w);
+    api_env_stop(&e);
+}
+
+/* A bookmark is due 2 s before the timeout; a watch shorter than that has none at all. */
+TEST(api_watch_no_bookmark_within_last_two_seconds)
+{
+    api_env e = {0};
+    api_watch w;
+    env_start(&e);
+    long long t0 = mono_ns();
+    api_watch_open(&e, CRONJOBS "?watch=1&allowWatchBookmarks=true&timeoutSeconds=1", &w);
+    CHECK_INT_EQ(w.status, 200);
+    json_t *ev = api_watch_next(&w);
+    CHECK(ev == NULL);
+    json_decref(ev);
+    CHECK(w.ended);
+    long long took = mono_ns() - t0;
     CHECK(took >= 900000000LL && took < 4000000000LL);
     api_watch_close(&w);
     api_env_stop(&e);
