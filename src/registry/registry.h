@@ -345,8 +345,6 @@ struct kapi_custom {
  * schema does not compile. */
 kapi_error *kapi_custom_type_new(const kapi_registry *r, const json_t *crd, const char *version,
                                  const kapi_type **out);
-/* The name of crd's storage version (borrowed), or NULL when it has none. */
-const char *kapi_custom_storage_version(const json_t *crd);
 /* Takes and drops a reference to a type: a custom type is freed when its last reference is dropped.
  * Built-in types live as long as the registry and ignore both. */
 const kapi_type *kapi_type_ref(const kapi_type *t);
@@ -379,10 +377,74 @@ kapi_error *kapi_registry_custom_build(const kapi_registry *r, const json_t *crd
  * or built as above, a reference for the caller. */
 kapi_error *kapi_registry_custom_storage_type(const kapi_registry *r, const json_t *crd,
                                               int64_t rev, const kapi_type **out);
+/* The type a request for plural at version names, when crd (a stored CRD, parsed, at
+ * revision rev) serves it there (its plural, Established, the version served): cached or
+ * built as above, a reference for the caller, with *state. *out is NULL when crd does
+ * not serve it (or when the type does not build: then the error). */
+kapi_error *kapi_registry_custom_serving(const kapi_registry *r, const json_t *crd, int64_t rev,
+                                         const char *plural, const char *version,
+                                         const kapi_type **out, kapi_custom_state *state);
 /* True if crd has the condition named type with status True. */
 bool kapi_crd_condition(const json_t *crd, const char *type);
-/* True if crd is Established and serves version under plural. */
-bool kapi_crd_serves(const json_t *crd, const char *plural, const char *version);
+
+/* ---- what is served, for discovery (registry/discovery.c) ----
+ *
+ * The groups, versions and resources discovery lists: the built-in types' and those of
+ * the CRDs in the store. A CRD's served versions are listed as soon as it is stored. The
+ * api lists the stored CRDs and hands them over; the registry reads them (no other
+ * module reads a CRD's fields), and kapi_registry_served answers with typed facts that
+ * discovery only formats. It reads only the built-in types and its arguments: any thread
+ * may call it, and its answer is the caller's alone. */
+
+/* A subresource as discovery lists it. */
+typedef struct kapi_discovery_sub {
+    const char *name; /* "status", "scale" */
+    /* The subresource's own kind when it is not the resource's (autoscaling/v1 Scale),
+     * else all three NULL. */
+    const char *group, *version, *kind;
+    const char *const *verbs; /* NULL-terminated */
+} kapi_discovery_sub;
+
+/* One served version of a CRD: the facts of its APIResource entry and its subresources'. */
+typedef struct kapi_crd_resource {
+    const char *group, *version;
+    const char *plural, *kind;
+    const char *singular; /* lower case; the kind's when the CRD names none */
+    bool namespaced;
+    const char *const *verbs;       /* NULL-terminated, discovery order */
+    const char *const *short_names; /* NULL-terminated */
+    const char *const *categories;  /* NULL-terminated */
+    const char *storage_version_hash;
+    const kapi_discovery_sub *subresources;
+    size_t nsubresources;
+} kapi_crd_resource;
+
+/* A named group and its served versions, built-in and from CRDs, in preference order
+ * (kapi_version_cmp). */
+typedef struct kapi_served_group {
+    const char *name;
+    const char *const *versions;
+    size_t nversions; /* at least 1 */
+} kapi_served_group;
+
+/* What is served beyond the core group. Everything in it is owned by its arena. */
+typedef struct kapi_served {
+    /* The named groups: the built-in ones in registry order, then the CRDs' other groups
+     * in the order of the first CRD naming each (only those with a served version). */
+    const kapi_served_group *groups;
+    size_t ngroups;
+    /* Every served version of every CRD, in the CRDs' order, then in each CRD's. */
+    const kapi_crd_resource *resources;
+    size_t nresources;
+    kapi_arena arena;
+} kapi_served;
+
+/* Fills *out from the built-in types and crds (a JSON array of the stored CRDs, parsed,
+ * in the store's order; borrowed for the call only). Dispose with kapi_served_dispose. */
+void kapi_registry_served(const kapi_registry *r, const json_t *crds, kapi_served *out);
+void kapi_served_dispose(kapi_served *s);
+/* The named group of s called name, or NULL. */
+const kapi_served_group *kapi_served_find(const kapi_served *s, const char *name);
 
 /* Prunes obj as version of the CRD behind t would (the unknown fields go to w->unknown):
  * how a body naming another version of the type is read before it is refused. */
