@@ -39,20 +39,27 @@ void kapi_api__serve_api_versions(kapi_req *r)
     kapi_api__respond_json(r, 200, &b);
 }
 
-/* What is served: the registry's answer for the CRDs in the store. Dispose with
- * kapi_served_dispose. */
-static void served(kapi_req *r, kapi_served *out)
+/* The CRDs in the store, parsed, in the store's order; the caller decrefs. */
+static json_t *stored_crds(kapi_req *r)
 {
     kapi_store_list_result l;
     json_t *crds = json_array();
     kapi_store_list_opts opts = {.prefix =
                                      kapi_type_key(&r->arena, kapi_registry_crds(r->api->registry),
                                                    KAPI_STR(""), KAPI_STR(""))};
-    if (kapi_store_list(r->api->store, &opts, &l) == KAPI_STORE_OK) {
-        for (size_t i = 0; i < l.n; i++)
-            json_array_append_new(crds, kapi_api__parse_stored(l.items[i]));
-        kapi_store_list_dispose(&l);
-    }
+    if (kapi_store_list(r->api->store, &opts, &l) != KAPI_STORE_OK)
+        return crds;
+    for (size_t i = 0; i < l.n; i++)
+        json_array_append_new(crds, kapi_api__parse_stored(l.items[i]));
+    kapi_store_list_dispose(&l);
+    return crds;
+}
+
+/* What is served: the registry's answer for the CRDs in the store. Dispose with
+ * kapi_served_dispose. */
+static void served(kapi_req *r, kapi_served *out)
+{
+    json_t *crds = stored_crds(r);
     kapi_registry_served(r->api->registry, crds, out);
     json_decref(crds);
 }
@@ -219,13 +226,13 @@ void kapi_api__serve_resource_list(kapi_req *r, const char *group, const char *v
                         "\"resources\":[",
                         version);
     put_builtin_resources(r, &b, &first, group, version);
-    kapi_served s;
-    served(r, &s);
-    for (size_t i = 0; i < s.nresources; i++)
-        if (strcmp(s.resources[i].group, group) == 0 &&
-            strcmp(s.resources[i].version, version) == 0)
-            put_crd_resource(&b, &first, &s.resources[i]);
-    kapi_served_dispose(&s);
+    kapi_crd_resources l;
+    json_t *crds = stored_crds(r);
+    kapi_registry_crd_resources(crds, group, version, &l);
+    json_decref(crds);
+    for (size_t i = 0; i < l.n; i++)
+        put_crd_resource(&b, &first, &l.items[i]);
+    kapi_crd_resources_dispose(&l);
     kapi_buf_puts(&b, "]}\n");
     kapi_api__respond_json(r, 200, &b);
 }

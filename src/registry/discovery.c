@@ -1,8 +1,11 @@
 /*
  * registry/discovery: what discovery lists (registry.h, "what is served, for discovery"):
  * the named groups of the built-in types and of the stored CRDs, each group's versions in
- * preference order, and the APIResource facts of every served version of every CRD, read
+ * preference order, and the APIResource facts of the CRDs serving one group version, read
  * from the CRDs' spec here so that the api formats typed facts and reads no CRD field.
+ * The two are asked apart: every request for a custom resource asks whether its group
+ * version is served, and only a resource list needs the facts (a storageVersionHash is a
+ * SHA-256).
  *
  * A version is listed when the CRD serves it (spec.versions[].served), whatever its
  * conditions, as kube-apiserver's discovery lists a CRD once it is stored.
@@ -71,34 +74,40 @@ static void fill_resource(kapi_arena *a, kapi_crd_resource *res, const json_t *c
     res->verbs = kapi_registry__custom_verbs;
     res->short_names = strings_of(a, json_object_get(names, "shortNames"));
     res->categories = strings_of(a, json_object_get(names, "categories"));
-    char *hash =
-        kapi_registry_storage_hash(res->group, kapi_registry__crd_storage_version(crd) ?: "", res->kind);
+    char *hash = kapi_registry_storage_hash(
+        res->group, kapi_registry__crd_storage_version(crd) ?: "", res->kind);
     res->storage_version_hash = kapi_arena_strdup(a, hash);
     free(hash);
     fill_subresources(a, res, ver);
 }
 
-/* Every served version of every CRD, in order, into out->resources. */
-static void fill_resources(kapi_served *out, const json_t *crds)
+void kapi_registry_crd_resources(const json_t *crds, const char *group, const char *version,
+                                 kapi_crd_resources *out)
 {
-    size_t n = 0, idx;
+    size_t idx;
     json_t *crd;
-    json_t **served = kapi_arena_alloc(&out->arena, (json_array_size(crds) + 1) * sizeof(*served));
+    memset(out, 0, sizeof(*out));
+    kapi_arena_init(&out->arena);
+    kapi_crd_resource *items =
+        kapi_arena_alloc(&out->arena, (json_array_size(crds) + 1) * sizeof(*items));
     json_array_foreach(crds, idx, crd)
     {
-        served[idx] = served_versions(crd);
-        n += json_array_size(served[idx]);
+        if (strcmp(kapi_json_path_str(crd, "spec.group") ?: "", group) != 0)
+            continue;
+        json_t *served = served_versions(crd);
+        for (size_t j = 0; j < json_array_size(served); j++) {
+            const json_t *ver = json_array_get(served, j);
+            if (strcmp(kapi_json_path_str(ver, "name"), version) == 0)
+                fill_resource(&out->arena, &items[out->n++], crd, ver);
+        }
+        json_decref(served);
     }
-    kapi_crd_resource *res = kapi_arena_alloc(&out->arena, (n + 1) * sizeof(*res));
-    n = 0;
-    json_array_foreach(crds, idx, crd)
-    {
-        for (size_t j = 0; j < json_array_size(served[idx]); j++)
-            fill_resource(&out->arena, &res[n++], crd, json_array_get(served[idx], j));
-        json_decref(served[idx]);
-    }
-    out->resources = res;
-    out->nresources = n;
+    out->items = items;
+}
+
+void kapi_crd_resources_dispose(kapi_crd_resources *l)
+{
+    kapi_arena_dispose(&l->arena);
 }
 
 static bool has_string(const char *const *v, size_t n, const char *s)
@@ -114,63 +123,97 @@ static int version_order(const void *a, const void *b)
     return kapi_version_cmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The served versions of group g, built-in and from CRDs, in preference order. */
-static void fill_versions(const kapi_registry *r, kapi_served *out, kapi_served_group *g)
+/* The served versions of the stored CRDs, read once: (group, version) pairs in the
+ * CRDs' order, and the group each CRD names (NULL when none). */
+typedef struct crd_facts {
+    const char **groups; /* one per CRD */
+    const char **pair_group, **pair_version;
+    size_t npairs;
+} crd_facts;
+
+static void read_crds(kapi_arena *a, const json_t *crds, crd_facts *f)
 {
-    size_t max = kapi_registry_count(r) + out->nresources;
-    const char **vs = kapi_arena_alloc(&out->arena, (max + 1) * sizeof(*vs));
+    size_t max = 0, idx;
+    json_t *crd;
+    json_array_foreach(crds, idx, crd)
+    {
+        max += json_array_size(kapi_json_path(crd, "spec.versions"));
+    }
+    f->groups = kapi_arena_alloc(a, (json_array_size(crds) + 1) * sizeof(*f->groups));
+    f->pair_group = kapi_arena_alloc(a, (max + 1) * sizeof(*f->pair_group));
+    f->pair_version = kapi_arena_alloc(a, (max + 1) * sizeof(*f->pair_version));
+    f->npairs = 0;
+    json_array_foreach(crds, idx, crd)
+    {
+        const char *g = kapi_json_path_str(crd, "spec.group");
+        f->groups[idx] = g ? kapi_arena_strdup(a, g) : NULL;
+        json_t *served = served_versions(crd);
+        for (size_t j = 0; j < json_array_size(served); j++) {
+            f->pair_group[f->npairs] = f->groups[idx] ?: "";
+            f->pair_version[f->npairs++] =
+                kapi_arena_strdup(a, kapi_json_path_str(json_array_get(served, j), "name"));
+        }
+        json_decref(served);
+    }
+}
+
+/* The served versions of group g, built-in and from the CRDs, in preference order. */
+static void fill_versions(const kapi_registry *r, kapi_arena *a, const crd_facts *f,
+                          kapi_served_group *g)
+{
+    const char **vs = kapi_arena_alloc(a, (kapi_registry_count(r) + f->npairs + 1) * sizeof(*vs));
     size_t n = 0;
     for (size_t i = 0; i < kapi_registry_count(r); i++) {
         const kapi_type *t = kapi_registry_at(r, i);
         if (strcmp(t->group, g->name) == 0 && !has_string(vs, n, t->version))
             vs[n++] = t->version;
     }
-    for (size_t i = 0; i < out->nresources; i++) {
-        const kapi_crd_resource *res = &out->resources[i];
-        if (strcmp(res->group, g->name) == 0 && !has_string(vs, n, res->version))
-            vs[n++] = res->version;
-    }
+    for (size_t i = 0; i < f->npairs; i++)
+        if (strcmp(f->pair_group[i], g->name) == 0 && !has_string(vs, n, f->pair_version[i]))
+            vs[n++] = f->pair_version[i];
     qsort(vs, n, sizeof(*vs), version_order);
     g->versions = vs;
     g->nversions = n;
 }
 
-/* The named groups: built-in ones in registry order, then each CRD's new group. */
-static void fill_groups(const kapi_registry *r, kapi_served *out, const json_t *crds)
+/* The named groups into names: the built-in ones in registry order, then each CRD's new
+ * one; returns how many. */
+static size_t group_names(const kapi_registry *r, size_t ncrds, const crd_facts *f,
+                          const char **names)
 {
-    size_t max = kapi_registry_count(r) + json_array_size(crds);
-    const char **names = kapi_arena_alloc(&out->arena, (max + 1) * sizeof(*names));
-    size_t n = 0, idx;
+    size_t n = 0;
     for (size_t i = 0; i < kapi_registry_count(r); i++) {
         const char *g = kapi_registry_at(r, i)->group;
         if (*g && (n == 0 || strcmp(names[n - 1], g) != 0))
             names[n++] = g;
     }
-    json_t *crd;
-    json_array_foreach(crds, idx, crd)
-    {
-        const char *g = kapi_json_path_str(crd, "spec.group");
+    for (size_t i = 0; i < ncrds; i++) {
+        const char *g = f->groups[i];
         if (g && !kapi_registry_has_group(r, kapi_str_c(g)) && !has_string(names, n, g))
-            names[n++] = kapi_arena_strdup(&out->arena, g);
+            names[n++] = g;
     }
-    kapi_served_group *groups = kapi_arena_alloc(&out->arena, (n + 1) * sizeof(*groups));
-    out->ngroups = 0;
-    for (size_t i = 0; i < n; i++) {
-        kapi_served_group *g = &groups[out->ngroups];
-        g->name = names[i];
-        fill_versions(r, out, g);
-        if (g->nversions)
-            out->ngroups++;
-    }
-    out->groups = groups;
+    return n;
 }
 
 void kapi_registry_served(const kapi_registry *r, const json_t *crds, kapi_served *out)
 {
+    crd_facts f;
     memset(out, 0, sizeof(*out));
     kapi_arena_init(&out->arena);
-    fill_resources(out, crds);
-    fill_groups(r, out, crds);
+    read_crds(&out->arena, crds, &f);
+    size_t ncrds = json_array_size(crds);
+    const char **names =
+        kapi_arena_alloc(&out->arena, (kapi_registry_count(r) + ncrds + 1) * sizeof(*names));
+    size_t n = group_names(r, ncrds, &f, names);
+    kapi_served_group *groups = kapi_arena_alloc(&out->arena, (n + 1) * sizeof(*groups));
+    for (size_t i = 0; i < n; i++) {
+        kapi_served_group *g = &groups[out->ngroups];
+        g->name = names[i];
+        fill_versions(r, &out->arena, &f, g);
+        if (g->nversions) /* a CRD's group with no served version is not listed */
+            out->ngroups++;
+    }
+    out->groups = groups;
 }
 
 void kapi_served_dispose(kapi_served *s)

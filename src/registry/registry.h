@@ -392,9 +392,9 @@ bool kapi_crd_condition(const json_t *crd, const char *type);
  * The groups, versions and resources discovery lists: the built-in types' and those of
  * the CRDs in the store. A CRD's served versions are listed as soon as it is stored. The
  * api lists the stored CRDs and hands them over; the registry reads them (no other
- * module reads a CRD's fields), and kapi_registry_served answers with typed facts that
- * discovery only formats. It reads only the built-in types and its arguments: any thread
- * may call it, and its answer is the caller's alone. */
+ * module reads a CRD's fields), and kapi_registry_served and kapi_registry_crd_resources
+ * answer with typed facts that discovery only formats. They read only the built-in types
+ * and their arguments: any thread may call them, and each answer is the caller's alone. */
 
 /* A subresource as discovery lists it. */
 typedef struct kapi_discovery_sub {
@@ -427,15 +427,13 @@ typedef struct kapi_served_group {
     size_t nversions; /* at least 1 */
 } kapi_served_group;
 
-/* What is served beyond the core group. Everything in it is owned by its arena. */
+/* The named groups served, built-in and from CRDs. Everything in it is owned by its
+ * arena. */
 typedef struct kapi_served {
-    /* The named groups: the built-in ones in registry order, then the CRDs' other groups
-     * in the order of the first CRD naming each (only those with a served version). */
+    /* The built-in groups in registry order, then the CRDs' other groups in the order of
+     * the first CRD naming each (only those with a served version). */
     const kapi_served_group *groups;
     size_t ngroups;
-    /* Every served version of every CRD, in the CRDs' order, then in each CRD's. */
-    const kapi_crd_resource *resources;
-    size_t nresources;
     kapi_arena arena;
 } kapi_served;
 
@@ -445,6 +443,20 @@ void kapi_registry_served(const kapi_registry *r, const json_t *crds, kapi_serve
 void kapi_served_dispose(kapi_served *s);
 /* The named group of s called name, or NULL. */
 const kapi_served_group *kapi_served_find(const kapi_served *s, const char *name);
+
+/* The resources the CRDs serve at one group version. Everything in it is owned by its
+ * arena. */
+typedef struct kapi_crd_resources {
+    const kapi_crd_resource *items; /* in the CRDs' order */
+    size_t n;
+    kapi_arena arena;
+} kapi_crd_resources;
+
+/* Fills *out with the facts of each CRD of crds (as kapi_registry_served's) that serves
+ * version in group. Dispose with kapi_crd_resources_dispose. */
+void kapi_registry_crd_resources(const json_t *crds, const char *group, const char *version,
+                                 kapi_crd_resources *out);
+void kapi_crd_resources_dispose(kapi_crd_resources *l);
 
 /* Prunes obj as version of the CRD behind t would (the unknown fields go to w->unknown):
  * how a body naming another version of the type is read before it is refused. */

@@ -1,6 +1,6 @@
 /* Unit tests for what discovery lists (registry/discovery.c): the named groups, built-in
- * and from stored CRDs, their versions in preference order, and each served CRD version's
- * APIResource facts. */
+ * and from stored CRDs, their versions in preference order, and the APIResource facts of
+ * the CRDs serving a group version. */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,16 +72,15 @@ TEST(served_groups_and_versions)
     kapi_served_dispose(&s);
 }
 
-TEST(served_crd_resources)
+TEST(crd_resources_of_a_group_version)
 {
     json_t *crds = json_loads(crds_json, 0, NULL);
-    kapi_served s;
-    kapi_registry_served(registry(), crds, &s);
-    json_decref(crds);
+    kapi_crd_resources l;
+    kapi_registry_crd_resources(crds, "unit.example.com", "v1", &l);
 
-    /* The CRDs' order, then each CRD's own: dials v1, gizmos v2alpha1, gizmos v1. */
-    CHECK_INT_EQ(s.nresources, 3);
-    const kapi_crd_resource *dial = &s.resources[0];
+    /* The CRDs' order: dials, then gizmos. */
+    CHECK_INT_EQ(l.n, 2);
+    const kapi_crd_resource *dial = &l.items[0];
     CHECK_STR_EQ(dial->group, "unit.example.com");
     CHECK_STR_EQ(dial->version, "v1");
     CHECK_STR_EQ(dial->plural, "dials");
@@ -104,21 +103,36 @@ TEST(served_crd_resources)
     CHECK(dial->subresources[0].kind == NULL);
     CHECK_INT_EQ(count(dial->subresources[0].verbs), 3);
 
-    /* A version not in storage hashes the storage version; scale is autoscaling/v1 Scale. */
-    const kapi_crd_resource *alpha = &s.resources[1], *ga = &s.resources[2];
-    CHECK_STR_EQ(alpha->version, "v2alpha1");
-    CHECK_STR_EQ(alpha->singular, "gizmo");
-    CHECK(alpha->namespaced);
-    CHECK_INT_EQ(count(alpha->short_names), 0);
-    CHECK_INT_EQ(alpha->nsubresources, 0);
-    CHECK_STR_EQ(alpha->storage_version_hash, ga->storage_version_hash);
-    CHECK_STR_EQ(ga->version, "v1");
+    /* The scale subresource is autoscaling/v1 Scale. */
+    const kapi_crd_resource *ga = &l.items[1];
+    CHECK_STR_EQ(ga->plural, "gizmos");
+    CHECK_STR_EQ(ga->singular, "gizmo");
+    CHECK(ga->namespaced);
+    CHECK_INT_EQ(count(ga->short_names), 0);
     CHECK_INT_EQ(ga->nsubresources, 1);
     CHECK_STR_EQ(ga->subresources[0].name, "scale");
     CHECK_STR_EQ(ga->subresources[0].group, "autoscaling");
     CHECK_STR_EQ(ga->subresources[0].version, "v1");
     CHECK_STR_EQ(ga->subresources[0].kind, "Scale");
-    kapi_served_dispose(&s);
+    kapi_crd_resources_dispose(&l);
+
+    /* A version not in storage hashes the storage version, and has its own subresources;
+     * a version not served lists nothing. */
+    kapi_registry_crd_resources(crds, "unit.example.com", "v2alpha1", &l);
+    CHECK_INT_EQ(l.n, 1);
+    CHECK_STR_EQ(l.items[0].plural, "gizmos");
+    CHECK_INT_EQ(l.items[0].nsubresources, 0);
+    hash = kapi_registry_storage_hash("unit.example.com", "v1", "Gizmo");
+    CHECK_STR_EQ(l.items[0].storage_version_hash, hash);
+    free(hash);
+    kapi_crd_resources_dispose(&l);
+    kapi_registry_crd_resources(crds, "unit.example.com", "v1beta1", &l);
+    CHECK_INT_EQ(l.n, 0);
+    kapi_crd_resources_dispose(&l);
+    kapi_registry_crd_resources(crds, "quiet.example.com", "v1", &l);
+    CHECK_INT_EQ(l.n, 0);
+    kapi_crd_resources_dispose(&l);
+    json_decref(crds);
 }
 
 /* The type a request names is built only when the CRD serves that plural at that version
@@ -130,8 +144,7 @@ TEST(custom_serving_needs_established_and_served)
     json_decref(crds);
     const kapi_type *t = NULL;
     kapi_custom_state state;
-    kapi_error *err =
-        kapi_registry_custom_serving(registry(), dials, 1, "dials", "v1", &t, &state);
+    kapi_error *err = kapi_registry_custom_serving(registry(), dials, 1, "dials", "v1", &t, &state);
     CHECK(err == NULL && t == NULL); /* not Established yet */
     kapi_crd_set_condition(dials, "Established", "InitialNamesAccepted", "ok",
                            "2024-01-02T03:04:05Z");
