@@ -1,13 +1,16 @@
 /*
- * api/discovery: /version, /api, /apis, the group documents and the APIResourceLists. The
- * registry says what is served (kapi_registry_served: the built-in types and the CRDs in
- * the store, whose groups and versions are discoverable as soon as they are stored); this
- * file lists the stored CRDs for it and formats its answer.
+ * api/discovery: /version, /api, /apis, the group documents and the APIResourceLists.
+ * The registry says what is served: the built-in types (kapi_registry_at), and, from the
+ * CRDs in the store, which this file lists and hands over, the named groups with their
+ * versions in preference order (kapi_registry_served) and the resources of one group
+ * version (kapi_registry_crd_resources). A CRD's group and versions are discoverable as
+ * soon as it is stored. This file reads no CRD field: it formats the registry's answers.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/api_int.h"
+
 #ifndef KAPI_GIT_COMMIT
 #define KAPI_GIT_COMMIT "unknown"
 #endif

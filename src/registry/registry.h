@@ -12,7 +12,9 @@
  * objects are stored in the storage view, and a type with a `view` hook converts.
  *
  * The registry owns every kapi_type, built-in and custom, and the layout of store keys
- * (kapi_type_key, kapi_type_key_parse): no other module builds or parses a key.
+ * (kapi_type_key, kapi_type_key_parse): no other module builds or parses a key. It alone
+ * reads a stored CRD's fields: the api hands it the CRDs, for a request's type (the
+ * custom type cache) and for discovery (kapi_registry_served).
  *
  * Threads: the built-in part is immutable after kapi_registry_new, and any thread may
  * read it. The custom part (the custom type cache, below) changes as CRDs change: its
@@ -452,8 +454,9 @@ typedef struct kapi_crd_resources {
     kapi_arena arena;
 } kapi_crd_resources;
 
-/* Fills *out with the facts of each CRD of crds (as kapi_registry_served's) that serves
- * version in group. Dispose with kapi_crd_resources_dispose. */
+/* Fills *out with the facts of each CRD in crds (the stored CRDs, as for
+ * kapi_registry_served) that serves version in group. Dispose with
+ * kapi_crd_resources_dispose. */
 void kapi_registry_crd_resources(const json_t *crds, const char *group, const char *version,
                                  kapi_crd_resources *out);
 void kapi_crd_resources_dispose(kapi_crd_resources *l);
