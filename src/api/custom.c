@@ -28,9 +28,8 @@ kapi_error *kapi_api__custom_type(kapi_req *r, const kapi_type **out)
         kapi_registry_custom_cached(r->api->registry, name, in->version, o->rev, &state);
     if (!t) {
         json_t *crd = kapi_api__parse_stored(o);
-        if (kapi_crd_serves(crd, in->resource, in->version))
-            err =
-                kapi_registry_custom_build(r->api->registry, crd, o->rev, in->version, &t, &state);
+        err = kapi_registry_custom_serving(r->api->registry, crd, o->rev, in->resource, in->version,
+                                           &t, &state);
         json_decref(crd);
     }
     kapi_obj_unref(o);

@@ -67,7 +67,8 @@ void kapi_registry__cache_free(kapi_custom_cache *c)
     free(c);
 }
 
-bool kapi_crd_serves(const json_t *crd, const char *plural, const char *version)
+/* True if crd is Established and serves version under plural. */
+static bool crd_serves(const json_t *crd, const char *plural, const char *version)
 {
     const char *p = kapi_json_path_str(crd, "spec.names.plural");
     if (!p || strcmp(p, plural) != 0 || !kapi_crd_condition(crd, "Established"))
@@ -135,7 +136,7 @@ kapi_error *kapi_registry_custom_build(const kapi_registry *r, const json_t *crd
     kapi_error *err = kapi_custom_type_new(r, crd, version, out);
     if (err)
         return err;
-    state->served = kapi_crd_serves(crd, (*out)->plural, version);
+    state->served = crd_serves(crd, (*out)->plural, version);
     state->terminating = kapi_crd_condition(crd, "Terminating");
     cache_put(kapi_registry__cache(r), name, version, rev, *out, state);
     return NULL;
@@ -145,7 +146,7 @@ kapi_error *kapi_registry_custom_storage_type(const kapi_registry *r, const json
                                               int64_t rev, const kapi_type **out)
 {
     const char *name = kapi_json_path_str(crd, "metadata.name");
-    const char *version = kapi_custom_storage_version(crd);
+    const char *version = kapi_registry__crd_storage_version(crd);
     kapi_custom_state state;
     *out = NULL;
     if (!name || !version)
@@ -154,4 +155,14 @@ kapi_error *kapi_registry_custom_storage_type(const kapi_registry *r, const json
     if ((*out = kapi_registry_custom_cached(r, name, version, rev, &state)) != NULL)
         return NULL;
     return kapi_registry_custom_build(r, crd, rev, version, out, &state);
+}
+
+kapi_error *kapi_registry_custom_serving(const kapi_registry *r, const json_t *crd, int64_t rev,
+                                         const char *plural, const char *version,
+                                         const kapi_type **out, kapi_custom_state *state)
+{
+    *out = NULL;
+    if (!crd_serves(crd, plural, version))
+        return NULL;
+    return kapi_registry_custom_build(r, crd, rev, version, out, state);
 }

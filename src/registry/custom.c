@@ -27,14 +27,15 @@ typedef struct custom_type {
     kapi_custom custom;
 } custom_type;
 
-static const char *const custom_verbs[] = {"delete", "deletecollection", "get",    "list",
-                                           "patch",  "create",           "update", "watch"};
-static const char *const subresource_verbs[] = {"get", "patch", "update"};
+const char *const kapi_registry__custom_verbs[] = {
+    "delete", "deletecollection", "get", "list", "patch", "create", "update", "watch", NULL};
+const char *const kapi_registry__custom_subresource_verbs[] = {"get", "patch", "update", NULL};
 
-static json_t *string_array(const char *const *v, size_t n)
+/* A JSON array of the strings of v (NULL-terminated). */
+static json_t *string_array(const char *const *v)
 {
     json_t *a = json_array();
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; v[i]; i++)
         json_array_append_new(a, json_string(v[i]));
     return a;
 }
@@ -51,7 +52,7 @@ static const json_t *find_version(const json_t *crd, const char *name)
     return NULL;
 }
 
-const char *kapi_custom_storage_version(const json_t *crd)
+const char *kapi_registry__crd_storage_version(const json_t *crd)
 {
     const json_t *versions = kapi_json_path(crd, "spec.versions");
     for (size_t i = 0; i < json_array_size(versions); i++) {
@@ -73,15 +74,15 @@ static json_t *type_def(const json_t *crd, const json_t *ver, const char *storag
     bool namespaced = strcmp(kapi_json_path_str(crd, "spec.scope") ?: "", "Namespaced") == 0;
     json_t *subs = json_object();
     if (kapi_json_path(ver, "subresources.status"))
-        json_object_set_new(subs, "status", string_array(subresource_verbs, 3));
+        json_object_set_new(subs, "status", string_array(kapi_registry__custom_subresource_verbs));
     if (kapi_json_path(ver, "subresources.scale"))
-        json_object_set_new(subs, "scale", string_array(subresource_verbs, 3));
+        json_object_set_new(subs, "scale", string_array(kapi_registry__custom_subresource_verbs));
     json_t *def = json_pack(
         "{s:s,s:s,s:s,s:s,s:b,s:b,s:b,s:b,s:o,s:{s:s,s:s,s:s,s:s},s:s,s:{s:s,s:s},s:s,s:s}",
         "group", group, "version", version, "kind", kind, "plural", plural, "namespaced",
         namespaced, "allNamespaces", 1, "generation", 1, "unconditionalUpdate", 0, "verbs",
-        string_array(custom_verbs, KAPI_ARRAY_LEN(custom_verbs)), "storage", "group", group,
-        "resource", plural, "version", storage, "kind", kind, "strategy",
+        string_array(kapi_registry__custom_verbs), "storage", "group", group, "resource", plural,
+        "version", storage, "kind", kind, "strategy",
         strcmp(version, storage) == 0 ? "custom" : "customConverting", "fieldLabels",
         "metadata.name", "metadata.name", "metadata.namespace", "metadata.namespace",
         "fieldLabelError", "notSupported", "nameRule", "subdomain");
@@ -146,7 +147,7 @@ kapi_error *kapi_custom_type_new(const kapi_registry *r, const json_t *crd, cons
                                  const kapi_type **out)
 {
     const json_t *ver = find_version(crd, version);
-    const char *storage = kapi_custom_storage_version(crd);
+    const char *storage = kapi_registry__crd_storage_version(crd);
     const char *crd_name = kapi_json_path_str(crd, "metadata.name") ?: "";
     kapi_error *err;
     *out = NULL;
@@ -160,7 +161,7 @@ kapi_error *kapi_custom_type_new(const kapi_registry *r, const json_t *crd, cons
     cu->refs = 1;
     /* The strings of the type are borrowed from the copy kept with it. */
     ver = find_version(cu->crd, version);
-    storage = kapi_custom_storage_version(cu->crd);
+    storage = kapi_registry__crd_storage_version(cu->crd);
     cu->storage_version = storage;
     cu->warning = deprecation_warning(cu->crd, ver);
     cu->scale_spec = kapi_json_path_str(ver, "subresources.scale.specReplicasPath");

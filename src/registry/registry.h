@@ -12,7 +12,9 @@
  * objects are stored in the storage view, and a type with a `view` hook converts.
  *
  * The registry owns every kapi_type, built-in and custom, and the layout of store keys
- * (kapi_type_key, kapi_type_key_parse): no other module builds or parses a key.
+ * (kapi_type_key, kapi_type_key_parse): no other module builds or parses a key. It alone
+ * reads a stored CRD's fields: the api hands it the CRDs, for a request's type (the
+ * custom type cache) and for discovery (kapi_registry_served).
  *
  * Threads: the built-in part is immutable after kapi_registry_new, and any thread may
  * read it. The custom part (the custom type cache, below) changes as CRDs change: its
@@ -345,8 +347,6 @@ struct kapi_custom {
  * schema does not compile. */
 kapi_error *kapi_custom_type_new(const kapi_registry *r, const json_t *crd, const char *version,
                                  const kapi_type **out);
-/* The name of crd's storage version (borrowed), or NULL when it has none. */
-const char *kapi_custom_storage_version(const json_t *crd);
 /* Takes and drops a reference to a type: a custom type is freed when its last reference is dropped.
  * Built-in types live as long as the registry and ignore both. */
 const kapi_type *kapi_type_ref(const kapi_type *t);
@@ -379,10 +379,87 @@ kapi_error *kapi_registry_custom_build(const kapi_registry *r, const json_t *crd
  * or built as above, a reference for the caller. */
 kapi_error *kapi_registry_custom_storage_type(const kapi_registry *r, const json_t *crd,
                                               int64_t rev, const kapi_type **out);
+/* The type a request for plural at version names, when crd (a stored CRD, parsed, at
+ * revision rev) serves it there (its plural, Established, the version served): cached or
+ * built as above, a reference for the caller, with *state. *out is NULL when crd does
+ * not serve it (or when the type does not build: then the error). */
+kapi_error *kapi_registry_custom_serving(const kapi_registry *r, const json_t *crd, int64_t rev,
+                                         const char *plural, const char *version,
+                                         const kapi_type **out, kapi_custom_state *state);
 /* True if crd has the condition named type with status True. */
 bool kapi_crd_condition(const json_t *crd, const char *type);
-/* True if crd is Established and serves version under plural. */
-bool kapi_crd_serves(const json_t *crd, const char *plural, const char *version);
+
+/* ---- what is served, for discovery (registry/discovery.c) ----
+ *
+ * The groups, versions and resources discovery lists: the built-in types' and those of
+ * the CRDs in the store. A CRD's served versions are listed as soon as it is stored. The
+ * api lists the stored CRDs and hands them over; the registry reads them (no other
+ * module reads a CRD's fields), and kapi_registry_served and kapi_registry_crd_resources
+ * answer with typed facts that discovery only formats. They read only the built-in types
+ * and their arguments: any thread may call them, and each answer is the caller's alone. */
+
+/* A subresource as discovery lists it. */
+typedef struct kapi_discovery_sub {
+    const char *name; /* "status", "scale" */
+    /* The subresource's own kind when it is not the resource's (autoscaling/v1 Scale),
+     * else all three NULL. */
+    const char *group, *version, *kind;
+    const char *const *verbs; /* NULL-terminated */
+} kapi_discovery_sub;
+
+/* One served version of a CRD: the facts of its APIResource entry and its subresources'. */
+typedef struct kapi_crd_resource {
+    const char *group, *version;
+    const char *plural, *kind;
+    const char *singular; /* lower case; the kind's when the CRD names none */
+    bool namespaced;
+    const char *const *verbs;       /* NULL-terminated, discovery order */
+    const char *const *short_names; /* NULL-terminated */
+    const char *const *categories;  /* NULL-terminated */
+    const char *storage_version_hash;
+    const kapi_discovery_sub *subresources;
+    size_t nsubresources;
+} kapi_crd_resource;
+
+/* A named group and its served versions, built-in and from CRDs, in preference order
+ * (kapi_version_cmp). */
+typedef struct kapi_served_group {
+    const char *name;
+    const char *const *versions;
+    size_t nversions; /* at least 1 */
+} kapi_served_group;
+
+/* The named groups served, built-in and from CRDs. Everything in it is owned by its
+ * arena. */
+typedef struct kapi_served {
+    /* The built-in groups in registry order, then the CRDs' other groups in the order of
+     * the first CRD naming each (only those with a served version). */
+    const kapi_served_group *groups;
+    size_t ngroups;
+    kapi_arena arena;
+} kapi_served;
+
+/* Fills *out from the built-in types and crds (a JSON array of the stored CRDs, parsed,
+ * in the store's order; borrowed for the call only). Dispose with kapi_served_dispose. */
+void kapi_registry_served(const kapi_registry *r, const json_t *crds, kapi_served *out);
+void kapi_served_dispose(kapi_served *s);
+/* The named group of s called name, or NULL. */
+const kapi_served_group *kapi_served_find(const kapi_served *s, const char *name);
+
+/* The resources the CRDs serve at one group version. Everything in it is owned by its
+ * arena. */
+typedef struct kapi_crd_resources {
+    const kapi_crd_resource *items; /* in the CRDs' order */
+    size_t n;
+    kapi_arena arena;
+} kapi_crd_resources;
+
+/* Fills *out with the facts of each CRD in crds (the stored CRDs, as for
+ * kapi_registry_served) that serves version in group. Dispose with
+ * kapi_crd_resources_dispose. */
+void kapi_registry_crd_resources(const json_t *crds, const char *group, const char *version,
+                                 kapi_crd_resources *out);
+void kapi_crd_resources_dispose(kapi_crd_resources *l);
 
 /* Prunes obj as version of the CRD behind t would (the unknown fields go to w->unknown):
  * how a body naming another version of the type is read before it is refused. */

@@ -64,12 +64,19 @@ void kapi_registry__cache_free(kapi_custom_cache *c);
 /* The cache of r (registry.c): the mutable part of a registry. */
 kapi_custom_cache *kapi_registry__cache(const kapi_registry *r);
 
-/* ---- custom.c: the strategies of custom resources ---- */
+/* ---- custom.c: custom resources ---- */
 
-/* A CRD's storage version, and a version served in another one (converted on the way
- * in and out). */
+/* The verbs of a custom resource and of its status and scale subresources, in
+ * discovery's order (NULL-terminated). */
+extern const char *const kapi_registry__custom_verbs[];
+extern const char *const kapi_registry__custom_subresource_verbs[];
+/* The name of crd's storage version (borrowed), or NULL when it has none. */
+const char *kapi_registry__crd_storage_version(const json_t *crd);
+
 extern const kapi_type_strategy kapi_registry__namespace_strategy; /* registry/namespace.c */
 extern const kapi_type_strategy kapi_registry__crd_strategy;       /* registry/crd.c */
+/* A CRD's storage version, and a version served in another one (converted on the way
+ * in and out). */
 extern const kapi_type_strategy kapi_registry__custom_strategy;
 extern const kapi_type_strategy kapi_registry__custom_converting_strategy;
 
