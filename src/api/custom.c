@@ -19,7 +19,7 @@ kapi_error *kapi_api__custom_type(kapi_req *r, const kapi_type **out)
     *out = NULL;
     if (!*in->group || !*in->resource)
         return NULL;
-    char *name = kapi_arena_printf(&r->arena, "%s.%s", in->resource, in->group);
+    const char *name = kapi_crd_name(&r->arena, in->group, in->resource);
     kapi_str key = kapi_type_key(&r->arena, kapi_registry_crds(r->api->registry), KAPI_STR(""),
                                  kapi_str_c(name));
     if (kapi_store_get(r->api->store, key, &o) != KAPI_STORE_OK)

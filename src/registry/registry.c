@@ -443,6 +443,11 @@ const kapi_type *kapi_registry_crds(const kapi_registry *r)
     return r->crds;
 }
 
+const char *kapi_crd_name(kapi_arena *a, const char *group, const char *plural)
+{
+    return kapi_arena_printf(a, "%s.%s", plural, group);
+}
+
 const char *kapi_type_resource_name(kapi_arena *a, const kapi_type *t)
 {
     if (!*t->group)

@@ -257,6 +257,9 @@ bool kapi_type_key_parse(const kapi_type *t, kapi_str key, kapi_str *ns, kapi_st
  * apiextensions.k8s.io/v1 CustomResourceDefinitions (a loaded registry has both). */
 const kapi_type *kapi_registry_namespaces(const kapi_registry *r);
 const kapi_type *kapi_registry_crds(const kapi_registry *r);
+/* The name of the CRD that would define resource plural in group ("<plural>.<group>",
+ * the name apiextensions requires), in the arena. */
+const char *kapi_crd_name(kapi_arena *a, const char *group, const char *plural);
 /* "cronjobs.batch" (or "namespaces" for the core group): how messages name a resource. */
 const char *kapi_type_resource_name(kapi_arena *a, const kapi_type *t);
 /* The subresource named name, or NULL. */
