@@ -279,13 +279,7 @@ static void keep_server_fields(const kapi_type *t, json_t *obj, const json_t *ol
     const char *uid = kapi_json_path_str(meta, "uid");
     if (!uid || !*uid)
         json_object_set(meta, "uid", json_object_get(old_meta, "uid"));
-    for (size_t i = 0; i < KAPI_ARRAY_LEN(kept); i++) {
-        json_t *v = json_object_get(old_meta, kept[i]);
-        if (v)
-            json_object_set(meta, kept[i], v);
-        else
-            json_object_del(meta, kept[i]);
-    }
+    kapi_json_keep(meta, old_meta, kept, KAPI_ARRAY_LEN(kept));
     if (!t->generation) {
         json_object_del(meta, "generation");
         return;

@@ -11,13 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "base/base.h"
 #include "codec/go.h"
 
 /* ---- Go's strconv and unicode/utf8 (gostr.c) ---- */
 
-/* Appends s as strconv.Quote writes it (Go's %q and the string form of %#v). */
-void kapi_codec__quote(kapi_buf *b, const char *s, size_t n);
 /* Appends s with each byte that is not part of valid UTF-8 replaced by U+FFFD, as
  * encoding/json does when it writes a Go string. */
 void kapi_codec__put_utf8(kapi_buf *b, const char *s, size_t n);
@@ -30,6 +30,20 @@ bool kapi_codec__parse_uint(const char *s, size_t n, uint64_t *out);
 /* strconv.ParseFloat(s, 64) for decimal text (underscores between digits allowed as in
  * Go); false on a syntax error or an overflow to infinity. */
 bool kapi_codec__parse_float(const char *s, size_t n, double *out);
+
+/* ---- Go's map order (gofmt.c) ---- */
+
+/* A member of a JSON object: its key by length (a key may hold a NUL), its value
+ * borrowed from the object. */
+typedef struct kapi_codec_member {
+    const char *key;
+    size_t len;
+    json_t *value;
+} kapi_codec_member;
+
+/* The members of obj in byte order of their keys, as Go's fmt and encoding/json visit a
+ * map: a heap array of *n, the caller's (free). */
+kapi_codec_member *kapi_codec__sorted_members(const json_t *obj, size_t *n);
 
 /* ---- gopkg.in/yaml.v2 (yaml_resolve.c) ---- */
 

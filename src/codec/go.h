@@ -35,9 +35,13 @@ void kapi_go_format_float(char out[40], double x, int bits);
  * strings quoted (%q), null as "null" (quoted), objects and arrays with %#v. NULL is
  * null. */
 void kapi_go_value(kapi_buf *b, const json_t *v);
-/* %#v: map[string]interface {}{"a":1, "b":[]interface {}{"x"}} (keys sorted),
- * interface {}(nil), scalars as kapi_go_value prints them. */
-void kapi_go_sharp_v(kapi_buf *b, const json_t *v);
+/* The Go map type a decoded object stands for: encoding/json decodes an object into a
+ * map[string]interface {}, go-yaml v2 a mapping into a map[interface {}]interface {}. */
+typedef enum kapi_go_map { KAPI_GO_JSON_MAP, KAPI_GO_YAML_MAP } kapi_go_map;
+/* %#v: map[string]interface {}{"a":1, "b":[]interface {}{"x"}} (keys sorted; the map
+ * type as map says), interface {}(nil) inside a map or a slice and <nil> at the top,
+ * scalars as kapi_go_value prints them. */
+void kapi_go_sharp_v(kapi_buf *b, const json_t *v, kapi_go_map map);
 /* encoding/json's Marshal: keys sorted, Go's float format, HTML characters escaped. */
 void kapi_go_json(kapi_buf *b, const json_t *v);
 

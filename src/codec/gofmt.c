@@ -9,23 +9,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int key_cmp(const void *a, const void *b)
+static int member_cmp(const void *a, const void *b)
 {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
+    const kapi_codec_member *x = a, *y = b;
+    int c = memcmp(x->key, y->key, x->len < y->len ? x->len : y->len);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
-/* The keys of an object, sorted bytewise as Go sorts map keys in fmt and encoding/json;
- * the caller frees the vector (the keys are the object's). */
-static const char **sorted_keys(const json_t *obj, size_t *n)
+kapi_codec_member *kapi_codec__sorted_members(const json_t *obj, size_t *n)
 {
-    *n = json_object_size(obj);
-    const char **keys = kapi_xmalloc((*n ? *n : 1) * sizeof(*keys));
-    size_t i = 0;
+    kapi_codec_member *m = kapi_xmalloc((json_object_size(obj) + 1) * sizeof(*m));
     const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)obj, key, v) keys[i++] = key;
-    qsort(keys, *n, sizeof(*keys), key_cmp);
-    return keys;
+    size_t len;
+    json_t *x;
+    *n = 0;
+    json_object_keylen_foreach((json_t *)obj, key, len, x)
+    {
+        m[(*n)++] = (kapi_codec_member){key, len, x};
+    }
+    qsort(m, *n, sizeof(*m), member_cmp);
+    return m;
 }
 
 static void put_value(kapi_buf *b, const json_t *v, char verb, bool nested);
@@ -34,17 +37,17 @@ static void put_value(kapi_buf *b, const json_t *v, char verb, bool nested);
 static void put_map(kapi_buf *b, const json_t *obj, char verb)
 {
     size_t n;
-    const char **keys = sorted_keys(obj, &n);
+    kapi_codec_member *m = kapi_codec__sorted_members(obj, &n);
     kapi_buf_puts(b, "map[");
     for (size_t i = 0; i < n; i++) {
         if (i)
             kapi_buf_putc(b, ' ');
-        kapi_buf_puts(b, keys[i]);
+        kapi_buf_put(b, m[i].key, m[i].len);
         kapi_buf_putc(b, ':');
-        put_value(b, json_object_get(obj, keys[i]), verb, true);
+        put_value(b, m[i].value, verb, true);
     }
     kapi_buf_putc(b, ']');
-    free(keys);
+    free(m);
 }
 
 /* [a b c]: a slice's items separated by spaces. */
@@ -118,48 +121,13 @@ void kapi_go_put_fmt(kapi_buf *b, const json_t *v, char verb)
 
 /* ---- field.Error's values, %#v, encoding/json ---- */
 
-void kapi_go_sharp_v(kapi_buf *b, const json_t *v)
-{
-    size_t n;
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: {
-        const char **keys = sorted_keys(v, &n);
-        kapi_buf_puts(b, "map[string]interface {}{");
-        for (size_t i = 0; i < n; i++) {
-            if (i)
-                kapi_buf_puts(b, ", ");
-            kapi_go_quote(b, keys[i], strlen(keys[i]));
-            kapi_buf_putc(b, ':');
-            kapi_go_sharp_v(b, json_object_get(v, keys[i]));
-        }
-        kapi_buf_putc(b, '}');
-        free(keys);
-        break;
-    }
-    case JSON_ARRAY:
-        kapi_buf_puts(b, "[]interface {}{");
-        for (size_t i = 0; i < json_array_size(v); i++) {
-            if (i)
-                kapi_buf_puts(b, ", ");
-            kapi_go_sharp_v(b, json_array_get(v, i));
-        }
-        kapi_buf_putc(b, '}');
-        break;
-    case JSON_NULL:
-        kapi_buf_puts(b, "interface {}(nil)");
-        break;
-    default:
-        kapi_go_value(b, v);
-    }
-}
-
 void kapi_go_value(kapi_buf *b, const json_t *v)
 {
     char num[40];
     switch (v ? json_typeof(v) : JSON_NULL) {
     case JSON_OBJECT:
     case JSON_ARRAY:
-        kapi_go_sharp_v(b, v);
+        kapi_go_sharp_v(b, v, KAPI_GO_JSON_MAP);
         break;
     case JSON_STRING:
         kapi_go_quote(b, json_string_value(v), json_string_length(v));
@@ -181,22 +149,63 @@ void kapi_go_value(kapi_buf *b, const json_t *v)
     }
 }
 
+static void sharp_v(kapi_buf *b, const json_t *v, kapi_go_map map, bool top)
+{
+    size_t n;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        kapi_codec_member *m = kapi_codec__sorted_members(v, &n);
+        kapi_buf_puts(b, map == KAPI_GO_YAML_MAP ? "map[interface {}]interface {}{"
+                                                 : "map[string]interface {}{");
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                kapi_buf_puts(b, ", ");
+            kapi_go_quote(b, m[i].key, m[i].len);
+            kapi_buf_putc(b, ':');
+            sharp_v(b, m[i].value, map, false);
+        }
+        kapi_buf_putc(b, '}');
+        free(m);
+        break;
+    }
+    case JSON_ARRAY:
+        kapi_buf_puts(b, "[]interface {}{");
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (i)
+                kapi_buf_puts(b, ", ");
+            sharp_v(b, json_array_get(v, i), map, false);
+        }
+        kapi_buf_putc(b, '}');
+        break;
+    case JSON_NULL:
+        kapi_buf_puts(b, top ? "<nil>" : "interface {}(nil)");
+        break;
+    default:
+        kapi_go_value(b, v);
+    }
+}
+
+void kapi_go_sharp_v(kapi_buf *b, const json_t *v, kapi_go_map map)
+{
+    sharp_v(b, v, map, true);
+}
+
 void kapi_go_json(kapi_buf *b, const json_t *v)
 {
     size_t n;
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
-        const char **keys = sorted_keys(v, &n);
+        kapi_codec_member *m = kapi_codec__sorted_members(v, &n);
         kapi_buf_putc(b, '{');
         for (size_t i = 0; i < n; i++) {
             if (i)
                 kapi_buf_putc(b, ',');
-            kapi_json_put_string(b, keys[i], strlen(keys[i]));
+            kapi_json_put_string(b, m[i].key, m[i].len);
             kapi_buf_putc(b, ':');
-            kapi_go_json(b, json_object_get(v, keys[i]));
+            kapi_go_json(b, m[i].value);
         }
         kapi_buf_putc(b, '}');
-        free(keys);
+        free(m);
         break;
     }
     case JSON_ARRAY:

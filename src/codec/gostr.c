@@ -111,7 +111,7 @@ static char short_escape(int32_t c)
     return 0;
 }
 
-void kapi_codec__quote(kapi_buf *b, const char *s, size_t n)
+void kapi_go_quote(kapi_buf *b, const char *s, size_t n)
 {
     kapi_buf_putc(b, '"');
     for (size_t i = 0, w; i < n; i += w) {

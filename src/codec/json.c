@@ -25,7 +25,7 @@ static void go_quote_char(kapi_buf *b, unsigned char c)
     }
     kapi_buf q;
     kapi_buf_init(&q);
-    kapi_codec__quote(&q, rune, n);
+    kapi_go_quote(&q, rune, n);
     kapi_buf_printf(b, "'%.*s'", (int)(q.len - 2), q.ptr + 1);
     kapi_buf_dispose(&q);
 }
@@ -289,4 +289,15 @@ json_t *kapi_json_object_ensure(json_t *obj, const char *key)
     v = json_object();
     json_object_set_new(obj, key, v);
     return v;
+}
+
+void kapi_json_keep(json_t *obj, const json_t *from, const char *const *keys, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        json_t *v = json_object_get(from, keys[i]);
+        if (v)
+            json_object_set(obj, keys[i], v);
+        else
+            json_object_del(obj, keys[i]);
+    }
 }

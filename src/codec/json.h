@@ -42,6 +42,9 @@ json_t *kapi_json_path(const json_t *v, const char *path);
 const char *kapi_json_path_str(const json_t *v, const char *path);
 /* The object at key in obj, created (empty) if absent or not an object; borrowed. */
 json_t *kapi_json_object_ensure(json_t *obj, const char *key);
+/* Makes each of keys[0..n) in obj what it is in from: the same value (a new reference),
+ * or absent when from has none (from may be NULL). */
+void kapi_json_keep(json_t *obj, const json_t *from, const char *const *keys, size_t n);
 
 /* One repeated key, in kube-apiserver's words. */
 typedef struct kapi_dup {

@@ -48,11 +48,6 @@ typedef struct scan {
     size_t *offsets;
 } scan;
 
-void kapi_go_quote(kapi_buf *b, const char *s, size_t n)
-{
-    kapi_codec__quote(b, s, n);
-}
-
 void kapi_dups_init(kapi_dups *d)
 {
     memset(d, 0, sizeof(*d));
@@ -288,7 +283,7 @@ static void report(scan *s, const jkey *k)
     }
     kapi_buf_init(&msg);
     kapi_buf_puts(&msg, "duplicate field ");
-    kapi_codec__quote(&msg, path.ptr, path.len);
+    kapi_go_quote(&msg, path.ptr, path.len);
     if (out->n == out->cap) {
         out->cap = out->cap ? 2 * out->cap : 8;
         out->v = kapi_xrealloc(out->v, out->cap * sizeof(*out->v));

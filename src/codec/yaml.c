@@ -417,86 +417,6 @@ static json_t *gval_json(dec *d, const gval *g)
     }
 }
 
-/* An object member, for visiting members in key order. */
-typedef struct member {
-    const char *key;
-    size_t len;
-    json_t *value;
-} member;
-
-static int member_cmp(const void *a, const void *b)
-{
-    const member *x = a, *y = b;
-    int c = memcmp(x->key, y->key, x->len < y->len ? x->len : y->len);
-    return c ? c : (x->len > y->len) - (x->len < y->len);
-}
-
-/* The members of obj in byte order of their keys, as Go's fmt and encoding/json visit a
- * map (a heap array of *n). */
-static member *sorted_members(const json_t *obj, size_t *n)
-{
-    member *m = kapi_xmalloc((json_object_size(obj) + 1) * sizeof(*m));
-    const char *key;
-    size_t len;
-    json_t *x;
-    *n = 0;
-    json_object_keylen_foreach((json_t *)obj, key, len, x)
-    {
-        m[(*n)++] = (member){key, len, x};
-    }
-    qsort(m, *n, sizeof(*m), member_cmp);
-    return m;
-}
-
-/* Go's %#v of a decoded value, for the messages that print one. */
-static void go_syntax(kapi_buf *b, const json_t *v, bool top)
-{
-    char num[40];
-    size_t i, n;
-    json_t *x;
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: {
-        member *m = sorted_members(v, &n);
-        kapi_buf_puts(b, "map[interface {}]interface {}{");
-        for (i = 0; i < n; i++) {
-            kapi_buf_puts(b, i ? ", " : "");
-            kapi_codec__quote(b, m[i].key, m[i].len);
-            kapi_buf_putc(b, ':');
-            go_syntax(b, m[i].value, false);
-        }
-        kapi_buf_putc(b, '}');
-        free(m);
-        break;
-    }
-    case JSON_ARRAY:
-        kapi_buf_puts(b, "[]interface {}{");
-        json_array_foreach(v, i, x)
-        {
-            kapi_buf_puts(b, i ? ", " : "");
-            go_syntax(b, x, false);
-        }
-        kapi_buf_putc(b, '}');
-        break;
-    case JSON_STRING:
-        kapi_codec__quote(b, json_string_value(v), json_string_length(v));
-        break;
-    case JSON_INTEGER:
-        kapi_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        break;
-    case JSON_REAL:
-        kapi_go_format_float(num, json_real_value(v), 64);
-        kapi_buf_puts(b, num);
-        break;
-    case JSON_TRUE:
-    case JSON_FALSE:
-        kapi_buf_puts(b, json_is_true(v) ? "true" : "false");
-        break;
-    case JSON_NULL:
-        kapi_buf_puts(b, top ? "<nil>" : "interface {}(nil)");
-        break;
-    }
-}
-
 /* Go's %#v of a scalar key. */
 static void key_syntax(kapi_buf *b, const gval *k)
 {
@@ -519,7 +439,7 @@ static void key_syntax(kapi_buf *b, const gval *k)
         kapi_buf_puts(b, num);
         break;
     default:
-        kapi_codec__quote(b, k->s, k->n);
+        kapi_go_quote(b, k->s, k->n);
     }
 }
 
@@ -635,13 +555,13 @@ static bool put(dec *d, json_t *obj, keyset *ks, const gval *k, json_t *v, const
                         k->kind == KAPI_YAML_NULL ? "<nil>" : "uint64");
         key_syntax(&b, k);
         kapi_buf_puts(&b, ", value: ");
-        go_syntax(&b, v, true);
+        kapi_go_sharp_v(&b, v, KAPI_GO_YAML_MAP);
         add_pending(d, obj, kapi_buf_detach(&b, NULL), 0);
         json_decref(v);
     } else if (memchr(b.ptr, '\0', b.len)) {
         /* Go takes it, but jansson could not read the stored object again. */
         kapi_buf_clear(&b);
-        kapi_codec__quote(&b, k->s, k->n);
+        kapi_go_quote(&b, k->s, k->n);
         ok = fail(d, "NUL byte in mapping key %s not supported", b.ptr);
         json_decref(v);
     } else {
@@ -672,7 +592,7 @@ static bool decode_key(dec *d, node *k, gval *g, int depth)
         return false;
     kapi_buf b;
     kapi_buf_init(&b);
-    go_syntax(&b, v, true);
+    kapi_go_sharp_v(&b, v, KAPI_GO_YAML_MAP);
     fail(d, "invalid map key: %s", b.ptr);
     kapi_buf_dispose(&b);
     json_decref(v);
@@ -820,7 +740,7 @@ static void walk(dec *d, const json_t *v, const pending **first_nan)
             walk(d, json_array_get(v, i), first_nan);
     } else if (json_is_object(v)) {
         size_t n;
-        member *m = sorted_members(v, &n);
+        kapi_codec_member *m = kapi_codec__sorted_members(v, &n);
         for (size_t i = 0; i < n; i++)
             walk(d, m[i].value, first_nan);
         free(m);

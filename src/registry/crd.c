@@ -35,15 +35,8 @@ static void crd_subresource(const kapi_type *t, const char *sub, json_t *obj, co
     static const char *const kept[] = {"labels", "annotations", "ownerReferences"};
     (void)t;
     (void)sub;
-    json_t *meta = kapi_json_object_ensure(obj, "metadata");
-    const json_t *old_meta = json_object_get(old, "metadata");
-    for (size_t i = 0; i < KAPI_ARRAY_LEN(kept); i++) {
-        json_t *v = json_object_get(old_meta, kept[i]);
-        if (v)
-            json_object_set(meta, kept[i], v);
-        else
-            json_object_del(meta, kept[i]);
-    }
+    kapi_json_keep(kapi_json_object_ensure(obj, "metadata"), json_object_get(old, "metadata"), kept,
+                   KAPI_ARRAY_LEN(kept));
 }
 
 bool kapi_crd_condition(const json_t *crd, const char *type)

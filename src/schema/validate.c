@@ -1030,7 +1030,7 @@ static void add_duplicate(vctx *c, const listkey *k, size_t i)
             if (x)
                 json_object_set(key, *f, x);
         }
-        kapi_go_sharp_v(&val, key);
+        kapi_go_sharp_v(&val, key, KAPI_GO_JSON_MAP);
         json_decref(key);
     }
     size_t old = push_index(&c->path, i);

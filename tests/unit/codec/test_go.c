@@ -1,6 +1,6 @@
-/* Unit tests for src/codec/go.h: utf8.DecodeRune, unicode.IsPrint, %T and encoding/json's
- * kind names (printing is tested with its callers, in schema/test_field.c and
- * schema/test_validate.c). */
+/* Unit tests for src/codec/go.h: utf8.DecodeRune, unicode.IsPrint, %#v, %T and
+ * encoding/json's kind names (the other printers are tested with their callers, in
+ * schema/test_field.c and schema/test_validate.c). */
 #include <string.h>
 
 #include "codec/go.h"
@@ -60,6 +60,15 @@ TEST(go_type_name)
         CHECK_STR_EQ(kapi_go_type_name(v), cases[i].name);
         json_decref(v);
     }
+    json_t *nul = json_object();
+    json_object_setn_new(nul, "a\0b", 3, json_true());
+    json_object_set_new(nul, "a", json_false());
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_go_sharp_v(&b, nul, KAPI_GO_JSON_MAP);
+    CHECK_STR_EQ(b.ptr, "map[string]interface {}{\"a\":false, \"a\\x00b\":true}");
+    kapi_buf_dispose(&b);
+    json_decref(nul);
 }
 
 TEST(go_json_kind)
@@ -76,4 +85,41 @@ TEST(go_json_kind)
         json_decref(v);
     }
     CHECK_STR_EQ(kapi_go_json_kind(NULL), "null");
+}
+
+/* %#v as Go prints a decoded value, for each decoder's map type; keys sorted by their
+ * bytes, a key holding a NUL byte whole. */
+TEST(go_sharp_v)
+{
+    static const struct {
+        const char *json;
+        kapi_go_map map;
+        const char *out;
+    } cases[] = {
+        {"{\"b\":[1,\"x\",null],\"a\":1.5}", KAPI_GO_JSON_MAP,
+         "map[string]interface {}{\"a\":1.5, \"b\":[]interface {}{1, \"x\", interface {}(nil)}}"},
+        {"{\"k\":{\"n\":null}}", KAPI_GO_YAML_MAP,
+         "map[interface {}]interface {}{\"k\":map[interface {}]interface {}{\"n\":interface "
+         "{}(nil)}}"},
+        {"null", KAPI_GO_YAML_MAP, "<nil>"},
+        {"\"\\u00e9\\t\"", KAPI_GO_JSON_MAP, "\"\u00e9\\t\""},
+    };
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(cases); i++) {
+        json_t *v = json_loads(cases[i].json, JSON_DECODE_ANY, NULL);
+        kapi_buf b;
+        kapi_buf_init(&b);
+        kapi_go_sharp_v(&b, v, cases[i].map);
+        CHECK_STR_EQ(b.ptr, cases[i].out);
+        kapi_buf_dispose(&b);
+        json_decref(v);
+    }
+    json_t *nul = json_object();
+    json_object_setn_new(nul, "a\0b", 3, json_true());
+    json_object_set_new(nul, "a", json_false());
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_go_sharp_v(&b, nul, KAPI_GO_JSON_MAP);
+    CHECK_STR_EQ(b.ptr, "map[string]interface {}{\"a\":false, \"a\\x00b\":true}");
+    kapi_buf_dispose(&b);
+    json_decref(nul);
 }
