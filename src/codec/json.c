@@ -189,23 +189,24 @@ static void encode(kapi_buf *b, const json_t *v, int depth, size_t *rv_off);
 static void encode_object(kapi_buf *b, const json_t *v, int depth, size_t *rv_off)
 {
     const char *key;
+    size_t len;
     json_t *val;
     bool first = true;
     kapi_buf_putc(b, '{');
-    json_object_foreach((json_t *)v, key, val)
+    json_object_keylen_foreach((json_t *)v, key, len, val)
     {
         if (!first)
             kapi_buf_putc(b, ',');
         first = false;
-        kapi_json_put_string(b, key, strlen(key));
+        kapi_json_put_string(b, key, len); /* by length: a key may hold a NUL */
         kapi_buf_putc(b, ':');
-        if (rv_off && depth == 1 && strcmp(key, "resourceVersion") == 0) {
+        if (rv_off && depth == 1 && kapi_str_eqc((kapi_str){key, len}, "resourceVersion")) {
             kapi_buf_puts(b, "\"");
             *rv_off = b->len;
             kapi_buf_puts(b, "\"");
             continue;
         }
-        bool meta = rv_off && depth == 0 && strcmp(key, "metadata") == 0;
+        bool meta = rv_off && depth == 0 && kapi_str_eqc((kapi_str){key, len}, "metadata");
         encode(b, val, depth + 1, meta ? rv_off : NULL);
     }
     kapi_buf_putc(b, '}');
