@@ -16,7 +16,9 @@
  * (which live as long as the type) or copy them into the arena, and copy values. JSON
  * objects passed in are borrowed for the call; JSON objects handed out are new
  * references. Sets are values: every operation returns a new set and leaves its
- * arguments as they were, except kapi_smd_set_insert, which builds one. Types are
+ * arguments as they were, except kapi_smd_set_insert, which builds one. A result shares
+ * the child sets it keeps unchanged with its arguments (as Go's do), so a set is built
+ * before it is given to an operation, and a result is never inserted into. Types are
  * immutable once built and may be read by any thread.
  *
  * Order: path elements compare as fieldpath.PathElement.Compare does (field names first,
@@ -78,8 +80,9 @@ kapi_smd_value kapi_smd_value_of(kapi_arena *a, const json_t *v);
  * strings (bytewise), booleans, lists (item by item), maps (field by field in name
  * order) and null. Returns <0, 0 or >0. */
 int kapi_smd_value_cmp(const kapi_smd_value *x, const kapi_smd_value *y);
-/* Appends v as JSON, as SMD's jsoniter stream writes it (Go's float format, HTML
- * characters escaped, map fields in name order). */
+/* Appends v as JSON, as SMD's jsoniter stream writes it (HTML characters escaped, map
+ * fields in name order, floats as json-iterator 1.1.12 writes them: strconv's shortest
+ * form, in exponent form below 1e-6 and from 1e21 with two exponent digits, 1e-07). */
 void kapi_smd_value_json(kapi_buf *b, const kapi_smd_value *v);
 
 /* ---- path elements and paths ---- */
@@ -95,7 +98,8 @@ typedef enum kapi_smd_pe_kind {
 typedef struct kapi_smd_pe {
     kapi_smd_pe_kind kind;
     kapi_str name;              /* FIELD */
-    const kapi_smd_field *keys; /* KEY: at least one, sorted by name */
+    const kapi_smd_field *keys; /* KEY: sorted by name; at least one, but FieldsV1's
+                                 * "k:{}" reads as none, as in Go */
     size_t nkeys;
     kapi_smd_value value; /* VALUE */
     int64_t index;        /* INDEX */
@@ -110,9 +114,11 @@ typedef struct kapi_smd_path {
 /* PathElement.Compare. */
 int kapi_smd_pe_cmp(const kapi_smd_pe *x, const kapi_smd_pe *y);
 /* Appends p as fieldpath.Path.String writes it, the form conflicts name fields in:
- * .spec.containers[name="main"].image, .metadata.finalizers[="x"], .items[3]. */
+ * .spec.containers[name="main"].image, .metadata.finalizers[="x"], .items[3]. A map
+ * value's fields come in name order (Go's come in its random map order). */
 void kapi_smd_path_format(kapi_buf *b, kapi_smd_path p);
-/* Appends pe's FieldsV1 key: f:<name> (the name raw), k:{"name":"main"}, v:"x", i:3. */
+/* Appends pe's FieldsV1 key: f:<name> (the name raw), k:{"name":"main"}, v:"x", i:3. A
+ * key field's name is written as json-iterator's WriteString does: no HTML escaping. */
 void kapi_smd_pe_key(kapi_buf *b, const kapi_smd_pe *pe);
 
 /* ---- sets (fieldpath.Set) ---- */
@@ -148,23 +154,28 @@ kapi_smd_set *kapi_smd_set_union(kapi_arena *a, const kapi_smd_set *x, const kap
 kapi_smd_set *kapi_smd_set_intersection(kapi_arena *a, const kapi_smd_set *x,
                                         const kapi_smd_set *y);
 /* The paths of x that are not in y (Set.Difference: a path of y removes only itself). */
-kapi_smd_set *kapi_smd_set_difference(kapi_arena *a, const kapi_smd_set *x,
-                                      const kapi_smd_set *y);
+kapi_smd_set *kapi_smd_set_difference(kapi_arena *a, const kapi_smd_set *x, const kapi_smd_set *y);
 /* The paths of x that are neither in y nor below a path of y (Set.RecursiveDifference). */
 kapi_smd_set *kapi_smd_set_recursive_difference(kapi_arena *a, const kapi_smd_set *x,
                                                 const kapi_smd_set *y);
 /* Calls fn with each path of s, in Set.Iterate's order (a node's members, then its
  * children's paths). The path is borrowed for the call. */
-void kapi_smd_set_iterate(const kapi_smd_set *s, void (*fn)(kapi_smd_path p, void *ctx),
-                          void *ctx);
+void kapi_smd_set_iterate(const kapi_smd_set *s, void (*fn)(kapi_smd_path p, void *ctx), void *ctx);
 
-/* Appends s as FieldsV1 JSON, byte for byte as Set.ToJSON writes it. */
+/* Appends s as FieldsV1 JSON, byte for byte as kube-apiserver serves it: Set.ToJSON's
+ * bytes, with HTML characters and U+2028/U+2029 escaped as encoding/json escapes the raw
+ * FieldsV1 it writes into an object (and a byte that is not UTF-8 as \ufffd). */
 void kapi_smd_set_to_json(kapi_buf *b, const kapi_smd_set *s);
 /* s as a FieldsV1 JSON object, its members in the order Set.ToJSON writes them (a new
  * reference). */
 json_t *kapi_smd_set_to_jansson(const kapi_smd_set *s);
 /* Reads a FieldsV1 object (Set.FromJSON): keys with an unknown prefix are skipped. A key
- * that does not parse is an error whose message says why (in a). */
+ * that does not parse is an error whose message says why (in a), and *out is NULL; NULL
+ * and JSON null read as the empty set. The numbers in k: and v: keys read as floats, as
+ * json-iterator reads them. Where jansson holds less than Go reads, the result differs:
+ * of a key repeated in one object (of the FieldsV1 or of a k:) only the last counts, and
+ * a k: field name with a NUL byte, or a lone surrogate (\ud800) in a k: or v: string, is
+ * an error. */
 bool kapi_smd_set_from_json(kapi_arena *a, const json_t *fields, kapi_smd_set **out,
                             const char **why);
 
