@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the fuzz targets (tests/fuzz/corpus/<target>/) from the golden
-requests (../shared/testdata/golden/requests.jsonl) and the YAML decode table
-(tests/data/yaml/decode.jsonl), in each target's input format (see tests/fuzz/fuzz_*.c).
+requests (../shared/testdata/golden/requests.jsonl), the managedFields of the golden
+responses, the YAML decode table (tests/data/yaml/decode.jsonl) and the field set table
+(tests/data/smd/fieldsv1.jsonl), in each target's input format (see tests/fuzz/fuzz_*.c).
 
 Usage: tools/fuzz-seeds.py [GOLDEN_DIR]   (run from the repository root; replaces the
 seeds it derives, keeps the regression seeds named crash-*)."""
@@ -86,6 +87,19 @@ def namespace_pb(name, labels):
     return b"k8s\0" + unknown
 
 
+def managed_fields(v):
+    """Every managedFields[].fieldsV1 in a decoded JSON body."""
+    if isinstance(v, list):
+        for x in v:
+            yield from managed_fields(x)
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            if k == "managedFields" and isinstance(x, list):
+                yield from (e["fieldsV1"] for e in x if isinstance(e, dict) and "fieldsV1" in e)
+            else:
+                yield from managed_fields(x)
+
+
 def main():
     reqs = [json.loads(l) for l in open(os.path.join(GOLDEN, "requests.jsonl"))]
     created = {}
@@ -129,6 +143,13 @@ def main():
     for rv, start in ((5, "golden-a/cj-1\0"), (12, "a\0"), (-1, "/x/y\0"), (3, "../a")):
         add("fuzz_continue", b"\0" + json.dumps({"v": "meta.k8s.io/v1", "rv": rv,
                                                  "start": start}).encode())
+    for line in open(os.path.join(GOLDEN, "responses.jsonl")):
+        for fields in managed_fields(json.loads(line).get("body")):
+            add("fuzz_fieldsv1", json.dumps(fields, separators=(",", ":")))
+    for line in open("tests/data/smd/fieldsv1.jsonl"):
+        if line.startswith("{"):
+            row = json.loads(line)
+            add("fuzz_fieldsv1", row["in"] if "in" in row else "[" + row["x"] + "," + row["y"] + "]")
     add("fuzz_protobuf", b"\0" + namespace_pb("demo", {"a": "b"}))
     for message in range(8):  # each message of the tables, read from a Namespace's bytes
         add("fuzz_protobuf", bytes([message]) + namespace_msg("demo", {"a": "b", "c": ""}))
