@@ -561,6 +561,11 @@ void kapi_smd_set_insert(kapi_arena *a, kapi_smd_set *s, kapi_smd_path p)
     add_member(a, s, &p.pe[p.n - 1]);
 }
 
+void kapi_smd_set_graft(kapi_arena *a, kapi_smd_set *s, const kapi_smd_pe *pe, kapi_smd_set *child)
+{
+    descend(a, s, pe)->set = child;
+}
+
 bool kapi_smd_set_empty(const kapi_smd_set *s)
 {
     if (s->nmembers)

@@ -145,6 +145,9 @@ struct kapi_smd_set {
 kapi_smd_set *kapi_smd_set_new(kapi_arena *a);
 /* Adds path p to s (the steps are copied; their bytes are borrowed, see above). */
 void kapi_smd_set_insert(kapi_arena *a, kapi_smd_set *s, kapi_smd_path p);
+/* Makes child the set of paths below pe in s, replacing any there: a step of building s,
+ * as insert is (child is taken into s, not copied). */
+void kapi_smd_set_graft(kapi_arena *a, kapi_smd_set *s, const kapi_smd_pe *pe, kapi_smd_set *child);
 bool kapi_smd_set_empty(const kapi_smd_set *s);
 bool kapi_smd_set_has(const kapi_smd_set *s, kapi_smd_path p);
 bool kapi_smd_set_equal(const kapi_smd_set *x, const kapi_smd_set *y);
@@ -178,5 +181,222 @@ json_t *kapi_smd_set_to_jansson(const kapi_smd_set *s);
  * an error. */
 bool kapi_smd_set_from_json(kapi_arena *a, const json_t *fields, kapi_smd_set **out,
                             const char **why);
+
+/* ---- types (schema.Schema, as kube-openapi's schemaconv makes it from OpenAPI) ---- */
+
+/* What a value may be, as bits: a type may allow more than one (a deduced type, whose
+ * values are taken for what they are). */
+enum {
+    KAPI_SMD_ATOM_SCALAR = 1 << 0,
+    KAPI_SMD_ATOM_LIST = 1 << 1,
+    KAPI_SMD_ATOM_MAP = 1 << 2,
+};
+
+/* A scalar's type, for the apply body's check. */
+typedef enum kapi_smd_scalar {
+    KAPI_SMD_UNTYPED,
+    KAPI_SMD_NUMERIC,
+    KAPI_SMD_STRING_SCALAR,
+    KAPI_SMD_BOOLEAN,
+} kapi_smd_scalar;
+
+typedef struct kapi_smd_type kapi_smd_type;
+
+/* A declared field of a struct-like map. */
+typedef struct kapi_smd_type_field {
+    kapi_str name;
+    const kapi_smd_type *type;
+    const json_t *default_value; /* the schema's default, or NULL (list map key defaults) */
+} kapi_smd_type_field;
+
+/* How values of a schema merge and are owned. A list is atomic (owned whole) or
+ * associative: a list map when it has keys (items owned by their key fields, "k:"), a
+ * set without (items owned by value, "v:"). A map is atomic or granular (its members
+ * owned one by one); its declared fields are struct fields, other members take
+ * map_elem's type, or are not allowed when map_elem is NULL. */
+struct kapi_smd_type {
+    unsigned atoms;
+    kapi_smd_scalar scalar;
+    bool list_atomic;
+    const char *const *keys; /* a list map's key field names, in declared order */
+    size_t nkeys;
+    const kapi_smd_type *list_elem;
+    bool map_atomic;
+    const kapi_smd_type_field *fields; /* sorted by name */
+    size_t nfields;
+    const kapi_smd_type *map_elem;
+};
+
+/* The types made from one set of schemas: built once, immutable, freed together. */
+typedef struct kapi_smd_types kapi_smd_types;
+
+kapi_smd_types *kapi_smd_types_new(void);
+void kapi_smd_types_free(kapi_smd_types *ts);
+/* The type of values of schema s, made in ts (a definition reached twice is made once,
+ * so recursive definitions become cyclic types). The rules are schemaconv's on the
+ * OpenAPI v2 form of s: x-kubernetes-list-type, -list-map-keys and -map-type first; else
+ * an array whose patch strategy is merge is a list map keyed by its patch merge key (a
+ * set without one) and any other array is atomic; an object with properties is a struct
+ * (unknown members kept as deduced values when x-kubernetes-preserve-unknown-fields
+ * holds here or on an inline ancestor), one without is a map of additionalProperties
+ * (deduced without them); a node with no type and no properties, and int-or-string
+ * without a type, are deduced; RawExtension is an atomic untyped value. */
+const kapi_smd_type *kapi_smd_type_of(kapi_smd_types *ts, const kapi_schema *s);
+/* The type of a custom resource of root schema s (a CRD version's openAPIV3Schema): its
+ * properties, with apiVersion and kind strings and metadata of type object_meta, as
+ * apiextensions' OpenAPI builder publishes it. */
+const kapi_smd_type *kapi_smd_type_custom(kapi_smd_types *ts, const kapi_schema *s,
+                                          const kapi_smd_type *object_meta);
+/* The declared field name of a struct-like map type t, or NULL. */
+const kapi_smd_type_field *kapi_smd_type_find(const kapi_smd_type *t, kapi_str name);
+
+/* ---- typed walks (typed.TypedValue) ---- */
+
+/* An error of a walk, as SMD's ValidationErrors print: "<path>: <message>", several
+ * joined as "errors:\n  <one>\n  <two>". NULL when there was none. */
+typedef const char *kapi_smd_errors;
+
+/* Checks v against t as typed.AsTyped does before an apply (undeclared fields, scalar
+ * types, list items without their keys, repeated keys); NULL when v conforms. */
+kapi_smd_errors kapi_smd_validate(kapi_arena *a, const kapi_smd_type *t, const json_t *v);
+/* The set of fields v sets (TypedValue.ToFieldSet): each scalar, atomic list or map,
+ * empty map and null; each list item and its fields; no map or struct itself. */
+kapi_smd_set *kapi_smd_to_set(kapi_arena *a, const kapi_smd_type *t, const json_t *v);
+
+/* What changed from one value to another (typed.Comparison). */
+typedef struct kapi_smd_comparison {
+    kapi_smd_set *added, *modified, *removed;
+} kapi_smd_comparison;
+
+/* Compares lhs with rhs (TypedValue.Compare; NULL is an absent value). Returns NULL, or
+ * the errors that stopped it (repeated list keys, ...). */
+kapi_smd_errors kapi_smd_compare(kapi_arena *a, const kapi_smd_type *t, const json_t *lhs,
+                                 const json_t *rhs, kapi_smd_comparison *out);
+/* rhs merged onto lhs (TypedValue.Merge): rhs's leaves win, list maps and sets merge
+ * item by item in SMD's order; *out a new reference (NULL when both are absent). */
+kapi_smd_errors kapi_smd_merge(kapi_arena *a, const kapi_smd_type *t, const json_t *lhs,
+                               const json_t *rhs, json_t **out);
+/* v without the paths of s (TypedValue.RemoveItems): a new reference, NULL when nothing
+ * is left. */
+json_t *kapi_smd_remove(kapi_arena *a, const kapi_smd_type *t, const json_t *v,
+                        const kapi_smd_set *s);
+/* s with every child that names a declared field of its map made a member too
+ * (Set.EnsureNamedFieldsAreMembers). */
+kapi_smd_set *kapi_smd_set_with_named_fields(kapi_arena *a, const kapi_smd_type *t,
+                                             const kapi_smd_set *s);
+
+/* ---- the updater (merge.Updater) ---- */
+
+/* One manager's fields (fieldpath.VersionedSet under its identifier). */
+typedef struct kapi_smd_manager {
+    const char *id;          /* its identifier, unique among the managers */
+    const char *api_version; /* the version its set is expressed in */
+    bool applied;            /* the set came from an apply */
+    kapi_smd_set *set;
+} kapi_smd_manager;
+
+/* The managers of an object (fieldpath.ManagedFields), in no particular order; an
+ * array in the arena. */
+typedef struct kapi_smd_managers {
+    kapi_smd_manager *m;
+    size_t n, cap;
+} kapi_smd_managers;
+
+/* The manager id, or NULL (borrowed: a put or remove may move it). */
+kapi_smd_manager *kapi_smd_managers_get(const kapi_smd_managers *ms, const char *id);
+/* Sets the manager m->id to m (added, or replacing the one there). */
+void kapi_smd_managers_put(kapi_arena *a, kapi_smd_managers *ms, const kapi_smd_manager *m);
+void kapi_smd_managers_remove(kapi_smd_managers *ms, const char *id);
+
+/* An object's type in one version, and the fields the write's strategy resets there
+ * (IgnoredFields: owned by nobody; NULL for none). */
+typedef struct kapi_smd_view {
+    const kapi_smd_type *type;
+    const kapi_smd_set *ignored;
+} kapi_smd_view;
+
+/* What the updater knows of the object: its view in the version of the write, and how to
+ * see it in the others its managers use. */
+typedef struct kapi_smd_updater {
+    const char *version;
+    kapi_smd_view view;
+    /* obj (in version) as seen in version v: a new reference, with *view its view there;
+     * NULL when v is no version of the object (managers in it are dropped, as SMD drops a
+     * missing version's). NULL when the object has one version only. */
+    json_t *(*convert)(void *ctx, const json_t *obj, const char *v, kapi_smd_view *view);
+    void *ctx;
+} kapi_smd_updater;
+
+/* A field a manager owns that an apply would change. */
+typedef struct kapi_smd_conflict {
+    const char *manager;
+    kapi_smd_path path;
+} kapi_smd_conflict;
+
+typedef struct kapi_smd_conflicts {
+    kapi_smd_conflict *c;
+    size_t n, cap;
+} kapi_smd_conflicts;
+
+/* Updater.Update: the managers after live (NULL: none) became obj by a write of manager,
+ * who gains what changed, while the others lose it. Returns NULL, or what stopped it. */
+kapi_smd_errors kapi_smd_update(kapi_arena *a, const kapi_smd_updater *u, const json_t *live,
+                                const json_t *obj, kapi_smd_managers *ms, const char *manager);
+/* Updater.Apply: config applied onto live by manager: *out gets the object (a new
+ * reference; NULL when the apply changes nothing), the managers their new sets. Fields
+ * another manager owns with another value are conflicts (and nothing changes) unless
+ * force takes them. Returns NULL (see conflicts->n), or what stopped it. */
+kapi_smd_errors kapi_smd_apply(kapi_arena *a, const kapi_smd_updater *u, const json_t *live,
+                               const json_t *config, kapi_smd_managers *ms, const char *manager,
+                               bool force, json_t **out, kapi_smd_conflicts *conflicts);
+/* A set with its paths made to suit type t where t changed under it (schema's
+ * ReconcileFieldSetWithSchema: a list or map that became atomic is owned whole). */
+kapi_smd_set *kapi_smd_reconcile(kapi_arena *a, const kapi_smd_type *t, kapi_smd_set *s);
+
+/* ---- the field manager (kube-apiserver's fieldmanager) ----
+ *
+ * metadata.managedFields as kube-apiserver keeps them around the updater: entries
+ * decoded from and encoded into the object (sorted by operation, time, manager, version
+ * and subresource), manager identifiers, update entries merged per manager and stamped
+ * with the time they changed, apiVersion, kind and server-set metadata never owned, at
+ * most ten update entries (older ones merged into "ancient-changes"), an object without
+ * managedFields left untracked by updates, fields that existed before a first apply
+ * owned by "before-first-apply", and kubectl's last-applied annotation kept in step with
+ * `kubectl apply --server-side`. */
+
+/* One resource's field manager: its updater (version and view), where writes come
+ * through, and the object a create starts from. */
+typedef struct kapi_smd_fm {
+    kapi_smd_updater updater;
+    const char *group_version; /* the resource's apiVersion ("batch/v1") */
+    const char *kind;
+    const char *subresource; /* "" for the main resource */
+    /* The type's zero value (Go's new object of the kind, as JSON): what a create is
+     * compared with. */
+    const json_t *empty;
+} kapi_smd_fm;
+
+/* FieldManager.UpdateNoErrors: sets obj's metadata.managedFields as kube-apiserver does
+ * after a create (live NULL), update or patch by manager at now (RFC 3339, seconds). The
+ * managedFields obj carries decide where they start: an empty list clears them, a valid
+ * list replaces live's, anything else keeps live's (a subresource write always keeps
+ * live's). Never fails: where kube-apiserver would log an internal error, obj is left
+ * without managedFields. */
+void kapi_smd_fm_update(kapi_arena *a, const kapi_smd_fm *fm, const json_t *live, json_t *obj,
+                        const char *manager, const char *now);
+/* A custom resource's scale write as kube-apiserver 1.26 records it (ScaleHandler.ToParent
+ * with no entries of its own, its Scale field manager finding no type for Scale): every
+ * manager of live that owns path (the resource's replicas) loses it, and nobody gains
+ * it; obj gets the result. */
+void kapi_smd_fm_disown(kapi_arena *a, const json_t *live, json_t *obj, kapi_smd_path path);
+/* FieldManager.Apply: config (the decoded apply body, borrowed) applied by manager onto
+ * live (NULL when the object does not exist yet), force taking conflicting fields, at
+ * now. *out gets the object to write with its managedFields (a new reference; live's
+ * content when nothing else changed), not yet defaulted. Errors: 400 for a body of
+ * another version or with managedFields, 409 Conflict with a FieldManagerConflict cause
+ * per field, 500 with SMD's words for a body that does not fit the schema. */
+kapi_error *kapi_smd_fm_apply(kapi_arena *a, const kapi_smd_fm *fm, const json_t *live,
+                              const json_t *config, const char *manager, bool force,
+                              const char *now, json_t **out);
 
 #endif
