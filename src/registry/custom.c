@@ -140,6 +140,8 @@ static void custom_free(custom_type *c)
     free(c->custom.warning);
     kapi_schema_root_free(c->custom.schema);
     kapi_schema_root_free(c->custom.storage_schema);
+    kapi_smd_types_free(c->custom.smd_types);
+    kapi_arena_dispose(&c->custom.fields);
     free(c);
 }
 
@@ -159,6 +161,8 @@ kapi_error *kapi_custom_type_new(const kapi_registry *r, const json_t *crd, cons
     kapi_custom *cu = &c->custom;
     cu->crd = json_deep_copy(crd);
     cu->refs = 1;
+    cu->smd_types = kapi_smd_types_new();
+    kapi_arena_init(&cu->fields);
     /* The strings of the type are borrowed from the copy kept with it. */
     ver = find_version(cu->crd, version);
     storage = kapi_registry__crd_storage_version(cu->crd);
@@ -183,6 +187,7 @@ kapi_error *kapi_custom_type_new(const kapi_registry *r, const json_t *crd, cons
         c->type.list_kind = kapi_xstrdup(list_kind);
     }
     c->type.schema = cu->schema ? kapi_schema_root_node(cu->schema) : NULL;
+    kapi_registry__type_fields(&c->type, cu->smd_types, kapi_registry__object_meta(r), &cu->fields);
     *out = &c->type;
     return NULL;
 }
@@ -295,12 +300,20 @@ static json_t *custom_from_storage(const kapi_type *t, json_t *stored)
 /* ---- status writes ---- */
 
 /* A /status write changes status alone: 1.26's status strategy copies the stored object,
- * metadata included, and sets only the body's status. */
+ * metadata included, and sets only the body's status and the managedFields the write's
+ * field manager made. */
 static void custom_status_write(const kapi_type *t, const char *sub, json_t *obj, const json_t *old)
 {
     (void)t;
-    if (strcmp(sub, "status") == 0)
-        json_object_set_new(obj, "metadata", json_deep_copy(json_object_get(old, "metadata")));
+    if (strcmp(sub, "status") != 0)
+        return;
+    json_t *meta = json_deep_copy(json_object_get(old, "metadata"));
+    json_t *managed = json_object_get(json_object_get(obj, "metadata"), "managedFields");
+    if (managed)
+        json_object_set(meta, "managedFields", managed);
+    else
+        json_object_del(meta, "managedFields");
+    json_object_set_new(obj, "metadata", meta);
 }
 
 /* ---- validation ---- */

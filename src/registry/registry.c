@@ -22,6 +22,9 @@ struct kapi_registry {
     size_t ntypes;
     kapi_schema_set *schemas;
     kapi_arena protobuf; /* the protobuf message tables of the types that have them */
+    kapi_smd_types *smd; /* the built-in types' merge types */
+    kapi_arena fields;   /* their reset sets */
+    const kapi_smd_type *object_meta;
     /* Every served group/version/plural -> its type; and, with the plural empty, every
      * served group/version, with the version empty too every group -> its first type. */
     kapi_map *served;
@@ -250,6 +253,7 @@ void kapi_registry__type_dispose(kapi_type *t)
     free((void *)t->verbs);
     free((void *)t->storage_version_hash);
     kapi_registry__free_columns(t);
+    json_decref(t->zero);
     json_decref(t->def);
 }
 
@@ -282,7 +286,13 @@ static kapi_error *attach_schemas(kapi_registry *r)
                                   t->group_version, t->plural, name ? name : "(none)");
         if (json_is_true(json_object_get(t->def, "protobuf")))
             err = kapi_schema_protobuf(t->schema, &r->protobuf, &t->protobuf);
+        kapi_registry__type_fields(t, r->smd, NULL, &r->fields);
     }
+    const kapi_schema *meta =
+        kapi_schema_set_get(r->schemas, "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta");
+    if (have_defs && !err && !meta)
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "no definition of ObjectMeta");
+    r->object_meta = meta ? kapi_smd_type_of(r->smd, meta) : NULL;
     return err;
 }
 
@@ -295,6 +305,8 @@ kapi_error *kapi_registry_new(kapi_registry **out)
         n++;
     r->types = kapi_xcalloc(n ? n : 1, sizeof(*r->types));
     kapi_arena_init(&r->protobuf);
+    kapi_arena_init(&r->fields);
+    r->smd = kapi_smd_types_new();
     r->schemas = kapi_schema_set_new();
     r->custom = kapi_registry__cache_new();
     kapi_registry__defaulters(r->schemas);
@@ -348,8 +360,15 @@ void kapi_registry_free(kapi_registry *r)
     free(r->types);
     kapi_map_free(r->served);
     kapi_arena_dispose(&r->protobuf);
+    kapi_arena_dispose(&r->fields);
+    kapi_smd_types_free(r->smd);
     kapi_schema_set_free(r->schemas);
     free(r);
+}
+
+const kapi_smd_type *kapi_registry__object_meta(const kapi_registry *r)
+{
+    return r->object_meta;
 }
 
 const kapi_schema_set *kapi_registry_schemas(const kapi_registry *r)

@@ -30,6 +30,7 @@
 #include "base/status.h"
 #include "schema/schema.h"
 #include "select/select.h"
+#include "smd/smd.h"
 
 typedef struct kapi_type kapi_type;
 typedef struct kapi_custom kapi_custom;
@@ -154,6 +155,9 @@ typedef struct kapi_column {
 typedef struct kapi_subresource {
     const char *name;
     const char *const *verbs; /* NULL-terminated */
+    /* The fields a write through it resets, which nobody owns (smd.h): the type file's
+     * "resetFields" entry of its name. */
+    const kapi_smd_set *reset;
 } kapi_subresource;
 
 struct kapi_type {
@@ -215,6 +219,13 @@ struct kapi_type {
      * while the type is built. */
     json_t *def;
     kapi_custom *custom; /* a custom resource's own facts; NULL for built-in types */
+    /* Field ownership (registry/fields.c): the object's merge type, the fields a write
+     * of the main resource resets (the type file's "resetFields" entry ""), and the
+     * type's zero value, Go's new object of the kind as JSON, which a create is compared
+     * with (owned). */
+    const kapi_smd_type *smd;
+    const kapi_smd_set *reset;
+    json_t *zero;
 };
 
 /* Loads the embedded built-in types. */
@@ -340,6 +351,8 @@ struct kapi_custom {
     kapi_schema_root *schema;         /* this version's structural schema, or NULL */
     kapi_schema_root *storage_schema; /* the storage version's, when it is another */
     const kapi_schema *meta;          /* ObjectMeta, from the built-in definitions */
+    kapi_smd_types *smd_types;        /* the merge types of this version's schema */
+    kapi_arena fields;                /* the reset sets */
     int refs;                         /* kapi_type_ref / kapi_type_unref */
 };
 

@@ -52,6 +52,12 @@ static inline bool kapi_registry__in(const char *s, const char *const *set)
 /* Fills t from a type file's contents (def, which t keeps); name names it in errors.
  * Custom resource types are made from a def built from their CRD. */
 kapi_error *kapi_registry__load_type(kapi_type *t, const char *name, json_t *def);
+/* Gives t its field-ownership facts (registry/fields.c): its merge type made in ts
+ * (ObjectMeta as object_meta for a custom type), its reset sets in a, its zero value. */
+void kapi_registry__type_fields(kapi_type *t, kapi_smd_types *ts, const kapi_smd_type *object_meta,
+                                kapi_arena *a);
+/* The merge type of ObjectMeta, which custom types share. */
+const kapi_smd_type *kapi_registry__object_meta(const kapi_registry *r);
 /* Frees what kapi_registry__load_type allocated (not t itself). */
 void kapi_registry__type_dispose(kapi_type *t);
 
