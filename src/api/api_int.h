@@ -81,6 +81,10 @@ typedef enum kapi_field_validation {
 typedef struct kapi_write_opts {
     bool dry_run;
     kapi_field_validation fv;
+    /* The field manager: fieldManager, else the User-Agent's product (never NULL). */
+    const char *manager;
+    bool has_field_manager; /* fieldManager was given */
+    bool has_force, force;  /* PatchOptions: force was given; its value */
 } kapi_write_opts;
 
 typedef struct kapi_req {
@@ -134,7 +138,12 @@ typedef struct kapi_write {
     bool dry_run;                /* create, update (a delete's is in del) */
     const kapi_delete_opts *del; /* delete: its options */
     kapi_req *req;               /* the request, whose answer gets the warnings; or NULL */
-    kapi_hook_ctx hooks;         /* what the type's hooks are lent (set by kapi_api__write) */
+    const char *manager;         /* create, update: the field manager (api/managed.c) */
+    bool managed;                /* obj's managedFields are set already (an apply's) */
+    /* The subresource managedFields record the write under when it is not subresource:
+     * "scale" for a scale write, which updates the main resource. NULL otherwise. */
+    const char *recorded_as;
+    kapi_hook_ctx hooks; /* what the type's hooks are lent (set by kapi_api__write) */
     /* What came of it. */
     int status;       /* create, update: 201 when an object was created, else 200 */
     kapi_obj *stored; /* create, update: the stored object (a reference), or NULL */
@@ -271,11 +280,14 @@ kapi_error *kapi_api__write(kapi_write *w);
 /* Starts a write of the request's type at the request's path, as its user. */
 void kapi_api__write_init(kapi_write *w, kapi_req *r, kapi_write_verb verb);
 /* The store stage: encodes obj (served view; borrowed) in the storage view and
- * commits it as op, expecting revision expect_rev; *out gets the stored object. With dry
- * set nothing is stored and *dry gets the object that would have been (storage view). */
+ * commits it as op, expecting revision expect_rev; *out gets the stored object. An
+ * update whose bytes are those of cur (the object it replaces, or NULL) but for the
+ * resourceVersion writes nothing and answers cur, as kube-apiserver's GuaranteedUpdate
+ * skips a write that changes nothing. With dry set nothing is stored and *dry gets the
+ * object that would have been (storage view). */
 kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type *t, json_t *obj,
-                                  kapi_store_op op, int64_t expect_rev, kapi_obj **out,
-                                  json_t **dry);
+                                  kapi_store_op op, int64_t expect_rev, kapi_obj *cur,
+                                  kapi_obj **out, json_t **dry);
 /* The stages of the verbs (rest.c, delete.c); only kapi_api__write calls them. */
 kapi_error *kapi_api__create_stage(kapi_write *w);
 kapi_error *kapi_api__update_stage(kapi_write *w);
@@ -344,10 +356,16 @@ json_t *kapi_api__parse_stored(const kapi_obj *o);
  * with a stored one (takes the reference), in the type's view. */
 void kapi_api__respond_unstored(kapi_req *r, const kapi_type *t, int status, json_t *stored);
 void kapi_api__respond_stored(kapi_req *r, const kapi_type *t, int status, kapi_obj *o);
+/* Answers a create, update or patch with what came of write w: err, or the object stored
+ * or (dry run) not stored. */
+void kapi_api__respond_written(kapi_req *r, kapi_write *w, kapi_error *err);
 /* decode.c: a write's options and its body, decoded against the type's schema. */
-/* Reads dryRun and fieldValidation; options_kind ("CreateOptions", ...) names them in
- * the 422 when a value is not supported. */
-kapi_error *kapi_api__write_options(kapi_req *r, const char *options_kind, kapi_write_opts *o);
+/* Reads fieldManager, dryRun and fieldValidation (and for "PatchOptions", force; apply
+ * says whether the patch is an apply, which needs a fieldManager and alone may force);
+ * options_kind ("CreateOptions", ...) names them in the 422 when a value is not
+ * supported. */
+kapi_error *kapi_api__write_options(kapi_req *r, const char *options_kind, bool apply,
+                                    kapi_write_opts *o);
 /* Decodes the body into an object of r->type: kind and apiVersion checked, unknown and
  * duplicate fields handled as o->fv says, Go type errors answered, zero values and
  * defaults filled in, members in Kubernetes' order. */
@@ -365,8 +383,28 @@ void kapi_api__serve_patch(kapi_req *r);
 /* The stored object at the request's key as the client reads it (served view); the
  * 404 when there is none. */
 kapi_error *kapi_api__current(kapi_req *r, json_t **out);
+/* An apply body as kube-apiserver reads it (sigs.k8s.io/yaml into a map): *out an object
+ * (empty for an empty or null body), its repeated keys into dups; a 400 in the
+ * converter's words otherwise. */
+kapi_error *kapi_api__decode_apply(kapi_req *r, json_t **out, kapi_dups *dups);
 /* The patch type the request's Content-Type names; the 415 of any other. */
 kapi_error *kapi_api__patch_type(kapi_req *r, kapi_patch_type *out);
+
+/* managed.c: metadata.managedFields on the write pipeline. */
+/* The field manager kube-apiserver derives from a User-Agent: its product (what comes
+ * before the first '/'), printable characters only, at most 128 bytes. */
+const char *kapi_api__manager_from_user_agent(kapi_arena *a, const char *ua);
+/* metav1's ValidateFieldManager: at most 128 bytes, printable characters only; appends
+ * the causes to *err (made when NULL). */
+void kapi_api__check_field_manager(kapi_error **err, const char *fm);
+/* The managedFields of obj after live (NULL for a create) became obj by write w, as
+ * kube-apiserver's field manager sets them; nothing when w->managed. */
+void kapi_api__manage(kapi_write *w, const json_t *live, json_t *obj);
+/* Server-side apply of config (the decoded body, borrowed) by w->manager onto live
+ * (NULL: no such object yet): *out gets the object to write (a new reference, its
+ * managedFields set, not defaulted yet), or the error (400, 409 conflicts, 500). */
+kapi_error *kapi_api__apply(kapi_write *w, const json_t *live, const json_t *config, bool force,
+                            json_t **out);
 
 /* scale.c: get, update and patch of a custom resource's scale subresource. */
 void kapi_api__serve_scale(kapi_req *r);

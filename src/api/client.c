@@ -6,6 +6,7 @@
  * Each call has its own arena; what it answers is a JSON reference of the caller's.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/api_int.h"
 
@@ -75,10 +76,23 @@ static kapi_error *decode(kapi_arena *a, const kapi_type *t, json_t *obj)
     return err;
 }
 
+/* The field manager a kapi user's writes are recorded under: the component it stands
+ * for, as that component's User-Agent would name it (kube-apiserver's loopback client,
+ * kube-controller-manager). */
+static const char *manager_of(const kapi_user *u)
+{
+    if (strcmp(u->name, kapi_api_loopback_user.name) == 0)
+        return "kube-apiserver";
+    if (strcmp(u->name, "system:kube-controller-manager") == 0)
+        return "kube-controller-manager";
+    return u->name;
+}
+
 /* Runs w (its obj decoded first, when it has one) and gives the caller what came of it:
  * the stored object, or the one not stored, or the deleted one (served view). */
 static kapi_error *run(kapi_write *w, json_t **out)
 {
+    w->manager = manager_of(w->user);
     kapi_error *err = w->obj ? decode(w->arena, w->type, w->obj) : NULL;
     json_t *obj = NULL;
     if (!err)

@@ -26,7 +26,35 @@ static kapi_error *options_error(kapi_error *err, const char *field, const char 
     return err;
 }
 
-kapi_error *kapi_api__write_options(kapi_req *r, const char *options_kind, kapi_write_opts *o)
+/* The field manager's options (ValidatePatchOptions' first checks, then
+ * ValidateFieldManager); o->manager defaults to the User-Agent's product. */
+static kapi_error *manager_options(kapi_req *r, const char *options_kind, bool apply,
+                                   kapi_write_opts *o)
+{
+    kapi_error *err = NULL;
+    const char *fm = kapi_api__query(r, "fieldManager");
+    o->has_field_manager = fm && *fm;
+    o->manager = o->has_field_manager ? fm
+                                      : kapi_api__manager_from_user_agent(
+                                            &r->arena, kapi_http_header_get(r->http, "user-agent"));
+    o->has_force = kapi_api__query(r, "force") != NULL;
+    o->force = kapi_api__query_bool(r, "force");
+    if (strcmp(options_kind, "PatchOptions") == 0 && !apply && o->has_force) {
+        err = kapi_error_new(KAPI_STATUS_INVALID, "%s", "");
+        kapi_field_forbidden(err, "force", "may not be specified for non-apply patch");
+    }
+    if (apply && !o->has_field_manager) {
+        if (!err)
+            err = kapi_error_new(KAPI_STATUS_INVALID, "%s", "");
+        kapi_field_required(err, "fieldManager", "is required for apply patch");
+    }
+    if (fm)
+        kapi_api__check_field_manager(&err, fm);
+    return err;
+}
+
+kapi_error *kapi_api__write_options(kapi_req *r, const char *options_kind, bool apply,
+                                    kapi_write_opts *o)
 {
     static const struct {
         const char *name;
@@ -35,7 +63,9 @@ kapi_error *kapi_api__write_options(kapi_req *r, const char *options_kind, kapi_
                {"Ignore", KAPI_FV_IGNORE},
                {"Strict", KAPI_FV_STRICT},
                {"Warn", KAPI_FV_WARN}};
-    kapi_error *err = NULL;
+    /* DeleteOptions has neither a field manager nor fieldValidation. */
+    bool deleting = strcmp(options_kind, "DeleteOptions") == 0;
+    kapi_error *err = deleting ? NULL : manager_options(r, options_kind, apply, o);
     const char *dry = kapi_api__query(r, "dryRun");
     o->dry_run = dry != NULL;
     if (dry && strcmp(dry, "All") != 0) {
@@ -45,9 +75,7 @@ kapi_error *kapi_api__write_options(kapi_req *r, const char *options_kind, kapi_
                                       dry);
         err = options_error(err, "dryRun", msg);
     }
-    /* DeleteOptions has no fieldValidation. */
-    const char *fv =
-        strcmp(options_kind, "DeleteOptions") ? kapi_api__query(r, "fieldValidation") : NULL;
+    const char *fv = deleting ? NULL : kapi_api__query(r, "fieldValidation");
     o->fv = KAPI_FV_WARN;
     if (fv) {
         size_t i = 0;

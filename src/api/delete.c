@@ -81,7 +81,7 @@ static kapi_error *query_options(kapi_req *r, kapi_delete_opts *d)
     d->has_orphan = kapi_api__query(r, "orphanDependents") != NULL;
     d->orphan = kapi_api__query_bool(r, "orphanDependents");
     d->propagation = kapi_api__query(r, "propagationPolicy");
-    if ((err = kapi_api__write_options(r, "DeleteOptions", &w)) != NULL)
+    if ((err = kapi_api__write_options(r, "DeleteOptions", false, &w)) != NULL)
         return err;
     d->dry_run = w.dry_run;
     return NULL;
@@ -221,8 +221,8 @@ static kapi_error *write_deleting(kapi_api *api, kapi_arena *a, const kapi_type 
         *out = json_incref(obj);
         return NULL;
     }
-    kapi_error *err =
-        kapi_api__store_write(api, a, t, obj, KAPI_STORE_UPDATE, rev, &o, dry ? &would : NULL);
+    kapi_error *err = kapi_api__store_write(api, a, t, obj, KAPI_STORE_UPDATE, rev, NULL, &o,
+                                            dry ? &would : NULL);
     if (err)
         return err;
     json_t *stored = dry ? would : kapi_api__parse_stored(o);

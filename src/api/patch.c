@@ -6,13 +6,22 @@
  * A patch that does not carry metadata.resourceVersion is applied again to the newer
  * object when another write got in between (no spurious 409), as kube-apiserver's
  * GuaranteedUpdate does.
+ *
+ * Server-side apply (application/apply-patch+yaml) merges the body, a partial object in
+ * YAML or JSON, into the stored one by the type's schema and its managers' field sets
+ * (api/managed.c, src/smd), creating the object when there is none; the result is
+ * defaulted and written as any update is.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "api/api_int.h"
+#include "codec/go.h"
+#include "codec/yaml.h"
 #include "patch/patch.h"
+
+#define APPLY_MEDIA_TYPE "application/apply-patch+yaml"
 
 /* The patch type a Content-Type names; false for any other. */
 static bool patch_type(const char *ct, kapi_patch_type *out)
@@ -24,6 +33,7 @@ static bool patch_type(const char *ct, kapi_patch_type *out)
         {"application/json-patch+json", KAPI_PATCH_JSON},
         {"application/merge-patch+json", KAPI_PATCH_MERGE},
         {"application/strategic-merge-patch+json", KAPI_PATCH_STRATEGIC},
+        {APPLY_MEDIA_TYPE, KAPI_PATCH_APPLY},
     };
     if (!ct)
         return false;
@@ -91,6 +101,132 @@ static bool patch_sets_rv(kapi_patch_type type, const json_t *patch)
     return false;
 }
 
+/* ---- server-side apply ---- */
+
+kapi_error *kapi_api__decode_apply(kapi_req *r, json_t **out, kapi_dups *dups)
+{
+    json_t *v = NULL;
+    kapi_error *err = kapi_yaml_parse(r->http->body, r->http->body_len, &v, dups);
+    *out = NULL;
+    if (err) {
+        kapi_error *why = err;
+        err =
+            kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                           "error decoding YAML: error converting YAML to JSON: %s", why->message);
+        kapi_error_free(why);
+        return err;
+    }
+    if (!json_is_object(v) && !json_is_null(v)) {
+        err = kapi_error_new(
+            KAPI_STATUS_BAD_REQUEST,
+            "error decoding YAML: error unmarshaling JSON: while decoding JSON: "
+            "json: cannot unmarshal %s into Go value of type map[string]interface {}",
+            kapi_go_json_kind(v));
+        json_decref(v);
+        return err;
+    }
+    *out = json_is_object(v) ? v : json_object();
+    if (!json_is_object(v))
+        json_decref(v);
+    return NULL;
+}
+
+/* The name an apply that creates gives its object: the URL's, which the body must
+ * carry. */
+static kapi_error *apply_name(kapi_req *r, const json_t *obj)
+{
+    kapi_str name = kapi_api__name_of(json_object_get(obj, "metadata"));
+    if (!name.len)
+        return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                              "the name of the object (%s based on URL) was undeterminable: name "
+                              "must be provided",
+                              kapi_api__shown(&r->arena, r->info.name));
+    if (!kapi_str_eq(name, r->info.name))
+        return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                              "the name of the object (%s) does not match the name on the URL (%s)",
+                              kapi_api__shown(&r->arena, name),
+                              kapi_api__shown(&r->arena, r->info.name));
+    return NULL;
+}
+
+/* fieldValidation for the body's repeated keys, after the apply: Strict refuses them,
+ * Warn warns of each. */
+static kapi_error *apply_dups(kapi_req *r, const kapi_write_opts *o, const kapi_dups *dups)
+{
+    if (!dups->n || o->fv == KAPI_FV_IGNORE)
+        return NULL;
+    if (o->fv == KAPI_FV_WARN) {
+        for (size_t i = 0; i < dups->n; i++)
+            kapi_api__warn(r, "%s", dups->v[i].message);
+        return NULL;
+    }
+    kapi_buf msg;
+    kapi_buf_init(&msg);
+    kapi_yaml_strict_message(&msg, dups);
+    kapi_error *err =
+        kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                       "error strict decoding YAML: error converting YAML to JSON: %s", msg.ptr);
+    kapi_buf_dispose(&msg);
+    return err;
+}
+
+/* One try of an apply: the stored object (if any) merged with config and written. */
+static kapi_error *apply_once(kapi_req *r, kapi_write *w, const kapi_write_opts *o,
+                              const json_t *config, const kapi_dups *dups)
+{
+    json_t *live = NULL, *applied = NULL;
+    kapi_error *err = kapi_api__current(r, &live);
+    if (err && err->status == KAPI_STATUS_NOT_FOUND) {
+        kapi_error_free(err);
+        err = NULL;
+    }
+    kapi_write_opts decode = *o;
+    decode.fv = KAPI_FV_IGNORE; /* the body's own fields were checked by its schema */
+    if (!err)
+        err = kapi_api__apply(w, live, config, o->force, &applied);
+    if (!err)
+        err = apply_dups(r, o, dups);
+    if (!err && !live)
+        err = apply_name(r, applied);
+    if (!err)
+        err = kapi_api__decode_patched(r, &decode, applied, NULL, &w->obj);
+    if (!err) {
+        w->verb = live ? KAPI_WRITE_UPDATE : KAPI_WRITE_CREATE;
+        w->managed = true;
+        err = kapi_api__write(w);
+    }
+    json_decref(live);
+    json_decref(applied);
+    return err;
+}
+
+static void serve_apply(kapi_req *r)
+{
+    kapi_write_opts opts;
+    kapi_write w;
+    kapi_dups dups;
+    json_t *config = NULL;
+    kapi_dups_init(&dups);
+    kapi_error *err = kapi_api__write_options(r, "PatchOptions", true, &opts);
+    if (!err)
+        err = kapi_api__decode_apply(r, &config, &dups);
+    bool retry = !err && !kapi_json_path_str(config, "metadata.resourceVersion");
+    while (!err) {
+        kapi_api__write_init(&w, r, KAPI_WRITE_UPDATE);
+        w.manager = opts.manager;
+        w.dry_run = opts.dry_run;
+        err = apply_once(r, &w, &opts, config, &dups);
+        if (!err || !retry || err->status != KAPI_STATUS_CONFLICT || !err->has_details ||
+            err->ncauses)
+            break;
+        kapi_error_free(err);
+        err = NULL;
+    }
+    json_decref(config);
+    kapi_dups_dispose(&dups);
+    kapi_api__respond_written(r, &w, err);
+}
+
 void kapi_api__serve_patch(kapi_req *r)
 {
     kapi_write_opts opts;
@@ -103,6 +239,10 @@ void kapi_api__serve_patch(kapi_req *r)
         kapi_api__respond_error(r, err);
         return;
     }
+    if (type == KAPI_PATCH_APPLY) {
+        serve_apply(r);
+        return;
+    }
     /* A custom resource has no patch strategy to merge by. */
     if (type == KAPI_PATCH_STRATEGIC && r->type->custom) {
         kapi_api__respond_error(r, kapi_error_new(KAPI_STATUS_UNSUPPORTED_MEDIA_TYPE,
@@ -113,7 +253,7 @@ void kapi_api__serve_patch(kapi_req *r)
                                                   "application/apply-patch+yaml"));
         return;
     }
-    err = kapi_api__write_options(r, "PatchOptions", &opts);
+    err = kapi_api__write_options(r, "PatchOptions", false, &opts);
     if (!err)
         err = kapi_patch_parse(&patch, type, r->http->body, r->http->body_len,
                                opts.fv != KAPI_FV_IGNORE);
@@ -125,6 +265,7 @@ void kapi_api__serve_patch(kapi_req *r)
             (err = kapi_api__decode_patched(
                  r, &opts, doc, type == KAPI_PATCH_STRATEGIC ? patch : NULL, &w.obj)) == NULL) {
             w.dry_run = opts.dry_run;
+            w.manager = opts.manager;
             err = kapi_api__write(&w);
         }
         json_decref(doc);
@@ -134,10 +275,5 @@ void kapi_api__serve_patch(kapi_req *r)
         err = NULL;
     }
     json_decref(patch);
-    if (err)
-        kapi_api__respond_error(r, err);
-    else if (w.unstored)
-        kapi_api__respond_unstored(r, r->type, w.status, w.unstored);
-    else
-        kapi_api__respond_stored(r, r->type, w.status, w.stored);
+    kapi_api__respond_written(r, &w, err);
 }

@@ -183,6 +183,7 @@ kapi_error *kapi_api__create_stage(kapi_write *w)
     }
     if ((err = kapi_type_admit(t, &w->hooks, KAPI_ADMIT_CREATE, ns, obj)) != NULL)
         goto done;
+    kapi_api__manage(w, NULL, obj);
     kapi_uuid_v4(uid);
     json_object_set_new(meta, "uid", json_string(uid));
     json_object_set_new(meta, "creationTimestamp", json_string(w->hooks.now));
@@ -197,15 +198,14 @@ kapi_error *kapi_api__create_stage(kapi_write *w)
         goto done;
     if (t->strategy->warnings && w->req)
         t->strategy->warnings(t, obj, NULL, warn, w->req);
-    err = kapi_api__store_write(w->api, w->arena, t, obj, KAPI_STORE_CREATE, 0, &w->stored,
+    err = kapi_api__store_write(w->api, w->arena, t, obj, KAPI_STORE_CREATE, 0, NULL, &w->stored,
                                 w->dry_run ? &w->unstored : NULL);
 done:
     json_decref(obj);
     return err;
 }
 
-/* Answers a create or update with what came of write w (or its error). */
-static void respond_written(kapi_req *r, kapi_write *w, kapi_error *err)
+void kapi_api__respond_written(kapi_req *r, kapi_write *w, kapi_error *err)
 {
     if (err)
         kapi_api__respond_error(r, err);
@@ -220,14 +220,15 @@ static void do_create(kapi_req *r)
     kapi_write w;
     kapi_write_opts opts;
     kapi_api__write_init(&w, r, KAPI_WRITE_CREATE);
-    kapi_error *err = kapi_api__write_options(r, "CreateOptions", &opts);
+    kapi_error *err = kapi_api__write_options(r, "CreateOptions", false, &opts);
     if (!err)
         err = kapi_api__decode_object(r, &opts, &w.obj);
     if (!err) {
         w.dry_run = opts.dry_run;
+        w.manager = opts.manager;
         err = kapi_api__write(&w);
     }
-    respond_written(r, &w, err);
+    kapi_api__respond_written(r, &w, err);
 }
 
 /* metadata.resourceVersion of an update: "" (unconditional) or the revision it expects. */
@@ -340,6 +341,7 @@ kapi_error *kapi_api__update_stage(kapi_write *w)
     old = kapi_api__parse_stored(cur);
     if (t->strategy->from_storage)
         old = t->strategy->from_storage(t, old);
+    kapi_api__manage(w, old, obj);
     if (*sub) {
         kapi_type_prepare_subresource(t, sub, obj, old);
         keep_server_fields(t, obj, old, true);
@@ -357,7 +359,7 @@ kapi_error *kapi_api__update_stage(kapi_write *w)
         err = kapi_api__finish_deletion(w->api, a, t, key, cur->rev, w->dry_run, obj, &w->unstored);
         goto done;
     }
-    err = kapi_api__store_write(w->api, a, t, obj, KAPI_STORE_UPDATE, cur->rev, &w->stored,
+    err = kapi_api__store_write(w->api, a, t, obj, KAPI_STORE_UPDATE, cur->rev, cur, &w->stored,
                                 w->dry_run ? &w->unstored : NULL);
 done:
     if (cur)
@@ -372,14 +374,15 @@ static void do_update(kapi_req *r)
     kapi_write w;
     kapi_write_opts opts;
     kapi_api__write_init(&w, r, KAPI_WRITE_UPDATE);
-    kapi_error *err = kapi_api__write_options(r, "UpdateOptions", &opts);
+    kapi_error *err = kapi_api__write_options(r, "UpdateOptions", false, &opts);
     if (!err)
         err = kapi_api__decode_object(r, &opts, &w.obj);
     if (!err) {
         w.dry_run = opts.dry_run;
+        w.manager = opts.manager;
         err = kapi_api__write(&w);
     }
-    respond_written(r, &w, err);
+    kapi_api__respond_written(r, &w, err);
 }
 
 /* Which verb a request may use here, given its path's shape; NULL when the method is

@@ -93,6 +93,8 @@ static kapi_error *write_scale(kapi_req *r, const kapi_write_opts *o, const json
         json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion", json_string(rv));
     kapi_api__write_init(&w, r, KAPI_WRITE_UPDATE);
     w.subresource = ""; /* the main resource's update */
+    w.recorded_as = "scale";
+    w.manager = o->manager;
     w.obj = obj;
     w.dry_run = o->dry_run;
     if ((err = kapi_api__write(&w)) != NULL)
@@ -129,7 +131,7 @@ static kapi_error *put_scale(kapi_req *r, json_t **out)
     kapi_dups dups;
     json_t *scale = NULL;
     kapi_dups_init(&dups);
-    kapi_error *err = kapi_api__write_options(r, "UpdateOptions", &o);
+    kapi_error *err = kapi_api__write_options(r, "UpdateOptions", false, &o);
     if (!err)
         err = kapi_api__decode_body(r, "Scale", &scale, &dups);
     if (!err)
@@ -141,14 +143,51 @@ static kapi_error *put_scale(kapi_req *r, json_t **out)
     return err;
 }
 
+/* An apply to the scale subresource, as 1.26 answers it: its field manager is the
+ * custom resource's, which has no type for autoscaling/v1 Scale, so an apply body of
+ * the right version fails to be typed (a 500). */
+static kapi_error *apply_scale(kapi_req *r)
+{
+    kapi_write_opts o;
+    kapi_dups dups;
+    json_t *config = NULL;
+    kapi_dups_init(&dups);
+    kapi_error *err = kapi_api__write_options(r, "PatchOptions", true, &o);
+    if (!err)
+        err = kapi_api__decode_apply(r, &config, &dups);
+    kapi_dups_dispose(&dups);
+    if (err)
+        return err;
+    const char *av = kapi_json_path_str(config, "apiVersion") ?: "";
+    const char *kind = kapi_json_path_str(config, "kind") ?: "";
+    const char *ns = kapi_json_path_str(config, "metadata.namespace") ?: "";
+    const char *name = kapi_json_path_str(config, "metadata.name") ?: "";
+    if (strcmp(av, "autoscaling/v1") != 0)
+        err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                             "Incorrect version specified in apply patch. Specified patch "
+                             "version: %s, expected: autoscaling/v1",
+                             av);
+    else if (json_is_array(kapi_json_path(config, "metadata.managedFields")))
+        err = kapi_error_new(KAPI_STATUS_BAD_REQUEST, "metadata.managedFields must be nil");
+    else
+        err = kapi_error_new(KAPI_STATUS_UNKNOWN,
+                             "failed to create typed patch object (%s/%s; autoscaling/v1, "
+                             "Kind=%s): no corresponding type for autoscaling/v1, Kind=%s",
+                             ns, name, kind, kind);
+    json_decref(config);
+    return err;
+}
+
 static kapi_error *patch_scale(kapi_req *r, json_t **out)
 {
     kapi_write_opts o;
     kapi_patch_type type;
     json_t *patch = NULL, *obj = NULL, *scale = NULL;
     kapi_error *err = kapi_api__patch_type(r, &type);
+    if (!err && type == KAPI_PATCH_APPLY)
+        return apply_scale(r);
     if (!err)
-        err = kapi_api__write_options(r, "PatchOptions", &o);
+        err = kapi_api__write_options(r, "PatchOptions", false, &o);
     if (!err)
         err = kapi_patch_parse(&patch, type, r->http->body, r->http->body_len,
                                o.fv != KAPI_FV_IGNORE);

@@ -9,6 +9,7 @@
  * defaults (prepare), validate, then the store stage, kapi_api__store_write, here.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/api_int.h"
 
@@ -62,12 +63,18 @@ kapi_error *kapi_api__write(kapi_write *w)
     return stages[w->verb](w);
 }
 
-/* Encodes obj (served view) in the storage view and commits it; or, when dry is set,
- * gives back in *dry the object that would have been stored (a create has no
- * resourceVersion yet, an update keeps the current one). */
+/* True when bytes (with an empty resourceVersion at rv_off) are cur's but for its
+ * resourceVersion: the update changes nothing, as GuaranteedUpdate finds it. */
+static bool same_bytes(const kapi_obj *cur, const char *bytes, size_t len, size_t rv_off)
+{
+    size_t tail = cur->len - cur->rv_off - cur->rv_len;
+    return cur->rv_off == rv_off && len - rv_off == tail && memcmp(cur->data, bytes, rv_off) == 0 &&
+           memcmp(cur->data + cur->rv_off + cur->rv_len, bytes + rv_off, tail) == 0;
+}
+
 kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type *t, json_t *obj,
-                                  kapi_store_op op, int64_t expect_rev, kapi_obj **out,
-                                  json_t **dry)
+                                  kapi_store_op op, int64_t expect_rev, kapi_obj *cur,
+                                  kapi_obj **out, json_t **dry)
 {
     if (dry) {
         json_t *stored = json_incref(obj);
@@ -96,6 +103,11 @@ kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type 
     const json_t *ns = json_object_get(meta, "namespace");
     size_t len, rv_off;
     char *bytes = kapi_api__encode_stored(canon, &len, &rv_off);
+    kapi_error *err = NULL;
+    if (op == KAPI_STORE_UPDATE && cur && same_bytes(cur, bytes, len, rv_off)) {
+        *out = kapi_obj_ref(cur);
+        goto done;
+    }
     kapi_str key =
         kapi_type_key(a, t, (kapi_str){json_string_value(ns), json_string_length(ns)}, name);
     kapi_store_write w = {
@@ -106,10 +118,11 @@ kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type 
         .rv_off = rv_off,
     };
     kapi_store_rc rc = kapi_store_commit(api->store, &w);
-    kapi_error *err = rc == KAPI_STORE_OK ? NULL : kapi_api__err_store(a, rc, t, name);
+    err = rc == KAPI_STORE_OK ? NULL : kapi_api__err_store(a, rc, t, name);
     if (w.current)
         kapi_obj_unref(w.current);
     *out = w.result;
+done:
     json_decref(canon);
     free(bytes);
     return err;

@@ -1,8 +1,10 @@
 /*
  * controllers: kapi's in-process controllers (docs/DESIGN.md, "Controllers"). Each is a client of
  * the api, as kube-controller-manager is: it reads and writes only through the api's
- * client verbs (api.h), which run the pipeline a request runs, as its own user
- * (kapi_controllers_user), so admission, validation and (later) RBAC and audit see it.
+ * client verbs (api.h), which run the pipeline a request runs, as its own user, so
+ * admission, validation and (later) RBAC and audit see it: kube-controller-manager's
+ * (kapi_controllers_user) for the namespace controller, kube-apiserver's loopback user
+ * for the CRD controller, which kube-apiserver runs itself.
  *
  * Each controller is one thread. It learns of changes from a store watch of the type it
  * looks after (through kapi_api_watch_start) and makes a pass over that type when one

@@ -12,6 +12,10 @@
  * /status write, as the apiextensions finalizer controller's UpdateStatus), and with it
  * the CRD. The controller watches the CRDs; while one waits for its custom resources a
  * pass follows every RETRY_MS.
+ *
+ * These controllers are kube-apiserver's own, so their writes are its loopback client's
+ * (kapi_api_loopback_user, recorded in managedFields as "kube-apiserver"), not
+ * kube-controller-manager's.
  */
 #include <string.h>
 
@@ -37,7 +41,7 @@ static void establish(kapi_api *api, const kapi_type *t, json_t *crd)
     kapi_crd_set_condition(crd, "NamesAccepted", "NoConflicts", "no conflicts found", now);
     kapi_crd_set_condition(crd, "Established", "InitialNamesAccepted",
                            "the initial names have been accepted", now);
-    kapi_error_free(kapi_api_update(api, &kapi_controllers_user, t, "status", crd, NULL));
+    kapi_error_free(kapi_api_update(api, &kapi_api_loopback_user, t, "status", crd, NULL));
 }
 
 /* Deletes the custom resources of crd; true when none is left. */
@@ -61,7 +65,7 @@ static bool delete_instances(kapi_controller *c, const json_t *crd)
         if (kapi_controllers__stopping(c))
             break;
         kapi_error_free(kapi_api_delete(
-            api, &kapi_controllers_user, t, kapi_controllers__str(item, "metadata.namespace"),
+            api, &kapi_api_loopback_user, t, kapi_controllers__str(item, "metadata.namespace"),
             kapi_controllers__str(item, "metadata.name"), &background, NULL, NULL));
     }
     json_decref(items);
@@ -79,7 +83,7 @@ static void clean_up(kapi_controller *c, const kapi_type *t, json_t *crd)
             at = i;
     if (at < json_array_size(fins) && delete_instances(c, crd)) {
         json_array_remove(fins, at);
-        kapi_error_free(kapi_api_update(kapi_controllers__api(c), &kapi_controllers_user, t,
+        kapi_error_free(kapi_api_update(kapi_controllers__api(c), &kapi_api_loopback_user, t,
                                         "status", json_incref(crd), NULL));
     }
     json_decref(crd);

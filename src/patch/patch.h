@@ -68,6 +68,7 @@ typedef enum kapi_patch_type {
     KAPI_PATCH_JSON,      /* application/json-patch+json */
     KAPI_PATCH_MERGE,     /* application/merge-patch+json */
     KAPI_PATCH_STRATEGIC, /* application/strategic-merge-patch+json */
+    KAPI_PATCH_APPLY,     /* application/apply-patch+yaml: server-side apply (src/smd) */
 } kapi_patch_type;
 
 /* Parses a PATCH body of the given type into *out (a new reference) as kube-apiserver

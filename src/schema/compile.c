@@ -216,6 +216,7 @@ static void compile_props(compiler *c, kapi_schema *n, const json_t *props, cons
         p->emit = json_object_get(v, "x-kapi-emit");
         p->protobuf = (int)json_integer_value(json_object_get(v, "x-kapi-protobuf"));
         p->omitempty = json_is_true(json_object_get(v, "x-kapi-omitempty"));
+        p->keep_empty = json_is_true(json_object_get(v, "x-kapi-keep-empty"));
     }
 }
 

@@ -18,6 +18,8 @@
  *                              (non-pointer structs, fields without omitempty)
  *   x-kapi-omitempty           a value field Go writes only when it is not zero ("", 0,
  *                              false, empty list or map), and defaulting takes zero as unset
+ *   x-kapi-keep-empty          an omitempty list a decoded body keeps when empty: what
+ *                              the write does with it tells [] from absent (managedFields)
  *   x-kapi-defaulter           a definition's conditional defaulting, done in C
  *   x-kapi-required-on-create  properties required of new objects only
  */
@@ -59,6 +61,7 @@ typedef struct kapi_schema_prop {
     json_t *emit;          /* x-kapi-emit, or NULL */
     int protobuf;          /* x-kapi-protobuf, 0 when none */
     bool omitempty;        /* x-kapi-omitempty: Go writes it only when not zero */
+    bool keep_empty;       /* x-kapi-keep-empty: kept when zero by the decode walk */
 } kapi_schema_prop;
 
 /* An optional bound: set says whether the keyword was given. */

@@ -345,7 +345,7 @@ static kapi_error *walk_object(walker *k, const kapi_schema *s, json_t *obj, con
         }
         if ((err = walk_member(k, child, v, key, p != NULL, go_struct)) != NULL)
             return err;
-        if (p && p->omitempty && w->go_types && is_zero(v))
+        if (p && p->omitempty && !p->keep_empty && w->go_types && is_zero(v))
             json_object_del(obj, key);
     }
     if (w->defaults) {

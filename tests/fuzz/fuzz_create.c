@@ -81,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     kapi_write w;
     json_t *dry = NULL;
     if (!err)
-        err = kapi_api__write_options(&f.r, "CreateOptions", &opts);
+        err = kapi_api__write_options(&f.r, "CreateOptions", false, &opts);
     f.r.info.ns = t->namespaced ? KAPI_STR("default") : KAPI_STR("");
     kapi_api__write_init(&w, &f.r, KAPI_WRITE_CREATE);
     w.dry_run = true;

@@ -41,7 +41,7 @@ static void read_options(kapi_req *r)
     fuzz_status(kapi_api__parse_rv(kapi_api__query(r, "resourceVersion"), &rv));
     fuzz_status(kapi_api__filter_new(r, r->info.name, &f));
     kapi_api__filter_free(f);
-    fuzz_status(kapi_api__write_options(r, "CreateOptions", &wo));
+    fuzz_status(kapi_api__write_options(r, "CreateOptions", false, &wo));
     fuzz_status(kapi_api__delete_options(r, &d));
     fuzz_status(kapi_api__patch_type(r, &pt));
 }
