@@ -220,7 +220,7 @@ void kapi_bench_report_json(const kapi_bench_report *r, kapi_buf *out);
 
 /* The sizes of a run; the full sizes times --scale, at least a handful each. */
 typedef struct kapi_bench_sizes {
-    size_t creates, gets, get_objects, patches, list_objects, list_runs, list_page;
+    size_t creates, gets, get_objects, patches, applies, list_objects, list_runs, list_page;
     size_t watchers, watch_writes, watch_rate, memory_events, conns;
 } kapi_bench_sizes;
 
@@ -244,6 +244,8 @@ typedef int (*kapi_bench_scenario_fn)(kapi_bench_run *r);
 int kapi_bench_scenario_create(kapi_bench_run *r);
 int kapi_bench_scenario_get(kapi_bench_run *r);
 int kapi_bench_scenario_update(kapi_bench_run *r);
+/* Server-side applies of whole CronJob configurations over the get scenario's CronJobs. */
+int kapi_bench_scenario_apply(kapi_bench_run *r);
 int kapi_bench_scenario_list(kapi_bench_run *r);
 int kapi_bench_scenario_watch(kapi_bench_run *r);
 /* Memory and start, on a kapi of their own (needs r->kapi_bin). */

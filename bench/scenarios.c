@@ -1,6 +1,7 @@
 /*
- * scenarios: create, get, update and list (issue 6, scenarios 1 to 4), and what every
- * scenario shares: the sizes, the objects' bodies, creating them in bulk.
+ * scenarios: create, get, update and list (issue 6, scenarios 1 to 4), server-side apply
+ * (issue 14), and what every scenario shares: the sizes, the objects' bodies, creating
+ * them in bulk.
  *
  * Objects live in the run's namespace: Events e-NNNNNNN (scenario 1), CronJobs cj-NNNNN
  * (made once, as many as the largest scenario that needs them, and reused). CronJobs are
@@ -29,9 +30,9 @@ typedef struct size_rule {
         offsetof(kapi_bench_sizes, field), full, min                                               \
     }
 static const size_rule size_rules[] = {
-    RULE(creates, 20000, 50),     RULE(gets, 100000, 100),          RULE(get_objects, 1000, 64),
-    RULE(patches, 10000, 50),     RULE(list_objects, 10000, 20),    RULE(watchers, 1000, 5),
-    RULE(watch_writes, 1000, 10), RULE(memory_events, 100000, 200),
+    RULE(creates, 20000, 50), RULE(gets, 100000, 100),      RULE(get_objects, 1000, 64),
+    RULE(patches, 10000, 50), RULE(applies, 10000, 50),     RULE(list_objects, 10000, 20),
+    RULE(watchers, 1000, 5),  RULE(watch_writes, 1000, 10), RULE(memory_events, 100000, 200),
 };
 #undef RULE
 
@@ -296,6 +297,41 @@ int kapi_bench_scenario_update(kapi_bench_run *r)
     static const char *keys[4] = {"patch_per_s", "patch_p50_ms", "patch_p99_ms", "patch_cpu_us"};
     return run_over_cronjobs(r, r->size.patches, send_patch, "merge-patch CronJobs", "update",
                              "merge patches", keys);
+}
+
+/* ---- server-side apply ---- */
+
+/* A CronJob's whole configuration, as `kubectl apply --server-side` sends it (JSON is
+ * YAML), its annotation changed each time so that every apply writes. */
+static void send_apply(kapi_bench_batch *b, kapi_bench_conn *c, size_t i)
+{
+    sender *s = b->ctx;
+    size_t n = i % s->modulo;
+    kapi_buf_clear(&s->path);
+    kapi_buf_clear(&s->body);
+    kapi_buf_printf(&s->path,
+                    "/apis/batch/v1/namespaces/%s/cronjobs/cj-%05zu?fieldManager=kapi-bench-apply",
+                    s->ns, n);
+    kapi_buf_printf(&s->body,
+                    "{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\","
+                    "\"metadata\":{\"name\":\"cj-%05zu\","
+                    "\"labels\":{\"app.kubernetes.io/name\":\"kapi-bench\"},"
+                    "\"annotations\":{\"kapi.dev/applied\":\"%zu\"}},"
+                    "\"spec\":{\"schedule\":\"*/5 * * * *\",\"suspend\":true,"
+                    "\"jobTemplate\":{\"spec\":{\"template\":{\"spec\":{"
+                    "\"containers\":[{\"name\":\"main\",\"image\":\"busybox:1.36\","
+                    "\"command\":[\"sh\",\"-c\",\"date\"]}],"
+                    "\"restartPolicy\":\"OnFailure\"}}}}}}",
+                    n, i);
+    kapi_bench_conn_send(c, "PATCH", s->path.ptr, "application/apply-patch+yaml", s->body.ptr,
+                         s->body.len);
+}
+
+int kapi_bench_scenario_apply(kapi_bench_run *r)
+{
+    static const char *keys[4] = {"apply_per_s", "apply_p50_ms", "apply_p99_ms", "apply_cpu_us"};
+    return run_over_cronjobs(r, r->size.applies, send_apply, "apply CronJobs", "apply",
+                             "server-side applies", keys);
 }
 
 /* ---- 4. list ---- */
