@@ -274,7 +274,7 @@ kapi_error *kapi_api__decode_patched(kapi_req *r, const kapi_write_opts *o, cons
                                      const json_t *smp, json_t **out)
 {
     const kapi_type *t = r->type;
-    json_t *obj = json_deep_copy(doc);
+    json_t *obj = kapi_json_copy(doc);
     kapi_dups none;
     kapi_dups_init(&none);
     kapi_schema_walk w = {.arena = &r->arena, .go_types = true, .defaults = true, .reorder = true};

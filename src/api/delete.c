@@ -307,7 +307,7 @@ kapi_error *kapi_api__finish_deletion(kapi_api *api, kapi_arena *a, const kapi_t
                                       kapi_str key, int64_t rev, bool dry, const json_t *obj,
                                       json_t **out)
 {
-    json_t *stored = json_deep_copy(obj);
+    json_t *stored = kapi_json_copy(obj);
     if (t->strategy->to_storage)
         stored = t->strategy->to_storage(t, stored);
     json_t *meta = kapi_json_object_ensure(stored, "metadata");

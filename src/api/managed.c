@@ -108,7 +108,7 @@ static json_t *convert(void *ctx, const json_t *obj, const char *v, kapi_smd_vie
     const kapi_type *t = vs->w->type, *u = type_at(vs, v);
     if (!u)
         return NULL;
-    json_t *stored = json_deep_copy(obj);
+    json_t *stored = kapi_json_copy(obj);
     if (t->strategy->to_storage)
         stored = t->strategy->to_storage(t, stored);
     json_t *out = u->strategy->from_storage ? u->strategy->from_storage(u, stored) : stored;

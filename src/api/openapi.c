@@ -244,7 +244,7 @@ static json_t *publish(const json_t *v, bool v3)
         return out;
     }
     if (!json_is_object(v))
-        return json_deep_copy(v);
+        return kapi_json_copy(v);
     json_t *out = json_object();
     const char *key;
     json_t *x;

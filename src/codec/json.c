@@ -292,6 +292,32 @@ json_t *kapi_json_object_ensure(json_t *obj, const char *key)
     return v;
 }
 
+json_t *kapi_json_copy(const json_t *v)
+{
+    const char *key;
+    size_t len, i;
+    json_t *x, *out;
+    switch (v ? json_typeof(v) : JSON_NULL) {
+    case JSON_OBJECT:
+        out = json_object();
+        json_object_keylen_foreach((json_t *)v, key, len, x)
+            json_object_setn_new_nocheck(out, key, len, kapi_json_copy(x));
+        return out;
+    case JSON_ARRAY:
+        out = json_array();
+        json_array_foreach(v, i, x) json_array_append_new(out, kapi_json_copy(x));
+        return out;
+    case JSON_STRING:
+        return json_stringn_nocheck(json_string_value(v), json_string_length(v));
+    case JSON_INTEGER:
+        return json_integer(json_integer_value(v));
+    case JSON_REAL:
+        return json_real(json_real_value(v));
+    default:
+        return v ? json_incref((json_t *)v) : NULL; /* true, false, null: singletons */
+    }
+}
+
 void kapi_json_keep(json_t *obj, const json_t *from, const char *const *keys, size_t n)
 {
     for (size_t i = 0; i < n; i++) {

@@ -42,6 +42,10 @@ json_t *kapi_json_path(const json_t *v, const char *path);
 const char *kapi_json_path_str(const json_t *v, const char *path);
 /* The object at key in obj, created (empty) if absent or not an object; borrowed. */
 json_t *kapi_json_object_ensure(json_t *obj, const char *key);
+/* A deep copy of v (a new reference; NULL for NULL). jansson 2.14's json_deep_copy
+ * checks every object and array for a loop with a printf of its address and a hash
+ * table, which costs more than the copy; kapi's values are trees, so this one does not. */
+json_t *kapi_json_copy(const json_t *v);
 /* Makes each of keys[0..n) in obj what it is in from: the same value (a new reference),
  * or absent when from has none (from may be NULL). */
 void kapi_json_keep(json_t *obj, const json_t *from, const char *const *keys, size_t n);

@@ -212,7 +212,7 @@ static const json_t *op_value(const json_t *op)
 static json_t *value_copy(const json_t *op)
 {
     const json_t *v = op_value(op);
-    return v ? json_deep_copy(v) : json_null();
+    return v ? kapi_json_copy(v) : json_null();
 }
 
 /* ---- nesting ---- */
@@ -312,7 +312,7 @@ static bool replace_root(state *st, const json_t *op)
     const json_t *v = op_value(op);
     if (json_is_object(v) || json_is_array(v)) {
         json_decref(st->root);
-        st->root = json_deep_copy(v);
+        st->root = kapi_json_copy(v);
     }
     return true;
 }
@@ -422,7 +422,7 @@ static bool place(const target *t, json_t *val, size_t from_depth, bool move, ka
         return con_add(t->con, t->key, val, cause);
     if (move)
         return put(t, val, cause);
-    json_t *dup = json_deep_copy(val);
+    json_t *dup = kapi_json_copy(val);
     json_decref(val);
     return put(t, dup, cause);
 }
@@ -575,7 +575,7 @@ kapi_error *kapi_patch_json(json_t **doc, const json_t *patch)
         return err;
     if (!json_is_object(*doc) && !json_is_array(*doc))
         return kapi_patch__rejected();
-    json_t *root = json_deep_copy(*doc);
+    json_t *root = kapi_json_copy(*doc);
     kapi_buf_init(&why);
     if (kapi_patch__json_apply(&root, patch, &why)) {
         json_decref(*doc);

@@ -75,14 +75,14 @@ kapi_error *kapi_patch_merge(json_t **doc, const json_t *patch)
         return kapi_error_new(KAPI_STATUS_UNKNOWN, "Invalid JSON Document");
     if (!json_is_object(patch) && !json_is_array(patch))
         return kapi_error_new(KAPI_STATUS_BAD_REQUEST, "Invalid JSON Patch");
-    json_t *p = json_deep_copy(patch);
+    json_t *p = kapi_json_copy(patch);
     if (!json_is_object(*doc) || json_is_array(p)) {
         prune_nulls(p);
         json_decref(*doc);
         *doc = p;
         return NULL;
     }
-    json_t *result = json_deep_copy(*doc);
+    json_t *result = kapi_json_copy(*doc);
     merge_objects(result, p);
     json_decref(p);
     json_decref(*doc);

@@ -348,7 +348,7 @@ kapi_error *kapi_patch_strategic(json_t **doc, const json_t *patch, const kapi_s
         return kapi_patch__type_error("", patch, "map[string]interface {}");
     if (!json_is_object(*doc))
         return kapi_error_new(KAPI_STATUS_BAD_REQUEST, "invalid JSON document");
-    json_t *orig = json_deep_copy(*doc), *p = json_deep_copy(patch);
+    json_t *orig = kapi_json_copy(*doc), *p = kapi_json_copy(patch);
     kapi_error *err = kapi_patch__merge_map(&res, orig, p, s);
     json_decref(orig);
     json_decref(p);

@@ -88,12 +88,12 @@ static json_t *type_def(const json_t *crd, const json_t *ver, const char *storag
         "fieldLabelError", "notSupported", "nameRule", "subdomain");
     json_object_set_new(def, "subresources", subs);
     json_t *arr = json_object_get(names, "shortNames");
-    json_object_set_new(def, "shortNames", json_is_array(arr) ? json_deep_copy(arr) : json_array());
+    json_object_set_new(def, "shortNames", json_is_array(arr) ? kapi_json_copy(arr) : json_array());
     arr = json_object_get(names, "categories");
-    json_object_set_new(def, "categories", json_is_array(arr) ? json_deep_copy(arr) : json_array());
+    json_object_set_new(def, "categories", json_is_array(arr) ? kapi_json_copy(arr) : json_array());
     arr = json_object_get(ver, "additionalPrinterColumns");
     if (json_is_array(arr))
-        json_object_set_new(def, "printerColumns", json_deep_copy(arr));
+        json_object_set_new(def, "printerColumns", kapi_json_copy(arr));
     return def;
 }
 
@@ -159,7 +159,7 @@ kapi_error *kapi_custom_type_new(const kapi_registry *r, const json_t *crd, cons
                               crd_name, version);
     custom_type *c = kapi_xcalloc(1, sizeof(*c));
     kapi_custom *cu = &c->custom;
-    cu->crd = json_deep_copy(crd);
+    cu->crd = kapi_json_copy(crd);
     cu->refs = 1;
     cu->smd_types = kapi_smd_types_new();
     kapi_arena_init(&cu->fields);
@@ -276,7 +276,7 @@ static json_t *convert(json_t *obj, const kapi_type *t, const char *version, con
 {
     kapi_arena a;
     kapi_arena_init(&a);
-    json_t *out = json_deep_copy(obj);
+    json_t *out = kapi_json_copy(obj);
     json_decref(obj);
     json_object_set_new(out, "apiVersion", json_sprintf("%s/%s", t->group, version));
     kapi_schema_walk w = {.arena = &a, .defaults = true};
@@ -307,7 +307,7 @@ static void custom_status_write(const kapi_type *t, const char *sub, json_t *obj
     (void)t;
     if (strcmp(sub, "status") != 0)
         return;
-    json_t *meta = json_deep_copy(json_object_get(old, "metadata"));
+    json_t *meta = kapi_json_copy(json_object_get(old, "metadata"));
     json_t *managed = json_object_get(json_object_get(obj, "metadata"), "managedFields");
     if (managed)
         json_object_set(meta, "managedFields", managed);

@@ -132,7 +132,7 @@ static void job(json_t *obj)
     json_t *meta = kapi_json_object_ensure(obj, "metadata");
     json_t *tmpl_labels = kapi_json_path(spec, "template.metadata.labels");
     if (json_object_size(json_object_get(meta, "labels")) == 0 && json_object_size(tmpl_labels))
-        json_object_set_new(meta, "labels", json_deep_copy(tmpl_labels));
+        json_object_set_new(meta, "labels", kapi_json_copy(tmpl_labels));
     size_t i;
     json_t *rule, *cond;
     json_array_foreach(kapi_json_path(spec, "podFailurePolicy.rules"), i, rule)

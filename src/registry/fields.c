@@ -22,7 +22,7 @@ static json_t *zero_of(const kapi_schema *s)
         const kapi_schema_prop *p = &s->props[i];
         if (!p->emit)
             continue;
-        json_t *v = json_deep_copy(p->emit);
+        json_t *v = kapi_json_copy(p->emit);
         if (json_is_object(v) && json_object_size(v) == 0 && p->schema->nprops) {
             json_decref(v);
             v = zero_of(p->schema);

@@ -466,7 +466,7 @@ static kapi_error *compile_root(const json_t *src, bool patterns, kapi_schema_ro
 {
     kapi_schema_root *r = kapi_xcalloc(1, sizeof(*r));
     kapi_arena_init(&r->arena);
-    r->src = json_deep_copy(src);
+    r->src = kapi_json_copy(src);
     compiler c = {.arena = &r->arena, .patterns = patterns};
     r->node = node_of(&c, r->src, "");
     if (c.err) {

@@ -12,21 +12,41 @@
 
 /* ---- paths ---- */
 
+/* parent, then sep (a NUL: none), then tail, then close (a NUL: none), in the arena:
+ * every field a validator visits gets a path, so this is kept clear of printf. */
+static const char *join(kapi_arena *a, const char *parent, char sep, const char *tail,
+                        size_t tail_len, char close)
+{
+    size_t pl = parent ? strlen(parent) : 0;
+    char *p = kapi_arena_alloc(a, pl + tail_len + 3), *at = p;
+    memcpy(at, parent ? parent : "", pl);
+    at += pl;
+    if (sep)
+        *at++ = sep;
+    memcpy(at, tail, tail_len);
+    at += tail_len;
+    if (close)
+        *at = close;
+    return p;
+}
+
 const char *kapi_path_child(kapi_arena *a, const char *parent, const char *name)
 {
-    if (!parent || !*parent)
-        return kapi_arena_strdup(a, name);
-    return kapi_arena_printf(a, "%s.%s", parent, name);
+    return join(a, parent, parent && *parent ? '.' : '\0', name, strlen(name), '\0');
 }
 
 const char *kapi_path_index(kapi_arena *a, const char *parent, size_t i)
 {
-    return kapi_arena_printf(a, "%s[%zu]", parent ? parent : "", i);
+    char digits[24], *d = digits + sizeof(digits);
+    do
+        *--d = (char)('0' + i % 10);
+    while ((i /= 10) > 0);
+    return join(a, parent, '[', d, (size_t)(digits + sizeof(digits) - d), ']');
 }
 
 const char *kapi_path_key(kapi_arena *a, const char *parent, const char *key)
 {
-    return kapi_arena_printf(a, "%s[%s]", parent ? parent : "", key);
+    return join(a, parent, '[', key, strlen(key), ']');
 }
 
 /* ---- Go's %#v ---- */

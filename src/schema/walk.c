@@ -354,7 +354,7 @@ static kapi_error *walk_object(walker *k, const kapi_schema *s, json_t *obj, con
             json_t *d = p->default_value ? p->default_value : p->emit;
             if (!d || json_object_get(obj, p->name))
                 continue;
-            json_t *copy = json_deep_copy(d);
+            json_t *copy = kapi_json_copy(d);
             json_object_set_new(obj, p->name, copy);
             if (!json_is_null(copy) &&
                 (err = walk_member(k, p->schema, copy, p->name, true, go_struct)) != NULL)

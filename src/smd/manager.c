@@ -500,7 +500,7 @@ static kapi_error *apply_entries(kapi_arena *a, const kapi_smd_fm *fm, managed *
         set_time(a, m, id, now);
         *out = applied;
     } else {
-        *out = json_deep_copy(base);
+        *out = kapi_json_copy(base);
         json_object_del(kapi_json_object_ensure(*out, "metadata"), "managedFields");
     }
     return NULL;
@@ -603,7 +603,7 @@ static kapi_smd_set *allowed_conflicts(kapi_arena *a, const kapi_smd_fm *fm, con
  * annotations would grow past their size limit. */
 static void update_last_applied(json_t *obj, const json_t *config)
 {
-    json_t *copy = json_deep_copy(config);
+    json_t *copy = kapi_json_copy(config);
     json_t *cann = json_object_get(json_object_get(copy, "metadata"), "annotations");
     json_object_del(cann, LAST_APPLIED);
     kapi_buf b;
