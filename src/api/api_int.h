@@ -140,6 +140,10 @@ typedef struct kapi_write {
     kapi_req *req;               /* the request, whose answer gets the warnings; or NULL */
     const char *manager;         /* create, update: the field manager (api/managed.c) */
     bool managed;                /* obj's managedFields are set already (an apply's) */
+    /* update: the stored object the write was made from (served view, borrowed) and its
+     * revision; the update stage uses it rather than read it again while it is current. */
+    const json_t *old;
+    int64_t old_rev;
     /* The subresource managedFields record the write under when it is not subresource:
      * "scale" for a scale write, which updates the main resource. NULL otherwise. */
     const char *recorded_as;
@@ -380,9 +384,9 @@ kapi_error *kapi_api__decode_patched(kapi_req *r, const kapi_write_opts *o, cons
 
 /* patch.c */
 void kapi_api__serve_patch(kapi_req *r);
-/* The stored object at the request's key as the client reads it (served view); the
- * 404 when there is none. */
-kapi_error *kapi_api__current(kapi_req *r, json_t **out);
+/* The stored object at the request's key as the client reads it (served view), and its
+ * revision (rev may be NULL); the 404 when there is none. */
+kapi_error *kapi_api__current(kapi_req *r, json_t **out, int64_t *rev);
 /* An apply body as kube-apiserver reads it (sigs.k8s.io/yaml into a map): *out an object
  * (empty for an empty or null body), its repeated keys into dups; a 400 in the
  * converter's words otherwise. */

@@ -58,7 +58,7 @@ kapi_error *kapi_api__patch_type(kapi_req *r, kapi_patch_type *out)
     return err;
 }
 
-kapi_error *kapi_api__current(kapi_req *r, json_t **out)
+kapi_error *kapi_api__current(kapi_req *r, json_t **out, int64_t *rev)
 {
     const kapi_type *t = r->type;
     kapi_obj *o = NULL;
@@ -67,6 +67,8 @@ kapi_error *kapi_api__current(kapi_req *r, json_t **out)
     if (kapi_store_get(r->api->store, key, &o) != KAPI_STORE_OK)
         return kapi_api__err_not_found(&r->arena, t, r->info.name);
     json_t *v = kapi_api__parse_stored(o);
+    if (rev)
+        *rev = o->rev;
     kapi_obj_unref(o);
     *out = t->strategy->from_storage ? t->strategy->from_storage(t, v) : v;
     return NULL;
@@ -175,7 +177,8 @@ static kapi_error *apply_once(kapi_req *r, kapi_write *w, const kapi_write_opts 
                               const json_t *config, const kapi_dups *dups)
 {
     json_t *live = NULL, *applied = NULL;
-    kapi_error *err = kapi_api__current(r, &live);
+    int64_t rev = 0;
+    kapi_error *err = kapi_api__current(r, &live, &rev);
     if (err && err->status == KAPI_STATUS_NOT_FOUND) {
         kapi_error_free(err);
         err = NULL;
@@ -193,6 +196,8 @@ static kapi_error *apply_once(kapi_req *r, kapi_write *w, const kapi_write_opts 
     if (!err) {
         w->verb = live ? KAPI_WRITE_UPDATE : KAPI_WRITE_CREATE;
         w->managed = true;
+        w->old = live;
+        w->old_rev = rev;
         err = kapi_api__write(w);
     }
     json_decref(live);
@@ -259,16 +264,20 @@ void kapi_api__serve_patch(kapi_req *r)
                                opts.fv != KAPI_FV_IGNORE);
     bool retry = !err && !patch_sets_rv(type, patch);
     while (!err) {
-        json_t *doc = NULL;
-        if ((err = kapi_api__current(r, &doc)) == NULL &&
-            (err = apply(type, &doc, patch, r->type->schema)) == NULL &&
+        json_t *live = NULL, *doc = NULL;
+        int64_t rev;
+        if ((err = kapi_api__current(r, &live, &rev)) == NULL &&
+            (doc = kapi_json_copy(live), err = apply(type, &doc, patch, r->type->schema)) == NULL &&
             (err = kapi_api__decode_patched(
                  r, &opts, doc, type == KAPI_PATCH_STRATEGIC ? patch : NULL, &w.obj)) == NULL) {
             w.dry_run = opts.dry_run;
             w.manager = opts.manager;
+            w.old = live; /* the update stage need not read it again */
+            w.old_rev = rev;
             err = kapi_api__write(&w);
         }
         json_decref(doc);
+        json_decref(live);
         if (!err || !retry || err->status != KAPI_STATUS_CONFLICT)
             break;
         kapi_error_free(err);

@@ -338,9 +338,13 @@ kapi_error *kapi_api__update_stage(kapi_write *w)
         err = kapi_api__err_store(a, KAPI_STORE_CONFLICT, t, name);
         goto done;
     }
-    old = kapi_api__parse_stored(cur);
-    if (t->strategy->from_storage)
-        old = t->strategy->from_storage(t, old);
+    if (w->old && w->old_rev == cur->rev) {
+        old = json_incref((json_t *)w->old);
+    } else {
+        old = kapi_api__parse_stored(cur);
+        if (t->strategy->from_storage)
+            old = t->strategy->from_storage(t, old);
+    }
     kapi_api__manage(w, old, obj);
     if (*sub) {
         kapi_type_prepare_subresource(t, sub, obj, old);

@@ -82,7 +82,7 @@ static kapi_error *write_scale(kapi_req *r, const kapi_write_opts *o, const json
     const kapi_type *t = r->type;
     json_t *obj = NULL;
     kapi_write w;
-    kapi_error *err = kapi_api__current(r, &obj);
+    kapi_error *err = kapi_api__current(r, &obj, NULL);
     if (err)
         return err;
     json_t *replicas = kapi_json_path(scale, "spec.replicas");
@@ -192,7 +192,7 @@ static kapi_error *patch_scale(kapi_req *r, json_t **out)
         err = kapi_patch_parse(&patch, type, r->http->body, r->http->body_len,
                                o.fv != KAPI_FV_IGNORE);
     if (!err)
-        err = kapi_api__current(r, &obj);
+        err = kapi_api__current(r, &obj, NULL);
     if (!err) {
         scale = scale_of(r->type, obj);
         const kapi_schema *s = kapi_schema_set_get(kapi_registry_schemas(r->api->registry),
@@ -216,7 +216,7 @@ void kapi_api__serve_scale(kapi_req *r)
     json_t *obj = NULL;
     kapi_error *err;
     if (strcmp(r->info.verb, "get") == 0)
-        err = kapi_api__current(r, &obj);
+        err = kapi_api__current(r, &obj, NULL);
     else if (strcmp(r->info.verb, "update") == 0)
         err = put_scale(r, &obj);
     else
