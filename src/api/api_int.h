@@ -18,8 +18,22 @@ typedef struct kapi_watch kapi_watch;
 typedef struct kapi_filter kapi_filter;
 typedef struct kapi_list_form kapi_list_form;
 
+/* The last parses of the stored objects the type hooks read (write.c): a create's
+ * namespace is read by every create in it. An entry holds its stored object, so an
+ * object found by pointer is the one that was parsed. */
+#define KAPI_API_HOOK_CACHE 16
+typedef struct kapi_hook_cache {
+    pthread_mutex_t mu;
+    struct {
+        kapi_obj *obj;
+        json_t *parsed; /* storage view, shared: read only */
+    } e[KAPI_API_HOOK_CACHE];
+    size_t next;
+} kapi_hook_cache;
+
 struct kapi_api {
     kapi_store *store;
+    kapi_hook_cache hook_cache;
     const kapi_registry *registry;
     const kapi_auth *auth;
     const char *server_address;
@@ -151,6 +165,10 @@ typedef struct kapi_write {
     /* What came of it. */
     int status;       /* create, update: 201 when an object was created, else 200 */
     kapi_obj *stored; /* create, update: the stored object (a reference), or NULL */
+    /* with stored, for a type whose view differs from the stored one: the stored object as
+     * JSON (storage view, its resourceVersion set; a reference), which its answer is made
+     * from without parsing the bytes again; else NULL */
+    json_t *stored_json;
     json_t *unstored; /* or the object not stored (storage view): a dry run, or the last
                        * state of an object an update removed */
     json_t *deleted;  /* delete: the object as removed or as it now waits (served view) */
@@ -279,6 +297,9 @@ void kapi_api__filter_free(kapi_filter *f);
  *   admit (kapi_type_admit) → server metadata and defaults (prepare_*) → validate →
  *   store (kapi_api__store_write)
  * decode before it and encode after it are the caller's (a request's body and answer). */
+/* The hook cache's lifetime (write.c). */
+void kapi_api__hook_cache_init(kapi_hook_cache *c);
+void kapi_api__hook_cache_dispose(kapi_hook_cache *c);
 /* Runs w; NULL, or the error of the stage that refused it. Takes w->obj. */
 kapi_error *kapi_api__write(kapi_write *w);
 /* Starts a write of the request's type at the request's path, as its user. */
@@ -287,11 +308,13 @@ void kapi_api__write_init(kapi_write *w, kapi_req *r, kapi_write_verb verb);
  * commits it as op, expecting revision expect_rev; *out gets the stored object. An
  * update whose bytes are those of cur (the object it replaces, or NULL) but for the
  * resourceVersion writes nothing and answers cur, as kube-apiserver's GuaranteedUpdate
- * skips a write that changes nothing. With dry set nothing is stored and *dry gets the
+ * skips a write that changes nothing. With json set, *json gets the object stored as
+ * JSON (storage view, its resourceVersion set) when one was stored. With dry set
+ * nothing is stored and *dry gets the
  * object that would have been (storage view). */
 kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type *t, json_t *obj,
                                   kapi_store_op op, int64_t expect_rev, kapi_obj *cur,
-                                  kapi_obj **out, json_t **dry);
+                                  kapi_obj **out, json_t **json, json_t **dry);
 /* The stages of the verbs (rest.c, delete.c); only kapi_api__write calls them. */
 kapi_error *kapi_api__create_stage(kapi_write *w);
 kapi_error *kapi_api__update_stage(kapi_write *w);

@@ -99,7 +99,9 @@ static kapi_error *run(kapi_write *w, json_t **out)
         err = kapi_api__write(w);
     else
         w->obj = NULL;
-    if (!err && w->stored)
+    if (!err && w->stored_json)
+        obj = w->type->strategy->from_storage(w->type, json_incref(w->stored_json));
+    else if (!err && w->stored)
         obj = served(w->type, w->stored);
     else if (!err && w->unstored)
         obj = w->type->strategy->from_storage
@@ -109,6 +111,7 @@ static kapi_error *run(kapi_write *w, json_t **out)
         obj = json_incref(w->deleted);
     if (w->stored)
         kapi_obj_unref(w->stored);
+    json_decref(w->stored_json);
     json_decref(w->unstored);
     json_decref(w->deleted);
     if (out)

@@ -221,11 +221,12 @@ static kapi_error *write_deleting(kapi_api *api, kapi_arena *a, const kapi_type 
         *out = json_incref(obj);
         return NULL;
     }
+    json_t *json = NULL;
     kapi_error *err = kapi_api__store_write(api, a, t, obj, KAPI_STORE_UPDATE, rev, NULL, &o,
-                                            dry ? &would : NULL);
+                                            dry ? NULL : &json, dry ? &would : NULL);
     if (err)
         return err;
-    json_t *stored = dry ? would : kapi_api__parse_stored(o);
+    json_t *stored = dry ? would : json;
     kapi_obj_unref(o);
     *out = t->strategy->from_storage ? t->strategy->from_storage(t, stored) : stored;
     return NULL;

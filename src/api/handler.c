@@ -35,6 +35,7 @@ kapi_api *kapi_api_new(const kapi_api_config *cfg)
     api->request_timeout_ms = cfg->request_timeout_ms;
     api->server_address = kapi_xstrdup("");
     api->openapi = kapi_api__openapi_new(cfg->registry);
+    kapi_api__hook_cache_init(&api->hook_cache);
     atomic_init(&api->shutting_down, false);
     kapi_api__watch_reaper_new(api);
     return api;
@@ -47,6 +48,7 @@ void kapi_api_free(kapi_api *api)
     kapi_api__watch_reaper_free(api);
     free((void *)api->server_address);
     kapi_api__openapi_free(api->openapi);
+    kapi_api__hook_cache_dispose(&api->hook_cache);
     free(api);
 }
 

@@ -199,6 +199,7 @@ kapi_error *kapi_api__create_stage(kapi_write *w)
     if (t->strategy->warnings && w->req)
         t->strategy->warnings(t, obj, NULL, warn, w->req);
     err = kapi_api__store_write(w->api, w->arena, t, obj, KAPI_STORE_CREATE, 0, NULL, &w->stored,
+                                t->strategy->from_storage ? &w->stored_json : NULL,
                                 w->dry_run ? &w->unstored : NULL);
 done:
     json_decref(obj);
@@ -207,12 +208,16 @@ done:
 
 void kapi_api__respond_written(kapi_req *r, kapi_write *w, kapi_error *err)
 {
-    if (err)
+    if (err) {
         kapi_api__respond_error(r, err);
-    else if (w->unstored)
+    } else if (w->unstored) {
         kapi_api__respond_unstored(r, r->type, w->status, w->unstored);
-    else
+    } else if (w->stored_json) {
+        kapi_obj_unref(w->stored);
+        kapi_api__respond_unstored(r, r->type, w->status, w->stored_json);
+    } else {
         kapi_api__respond_stored(r, r->type, w->status, w->stored);
+    }
 }
 
 static void do_create(kapi_req *r)
@@ -364,6 +369,7 @@ kapi_error *kapi_api__update_stage(kapi_write *w)
         goto done;
     }
     err = kapi_api__store_write(w->api, a, t, obj, KAPI_STORE_UPDATE, cur->rev, cur, &w->stored,
+                                t->strategy->from_storage ? &w->stored_json : NULL,
                                 w->dry_run ? &w->unstored : NULL);
 done:
     if (cur)

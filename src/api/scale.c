@@ -102,7 +102,7 @@ static kapi_error *write_scale(kapi_req *r, const kapi_write_opts *o, const json
     if (w.unstored) {
         *out = t->strategy->from_storage ? t->strategy->from_storage(t, w.unstored) : w.unstored;
     } else {
-        json_t *v = kapi_api__parse_stored(w.stored);
+        json_t *v = w.stored_json ? w.stored_json : kapi_api__parse_stored(w.stored);
         kapi_obj_unref(w.stored);
         *out = t->strategy->from_storage ? t->strategy->from_storage(t, v) : v;
     }

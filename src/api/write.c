@@ -8,19 +8,68 @@
  * and time, a read of the store) and runs the verb's stages: admit, server metadata,
  * defaults (prepare), validate, then the store stage, kapi_api__store_write, here.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/api_int.h"
 
-/* The hooks' read of the store: the object of t at ns/name, parsed (storage view). */
+void kapi_api__hook_cache_init(kapi_hook_cache *c)
+{
+    memset(c, 0, sizeof(*c));
+    pthread_mutex_init(&c->mu, NULL);
+}
+
+void kapi_api__hook_cache_dispose(kapi_hook_cache *c)
+{
+    for (size_t i = 0; i < KAPI_API_HOOK_CACHE; i++) {
+        if (c->e[i].obj)
+            kapi_obj_unref(c->e[i].obj);
+        json_decref(c->e[i].parsed);
+    }
+    pthread_mutex_destroy(&c->mu);
+}
+
+/* The parse of o from the cache, a new reference, or NULL. */
+static json_t *cached(kapi_hook_cache *c, const kapi_obj *o)
+{
+    json_t *v = NULL;
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; i < KAPI_API_HOOK_CACHE && !v; i++)
+        if (c->e[i].obj == o)
+            v = json_incref(c->e[i].parsed);
+    pthread_mutex_unlock(&c->mu);
+    return v;
+}
+
+/* Keeps v as o's parse, in place of the oldest entry. */
+static void cache_put(kapi_hook_cache *c, kapi_obj *o, json_t *v)
+{
+    pthread_mutex_lock(&c->mu);
+    size_t i = c->next++ % KAPI_API_HOOK_CACHE;
+    kapi_obj *old = c->e[i].obj;
+    json_t *old_v = c->e[i].parsed;
+    c->e[i].obj = kapi_obj_ref(o);
+    c->e[i].parsed = json_incref(v);
+    pthread_mutex_unlock(&c->mu);
+    if (old)
+        kapi_obj_unref(old);
+    json_decref(old_v);
+}
+
+/* The hooks' read of the store: the object of t at ns/name, parsed (storage view; shared
+ * through the hook cache, so read only). */
 static json_t *hook_get(const kapi_hook_ctx *c, const kapi_type *t, kapi_str ns, kapi_str name)
 {
     const kapi_write *w = c->pipeline;
     kapi_obj *o = NULL;
     if (kapi_store_get(w->api->store, kapi_type_key(c->arena, t, ns, name), &o) != KAPI_STORE_OK)
         return NULL;
-    json_t *obj = kapi_api__parse_stored(o);
+    json_t *obj = cached(&w->api->hook_cache, o);
+    if (!obj) {
+        obj = kapi_api__parse_stored(o);
+        cache_put(&w->api->hook_cache, o, obj);
+    }
     kapi_obj_unref(o);
     return obj;
 }
@@ -56,6 +105,7 @@ kapi_error *kapi_api__write(kapi_write *w)
     };
     w->status = w->verb == KAPI_WRITE_CREATE ? 201 : 200;
     w->stored = NULL;
+    w->stored_json = NULL;
     w->unstored = w->deleted = NULL;
     w->removed = false;
     if (!w->subresource)
@@ -74,7 +124,7 @@ static bool same_bytes(const kapi_obj *cur, const char *bytes, size_t len, size_
 
 kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type *t, json_t *obj,
                                   kapi_store_op op, int64_t expect_rev, kapi_obj *cur,
-                                  kapi_obj **out, json_t **dry)
+                                  kapi_obj **out, json_t **json, json_t **dry)
 {
     if (dry) {
         json_t *stored = json_incref(obj);
@@ -122,6 +172,11 @@ kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type 
     if (w.current)
         kapi_obj_unref(w.current);
     *out = w.result;
+    if (!err && json && w.result) {
+        json_object_set_new(meta, "resourceVersion",
+                            json_sprintf("%lld", (long long)w.result->rev));
+        *json = json_incref(canon);
+    }
 done:
     json_decref(canon);
     free(bytes);

@@ -45,7 +45,7 @@ struct kapi_hook_ctx {
     kapi_arena *arena; /* the write's arena: what a hook allocates for its answer */
     const char *now;   /* the write's time, "2024-01-02T03:04:05Z" */
     /* The stored object of type t at ns/name (storage view, a new reference), or NULL when
-     * there is none. */
+     * there is none. Read only: the parse may be shared with other writes. */
     json_t *(*get)(const kapi_hook_ctx *c, const kapi_type *t, kapi_str ns, kapi_str name);
     /* Delete hooks only: applies the delete's propagation policy to the finalizers of meta
      * (deletionFinalizersForGarbageCollection); true when they changed. */
