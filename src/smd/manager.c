@@ -29,43 +29,53 @@
 
 #define MAX_UPDATE_MANAGERS 10
 
+/* What is known of one manager beyond its set: when it last changed, and the entry it
+ * was decoded from with that entry's set, version and time, which encoding reuses
+ * while they are unchanged. */
+typedef struct record {
+    const char *id;
+    const char *manager, *subresource; /* the id's members */
+    const char *time;                  /* RFC 3339, or NULL */
+    const json_t *entry; /* the stored object's entry, or NULL (a request's is re-encoded) */
+    const kapi_smd_set *set;
+    const char *version, *entry_time;
+} record;
+
 /* The managers of an object and when each last changed (fieldmanager.Managed). */
 typedef struct managed {
     kapi_smd_managers ms;
-    const char **time_ids; /* parallel: the id each time belongs to */
-    const char **times;    /* RFC 3339, or NULL */
-    size_t ntimes, times_cap;
+    record *recs;
+    size_t nrecs, recs_cap;
 } managed;
+
+static record *record_of(kapi_arena *a, managed *m, const char *id)
+{
+    for (size_t i = 0; i < m->nrecs; i++)
+        if (strcmp(m->recs[i].id, id) == 0)
+            return &m->recs[i];
+    if (!a)
+        return NULL;
+    if (m->nrecs == m->recs_cap) {
+        size_t cap = m->recs_cap ? 2 * m->recs_cap : 8;
+        record *grown = kapi_arena_alloc(a, cap * sizeof(*grown));
+        if (m->nrecs)
+            memcpy(grown, m->recs, m->nrecs * sizeof(*grown));
+        m->recs = grown;
+        m->recs_cap = cap;
+    }
+    m->recs[m->nrecs] = (record){.id = id};
+    return &m->recs[m->nrecs++];
+}
 
 static const char *time_of(const managed *m, const char *id)
 {
-    for (size_t i = 0; i < m->ntimes; i++)
-        if (strcmp(m->time_ids[i], id) == 0)
-            return m->times[i];
-    return NULL;
+    const record *r = record_of(NULL, (managed *)m, id);
+    return r ? r->time : NULL;
 }
 
 static void set_time(kapi_arena *a, managed *m, const char *id, const char *t)
 {
-    for (size_t i = 0; i < m->ntimes; i++)
-        if (strcmp(m->time_ids[i], id) == 0) {
-            m->times[i] = t;
-            return;
-        }
-    if (m->ntimes == m->times_cap) {
-        size_t cap = m->times_cap ? 2 * m->times_cap : 8;
-        const char **ids = kapi_arena_alloc(a, cap * sizeof(*ids));
-        const char **ts = kapi_arena_alloc(a, cap * sizeof(*ts));
-        if (m->ntimes) {
-            memcpy(ids, m->time_ids, m->ntimes * sizeof(*ids));
-            memcpy(ts, m->times, m->ntimes * sizeof(*ts));
-        }
-        m->time_ids = ids;
-        m->times = ts;
-        m->times_cap = cap;
-    }
-    m->time_ids[m->ntimes] = id;
-    m->times[m->ntimes++] = t;
+    record_of(a, m, id)->time = t;
 }
 
 /* ---- identifiers (internal.BuildManagerIdentifier) ---- */
@@ -97,6 +107,17 @@ static const char *identifier(kapi_arena *a, const char *manager, const char *op
     kapi_buf_puts(&b, first ? "{}" : "}");
     const char *id = kapi_arena_strndup(a, b.ptr, b.len);
     kapi_buf_dispose(&b);
+    return id;
+}
+
+/* identifier(), with the manager and subresource noted in m for encoding. */
+static const char *ident(kapi_arena *a, managed *m, const char *manager, const char *operation,
+                         const char *version, const char *subresource)
+{
+    const char *id = identifier(a, manager, operation, version, subresource);
+    record *r = record_of(a, m, id);
+    r->manager = kapi_arena_strdup(a, manager);
+    r->subresource = kapi_arena_strdup(a, subresource);
     return id;
 }
 
@@ -133,7 +154,8 @@ static const char *str_member(const json_t *o, const char *key)
 }
 
 /* DecodeManagedFields; false (with *why) when an entry is not valid. */
-static bool decode(kapi_arena *a, const json_t *entries, managed *out, const char **why)
+static bool decode(kapi_arena *a, const json_t *entries, bool stored, managed *out,
+                   const char **why)
 {
     size_t i;
     json_t *e;
@@ -165,12 +187,16 @@ static bool decode(kapi_arena *a, const json_t *entries, managed *out, const cha
             return false;
         }
         const char *id =
-            identifier(a, str_member(e, "manager"), op, version, str_member(e, "subresource"));
-        kapi_smd_managers_put(
-            a, &out->ms,
-            &(kapi_smd_manager){id, kapi_arena_strdup(a, version), strcmp(op, "Apply") == 0, set});
+            ident(a, out, str_member(e, "manager"), op, version, str_member(e, "subresource"));
+        const char *v = kapi_arena_strdup(a, version);
+        kapi_smd_managers_put(a, &out->ms,
+                              &(kapi_smd_manager){id, v, strcmp(op, "Apply") == 0, set});
         const char *t = json_string_value(json_object_get(e, "time"));
-        set_time(a, out, id, t ? kapi_arena_strdup(a, t) : NULL);
+        record *r = record_of(a, out, id);
+        r->time = r->entry_time = t ? kapi_arena_strdup(a, t) : NULL;
+        r->entry = stored ? e : NULL;
+        r->set = set;
+        r->version = v;
     }
     return true;
 }
@@ -200,6 +226,7 @@ typedef struct entry {
     const char *manager, *operation, *version, *subresource, *time;
     int64_t seconds;
     const kapi_smd_set *set;
+    const json_t *kept; /* the stored entry, unchanged */
 } entry;
 
 static int entry_cmp(const void *x, const void *y)
@@ -224,7 +251,8 @@ static void set_str(json_t *o, const char *key, const char *v)
 }
 
 /* EncodeObjectManagedFields: obj's metadata.managedFields from m, sorted as
- * sortEncodedManagedFields sorts them (none when m is empty). */
+ * sortEncodedManagedFields sorts them (none when m is empty). An entry of the stored
+ * object whose set, version and time did not change is kept as it was. */
 static void encode(kapi_arena *a, const managed *m, json_t *obj)
 {
     json_t *meta = kapi_json_object_ensure(obj, "metadata");
@@ -235,20 +263,27 @@ static void encode(kapi_arena *a, const managed *m, json_t *obj)
     entry *es = kapi_arena_alloc(a, m->ms.n * sizeof(*es));
     for (size_t i = 0; i < m->ms.n; i++) {
         const kapi_smd_manager *mg = &m->ms.m[i];
-        const char *t = time_of(m, mg->id);
+        const record *r = record_of(NULL, (managed *)m, mg->id);
         es[i] = (entry){
-            .manager = id_member(a, mg->id, "manager"),
+            .manager = r->manager,
             .operation = mg->applied ? "Apply" : "Update",
             .version = mg->api_version,
-            .subresource = id_member(a, mg->id, "subresource"),
-            .time = t,
-            .seconds = unix_seconds(t),
+            .subresource = r->subresource,
+            .time = r->time,
+            .seconds = unix_seconds(r->time),
             .set = mg->set,
         };
+        if (r->entry && r->set == mg->set && r->time == r->entry_time &&
+            strcmp(r->version, mg->api_version) == 0)
+            es[i].kept = r->entry;
     }
     qsort(es, m->ms.n, sizeof(*es), entry_cmp);
     json_t *list = json_array();
     for (size_t i = 0; i < m->ms.n; i++) {
+        if (es[i].kept) {
+            json_array_append(list, (json_t *)es[i].kept);
+            continue;
+        }
         json_t *e = json_object();
         set_str(e, "manager", es[i].manager);
         set_str(e, "operation", es[i].operation);
@@ -347,7 +382,7 @@ static void cap_updaters(kapi_arena *a, managed *m)
     for (size_t i = 0; i < n && length > MAX_UPDATE_MANAGERS; i++) {
         kapi_smd_manager mg = *kapi_smd_managers_get(&m->ms, u[i].id);
         const char *t = time_of(m, u[i].id);
-        const char *bucket = identifier(a, "ancient-changes", "Update", mg.api_version, "");
+        const char *bucket = ident(a, m, "ancient-changes", "Update", mg.api_version, "");
         size_t f = 0;
         while (f < nfirst && strcmp(first_version[f], mg.api_version) != 0)
             f++;
@@ -380,7 +415,7 @@ static bool update_entries(kapi_arena *a, const kapi_smd_fm *fm, managed *m, con
 {
     static const char current[] = "current-operation";
     const char *id =
-        identifier(a, *manager ? manager : "unknown", "Update", fm->group_version, fm->subresource);
+        ident(a, m, *manager ? manager : "unknown", "Update", fm->group_version, fm->subresource);
     if (kapi_smd_update(a, &fm->updater, live, obj, &m->ms, current))
         return false;
     strip(a, m, current);
@@ -411,8 +446,8 @@ void kapi_smd_fm_update(kapi_arena *a, const kapi_smd_fm *fm, const json_t *live
     else if (is_reset(theirs))
         ok = (m = (managed){0}, true);
     else
-        ok = decode(a, theirs, &m, &why) && m.ms.n > 0;
-    if (!ok && !decode(a, managed_fields(live), &m, &why))
+        ok = decode(a, theirs, false, &m, &why) && m.ms.n > 0;
+    if (!ok && !decode(a, managed_fields(live), true, &m, &why))
         m = (managed){0};
     json_t *meta = kapi_json_object_ensure(obj, "metadata");
     json_object_del(meta, "managedFields");
@@ -427,7 +462,7 @@ void kapi_smd_fm_disown(kapi_arena *a, const json_t *live, json_t *obj, kapi_smd
 {
     managed m;
     const char *why;
-    if (!decode(a, managed_fields(live), &m, &why))
+    if (!decode(a, managed_fields(live), true, &m, &why))
         return;
     kapi_smd_set *gone = kapi_smd_set_new(a);
     kapi_smd_set_insert(a, gone, path);
@@ -488,7 +523,7 @@ static kapi_error *apply_entries(kapi_arena *a, const kapi_smd_fm *fm, managed *
     if (errs)
         return internal(kapi_arena_printf(a, "failed to create typed patch object (%s): %s",
                                           gvknn(a, config), errs));
-    const char *id = identifier(a, manager, "Apply", fm->group_version, fm->subresource);
+    const char *id = ident(a, m, manager, "Apply", fm->group_version, fm->subresource);
     json_t *applied = NULL;
     errs = kapi_smd_apply(a, &fm->updater, base, config, &m->ms, id, force, &applied, conflicts);
     if (errs)
@@ -654,7 +689,7 @@ kapi_error *kapi_smd_fm_apply(kapi_arena *a, const kapi_smd_fm *fm, const json_t
     managed m;
     kapi_smd_conflicts cs = {0};
     *out = NULL;
-    if (!decode(a, managed_fields(live), &m, &why))
+    if (!decode(a, managed_fields(live), true, &m, &why))
         return internal(kapi_arena_printf(a, "failed to decode managed fields: %s", why));
     kapi_error *err = apply_layers(a, fm, &m, base, config, manager, force, now, out, &cs);
     if (!err && cs.n && strcmp(manager, "kubectl") == 0) {
