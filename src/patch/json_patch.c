@@ -575,15 +575,9 @@ kapi_error *kapi_patch_json(json_t **doc, const json_t *patch)
         return err;
     if (!json_is_object(*doc) && !json_is_array(*doc))
         return kapi_patch__rejected();
-    json_t *root = kapi_json_copy(*doc);
     kapi_buf_init(&why);
-    if (kapi_patch__json_apply(&root, patch, &why)) {
-        json_decref(*doc);
-        *doc = root;
-    } else {
-        json_decref(root);
+    if (!kapi_patch__json_apply(doc, patch, &why))
         err = kapi_patch__rejected();
-    }
     kapi_buf_dispose(&why);
     return err;
 }

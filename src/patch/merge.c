@@ -82,10 +82,7 @@ kapi_error *kapi_patch_merge(json_t **doc, const json_t *patch)
         *doc = p;
         return NULL;
     }
-    json_t *result = kapi_json_copy(*doc);
-    merge_objects(result, p);
+    merge_objects(*doc, p);
     json_decref(p);
-    json_decref(*doc);
-    *doc = result;
     return NULL;
 }

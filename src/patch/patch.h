@@ -16,7 +16,9 @@
  *      cannot decode (worded after the Go type it decodes into, which depends on
  *      fieldValidation);
  *   2. kapi_patch_json / _merge / _strategic on the stored object's JSON (the object as
- *      the client would read it: its version, kind and metadata included);
+ *      the client would read it: its version, kind and metadata included). The document
+ *      is the caller's own: it is changed in place (or replaced through *doc), and after
+ *      an error it is some valid JSON value of no use; the patch is only read;
  *   3. decodes the result as it decodes an update body. kube-apiserver words a result it
  *      cannot decode as a 422 naming "patch": ` "" is invalid: patch: Invalid value:
  *      "<the result as JSON>": <decode error>`; and, for fieldValidation=Strict, unknown

@@ -348,9 +348,8 @@ kapi_error *kapi_patch_strategic(json_t **doc, const json_t *patch, const kapi_s
         return kapi_patch__type_error("", patch, "map[string]interface {}");
     if (!json_is_object(*doc))
         return kapi_error_new(KAPI_STATUS_BAD_REQUEST, "invalid JSON document");
-    json_t *orig = kapi_json_copy(*doc), *p = kapi_json_copy(patch);
-    kapi_error *err = kapi_patch__merge_map(&res, orig, p, s);
-    json_decref(orig);
+    json_t *p = kapi_json_copy(patch); /* the merge changes the patch too */
+    kapi_error *err = kapi_patch__merge_map(&res, *doc, p, s);
     json_decref(p);
     if (!err) {
         json_decref(*doc);
