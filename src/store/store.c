@@ -31,7 +31,9 @@
 #include "store/store_int.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -45,12 +47,12 @@
  * backend (and the writers) for long. */
 #define COMPACT_STEP 20000
 
-/* A queued write, on the writer's stack until the committer is done with it. */
+/* A queued write, on the writer's stack until the committer is done with it: the
+ * committer fills in the outcome, then posts done, after which it does not touch it. */
 typedef struct pending {
     kapi_store_write *w;
     struct pending *next;
-    pthread_cond_t cond;
-    bool done;
+    sem_t done;
     kapi_store_rc rc;
 } pending;
 
@@ -169,12 +171,12 @@ static void apply_rows(void *ctx, const kapi_store_row *rows, size_t n)
 
 /* ---- committing a batch ---- */
 
-/* Hands the backend's outcomes over and wakes the writers; a pending is not touched after.
- * failed: the backend's transaction failed, so every write did. */
+/* Hands the backend's outcomes over and wakes the writers, each by its own semaphore
+ * (no lock for them to contend on as they wake); a pending is not touched after. failed:
+ * the backend's transaction failed, so every write did. */
 static void deliver(kapi_store *st, size_t n, bool failed)
 {
     int64_t ok = 0;
-    pthread_mutex_lock(&st->qlock);
     for (size_t i = 0; i < n; i++) {
         pending *p = st->batch[i];
         const kapi_store_txn_write *t = &st->txn[i];
@@ -182,10 +184,8 @@ static void deliver(kapi_store *st, size_t n, bool failed)
         p->w->result = t->obj;
         p->w->current = t->current;
         ok += p->rc == KAPI_STORE_OK;
-        p->done = true;
-        pthread_cond_signal(&p->cond);
+        sem_post(&p->done);
     }
-    pthread_mutex_unlock(&st->qlock);
     atomic_fetch_add(&st->nwrites, ok);
 }
 
@@ -462,19 +462,19 @@ kapi_store_rc kapi_store_commit(kapi_store *st, kapi_store_write *w)
 {
     pending p = {.w = w, .rc = KAPI_STORE_IO};
     w->result = w->current = NULL;
-    pthread_cond_init(&p.cond, NULL);
     pthread_mutex_lock(&st->qlock);
     if (st->closing) {
-        p.done = true;
-    } else {
-        *st->qtail = &p;
-        st->qtail = &p.next;
-        pthread_cond_signal(&st->qcond);
+        pthread_mutex_unlock(&st->qlock);
+        return p.rc;
     }
-    while (!p.done)
-        pthread_cond_wait(&p.cond, &st->qlock);
+    sem_init(&p.done, 0, 0);
+    *st->qtail = &p;
+    st->qtail = &p.next;
+    pthread_cond_signal(&st->qcond);
     pthread_mutex_unlock(&st->qlock);
-    pthread_cond_destroy(&p.cond);
+    while (sem_wait(&p.done) != 0 && errno == EINTR)
+        ;
+    sem_destroy(&p.done);
     return p.rc;
 }
 
