@@ -34,6 +34,7 @@
 
 #include <openssl/ssl.h>
 #include <pthread.h>
+#include <semaphore.h>
 
 #include "http/http.h"
 
@@ -54,6 +55,7 @@
 typedef struct kapi_conn kapi_conn;
 typedef struct kapi_http_exchange kapi_http_exchange;
 typedef struct kapi_http_proto_ops kapi_http_proto_ops;
+typedef struct kapi_http_pool kapi_http_pool;
 
 /* Where an exchange is. */
 typedef enum kapi_http_phase {
@@ -143,20 +145,32 @@ struct kapi_http_proto_ops {
 /* HTTP/1.1 (h1.c). */
 extern const kapi_http_proto_ops kapi_http__h1;
 
-/* The worker pool: a mutex+condvar queue of exchanges, and the admission counts. */
-typedef struct kapi_http_pool {
+/* One worker thread of the pool. */
+typedef struct kapi_http_worker {
+    kapi_http_pool *pool;
+    pthread_t thread;
+    sem_t sem;                          /* posted once for each time it is taken off idle */
+    struct kapi_http_worker *next_idle; /* the idle stack (pool mu) */
+} kapi_http_worker;
+
+/* The worker pool: a queue of exchanges under one mutex, a stack of idle workers each
+ * sleeping on its own semaphore (the loop wakes one only when none is on its way to the
+ * queue; a woken worker wakes the next for what it leaves queued), and the admission
+ * counts. */
+struct kapi_http_pool {
     pthread_mutex_t mu;
-    pthread_cond_t cv;
     kapi_http_exchange *head, *tail;
-    unsigned queued;      /* exchanges in the queue (mu) */
-    unsigned inflight[2]; /* slots held per counted class (loop thread only) */
-    pthread_t *threads;
-    int nthreads; /* started */
-    int alive;    /* not yet exited */
+    unsigned queued;        /* exchanges in the queue (mu) */
+    kapi_http_worker *idle; /* idle workers, the last one idle on top (mu) */
+    unsigned waking;        /* workers taken off idle that have not yet looked at the queue (mu) */
+    unsigned inflight[2];   /* slots held per counted class (loop thread only) */
+    kapi_http_worker *workers; /* owned, nthreads of them started */
+    int nthreads;              /* started */
+    int alive;                 /* not yet exited */
     bool stop;
     bool notify; /* exiting workers wake the loop through srv->async */
     kapi_http_server *srv;
-} kapi_http_pool;
+};
 
 /* Starts n (at least 1) workers running srv's handler. */
 kapi_error *kapi_http__pool_init(kapi_http_pool *p, kapi_http_server *srv, int n);
