@@ -116,25 +116,30 @@ void kapi_http__tls_conn_init(kapi_conn *c, SSL_CTX *ctx)
     SSL_set_accept_state(c->ssl);
 }
 
-/* Takes what OpenSSL has written into the write BIO; *len_out may be 0. */
-static char *drain(kapi_conn *c, size_t *len_out)
-{
-    size_t n = BIO_ctrl_pending(c->wbio);
-    char *p = kapi_xmalloc(n);
-    int got = n ? BIO_read(c->wbio, p, (int)n) : 0;
-    *len_out = got > 0 ? (size_t)got : 0;
-    return p;
-}
-
+/* Sends what OpenSSL has written into the write BIO (handshake records, alerts). */
 static void flush(kapi_conn *c)
 {
-    size_t n;
-    char *p = drain(c, &n);
-    if (n == 0 || c->closing) {
+    size_t n = BIO_ctrl_pending(c->wbio);
+    char *p;
+    int got;
+    if (n == 0)
+        return;
+    p = kapi_xmalloc(n);
+    got = BIO_read(c->wbio, p, (int)n);
+    if (got <= 0 || c->closing) {
         free(p);
         return;
     }
-    kapi_http__conn_send_raw(c, p, n);
+    kapi_http__conn_send_raw(c, p, (size_t)got);
+}
+
+/* SSL_get_error needs this thread's error queue empty before the call it explains. Every
+ * failure here empties it after, so it is nearly always empty already, and looking is
+ * much cheaper than emptying it. */
+static void clear_errors(void)
+{
+    if (ERR_peek_error() != 0)
+        ERR_clear_error();
 }
 
 /* Handles a non-data result of SSL_read: the peer's close_notify is an EOF, a protocol
@@ -158,13 +163,15 @@ void kapi_http__tls_input(kapi_conn *c, const char *data, size_t len)
     int rc;
     BIO_write(c->rbio, data, (int)len);
     while (!c->discard) {
-        ERR_clear_error();
+        clear_errors();
         rc = SSL_read(c->ssl, plain, sizeof(plain));
         if (rc <= 0) {
             read_failed(c, rc);
             break;
         }
         kapi_http__conn_input(c, plain, (size_t)rc);
+        if (BIO_ctrl_pending(c->rbio) == 0 && !SSL_has_pending(c->ssl))
+            break; /* everything is read: another SSL_read would only want more */
     }
     flush(c); /* handshake records, alerts */
 }
@@ -176,10 +183,11 @@ void kapi_http__tls_input(kapi_conn *c, const char *data, size_t len)
 bool kapi_http__tls_encrypt(kapi_conn *c, const char *p, size_t n, kapi_buf *out)
 {
     bool ok = true;
-    ERR_clear_error();
-    if (n > 0 && SSL_write(c->ssl, p, (int)n) != (int)n)
+    clear_errors();
+    if (n > 0 && SSL_write(c->ssl, p, (int)n) != (int)n) {
         ok = false; /* the connection is broken (the caller closes it) */
-    ERR_clear_error();
+        ERR_clear_error();
+    }
     size_t pending = BIO_ctrl_pending(c->wbio);
     if (pending > 0) {
         kapi_buf_grow(out, pending);
