@@ -60,8 +60,15 @@ static void on_deadline(uv_timer_t *t)
 {
     kapi_conn *c = t->data;
     kapi_http_phase ph = phase(c);
-    if (c->finishing || c->closing)
+    uint64_t now = kapi_http__conn_now(c);
+    if (c->finishing || c->closing || c->deadline == 0)
         return;
+    if (c->deadline > now) { /* moved later since the timer was set */
+        c->timer_due = c->deadline;
+        uv_timer_start(&c->timer, on_deadline, c->deadline - now, 0);
+        return;
+    }
+    c->deadline = 0;
     if (ph == KAPI_HTTP__STREAMING)
         c->ex->proto->reset(c->ex); /* an answer under way cannot be replaced: cut it off */
     else if (ph == KAPI_HTTP__HANDLING || (ph == KAPI_HTTP__READING && c->ex && c->ex->pub.method))
@@ -76,15 +83,18 @@ uint64_t kapi_http__conn_now(const kapi_conn *c)
     return uv_now(c->srv->loop);
 }
 
+/* A deadline moves with every phase of every request, nearly always later: the timer is
+ * restarted only to fire earlier than it would; firing early, it waits for the rest. */
 void kapi_http__conn_arm(kapi_conn *c, uint64_t at)
 {
     uint64_t now = kapi_http__conn_now(c);
     if (c->finishing || c->closing)
         return; /* the timer is the linger timer now */
-    if (at == 0)
-        uv_timer_stop(&c->timer);
-    else
-        uv_timer_start(&c->timer, on_deadline, at > now ? at - now : 0, 0);
+    c->deadline = at;
+    if (at == 0 || (uv_is_active((uv_handle_t *)&c->timer) && c->timer_due <= at))
+        return;
+    c->timer_due = at;
+    uv_timer_start(&c->timer, on_deadline, at > now ? at - now : 0, 0);
 }
 
 static void conn_free(kapi_conn *c)

@@ -212,7 +212,9 @@ typedef struct kapi_http_msg {
 
 struct kapi_conn {
     uv_tcp_t tcp;
-    uv_timer_t timer; /* the current deadline (kapi_http__conn_arm), linger while finishing */
+    uv_timer_t timer;   /* the current deadline (kapi_http__conn_arm), linger while finishing */
+    uint64_t deadline;  /* loop time (ms) the current deadline falls; 0: none */
+    uint64_t timer_due; /* loop time the deadline timer was last set to fire */
     uv_shutdown_t shutdown_req;
     kapi_http_server *srv;
     kapi_conn *prev, *next;
