@@ -250,7 +250,10 @@ struct kapi_http_server {
     kapi_http_pool pool;
     int port;
     char read_buf[KAPI_HTTP__READ_BUF]; /* libuv reads land here (one loop thread) */
-    pthread_mutex_t mu;                 /* guards the message queue */
+    /* The batch a flush fills, reused by every flush (one loop thread; a flush runs no
+     * other flush): what the socket does not take at once is copied out. */
+    kapi_buf out_buf;
+    pthread_mutex_t mu; /* guards the message queue */
     kapi_http_msg *head, *tail;
     kapi_conn *conns;
     size_t nconns;
