@@ -112,8 +112,10 @@ static void conn_free(kapi_conn *c)
         kapi_http__exchange_free(c->ex);
     }
     c->proto->dispose(c);
-    if (c->ssl)
-        SSL_free(c->ssl); /* frees both BIOs */
+    if (c->ssl) {
+        SSL_free(c->ssl); /* frees its BIO */
+        kapi_buf_dispose(&c->tls_raw);
+    }
     kapi_buf_dispose(&c->in);
     free(c->out);
     free(c);

@@ -4,7 +4,7 @@
  * Files, one responsibility each:
  *   server.c    listen, accept, the loop-thread message queue, shutdown
  *   conn.c      one connection: reads, the output queue, writes, graceful and hard close
- *   tls.c       OpenSSL context and per-connection memory-BIO TLS
+ *   tls.c       OpenSSL context and per-connection TLS over the conn's buffers
  *   exchange.c  one request and its answer: admission, dispatch, the layer's own answers
  *   h1.c        HTTP/1.1 (kapi_http__h1): parsing, heads, body framing, keep-alive
  *   pool.c      the worker threads that run the handler
@@ -223,7 +223,10 @@ struct kapi_conn {
     void *proto_state;                /* the proto's, per connection */
     kapi_buf *loopback;               /* tests: output lands here; no socket */
     SSL *ssl;                         /* NULL for plain HTTP */
-    BIO *rbio, *wbio;
+    const char *tls_in;               /* ciphertext OpenSSL has yet to read (tls.c) */
+    size_t tls_in_len;
+    kapi_buf *tls_out;      /* where OpenSSL's records go: the batch being filled, or tls_raw */
+    kapi_buf tls_raw;       /* records made outside a batch (handshake, alerts), not yet sent */
     kapi_http_exchange *ex; /* the exchange being read or answered (h1: one at a time) */
     kapi_buf in;            /* plaintext not yet parsed */
     bool discard;           /* ignore further input (a closing answer is coming) */
@@ -332,7 +335,8 @@ void kapi_http__exchange_answer(kapi_http_exchange *ex, const kapi_http_answer *
 /* tls.c */
 /* The server context: cert/key, TLS 1.2+, ALPN, optional client CA (requested only). */
 kapi_error *kapi_http__tls_ctx_new(SSL_CTX **out, const kapi_http_config *cfg);
-/* Gives c its SSL object over two memory BIOs, in accept state. */
+/* Gives c its SSL object, in accept state, over a BIO that reads c->tls_in and writes
+ * c->tls_out (or c->tls_raw). */
 void kapi_http__tls_conn_init(kapi_conn *c, SSL_CTX *ctx);
 /* Ciphertext from the socket: handshake, decrypt, feed kapi_http__conn_input. */
 void kapi_http__tls_input(kapi_conn *c, const char *data, size_t len);
