@@ -42,7 +42,7 @@ typedef struct write_req {
 /* A batch being filled: plaintext staged into records, then sealed into data. */
 typedef struct batch {
     kapi_conn *conn;
-    kapi_buf data;
+    kapi_buf *data; /* the server's out_buf */
     size_t staged;
     bool ok;
     char stage[STAGE_BYTES];
@@ -60,8 +60,15 @@ static void on_deadline(uv_timer_t *t)
 {
     kapi_conn *c = t->data;
     kapi_http_phase ph = phase(c);
-    if (c->finishing || c->closing)
+    uint64_t now = kapi_http__conn_now(c);
+    if (c->finishing || c->closing || c->deadline == 0)
         return;
+    if (c->deadline > now) { /* moved later since the timer was set */
+        c->timer_due = c->deadline;
+        uv_timer_start(&c->timer, on_deadline, c->deadline - now, 0);
+        return;
+    }
+    c->deadline = 0;
     if (ph == KAPI_HTTP__STREAMING)
         c->ex->proto->reset(c->ex); /* an answer under way cannot be replaced: cut it off */
     else if (ph == KAPI_HTTP__HANDLING || (ph == KAPI_HTTP__READING && c->ex && c->ex->pub.method))
@@ -76,15 +83,18 @@ uint64_t kapi_http__conn_now(const kapi_conn *c)
     return uv_now(c->srv->loop);
 }
 
+/* A deadline moves with every phase of every request, nearly always later: the timer is
+ * restarted only to fire earlier than it would; firing early, it waits for the rest. */
 void kapi_http__conn_arm(kapi_conn *c, uint64_t at)
 {
     uint64_t now = kapi_http__conn_now(c);
     if (c->finishing || c->closing)
         return; /* the timer is the linger timer now */
-    if (at == 0)
-        uv_timer_stop(&c->timer);
-    else
-        uv_timer_start(&c->timer, on_deadline, at > now ? at - now : 0, 0);
+    c->deadline = at;
+    if (at == 0 || (uv_is_active((uv_handle_t *)&c->timer) && c->timer_due <= at))
+        return;
+    c->timer_due = at;
+    uv_timer_start(&c->timer, on_deadline, at > now ? at - now : 0, 0);
 }
 
 static void conn_free(kapi_conn *c)
@@ -102,8 +112,10 @@ static void conn_free(kapi_conn *c)
         kapi_http__exchange_free(c->ex);
     }
     c->proto->dispose(c);
-    if (c->ssl)
-        SSL_free(c->ssl); /* frees both BIOs */
+    if (c->ssl) {
+        SSL_free(c->ssl); /* frees its BIO */
+        kapi_buf_dispose(&c->tls_raw);
+    }
     kapi_buf_dispose(&c->in);
     free(c->out);
     free(c);
@@ -371,9 +383,9 @@ static void seal(batch *b)
     if (b->staged == 0)
         return;
     if (b->conn->ssl)
-        b->ok = kapi_http__tls_encrypt(b->conn, b->stage, b->staged, &b->data) && b->ok;
+        b->ok = kapi_http__tls_encrypt(b->conn, b->stage, b->staged, b->data) && b->ok;
     else
-        kapi_buf_put(&b->data, b->stage, b->staged);
+        kapi_buf_put(b->data, b->stage, b->staged);
     b->staged = 0;
 }
 
@@ -460,12 +472,13 @@ static void submit(kapi_conn *c, char *data, size_t len, bool is_batch)
     }
 }
 
-/* Hands the rest of a batch (data[off..len), heap, taken) to libuv: written as the socket
- * drains; the next batch is taken when it has been. */
-static void submit_rest(kapi_conn *c, char *data, size_t off, size_t len)
+/* Hands a copy of the rest of a batch to libuv: written as the socket drains; the next
+ * batch is taken when it has been. */
+static void submit_rest(kapi_conn *c, const char *rest, size_t len)
 {
-    memmove(data, data + off, len - off);
-    submit(c, kapi_xrealloc(data, len - off), len - off, true);
+    char *data = kapi_xmalloc(len);
+    memcpy(data, rest, len);
+    submit(c, data, len, true);
 }
 
 /* A loopback's peer takes everything at once. */
@@ -478,44 +491,40 @@ static int loopback_write(kapi_conn *c, const uv_buf_t *b)
 void kapi_http__conn_flush(kapi_conn *c)
 {
     batch b;
-    size_t written = 0, len;
+    size_t written = 0;
     if (c->writing || c->closing)
         return;
     b.conn = c;
+    b.data = &c->srv->out_buf;
     b.staged = 0;
     b.ok = true;
-    kapi_buf_init(&b.data);
-    kapi_buf_grow(&b.data, KAPI_HTTP__OUT_BATCH + 4096); /* with framing and record overhead */
     for (;;) {
-        kapi_buf_clear(&b.data);
+        kapi_buf_clear(b.data);
         fill(c, &b);
         if (!b.ok) {
-            kapi_buf_dispose(&b.data);
             kapi_http__conn_close(c);
             return;
         }
-        if (b.data.len == 0)
+        if (b.data->len == 0)
             break;
         /* A socket that takes a batch at once is given the next one, up to FLUSH_BUDGET;
          * the rest of a batch it does not take waits with libuv (one batch per conn). */
-        uv_buf_t ub = uv_buf_init(b.data.ptr, b.data.len);
+        uv_buf_t ub = uv_buf_init(b.data->ptr, b.data->len);
         int k = c->loopback              ? loopback_write(c, &ub)
                 : written < FLUSH_BUDGET ? uv_try_write((uv_stream_t *)&c->tcp, &ub, 1)
                                          : UV_EAGAIN;
-        if (k == (int)b.data.len) {
-            written += b.data.len;
+        if (k == (int)b.data->len) {
+            written += b.data->len;
             continue;
         }
         if (k < 0 && k != UV_EAGAIN) {
-            kapi_buf_dispose(&b.data);
             kapi_http__conn_close(c);
             return;
         }
-        char *data = kapi_buf_detach(&b.data, &len);
-        submit_rest(c, data, k > 0 ? (size_t)k : 0, len);
+        k = k > 0 ? k : 0;
+        submit_rest(c, b.data->ptr + k, b.data->len - (size_t)k);
         return;
     }
-    kapi_buf_dispose(&b.data);
     if (c->shut_pending && c->out_head == c->out_n)
         shut_write_side(c);
 }

@@ -314,12 +314,31 @@ static size_t h1_input(kapi_conn *c, const char *data, size_t len)
     return n;
 }
 
+/* The most write_head adds to a head: the longest framing headers and the blank line. */
+static const char framing_max[] = "Content-Length: 18446744073709551615\r\n"
+                                  "Connection: keep-alive\r\n\r\n";
+
+/* The head is made with room for its framing, so that write_head, on the loop thread,
+ * never reallocates what a worker allocated. */
 static void h1_encode_head(kapi_buf *head, int status, const kapi_http_header *h, size_t n)
 {
     kapi_buf_printf(head, "HTTP/1.1 %d %s\r\n", status, kapi_http__reason(status));
     for (size_t i = 0; i < n; i++)
         if (kapi_http__header_allowed(&h[i]))
             kapi_buf_printf(head, "%s: %s\r\n", h[i].name, h[i].value);
+    kapi_buf_grow(head, sizeof(framing_max) - 1);
+}
+
+/* Appends n in decimal. */
+static void put_size(kapi_buf *b, size_t n)
+{
+    char digits[20];
+    size_t i = sizeof(digits);
+    do {
+        digits[--i] = (char)('0' + n % 10);
+        n /= 10;
+    } while (n > 0);
+    kapi_buf_put(b, digits + i, sizeof(digits) - i);
 }
 
 /* The Connection header ex's answer needs (NULL: none). */
@@ -337,12 +356,18 @@ static void h1_write_head(kapi_http_exchange *ex, int status, kapi_buf *head, si
     const char *conn = connection(ex);
     char *p;
     size_t len;
-    if (body_len == KAPI_HTTP__STREAMED)
+    if (body_len == KAPI_HTTP__STREAMED) {
         kapi_buf_puts(head, "Transfer-Encoding: chunked\r\n");
-    else if (status >= 200 && status != 204 && status != 304)
-        kapi_buf_printf(head, "Content-Length: %zu\r\n", body_len);
-    if (conn)
-        kapi_buf_printf(head, "Connection: %s\r\n", conn);
+    } else if (status >= 200 && status != 204 && status != 304) {
+        kapi_buf_puts(head, "Content-Length: ");
+        put_size(head, body_len);
+        kapi_buf_puts(head, "\r\n");
+    }
+    if (conn) {
+        kapi_buf_puts(head, "Connection: ");
+        kapi_buf_puts(head, conn);
+        kapi_buf_puts(head, "\r\n");
+    }
     kapi_buf_puts(head, "\r\n");
     p = kapi_buf_detach(head, &len);
     kapi_http__conn_queue(ex->conn, (kapi_http_out){.chunk = kapi_http_chunk_take(p, len)});

@@ -4,7 +4,7 @@
  * Files, one responsibility each:
  *   server.c    listen, accept, the loop-thread message queue, shutdown
  *   conn.c      one connection: reads, the output queue, writes, graceful and hard close
- *   tls.c       OpenSSL context and per-connection memory-BIO TLS
+ *   tls.c       OpenSSL context and per-connection TLS over the conn's buffers
  *   exchange.c  one request and its answer: admission, dispatch, the layer's own answers
  *   h1.c        HTTP/1.1 (kapi_http__h1): parsing, heads, body framing, keep-alive
  *   pool.c      the worker threads that run the handler
@@ -34,6 +34,7 @@
 
 #include <openssl/ssl.h>
 #include <pthread.h>
+#include <semaphore.h>
 
 #include "http/http.h"
 
@@ -54,6 +55,7 @@
 typedef struct kapi_conn kapi_conn;
 typedef struct kapi_http_exchange kapi_http_exchange;
 typedef struct kapi_http_proto_ops kapi_http_proto_ops;
+typedef struct kapi_http_pool kapi_http_pool;
 
 /* Where an exchange is. */
 typedef enum kapi_http_phase {
@@ -143,20 +145,32 @@ struct kapi_http_proto_ops {
 /* HTTP/1.1 (h1.c). */
 extern const kapi_http_proto_ops kapi_http__h1;
 
-/* The worker pool: a mutex+condvar queue of exchanges, and the admission counts. */
-typedef struct kapi_http_pool {
+/* One worker thread of the pool. */
+typedef struct kapi_http_worker {
+    kapi_http_pool *pool;
+    pthread_t thread;
+    sem_t sem;                          /* posted once for each time it is taken off idle */
+    struct kapi_http_worker *next_idle; /* the idle stack (pool mu) */
+} kapi_http_worker;
+
+/* The worker pool: a queue of exchanges under one mutex, a stack of idle workers each
+ * sleeping on its own semaphore (the loop wakes one only when none is on its way to the
+ * queue; a woken worker wakes the next for what it leaves queued), and the admission
+ * counts. */
+struct kapi_http_pool {
     pthread_mutex_t mu;
-    pthread_cond_t cv;
     kapi_http_exchange *head, *tail;
-    unsigned queued;      /* exchanges in the queue (mu) */
-    unsigned inflight[2]; /* slots held per counted class (loop thread only) */
-    pthread_t *threads;
-    int nthreads; /* started */
-    int alive;    /* not yet exited */
+    unsigned queued;        /* exchanges in the queue (mu) */
+    kapi_http_worker *idle; /* idle workers, the last one idle on top (mu) */
+    unsigned waking;        /* workers taken off idle that have not yet looked at the queue (mu) */
+    unsigned inflight[2];   /* slots held per counted class (loop thread only) */
+    kapi_http_worker *workers; /* owned, nthreads of them started */
+    int nthreads;              /* started */
+    int alive;                 /* not yet exited */
     bool stop;
     bool notify; /* exiting workers wake the loop through srv->async */
     kapi_http_server *srv;
-} kapi_http_pool;
+};
 
 /* Starts n (at least 1) workers running srv's handler. */
 kapi_error *kapi_http__pool_init(kapi_http_pool *p, kapi_http_server *srv, int n);
@@ -198,7 +212,9 @@ typedef struct kapi_http_msg {
 
 struct kapi_conn {
     uv_tcp_t tcp;
-    uv_timer_t timer; /* the current deadline (kapi_http__conn_arm), linger while finishing */
+    uv_timer_t timer;   /* the current deadline (kapi_http__conn_arm), linger while finishing */
+    uint64_t deadline;  /* loop time (ms) the current deadline falls; 0: none */
+    uint64_t timer_due; /* loop time the deadline timer was last set to fire */
     uv_shutdown_t shutdown_req;
     kapi_http_server *srv;
     kapi_conn *prev, *next;
@@ -207,7 +223,10 @@ struct kapi_conn {
     void *proto_state;                /* the proto's, per connection */
     kapi_buf *loopback;               /* tests: output lands here; no socket */
     SSL *ssl;                         /* NULL for plain HTTP */
-    BIO *rbio, *wbio;
+    const char *tls_in;               /* ciphertext OpenSSL has yet to read (tls.c) */
+    size_t tls_in_len;
+    kapi_buf *tls_out;      /* where OpenSSL's records go: the batch being filled, or tls_raw */
+    kapi_buf tls_raw;       /* records made outside a batch (handshake, alerts), not yet sent */
     kapi_http_exchange *ex; /* the exchange being read or answered (h1: one at a time) */
     kapi_buf in;            /* plaintext not yet parsed */
     bool discard;           /* ignore further input (a closing answer is coming) */
@@ -234,7 +253,10 @@ struct kapi_http_server {
     kapi_http_pool pool;
     int port;
     char read_buf[KAPI_HTTP__READ_BUF]; /* libuv reads land here (one loop thread) */
-    pthread_mutex_t mu;                 /* guards the message queue */
+    /* The batch a flush fills, reused by every flush (one loop thread; a flush runs no
+     * other flush): what the socket does not take at once is copied out. */
+    kapi_buf out_buf;
+    pthread_mutex_t mu; /* guards the message queue */
     kapi_http_msg *head, *tail;
     kapi_conn *conns;
     size_t nconns;
@@ -313,7 +335,8 @@ void kapi_http__exchange_answer(kapi_http_exchange *ex, const kapi_http_answer *
 /* tls.c */
 /* The server context: cert/key, TLS 1.2+, ALPN, optional client CA (requested only). */
 kapi_error *kapi_http__tls_ctx_new(SSL_CTX **out, const kapi_http_config *cfg);
-/* Gives c its SSL object over two memory BIOs, in accept state. */
+/* Gives c its SSL object, in accept state, over a BIO that reads c->tls_in and writes
+ * c->tls_out (or c->tls_raw). */
 void kapi_http__tls_conn_init(kapi_conn *c, SSL_CTX *ctx);
 /* Ciphertext from the socket: handshake, decrypt, feed kapi_http__conn_input. */
 void kapi_http__tls_input(kapi_conn *c, const char *data, size_t len);

@@ -3,7 +3,16 @@
  * admission to them: a READ or MUTATE request takes one of its class's max_inflight slots
  * when it is queued and gives it back when its answer is done (conn.c), so requests that
  * wait in the queue count; the queue itself holds at most max_queued exchanges.
+ *
+ * Waking: an idle worker sleeps on its own semaphore, on a stack of idle workers, so the
+ * one woken is the one idle the shortest time (its stack and caches are warm). One woken
+ * worker is enough for any number of queued exchanges: it takes the first and, if more
+ * are left, wakes the next one itself, and a worker that finishes a request takes the
+ * next one without sleeping. So the loop thread wakes a worker only when none is already
+ * on its way to the queue, and most wake-ups (and the context switches they cause) are
+ * paid by workers, not by the loop thread.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "http/http_int.h"
@@ -11,13 +20,47 @@
 /* The server whose worker this thread is; NULL on any other thread. */
 static _Thread_local const kapi_http_server *current_server;
 
-/* Blocks for the next exchange; NULL once stopped and drained. */
-static kapi_http_exchange *next_job(kapi_http_pool *p)
+/* Under mu: the idle worker to wake for what is queued, taken off the stack and counted as
+ * on its way; NULL when one is on its way already, or none is idle (every worker will
+ * look at the queue when its request is done). */
+static kapi_http_worker *take_idle(kapi_http_pool *p)
+{
+    kapi_http_worker *w = p->idle;
+    if (p->waking > 0 || !w)
+        return NULL;
+    p->idle = w->next_idle;
+    p->waking++;
+    return w;
+}
+
+/* Outside mu: lets w, taken off the idle stack, run (NULL: nobody to wake). */
+static void wake(kapi_http_worker *w)
+{
+    if (w)
+        sem_post(&w->sem);
+}
+
+/* Under mu: sleeps on the idle stack until another thread wakes w. */
+static void sleep_idle(kapi_http_pool *p, kapi_http_worker *w)
+{
+    w->next_idle = p->idle;
+    p->idle = w;
+    pthread_mutex_unlock(&p->mu);
+    while (sem_wait(&w->sem) != 0 && errno == EINTR)
+        ;
+    pthread_mutex_lock(&p->mu);
+    p->waking--;
+}
+
+/* Blocks for the next exchange; NULL once stopped and drained. Wakes another worker for
+ * what it leaves in the queue. */
+static kapi_http_exchange *next_job(kapi_http_pool *p, kapi_http_worker *w)
 {
     kapi_http_exchange *ex;
+    kapi_http_worker *next = NULL;
     pthread_mutex_lock(&p->mu);
     while (!p->head && !p->stop)
-        pthread_cond_wait(&p->cv, &p->mu);
+        sleep_idle(p, w);
     ex = p->head;
     if (ex) {
         p->head = ex->next;
@@ -26,16 +69,20 @@ static kapi_http_exchange *next_job(kapi_http_pool *p)
         ex->next = NULL;
         p->queued--;
     }
+    if (p->head)
+        next = take_idle(p);
     pthread_mutex_unlock(&p->mu);
+    wake(next);
     return ex;
 }
 
 static void *worker_main(void *arg)
 {
-    kapi_http_pool *p = arg;
+    kapi_http_worker *w = arg;
+    kapi_http_pool *p = w->pool;
     kapi_http_exchange *ex;
     current_server = p->srv;
-    while ((ex = next_job(p)) != NULL)
+    while ((ex = next_job(p, w)) != NULL)
         p->srv->cfg.handler(&ex->pub, p->srv->cfg.handler_ctx);
     bool notify;
     pthread_mutex_lock(&p->mu);
@@ -53,16 +100,20 @@ kapi_error *kapi_http__pool_init(kapi_http_pool *p, kapi_http_server *srv, int n
 {
     memset(p, 0, sizeof(*p));
     pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->cv, NULL);
     p->srv = srv;
-    p->threads = kapi_xcalloc(n > 0 ? n : 1, sizeof(pthread_t));
-    for (int i = 0; i < (n > 0 ? n : 1); i++) {
+    n = n > 0 ? n : 1;
+    p->workers = kapi_xcalloc(n, sizeof(*p->workers));
+    for (int i = 0; i < n; i++) {
+        kapi_http_worker *w = &p->workers[i];
         int rc;
+        w->pool = p;
+        sem_init(&w->sem, 0, 0);
         pthread_mutex_lock(&p->mu);
         p->alive++;
         pthread_mutex_unlock(&p->mu);
-        if ((rc = pthread_create(&p->threads[i], NULL, worker_main, p)) != 0) {
+        if ((rc = pthread_create(&w->thread, NULL, worker_main, w)) != 0) {
             p->alive--;
+            sem_destroy(&w->sem);
             return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "start worker thread: %s",
                                   strerror(rc));
         }
@@ -71,9 +122,10 @@ kapi_error *kapi_http__pool_init(kapi_http_pool *p, kapi_http_server *srv, int n
     return NULL;
 }
 
-/* Queues ex unless the queue is full. */
+/* Queues ex unless the queue is full, and wakes a worker for it if none is on its way. */
 static bool submit(kapi_http_pool *p, kapi_http_exchange *ex)
 {
+    kapi_http_worker *w;
     pthread_mutex_lock(&p->mu);
     if (p->queued >= p->srv->cfg.max_queued) {
         pthread_mutex_unlock(&p->mu);
@@ -86,8 +138,9 @@ static bool submit(kapi_http_pool *p, kapi_http_exchange *ex)
     else
         p->head = ex;
     p->tail = ex;
-    pthread_cond_signal(&p->cv);
+    w = take_idle(p);
     pthread_mutex_unlock(&p->mu);
+    wake(w);
     return true;
 }
 
@@ -115,11 +168,20 @@ void kapi_http__pool_release(kapi_http_pool *p, kapi_http_exchange *ex)
 
 void kapi_http__pool_stop(kapi_http_pool *p, bool notify)
 {
+    kapi_http_worker *idle;
     pthread_mutex_lock(&p->mu);
     p->stop = true;
     p->notify = notify;
-    pthread_cond_broadcast(&p->cv);
+    idle = p->idle;
+    p->idle = NULL;
+    for (kapi_http_worker *w = idle; w; w = w->next_idle)
+        p->waking++;
     pthread_mutex_unlock(&p->mu);
+    while (idle) {
+        kapi_http_worker *next = idle->next_idle;
+        wake(idle);
+        idle = next;
+    }
 }
 
 bool kapi_http__pool_exited(kapi_http_pool *p)
@@ -133,14 +195,15 @@ bool kapi_http__pool_exited(kapi_http_pool *p)
 
 void kapi_http__pool_dispose(kapi_http_pool *p)
 {
-    if (!p->threads)
+    if (!p->workers)
         return;
     kapi_http__pool_stop(p, false);
-    for (int i = 0; i < p->nthreads; i++)
-        pthread_join(p->threads[i], NULL);
-    free(p->threads);
-    p->threads = NULL;
-    pthread_cond_destroy(&p->cv);
+    for (int i = 0; i < p->nthreads; i++) {
+        pthread_join(p->workers[i].thread, NULL);
+        sem_destroy(&p->workers[i].sem);
+    }
+    free(p->workers);
+    p->workers = NULL;
     pthread_mutex_destroy(&p->mu);
 }
 

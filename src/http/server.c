@@ -135,6 +135,8 @@ static kapi_error *server_new(kapi_http_server **out, uv_loop_t *loop, const kap
     srv->cfg = *cfg;
     apply_defaults(&srv->cfg);
     pthread_mutex_init(&srv->mu, NULL);
+    kapi_buf_init(&srv->out_buf);
+    kapi_buf_grow(&srv->out_buf, KAPI_HTTP__OUT_BATCH + 4096); /* framing, record overhead */
     kapi_http__h1_setup();
     if (cfg->cert_file && (err = kapi_http__tls_ctx_new(&srv->ssl_ctx, cfg)) != NULL)
         goto done;
@@ -258,6 +260,7 @@ void kapi_http_server_free(kapi_http_server *srv)
     }
     if (srv->ssl_ctx)
         SSL_CTX_free(srv->ssl_ctx);
+    kapi_buf_dispose(&srv->out_buf);
     pthread_mutex_destroy(&srv->mu);
     free(srv);
 }

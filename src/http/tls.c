@@ -1,8 +1,9 @@
 /*
- * tls: OpenSSL over memory BIOs. libuv reads go into the read BIO, SSL_read hands the
- * plaintext to the parser, and whatever OpenSSL puts in the write BIO (handshake records,
- * encrypted answers, alerts) goes out with uv_write. Plain HTTP skips this file and
- * nothing else changes. ALPN offers "http/1.1" only; choosing h2 later means offering it
+ * tls: OpenSSL over a BIO of our own on the conn's buffers. SSL_read takes ciphertext
+ * straight from the bytes libuv read and hands the plaintext to the parser; the records
+ * OpenSSL writes go straight into the batch conn.c is filling (encrypted answers) or, when
+ * made outside one (handshake records, alerts), out with uv_write. Plain HTTP skips this
+ * file and nothing else changes. ALPN offers "http/1.1" only; choosing h2 later means offering it
  * here and switching kapi_conn.proto after the handshake.
  */
 #include <openssl/err.h>
@@ -105,36 +106,96 @@ done:
     return err;
 }
 
+/* The conn's transport, as OpenSSL's BIO: it reads ciphertext straight from the bytes
+ * libuv read (c->tls_in) and writes its records straight into the batch being filled
+ * (c->tls_out) or, outside a batch (handshake, alerts), into c->tls_raw: no memory BIO
+ * and no copies into and out of one. */
+static int conn_bio_read(BIO *b, char *p, int n)
+{
+    kapi_conn *c = BIO_get_data(b);
+    size_t k = c->tls_in_len < (size_t)n ? c->tls_in_len : (size_t)n;
+    BIO_clear_retry_flags(b);
+    if (k == 0) {
+        BIO_set_retry_read(b); /* more will come: SSL_ERROR_WANT_READ */
+        return -1;
+    }
+    memcpy(p, c->tls_in, k);
+    c->tls_in += k;
+    c->tls_in_len -= k;
+    return (int)k;
+}
+
+static int conn_bio_write(BIO *b, const char *p, int n)
+{
+    kapi_conn *c = BIO_get_data(b);
+    BIO_clear_retry_flags(b);
+    kapi_buf_put(c->tls_out ? c->tls_out : &c->tls_raw, p, (size_t)n);
+    return n;
+}
+
+static long conn_bio_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+    (void)b;
+    (void)num;
+    (void)ptr;
+    return cmd == BIO_CTRL_FLUSH ? 1 : 0; /* written already; nothing else applies */
+}
+
+static int conn_bio_create(BIO *b)
+{
+    BIO_set_init(b, 1);
+    return 1;
+}
+
+static BIO_METHOD *conn_bio_method;
+static pthread_once_t conn_bio_once = PTHREAD_ONCE_INIT;
+
+/* Made once for the process and never freed. */
+static void conn_bio_method_new(void)
+{
+    BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "kapi conn");
+    if (!m || !BIO_meth_set_read(m, conn_bio_read) || !BIO_meth_set_write(m, conn_bio_write) ||
+        !BIO_meth_set_ctrl(m, conn_bio_ctrl) || !BIO_meth_set_create(m, conn_bio_create))
+        abort(); /* allocation failure */
+    conn_bio_method = m;
+}
+
 void kapi_http__tls_conn_init(kapi_conn *c, SSL_CTX *ctx)
 {
+    BIO *bio;
+    pthread_once(&conn_bio_once, conn_bio_method_new);
     c->ssl = SSL_new(ctx);
-    c->rbio = BIO_new(BIO_s_mem());
-    c->wbio = BIO_new(BIO_s_mem());
-    if (!c->ssl || !c->rbio || !c->wbio)
+    bio = BIO_new(conn_bio_method);
+    if (!c->ssl || !bio)
         abort(); /* allocation failure */
-    SSL_set_bio(c->ssl, c->rbio, c->wbio);
+    BIO_set_data(bio, c);
+    SSL_set_bio(c->ssl, bio, bio); /* takes it both ways: SSL_free frees it */
     SSL_set_accept_state(c->ssl);
+    kapi_buf_init(&c->tls_raw);
 }
 
-/* Takes what OpenSSL has written into the write BIO; *len_out may be 0. */
-static char *drain(kapi_conn *c, size_t *len_out)
-{
-    size_t n = BIO_ctrl_pending(c->wbio);
-    char *p = kapi_xmalloc(n);
-    int got = n ? BIO_read(c->wbio, p, (int)n) : 0;
-    *len_out = got > 0 ? (size_t)got : 0;
-    return p;
-}
-
+/* Sends the records made outside a batch (handshake, alerts). */
 static void flush(kapi_conn *c)
 {
+    char *p;
     size_t n;
-    char *p = drain(c, &n);
-    if (n == 0 || c->closing) {
+    if (c->tls_raw.len == 0)
+        return;
+    p = kapi_buf_detach(&c->tls_raw, &n);
+    if (c->closing) {
         free(p);
         return;
     }
     kapi_http__conn_send_raw(c, p, n);
+}
+
+/* SSL_get_error needs this thread's error queue empty before the call it explains. Every
+ * failure here empties it after, so it is nearly always empty already, and looking is
+ * much cheaper than emptying it. */
+static void clear_errors(void)
+{
+    if (ERR_peek_error() != 0)
+        ERR_clear_error();
 }
 
 /* Handles a non-data result of SSL_read: the peer's close_notify is an EOF, a protocol
@@ -156,39 +217,42 @@ void kapi_http__tls_input(kapi_conn *c, const char *data, size_t len)
 {
     char plain[TLS_PLAIN_BUF];
     int rc;
-    BIO_write(c->rbio, data, (int)len);
+    c->tls_in = data;
+    c->tls_in_len = len;
     while (!c->discard) {
-        ERR_clear_error();
+        clear_errors();
         rc = SSL_read(c->ssl, plain, sizeof(plain));
         if (rc <= 0) {
             read_failed(c, rc);
             break;
         }
         kapi_http__conn_input(c, plain, (size_t)rc);
+        if (c->tls_in_len == 0 && !SSL_has_pending(c->ssl))
+            break; /* everything is read: another SSL_read would only want more */
     }
-    flush(c); /* handshake records, alerts */
+    c->tls_in_len = 0; /* what a discarding conn left unread is dropped */
+    flush(c);
 }
 
 /* Encryption happens as the socket drains (conn.c takes one batch at a time from its
- * queue), one full record of gathered pieces at a time, and the write BIO is emptied
- * after each record, so that a connection never holds more ciphertext than one batch:
- * not a private encrypted copy of everything queued for a client that does not read. */
+ * queue), one full record of gathered pieces at a time, straight into the batch, so that
+ * a connection never holds more ciphertext than one batch: not a private encrypted copy
+ * of everything queued for a client that does not read. Records made earlier outside a
+ * batch and not yet sent go first: records must leave in the order they were made. */
 bool kapi_http__tls_encrypt(kapi_conn *c, const char *p, size_t n, kapi_buf *out)
 {
     bool ok = true;
-    ERR_clear_error();
-    if (n > 0 && SSL_write(c->ssl, p, (int)n) != (int)n)
-        ok = false; /* the connection is broken (the caller closes it) */
-    ERR_clear_error();
-    size_t pending = BIO_ctrl_pending(c->wbio);
-    if (pending > 0) {
-        kapi_buf_grow(out, pending);
-        int got = BIO_read(c->wbio, out->ptr + out->len, (int)pending);
-        if (got > 0) {
-            out->len += (size_t)got;
-            out->ptr[out->len] = '\0';
-        }
+    if (c->tls_raw.len > 0) {
+        kapi_buf_put(out, c->tls_raw.ptr, c->tls_raw.len);
+        kapi_buf_clear(&c->tls_raw);
     }
+    clear_errors();
+    c->tls_out = out;
+    if (n > 0 && SSL_write(c->ssl, p, (int)n) != (int)n) {
+        ok = false; /* the connection is broken (the caller closes it) */
+        ERR_clear_error();
+    }
+    c->tls_out = NULL;
     return ok;
 }
 

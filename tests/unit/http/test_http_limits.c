@@ -461,3 +461,27 @@ TEST(http_queue_bounded)
     client_close(&c);
     fixture_stop(&f);
 }
+
+/* Requests that arrive together each get a worker while the others are still busy: the
+ * loop wakes one idle worker, and each woken worker wakes the next for what it leaves in
+ * the queue. */
+TEST(http_queued_requests_reach_every_worker)
+{
+    enum { N = 8 };
+    http_fixture f;
+    http_client c[N];
+    kapi_http_config cfg = limits_config();
+    cfg.workers = N;
+    fixture_start(&f, &cfg);
+    for (int i = 0; i < N; i++)
+        client_connect(&c[i], f.port);
+    for (int i = 0; i < N; i++)
+        client_sends(&c[i], "GET /block HTTP/1.1\r\n\r\n");
+    wait_for(&blocked, N);
+    release_n = N;
+    for (int i = 0; i < N; i++) {
+        expect_status(&c[i], 200);
+        client_close(&c[i]);
+    }
+    fixture_stop(&f);
+}
