@@ -150,11 +150,6 @@ void kapi_buf_puts(kapi_buf *b, const char *s)
     kapi_buf_put(b, s, strlen(s));
 }
 
-void kapi_buf_putc(kapi_buf *b, char c)
-{
-    kapi_buf_put(b, &c, 1);
-}
-
 void kapi_buf_vprintf(kapi_buf *b, const char *fmt, va_list ap)
 {
     char probe[1];

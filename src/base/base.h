@@ -66,7 +66,14 @@ void kapi_buf_clear(kapi_buf *b);
 void kapi_buf_grow(kapi_buf *b, size_t extra);
 void kapi_buf_put(kapi_buf *b, const void *p, size_t n);
 void kapi_buf_puts(kapi_buf *b, const char *s);
-void kapi_buf_putc(kapi_buf *b, char c);
+/* Appends one byte: inline, as encoders call it for every bracket and comma. */
+static inline void kapi_buf_putc(kapi_buf *b, char c)
+{
+    if (b->len + 2 > b->cap)
+        kapi_buf_grow(b, 1);
+    b->ptr[b->len++] = c;
+    b->ptr[b->len] = '\0';
+}
 void kapi_buf_printf(kapi_buf *b, const char *fmt, ...) KAPI_PRINTF(2, 3);
 void kapi_buf_vprintf(kapi_buf *b, const char *fmt, va_list ap);
 /* Takes the bytes out: the caller frees the result; b is left empty and usable. */

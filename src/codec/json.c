@@ -95,16 +95,55 @@ json_t *kapi_json_parse(const char *p, size_t n, char **err_out)
     return v;
 }
 
+/* True for a byte Go's encoder copies as it is: printable ASCII other than '"', '\\' and
+ * the HTML characters '<', '>', '&'. */
+static inline bool json_plain(unsigned char c)
+{
+    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&';
+}
+
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+/* Nonzero when one of the 8 bytes in w equals c (the classic zero-byte test on w ^ c). */
+static inline uint64_t word_has(uint64_t w, unsigned char c)
+{
+    uint64_t x = w ^ (ONES * c);
+    return (x - ONES) & ~x & HIGHS;
+}
+
+/* True when all 8 bytes at s are plain (json_plain), tested a word at a time. */
+static inline bool word_plain(const char *s)
+{
+    uint64_t w;
+    memcpy(&w, s, 8);
+    uint64_t low = (w - ONES * 0x20) & ~w & HIGHS; /* a byte below 0x20 */
+    return !(low | (w & HIGHS) | word_has(w, '"') | word_has(w, '\\') | word_has(w, '<') |
+             word_has(w, '>') | word_has(w, '&'));
+}
+
+/* The length of the run of plain bytes that starts s (at most n). */
+static size_t plain_run(const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i + 8 <= n && word_plain(s + i))
+        i += 8;
+    while (i < n && json_plain((unsigned char)s[i]))
+        i++;
+    return i;
+}
+
 void kapi_json_put_string(kapi_buf *b, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
     kapi_buf_grow(b, n + 2);
     kapi_buf_putc(b, '"');
     size_t start = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = plain_run(s, n); i < n; i += 1 + plain_run(s + i + 1, n - i - 1)) {
         unsigned char c = (unsigned char)s[i];
-        const char *esc = NULL;
-        char u[7];
+        char u[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
+        const char *esc = u;
+        size_t w = 1;
         if (c == '"')
             esc = "\\\"";
         else if (c == '\\')
@@ -115,30 +154,20 @@ void kapi_json_put_string(kapi_buf *b, const char *s, size_t n)
             esc = "\\r";
         else if (c == '\t')
             esc = "\\t";
-        else if (c < 0x20 || c == '<' || c == '>' || c == '&') {
-            snprintf(u, sizeof(u), "\\u00%c%c", hex[c >> 4], hex[c & 15]);
-            esc = u;
-        } else if (c >= 0x80) {
+        else if (c >= 0x80) {
             /* As Go's encoder: a byte that starts no valid UTF-8 sequence is U+FFFD, and
              * U+2028 and U+2029 are escaped (they end lines in JavaScript). */
-            size_t w;
             int32_t r = kapi_go_rune(s + i, n - i, &w);
             if (r >= 0 && r != 0x2028 && r != 0x2029) {
                 i += w - 1;
                 continue;
             }
             snprintf(u, sizeof(u), "\\u%04x", r < 0 ? 0xfffd : (unsigned)r);
-            kapi_buf_put(b, s + start, i - start);
-            kapi_buf_puts(b, u);
-            i += w - 1;
-            start = i + 1;
-            continue;
         }
-        if (esc) {
-            kapi_buf_put(b, s + start, i - start);
-            kapi_buf_puts(b, esc);
-            start = i + 1;
-        }
+        kapi_buf_put(b, s + start, i - start);
+        kapi_buf_puts(b, esc);
+        i += w - 1;
+        start = i + 1;
     }
     kapi_buf_put(b, s + start, n - start);
     kapi_buf_putc(b, '"');
@@ -184,6 +213,21 @@ static void put_real(kapi_buf *b, double x)
     kapi_buf_puts(b, tmp);
 }
 
+/* An integer in decimal, as Go writes it. */
+static void put_int(kapi_buf *b, json_int_t x)
+{
+    char tmp[24];
+    char *p = tmp + sizeof(tmp);
+    unsigned long long u = x < 0 ? 0 - (unsigned long long)x : (unsigned long long)x;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (x < 0)
+        *--p = '-';
+    kapi_buf_put(b, p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
 static void encode(kapi_buf *b, const json_t *v, int depth, size_t *rv_off);
 
 static void encode_object(kapi_buf *b, const json_t *v, int depth, size_t *rv_off)
@@ -214,7 +258,6 @@ static void encode_object(kapi_buf *b, const json_t *v, int depth, size_t *rv_of
 
 static void encode(kapi_buf *b, const json_t *v, int depth, size_t *rv_off)
 {
-    char tmp[32];
     switch (json_typeof(v)) {
     case JSON_OBJECT:
         encode_object(b, v, depth, rv_off);
@@ -232,20 +275,19 @@ static void encode(kapi_buf *b, const json_t *v, int depth, size_t *rv_off)
         kapi_json_put_string(b, json_string_value(v), json_string_length(v));
         break;
     case JSON_INTEGER:
-        snprintf(tmp, sizeof(tmp), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        kapi_buf_puts(b, tmp);
+        put_int(b, json_integer_value(v));
         break;
     case JSON_REAL:
         put_real(b, json_real_value(v));
         break;
     case JSON_TRUE:
-        kapi_buf_puts(b, "true");
+        kapi_buf_put(b, "true", 4);
         break;
     case JSON_FALSE:
-        kapi_buf_puts(b, "false");
+        kapi_buf_put(b, "false", 5);
         break;
     case JSON_NULL:
-        kapi_buf_puts(b, "null");
+        kapi_buf_put(b, "null", 4);
         break;
     }
 }

@@ -18,3 +18,16 @@ TEST(codec_json_encode_key_with_nul)
     kapi_buf_dispose(&b);
     json_decref(v);
 }
+
+TEST(codec_json_encode_integers_at_the_edges)
+{
+    json_t *v =
+        json_pack("[I,I,I,I,b,n]", (json_int_t)0, (json_int_t)-7, (json_int_t)9223372036854775807LL,
+                  (json_int_t)(-9223372036854775807LL - 1), 1);
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_json_encode(&b, v);
+    CHECK_STR_EQ(b.ptr, "[0,-7,9223372036854775807,-9223372036854775808,true,null]");
+    kapi_buf_dispose(&b);
+    json_decref(v);
+}
