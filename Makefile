@@ -6,7 +6,7 @@ PKGS    := libuv jansson openssl sqlite3 yaml-0.1 re2
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Werror -Isrc -I$(BUILD)/gen \
            $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -MMD -MP -pthread
-LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhttp_parser -lpthread -lm -lstdc++
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhttp_parser -lmimalloc -lpthread -lm -lstdc++
 # src/base/regex.cc, the one C++ file (RE2), is built with the C flags as C++17.
 KAPI_CXXFLAGS = $(filter-out -std=c11,$(CFLAGS)) -std=c++17
 

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "api/api.h"
+#include "codec/json.h"
 #include "controllers/controllers.h"
 #include "registry/cron.h"
 
@@ -338,6 +339,7 @@ done:
 
 int main(int argc, char **argv)
 {
+    kapi_json_setup();
     options o;
     int rc = parse_options(&o, argc, argv);
     if (rc)

@@ -4,6 +4,7 @@
 #include "codec/codec_int.h"
 
 #include <math.h>
+#include <mimalloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,21 @@ static char *replace_invalid_utf8(const char *p, size_t n, size_t *len_out)
         return NULL;
     }
     return kapi_buf_detach(&b, len_out);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define KAPI_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KAPI_ASAN 1
+#endif
+#endif
+
+void kapi_json_setup(void)
+{
+#ifndef KAPI_ASAN
+    json_set_alloc_funcs(mi_malloc, mi_free);
+#endif
 }
 
 json_t *kapi_json_parse(const char *p, size_t n, char **err_out)

@@ -22,6 +22,14 @@
 
 #include "base/status.h"
 
+/* Makes jansson allocate through mimalloc. A request builds and drops thousands of small
+ * jansson values, and glibc's malloc and free were a fifth of a create's instructions;
+ * mimalloc's thread-local free lists take about a third of that. Only jansson's values go
+ * there: stored objects stay in glibc's heap, which packs them more tightly. Call once,
+ * first in main, before any value exists (a value must be freed by the allocator that
+ * made it). Under AddressSanitizer it does nothing, so that ASan sees every allocation. */
+void kapi_json_setup(void);
+
 /* Parses one JSON document of any type. On a syntax error returns NULL and writes a
  * message worded like Go's encoding/json ("unexpected end of JSON input", "invalid
  * character 'x' looking for beginning of value") into err_out (heap, caller frees). */

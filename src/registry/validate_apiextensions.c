@@ -107,7 +107,13 @@ static bool identical(const json_t *versions, const char *key)
 static char *json_text(const json_t *v)
 {
     char *s = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-    return s ? s : kapi_xstrdup("null");
+    if (!s)
+        return kapi_xstrdup("null");
+    json_free_t jansson_free; /* json_dumps allocates as jansson does (kapi_json_setup) */
+    json_get_alloc_funcs(NULL, &jansson_free);
+    char *out = kapi_xstrdup(s);
+    jansson_free(s);
+    return out;
 }
 
 /* A version as a value: its name, as a JSON string. Heap. */
