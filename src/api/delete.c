@@ -174,7 +174,7 @@ static bool apply_policy(const kapi_delete_opts *d, json_t *meta)
     json_t *fins = json_object_get(meta, "finalizers");
     if (!json_is_array(fins)) {
         fins = json_array();
-        json_object_set_new(meta, "finalizers", fins);
+        json_object_set_new_nocheck(meta, "finalizers", fins);
     }
     bool changed = false;
     const char *want = orphan ? "orphan" : foreground ? "foregroundDeletion" : NULL;
@@ -203,8 +203,8 @@ static kapi_error *remove_stored(kapi_api *api, kapi_arena *a, const kapi_type *
     kapi_obj_unref(w.current);
     if (rc != KAPI_STORE_OK)
         return kapi_api__err_store(a, rc, t, name);
-    json_object_set_new(kapi_json_object_ensure(obj, "metadata"), "resourceVersion",
-                        json_sprintf("%lld", (long long)w.result->rev));
+    json_object_set_new_nocheck(kapi_json_object_ensure(obj, "metadata"), "resourceVersion",
+                                json_sprintf("%lld", (long long)w.result->rev));
     kapi_obj_unref(w.result);
     *out = json_incref(obj);
     return NULL;
@@ -285,11 +285,12 @@ kapi_error *kapi_api__delete_stage(kapi_write *w)
             err = remove_stored(api, a, t, key, name, rev, d->dry_run, obj, out);
         } else {
             if (!json_object_get(meta, "deletionTimestamp")) {
-                json_object_set_new(meta, "deletionTimestamp", json_string(kapi_api__now(a)));
-                json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(0));
+                json_object_set_new_nocheck(meta, "deletionTimestamp",
+                                            json_string(kapi_api__now(a)));
+                json_object_set_new_nocheck(meta, "deletionGracePeriodSeconds", json_integer(0));
                 json_int_t gen = json_integer_value(json_object_get(meta, "generation"));
                 if (gen > 0)
-                    json_object_set_new(meta, "generation", json_integer(gen + 1));
+                    json_object_set_new_nocheck(meta, "generation", json_integer(gen + 1));
                 changed = true;
             }
             err = write_deleting(api, a, t, obj, rev, changed, d->dry_run, out);
@@ -312,7 +313,7 @@ kapi_error *kapi_api__finish_deletion(kapi_api *api, kapi_arena *a, const kapi_t
     if (t->strategy->to_storage)
         stored = t->strategy->to_storage(t, stored);
     json_t *meta = kapi_json_object_ensure(stored, "metadata");
-    json_object_set_new(meta, "resourceVersion", json_sprintf("%lld", (long long)rev));
+    json_object_set_new_nocheck(meta, "resourceVersion", json_sprintf("%lld", (long long)rev));
     kapi_error *err = remove_stored(api, a, t, key, kapi_api__name_of(meta), rev, dry, stored, out);
     json_decref(stored);
     if (!err) {

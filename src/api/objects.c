@@ -48,8 +48,8 @@ kapi_error *kapi_api__check_kind(const kapi_type *t, json_t *obj)
                               "the API version in the data (%s) does not match the expected "
                               "API version (%s)",
                               av, t->group_version);
-    json_object_set_new(obj, "kind", json_string(t->kind));
-    json_object_set_new(obj, "apiVersion", json_string(t->group_version));
+    json_object_set_new_nocheck(obj, "kind", json_string(t->kind));
+    json_object_set_new_nocheck(obj, "apiVersion", json_string(t->group_version));
     return NULL;
 }
 
@@ -87,7 +87,7 @@ static json_t *sorted_map(const json_t *m)
     qsort(keys, n, sizeof(*keys), cmp_keys);
     json_t *out = json_object();
     for (i = 0; i < n; i++)
-        json_object_set(out, keys[i], json_object_get(m, keys[i]));
+        json_object_set_nocheck(out, keys[i], json_object_get(m, keys[i]));
     free(keys);
     return out;
 }
@@ -107,7 +107,7 @@ static json_t *sorted_deep(const json_t *v)
     json_t *keys = sorted_map(v), *out = json_object();
     const char *key;
     json_t *val;
-    json_object_foreach(keys, key, val) json_object_set_new(out, key, sorted_deep(val));
+    json_object_foreach(keys, key, val) json_object_set_new_nocheck(out, key, sorted_deep(val));
     json_decref(keys);
     return out;
 }
@@ -126,19 +126,19 @@ json_t *kapi_api__canonical(const kapi_type *t, const json_t *obj)
         bool map =
             strcmp(meta_order[i], "labels") == 0 || strcmp(meta_order[i], "annotations") == 0;
         if (map && json_is_object(v))
-            json_object_set_new(m, meta_order[i], sorted_map(v));
+            json_object_set_new_nocheck(m, meta_order[i], sorted_map(v));
         else
-            json_object_set(m, meta_order[i], v);
+            json_object_set_nocheck(m, meta_order[i], v);
     }
-    json_object_set(out, "kind", json_object_get(obj, "kind"));
-    json_object_set(out, "apiVersion", json_object_get(obj, "apiVersion"));
-    json_object_set_new(out, "metadata", m);
+    json_object_set_nocheck(out, "kind", json_object_get(obj, "kind"));
+    json_object_set_nocheck(out, "apiVersion", json_object_get(obj, "apiVersion"));
+    json_object_set_new_nocheck(out, "metadata", m);
     const char *key;
     json_t *val;
     json_object_foreach((json_t *)obj, key, val)
     {
         if (strcmp(key, "kind") && strcmp(key, "apiVersion") && strcmp(key, "metadata"))
-            json_object_set(out, key, val);
+            json_object_set_nocheck(out, key, val);
     }
     return out;
 }
@@ -194,8 +194,8 @@ static kapi_error *decode_protobuf(kapi_req *r, json_t **out)
         free(perr);
         return err;
     }
-    json_object_set_new(*out, "kind", json_stringn(kind.ptr, kind.len));
-    json_object_set_new(*out, "apiVersion", json_stringn(av.ptr, av.len));
+    json_object_set_new_nocheck(*out, "kind", json_stringn(kind.ptr, kind.len));
+    json_object_set_new_nocheck(*out, "apiVersion", json_stringn(av.ptr, av.len));
     return NULL;
 }
 

@@ -87,9 +87,9 @@ static json_t *param_json(bool v3, const param *p)
     json_t *j = json_pack("{s:s,s:s,s:s}", "name", p->name, "in", p->in, "description", p->what);
     json_t *type = json_pack("{s:s,s:b}", "type", p->type, "uniqueItems", 1);
     if (strcmp(p->in, "path") == 0)
-        json_object_set_new(j, "required", json_true());
+        json_object_set_new_nocheck(j, "required", json_true());
     if (v3)
-        json_object_set_new(j, "schema", type);
+        json_object_set_new_nocheck(j, "schema", type);
     else {
         json_object_update(j, type);
         json_decref(type);
@@ -107,7 +107,7 @@ static json_t *media_content(const char *const *types, json_t *schema)
 {
     json_t *c = json_object();
     for (size_t i = 0; types[i]; i++)
-        json_object_set_new(c, types[i], json_pack("{s:O}", "schema", schema));
+        json_object_set_new_nocheck(c, types[i], json_pack("{s:O}", "schema", schema));
     json_decref(schema);
     return c;
 }
@@ -135,7 +135,7 @@ static json_t *operation(bool v3, const kapi_type *t, const char *action, const 
     json_t *body_schema = ref(v3, body_def ? body_def : META "Patch");
     if (body_def || patch) {
         if (v3)
-            json_object_set_new(
+            json_object_set_new_nocheck(
                 op, "requestBody",
                 json_pack("{s:o,s:b}", "content",
                           media_content(patch ? patch_types : json_types, body_schema), "required",
@@ -146,22 +146,22 @@ static json_t *operation(bool v3, const kapi_type *t, const char *action, const 
     } else {
         json_decref(body_schema);
     }
-    json_object_set_new(op, "parameters", params);
+    json_object_set_new_nocheck(op, "parameters", params);
     char codestr[8];
     snprintf(codestr, sizeof(codestr), "%d", code);
     json_t *resp = json_pack("{s:s}", "description", code == 201 ? "Created" : "OK");
     if (v3)
-        json_object_set_new(resp, "content", media_content(json_types, ref(v3, resp_def)));
+        json_object_set_new_nocheck(resp, "content", media_content(json_types, ref(v3, resp_def)));
     else
-        json_object_set_new(resp, "schema", ref(v3, resp_def));
-    json_object_set_new(
+        json_object_set_new_nocheck(resp, "schema", ref(v3, resp_def));
+    json_object_set_new_nocheck(
         op, "responses",
         json_pack("{s:o,s:{s:s}}", codestr, resp, "401", "description", "Unauthorized"));
-    json_object_set_new(op, "x-kubernetes-action",
-                        json_string(strcmp(action, "put") == 0    ? "put"
-                                    : strcmp(action, "post") == 0 ? "post"
-                                                                  : action));
-    json_object_set_new(
+    json_object_set_new_nocheck(op, "x-kubernetes-action",
+                                json_string(strcmp(action, "put") == 0    ? "put"
+                                            : strcmp(action, "post") == 0 ? "post"
+                                                                          : action));
+    json_object_set_new_nocheck(
         op, "x-kubernetes-group-version-kind",
         json_pack("{s:s,s:s,s:s}", "group", t->group, "kind", t->kind, "version", t->version));
     return op;
@@ -187,42 +187,47 @@ static void add_paths(json_t *paths, bool v3, const kapi_type *t)
                                : kapi_xprintf("%s/%s", base, t->plural);
     char *item = kapi_xprintf("%s/{name}", coll);
     json_t *c = path_item(v3, t->namespaced, false), *it = path_item(v3, t->namespaced, true);
-    json_object_set_new(c, "get", operation(v3, t, "list", "List objects.", NULL, list_def, 200));
-    json_object_set_new(c, "post", operation(v3, t, "post", "Create an object.", def, def, 201));
+    json_object_set_new_nocheck(c, "get",
+                                operation(v3, t, "list", "List objects.", NULL, list_def, 200));
+    json_object_set_new_nocheck(c, "post",
+                                operation(v3, t, "post", "Create an object.", def, def, 201));
     if (kapi_verbs_has(t->verbs, "deletecollection"))
-        json_object_set_new(
+        json_object_set_new_nocheck(
             c, "delete",
             operation(v3, t, "deletecollection", "Delete a collection.", NULL, META "Status", 200));
-    json_object_set_new(it, "get", operation(v3, t, "get", "Read an object.", NULL, def, 200));
-    json_object_set_new(it, "put", operation(v3, t, "put", "Replace an object.", def, def, 200));
-    json_object_set_new(it, "patch", operation(v3, t, "patch", "Patch an object.", NULL, def, 200));
-    json_object_set_new(it, "delete",
-                        operation(v3, t, "delete", "Delete an object.", NULL, META "Status", 200));
-    json_object_set_new(paths, coll, c);
-    json_object_set_new(paths, item, it);
+    json_object_set_new_nocheck(it, "get",
+                                operation(v3, t, "get", "Read an object.", NULL, def, 200));
+    json_object_set_new_nocheck(it, "put",
+                                operation(v3, t, "put", "Replace an object.", def, def, 200));
+    json_object_set_new_nocheck(it, "patch",
+                                operation(v3, t, "patch", "Patch an object.", NULL, def, 200));
+    json_object_set_new_nocheck(
+        it, "delete", operation(v3, t, "delete", "Delete an object.", NULL, META "Status", 200));
+    json_object_set_new_nocheck(paths, coll, c);
+    json_object_set_new_nocheck(paths, item, it);
     for (size_t s = 0; s < t->nsubresources; s++) {
         const kapi_subresource *sub = &t->subresources[s];
         json_t *sp = path_item(v3, t->namespaced, true);
         if (kapi_verbs_has(sub->verbs, "get"))
-            json_object_set_new(sp, "get",
-                                operation(v3, t, "get", "Read an object.", NULL, def, 200));
+            json_object_set_new_nocheck(sp, "get",
+                                        operation(v3, t, "get", "Read an object.", NULL, def, 200));
         if (kapi_verbs_has(sub->verbs, "update"))
-            json_object_set_new(sp, "put",
-                                operation(v3, t, "put", "Replace a subresource.", def, def, 200));
+            json_object_set_new_nocheck(
+                sp, "put", operation(v3, t, "put", "Replace a subresource.", def, def, 200));
         if (kapi_verbs_has(sub->verbs, "patch"))
-            json_object_set_new(sp, "patch",
-                                operation(v3, t, "patch", "Patch a subresource.", NULL, def, 200));
+            json_object_set_new_nocheck(
+                sp, "patch", operation(v3, t, "patch", "Patch a subresource.", NULL, def, 200));
         char *p = kapi_xprintf("%s/%s", item, sub->name);
-        json_object_set_new(paths, p, sp);
+        json_object_set_new_nocheck(paths, p, sp);
         free(p);
     }
     if (t->namespaced && t->all_namespaces) {
         char *all = kapi_xprintf("%s/%s", base, t->plural);
         json_t *a = path_item(v3, false, false);
-        json_object_set_new(
+        json_object_set_new_nocheck(
             a, "get",
             operation(v3, t, "list", "List objects in every namespace.", NULL, list_def, 200));
-        json_object_set_new(paths, all, a);
+        json_object_set_new_nocheck(paths, all, a);
         free(all);
     }
     free(def);
@@ -257,14 +262,14 @@ static json_t *publish(const json_t *v, bool v3)
             name = name ? name + 1 : json_string_value(x);
             json_t *r = ref(v3, name);
             if (v3 && json_object_size(v) > 1) {
-                json_object_set_new(out, "allOf", json_pack("[o]", r));
+                json_object_set_new_nocheck(out, "allOf", json_pack("[o]", r));
             } else {
-                json_object_set(out, "$ref", json_object_get(r, "$ref"));
+                json_object_set_nocheck(out, "$ref", json_object_get(r, "$ref"));
                 json_decref(r);
             }
             continue;
         }
-        json_object_set_new(out, key, publish(x, v3));
+        json_object_set_new_nocheck(out, key, publish(x, v3));
     }
     return out;
 }
@@ -308,7 +313,7 @@ static void add_closure(json_t *defs, const json_t *all, const char *name, bool 
     const json_t *d = json_object_get(all, name);
     if (!d || json_object_get(defs, name))
         return;
-    json_object_set_new(defs, name, publish(d, v3));
+    json_object_set_new_nocheck(defs, name, publish(d, v3));
     add_refs(defs, all, d, v3);
 }
 
@@ -321,7 +326,8 @@ static json_t *definitions(const kapi_registry *reg, const char *group, const ch
     if (!group) {
         const char *name;
         json_t *d;
-        json_object_foreach((json_t *)all, name, d) json_object_set_new(defs, name, publish(d, v3));
+        json_object_foreach((json_t *)all, name, d)
+            json_object_set_new_nocheck(defs, name, publish(d, v3));
     }
     for (size_t i = 0; i < KAPI_ARRAY_LEN(common_defs); i++)
         add_closure(defs, all, common_defs[i], v3);
@@ -393,7 +399,7 @@ kapi_openapi *kapi_api__openapi_new(const kapi_registry *reg)
             continue;
         doc *d = &o->docs[o->ndocs++];
         build_v3_doc(d, reg, t->group, t->version);
-        json_object_set_new(
+        json_object_set_new_nocheck(
             index, d->path,
             json_pack("{s:s+++}", "serverRelativeURL", "/openapi/v3/", d->path, "?hash=", d->hash));
     }

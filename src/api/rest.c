@@ -142,7 +142,7 @@ static kapi_error *admit_namespace(const kapi_type *t, kapi_str ns, json_t *meta
         return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
                               "the namespace of the provided object does not match the namespace "
                               "sent on the request");
-    json_object_set_new(meta, "namespace", json_stringn(ns.ptr ? ns.ptr : "", ns.len));
+    json_object_set_new_nocheck(meta, "namespace", json_stringn(ns.ptr ? ns.ptr : "", ns.len));
     return NULL;
 }
 
@@ -173,7 +173,7 @@ kapi_error *kapi_api__create_stage(kapi_write *w)
         kapi_random_suffix(suffix, 5);
         memcpy(generated, json_string_value(gen), n);
         memcpy(generated + n, suffix, 5);
-        json_object_set_new(meta, "name", json_stringn(generated, n + 5));
+        json_object_set_new_nocheck(meta, "name", json_stringn(generated, n + 5));
     }
     const char *rv = kapi_json_path_str(meta, "resourceVersion");
     if (rv && *rv) {
@@ -185,12 +185,12 @@ kapi_error *kapi_api__create_stage(kapi_write *w)
         goto done;
     kapi_api__manage(w, NULL, obj);
     kapi_uuid_v4(uid);
-    json_object_set_new(meta, "uid", json_string(uid));
-    json_object_set_new(meta, "creationTimestamp", json_string(w->hooks.now));
+    json_object_set_new_nocheck(meta, "uid", json_string(uid));
+    json_object_set_new_nocheck(meta, "creationTimestamp", json_string(w->hooks.now));
     json_object_del(meta, "deletionTimestamp");
     json_object_del(meta, "deletionGracePeriodSeconds");
     if (t->generation)
-        json_object_set_new(meta, "generation", json_integer(1));
+        json_object_set_new_nocheck(meta, "generation", json_integer(1));
     else
         json_object_del(meta, "generation");
     kapi_type_prepare_create(t, obj);
@@ -284,7 +284,7 @@ static void keep_server_fields(const kapi_type *t, json_t *obj, const json_t *ol
     const json_t *old_meta = json_object_get(old, "metadata");
     const char *uid = kapi_json_path_str(meta, "uid");
     if (!uid || !*uid)
-        json_object_set(meta, "uid", json_object_get(old_meta, "uid"));
+        json_object_set_nocheck(meta, "uid", json_object_get(old_meta, "uid"));
     kapi_json_keep(meta, old_meta, kept, KAPI_ARRAY_LEN(kept));
     if (!t->generation) {
         json_object_del(meta, "generation");
@@ -293,7 +293,7 @@ static void keep_server_fields(const kapi_type *t, json_t *obj, const json_t *ol
     json_int_t gen = json_integer_value(json_object_get(old_meta, "generation"));
     if (!subresource && content_changed(t, obj, old))
         gen++;
-    json_object_set_new(meta, "generation", json_integer(gen));
+    json_object_set_new_nocheck(meta, "generation", json_integer(gen));
 }
 
 /* The update stage of kapi_api__write. */

@@ -28,18 +28,18 @@ static json_t *scale_of(const kapi_type *t, const json_t *obj)
     for (size_t i = 0; i < KAPI_ARRAY_LEN(meta_keys); i++) {
         const char *v = kapi_json_path_str(m, meta_keys[i]);
         if (v && *v)
-            json_object_set_new(meta, meta_keys[i], json_string(v));
+            json_object_set_new_nocheck(meta, meta_keys[i], json_string(v));
     }
     json_t *v = at_path(obj, c->scale_spec);
     json_int_t replicas = json_is_integer(v) ? json_integer_value(v) : 0;
     if (replicas)
-        json_object_set_new(spec, "replicas", json_integer((int32_t)replicas));
+        json_object_set_new_nocheck(spec, "replicas", json_integer((int32_t)replicas));
     v = at_path(obj, c->scale_status);
-    json_object_set_new(status, "replicas",
-                        json_integer(json_is_integer(v) ? (int32_t)json_integer_value(v) : 0));
+    json_object_set_new_nocheck(
+        status, "replicas", json_integer(json_is_integer(v) ? (int32_t)json_integer_value(v) : 0));
     const char *sel = json_string_value(at_path(obj, c->scale_selector));
     if (sel && *sel)
-        json_object_set_new(status, "selector", json_string(sel));
+        json_object_set_new_nocheck(status, "selector", json_string(sel));
     return json_pack("{s:s,s:s,s:o,s:o,s:o}", "kind", "Scale", "apiVersion", "autoscaling/v1",
                      "metadata", meta, "spec", spec, "status", status);
 }
@@ -53,7 +53,7 @@ static void set_path(json_t *obj, const char *path, json_t *value)
         size_t n = strcspn(p, ".");
         char *key = kapi_xstrndup(p, n);
         if (!p[n]) {
-            json_object_set_new(obj, key, value);
+            json_object_set_new_nocheck(obj, key, value);
             free(key);
             return;
         }
@@ -90,7 +90,8 @@ static kapi_error *write_scale(kapi_req *r, const kapi_write_opts *o, const json
              json_integer(json_is_integer(replicas) ? json_integer_value(replicas) : 0));
     const char *rv = kapi_json_path_str(scale, "metadata.resourceVersion");
     if (rv && *rv)
-        json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion", json_string(rv));
+        json_object_set_new_nocheck(json_object_get(obj, "metadata"), "resourceVersion",
+                                    json_string(rv));
     kapi_api__write_init(&w, r, KAPI_WRITE_UPDATE);
     w.subresource = ""; /* the main resource's update */
     w.recorded_as = "scale";

@@ -74,7 +74,7 @@ static json_t *typed(const char *kind, const char *api_version, const json_t *bo
     json_object_foreach((json_t *)body, key, v)
     {
         if (strcmp(key, "kind") != 0 && strcmp(key, "apiVersion") != 0)
-            json_object_set(o, key, v);
+            json_object_set_nocheck(o, key, v);
     }
     return o;
 }
@@ -94,7 +94,7 @@ static json_t *list_meta(const json_t *body, bool list)
     for (size_t i = 0; i < (list ? KAPI_ARRAY_LEN(keys) : 1); i++) {
         json_t *v = json_object_get(from, keys[i]);
         if (v && !(json_is_string(v) && !*json_string_value(v)))
-            json_object_set(meta, keys[i], v);
+            json_object_set_nocheck(meta, keys[i], v);
     }
     return meta;
 }
@@ -122,11 +122,11 @@ static json_t *table_row(kapi_req *r, json_t *obj, const char *include, int64_t 
     json_t *row = json_pack("{s:o}", "cells", kapi_type_table_cells(t, stored, now));
     json_decref(stored);
     if (strcmp(include, "None") == 0)
-        json_object_set_new(row, "object", json_null());
+        json_object_set_new_nocheck(row, "object", json_null());
     else if (strcmp(include, "Object") == 0)
-        json_object_set(row, "object", obj);
+        json_object_set_nocheck(row, "object", obj);
     else
-        json_object_set_new(row, "object", partial(r, obj));
+        json_object_set_new_nocheck(row, "object", partial(r, obj));
     return row;
 }
 
@@ -324,7 +324,7 @@ static void yaml_split(const kapi_list_form *f, kapi_buf *head, kapi_buf *tail)
     kapi_buf y, line;
     kapi_buf_init(&y);
     kapi_buf_init(&line);
-    json_object_set_new(doc, f->key, json_array());
+    json_object_set_new_nocheck(doc, f->key, json_array());
     kapi_yaml_encode(&y, doc);
     kapi_buf_printf(&line, "%s: []\n", f->key);
     const char *at = y.ptr;

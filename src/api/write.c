@@ -134,8 +134,8 @@ kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type 
         if (op == KAPI_STORE_CREATE)
             json_object_del(meta, "resourceVersion");
         else
-            json_object_set_new(meta, "resourceVersion",
-                                json_sprintf("%lld", (long long)expect_rev));
+            json_object_set_new_nocheck(meta, "resourceVersion",
+                                        json_sprintf("%lld", (long long)expect_rev));
         *dry = kapi_api__canonical(t, stored);
         json_decref(stored);
         *out = NULL;
@@ -144,8 +144,8 @@ kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type 
     json_t *stored = json_incref(obj);
     if (t->strategy->to_storage)
         stored = t->strategy->to_storage(t, stored);
-    json_object_set_new(kapi_json_object_ensure(stored, "metadata"), "resourceVersion",
-                        json_string(""));
+    json_object_set_new_nocheck(kapi_json_object_ensure(stored, "metadata"), "resourceVersion",
+                                json_string_nocheck(""));
     json_t *canon = kapi_api__canonical(t, stored);
     json_decref(stored);
     json_t *meta = json_object_get(canon, "metadata");
@@ -173,8 +173,8 @@ kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type 
         kapi_obj_unref(w.current);
     *out = w.result;
     if (!err && json && w.result) {
-        json_object_set_new(meta, "resourceVersion",
-                            json_sprintf("%lld", (long long)w.result->rev));
+        json_object_set_new_nocheck(meta, "resourceVersion",
+                                    json_sprintf("%lld", (long long)w.result->rev));
         *json = json_incref(canon);
     }
 done:

@@ -346,7 +346,7 @@ json_t *kapi_json_object_ensure(json_t *obj, const char *key)
     if (json_is_object(v))
         return v;
     v = json_object();
-    json_object_set_new(obj, key, v);
+    json_object_set_new_nocheck(obj, key, v);
     return v;
 }
 
@@ -381,7 +381,7 @@ void kapi_json_keep(json_t *obj, const json_t *from, const char *const *keys, si
     for (size_t i = 0; i < n; i++) {
         json_t *v = json_object_get(from, keys[i]);
         if (v)
-            json_object_set(obj, keys[i], v);
+            json_object_set_nocheck(obj, keys[i], v);
         else
             json_object_del(obj, keys[i]);
     }

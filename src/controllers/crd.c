@@ -37,7 +37,7 @@ static void establish(kapi_api *api, const kapi_type *t, json_t *crd)
     const char *now = kapi_time_rfc3339(buf, kapi_time_now_ns() / 1000000000);
     json_t *status = kapi_json_object_ensure(crd, "status");
     json_t *names = kapi_json_copy(kapi_json_path(crd, "spec.names"));
-    json_object_set_new(status, "acceptedNames", names ? names : json_object());
+    json_object_set_new_nocheck(status, "acceptedNames", names ? names : json_object());
     kapi_crd_set_condition(crd, "NamesAccepted", "NoConflicts", "no conflicts found", now);
     kapi_crd_set_condition(crd, "Established", "InitialNamesAccepted",
                            "the initial names have been accepted", now);

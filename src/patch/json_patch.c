@@ -128,7 +128,7 @@ static bool array_add(json_t *arr, const char *key, json_t *val, kapi_buf *why)
 static bool con_add(json_t *con, const char *key, json_t *val, kapi_buf *why)
 {
     if (json_is_object(con))
-        return json_object_set_new(con, key, val) == 0;
+        return json_object_set_new_nocheck(con, key, val) == 0;
     return array_add(con, key, val, why);
 }
 
@@ -326,7 +326,7 @@ static bool set(const target *t, json_t *val, kapi_buf *why)
         return false;
     }
     if (json_is_object(t->con))
-        return json_object_set_new(t->con, t->key, val) == 0;
+        return json_object_set_new_nocheck(t->con, t->key, val) == 0;
     array_index(&idx, t->con, t->key, why);
     return json_array_set_new(t->con, (size_t)idx, val) == 0;
 }

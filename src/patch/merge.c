@@ -65,7 +65,7 @@ static void merge_objects(json_t *doc, json_t *patch)
         }
         if (!cur || json_is_null(cur))
             prune_nulls(v);
-        json_object_set(doc, key, !cur || json_is_null(cur) ? v : merge_value(cur, v));
+        json_object_set_nocheck(doc, key, !cur || json_is_null(cur) ? v : merge_value(cur, v));
     }
 }
 

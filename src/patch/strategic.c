@@ -268,11 +268,11 @@ static kapi_error *merge_member_map(json_t *orig, const char *k, json_t *ov, jso
     if ((err = kapi_patch__lookup(&m, s, k, false)) != NULL)
         return err;
     if (strcmp(m.strategy, "replace") == 0) {
-        json_object_set(orig, k, pv);
+        json_object_set_nocheck(orig, k, pv);
         return NULL;
     }
     if ((err = kapi_patch__merge_map(&res, ov, pv, m.schema)) == NULL)
-        json_object_set_new(orig, k, res);
+        json_object_set_new_nocheck(orig, k, res);
     return err;
 }
 
@@ -286,7 +286,7 @@ static kapi_error *merge_member_list(json_t *orig, const char *k, json_t *ov, js
     if ((err = kapi_patch__lookup(&m, s, k, true)) != NULL)
         return err;
     if ((err = kapi_patch__merge_list(&res, ov, pv, &m, delete_list)) == NULL)
-        json_object_set_new(orig, k, res);
+        json_object_set_new_nocheck(orig, k, res);
     return err;
 }
 
@@ -309,14 +309,14 @@ static kapi_error *merge_member(json_t *orig, const char *key, json_t *pv, const
         if (delete_list)
             return NULL;
         discard_nulls(pv);
-        json_object_set(orig, k, pv);
+        json_object_set_nocheck(orig, k, pv);
         return NULL;
     }
     if (json_is_object(ov))
         return merge_member_map(orig, k, ov, pv, s);
     if (json_is_array(ov))
         return merge_member_list(orig, k, ov, pv, s, delete_list);
-    json_object_set(orig, k, pv);
+    json_object_set_nocheck(orig, k, pv);
     return NULL;
 }
 

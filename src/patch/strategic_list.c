@@ -590,7 +590,7 @@ static kapi_error *order_into(json_t *orig, json_t *patch, const char *name, con
     if (!err)
         err = normalize(&res, in, rest, order, server, key, kind);
     if (!err) {
-        json_object_set_new(orig, name, res);
+        json_object_set_new_nocheck(orig, name, res);
         json_object_del(patch, name);
     }
     json_decref(in);

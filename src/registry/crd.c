@@ -23,9 +23,9 @@ static void crd_create(const kapi_type *t, json_t *obj)
             break; /* the first storage version, as Kubernetes' PrepareForCreate */
         }
     }
-    json_object_set_new(obj, "status",
-                        json_pack("{s:n,s:{s:s,s:s},s:o}", "conditions", "acceptedNames", "plural",
-                                  "", "kind", "", "storedVersions", stored));
+    json_object_set_new_nocheck(obj, "status",
+                                json_pack("{s:n,s:{s:s,s:s},s:o}", "conditions", "acceptedNames",
+                                          "plural", "", "kind", "", "storedVersions", stored));
 }
 
 /* A CRD's status write keeps its labels, annotations and owners too (1.26's
@@ -59,7 +59,7 @@ void kapi_crd_set_condition(json_t *crd, const char *type, const char *reason, c
     json_t *conds = kapi_json_path(crd, "status.conditions");
     if (!json_is_array(conds)) {
         conds = json_array();
-        json_object_set_new(kapi_json_object_ensure(crd, "status"), "conditions", conds);
+        json_object_set_new_nocheck(kapi_json_object_ensure(crd, "status"), "conditions", conds);
     }
     json_t *c = NULL;
     size_t i;
@@ -78,13 +78,14 @@ void kapi_crd_set_condition(json_t *crd, const char *type, const char *reason, c
     bool was_true = st && strcmp(st, "True") == 0;
     json_t *when = json_incref(json_object_get(c, "lastTransitionTime"));
     json_object_clear(c);
-    json_object_set_new(c, "type", json_string(type));
-    json_object_set_new(c, "status", json_string("True"));
-    json_object_set_new(c, "lastTransitionTime", was_true && when ? when : json_string(now));
+    json_object_set_new_nocheck(c, "type", json_string(type));
+    json_object_set_new_nocheck(c, "status", json_string_nocheck("True"));
+    json_object_set_new_nocheck(c, "lastTransitionTime",
+                                was_true && when ? when : json_string(now));
     if (!(was_true && when))
         json_decref(when);
-    json_object_set_new(c, "reason", json_string(reason));
-    json_object_set_new(c, "message", json_string(message));
+    json_object_set_new_nocheck(c, "reason", json_string(reason));
+    json_object_set_new_nocheck(c, "message", json_string(message));
 }
 
 /* Apiextensions' REST Delete: the first delete marks the CRD, the CRD controller does the
@@ -95,11 +96,11 @@ static kapi_delete_step crd_before_delete(const kapi_type *t, const kapi_hook_ct
     (void)t;
     if (json_object_get(meta, "deletionTimestamp"))
         return KAPI_DELETE_GENERIC;
-    json_object_set_new(meta, "deletionTimestamp", json_string(c->now));
+    json_object_set_new_nocheck(meta, "deletionTimestamp", json_string(c->now));
     json_t *fins = json_object_get(meta, "finalizers");
     if (!json_is_array(fins)) {
         fins = json_array();
-        json_object_set_new(meta, "finalizers", fins);
+        json_object_set_new_nocheck(meta, "finalizers", fins);
     }
     bool has = false;
     for (size_t i = 0; i < json_array_size(fins); i++)

@@ -74,9 +74,11 @@ static json_t *type_def(const json_t *crd, const json_t *ver, const char *storag
     bool namespaced = strcmp(kapi_json_path_str(crd, "spec.scope") ?: "", "Namespaced") == 0;
     json_t *subs = json_object();
     if (kapi_json_path(ver, "subresources.status"))
-        json_object_set_new(subs, "status", string_array(kapi_registry__custom_subresource_verbs));
+        json_object_set_new_nocheck(subs, "status",
+                                    string_array(kapi_registry__custom_subresource_verbs));
     if (kapi_json_path(ver, "subresources.scale"))
-        json_object_set_new(subs, "scale", string_array(kapi_registry__custom_subresource_verbs));
+        json_object_set_new_nocheck(subs, "scale",
+                                    string_array(kapi_registry__custom_subresource_verbs));
     json_t *def = json_pack(
         "{s:s,s:s,s:s,s:s,s:b,s:b,s:b,s:b,s:o,s:{s:s,s:s,s:s,s:s},s:s,s:{s:s,s:s},s:s,s:s}",
         "group", group, "version", version, "kind", kind, "plural", plural, "namespaced",
@@ -86,14 +88,16 @@ static json_t *type_def(const json_t *crd, const json_t *ver, const char *storag
         strcmp(version, storage) == 0 ? "custom" : "customConverting", "fieldLabels",
         "metadata.name", "metadata.name", "metadata.namespace", "metadata.namespace",
         "fieldLabelError", "notSupported", "nameRule", "subdomain");
-    json_object_set_new(def, "subresources", subs);
+    json_object_set_new_nocheck(def, "subresources", subs);
     json_t *arr = json_object_get(names, "shortNames");
-    json_object_set_new(def, "shortNames", json_is_array(arr) ? kapi_json_copy(arr) : json_array());
+    json_object_set_new_nocheck(def, "shortNames",
+                                json_is_array(arr) ? kapi_json_copy(arr) : json_array());
     arr = json_object_get(names, "categories");
-    json_object_set_new(def, "categories", json_is_array(arr) ? kapi_json_copy(arr) : json_array());
+    json_object_set_new_nocheck(def, "categories",
+                                json_is_array(arr) ? kapi_json_copy(arr) : json_array());
     arr = json_object_get(ver, "additionalPrinterColumns");
     if (json_is_array(arr))
-        json_object_set_new(def, "printerColumns", kapi_json_copy(arr));
+        json_object_set_new_nocheck(def, "printerColumns", kapi_json_copy(arr));
     return def;
 }
 
@@ -226,7 +230,7 @@ static kapi_error *walk_content(const kapi_schema *s, json_t *obj, kapi_schema_w
     w->go_types = go;
     for (size_t i = 0; i < KAPI_ARRAY_LEN(kept); i++)
         if (saved[i])
-            json_object_set_new(obj, kept[i], saved[i]);
+            json_object_set_new_nocheck(obj, kept[i], saved[i]);
     return err;
 }
 
@@ -278,7 +282,7 @@ static json_t *convert(json_t *obj, const kapi_type *t, const char *version, con
     kapi_arena_init(&a);
     json_t *out = kapi_json_copy(obj);
     json_decref(obj);
-    json_object_set_new(out, "apiVersion", json_sprintf("%s/%s", t->group, version));
+    json_object_set_new_nocheck(out, "apiVersion", json_sprintf("%s/%s", t->group, version));
     kapi_schema_walk w = {.arena = &a, .defaults = true};
     kapi_error_free(walk_content(s, out, &w));
     kapi_arena_dispose(&a);
@@ -310,10 +314,10 @@ static void custom_status_write(const kapi_type *t, const char *sub, json_t *obj
     json_t *meta = kapi_json_copy(json_object_get(old, "metadata"));
     json_t *managed = json_object_get(json_object_get(obj, "metadata"), "managedFields");
     if (managed)
-        json_object_set(meta, "managedFields", managed);
+        json_object_set_nocheck(meta, "managedFields", managed);
     else
         json_object_del(meta, "managedFields");
-    json_object_set_new(obj, "metadata", meta);
+    json_object_set_new_nocheck(obj, "metadata", meta);
 }
 
 /* ---- validation ---- */

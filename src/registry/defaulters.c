@@ -38,7 +38,8 @@ static void container(json_t *obj)
     if (json_object_get(obj, "imagePullPolicy"))
         return;
     const char *image = json_string_value(json_object_get(obj, "image"));
-    json_object_set_new(obj, "imagePullPolicy", json_string(pull_policy(image ? image : "")));
+    json_object_set_new_nocheck(obj, "imagePullPolicy",
+                                json_string(pull_policy(image ? image : "")));
 }
 
 /* With the host's network, a container port is also the host port. */
@@ -53,7 +54,7 @@ static void host_ports(json_t *containers)
             json_int_t hp = json_integer_value(json_object_get(port, "hostPort"));
             json_t *cp = json_object_get(port, "containerPort");
             if (hp == 0 && cp)
-                json_object_set(port, "hostPort", cp);
+                json_object_set_nocheck(port, "hostPort", cp);
         }
     }
 }
@@ -99,7 +100,7 @@ static void volume(json_t *obj)
     const char *key;
     json_t *v;
     json_object_foreach(obj, key, v) if (strcmp(key, "name") != 0) return;
-    json_object_set_new(obj, "emptyDir", json_object());
+    json_object_set_new_nocheck(obj, "emptyDir", json_object());
 }
 
 /* Every namespace carries its own name as the kubernetes.io/metadata.name label. */
@@ -109,8 +110,8 @@ static void namespace(json_t *obj)
     const char *name = kapi_json_path_str(meta, "name");
     if (!name || !*name)
         return;
-    json_object_set_new(kapi_json_object_ensure(meta, "labels"), "kubernetes.io/metadata.name",
-                        json_string(name));
+    json_object_set_new_nocheck(kapi_json_object_ensure(meta, "labels"),
+                                "kubernetes.io/metadata.name", json_string(name));
 }
 
 static void job(json_t *obj)
@@ -118,21 +119,21 @@ static void job(json_t *obj)
     json_t *spec = kapi_json_object_ensure(obj, "spec");
     json_t *completions = json_object_get(spec, "completions");
     if (!completions && !json_object_get(spec, "parallelism")) {
-        json_object_set_new(spec, "completions", json_integer(1));
-        json_object_set_new(spec, "parallelism", json_integer(1));
+        json_object_set_new_nocheck(spec, "completions", json_integer(1));
+        json_object_set_new_nocheck(spec, "parallelism", json_integer(1));
     } else if (!json_object_get(spec, "parallelism")) {
-        json_object_set_new(spec, "parallelism", json_integer(1));
+        json_object_set_new_nocheck(spec, "parallelism", json_integer(1));
     }
     if (!json_object_get(spec, "backoffLimit"))
-        json_object_set_new(spec, "backoffLimit", json_integer(6));
+        json_object_set_new_nocheck(spec, "backoffLimit", json_integer(6));
     if (!json_object_get(spec, "completionMode"))
-        json_object_set_new(spec, "completionMode", json_string("NonIndexed"));
+        json_object_set_new_nocheck(spec, "completionMode", json_string_nocheck("NonIndexed"));
     if (!json_object_get(spec, "suspend"))
-        json_object_set_new(spec, "suspend", json_false());
+        json_object_set_new_nocheck(spec, "suspend", json_false());
     json_t *meta = kapi_json_object_ensure(obj, "metadata");
     json_t *tmpl_labels = kapi_json_path(spec, "template.metadata.labels");
     if (json_object_size(json_object_get(meta, "labels")) == 0 && json_object_size(tmpl_labels))
-        json_object_set_new(meta, "labels", kapi_json_copy(tmpl_labels));
+        json_object_set_new_nocheck(meta, "labels", kapi_json_copy(tmpl_labels));
     size_t i;
     json_t *rule, *cond;
     json_array_foreach(kapi_json_path(spec, "podFailurePolicy.rules"), i, rule)
@@ -142,7 +143,7 @@ static void job(json_t *obj)
         {
             const char *st = json_string_value(json_object_get(cond, "status"));
             if (!st || !*st)
-                json_object_set_new(cond, "status", json_string("True"));
+                json_object_set_new_nocheck(cond, "status", json_string_nocheck("True"));
         }
     }
 }
@@ -158,8 +159,8 @@ static void crd(json_t *obj)
     json_array_foreach(kapi_json_path(obj, "spec.versions"), i, v)
     {
         if (json_is_true(json_object_get(v, "storage")) && json_object_get(v, "name")) {
-            json_object_set_new(kapi_json_object_ensure(obj, "status"), "storedVersions",
-                                json_pack("[O]", json_object_get(v, "name")));
+            json_object_set_new_nocheck(kapi_json_object_ensure(obj, "status"), "storedVersions",
+                                        json_pack("[O]", json_object_get(v, "name")));
             return;
         }
     }
@@ -177,12 +178,12 @@ static void crd_spec(json_t *obj)
         char *lower = kapi_xstrdup(kind);
         for (char *p = lower; *p; p++)
             *p = (char)tolower((unsigned char)*p);
-        json_object_set_new(names, "singular", json_string(lower));
+        json_object_set_new_nocheck(names, "singular", json_string(lower));
         free(lower);
     }
     const char *list = kapi_json_path_str(names, "listKind");
     if (!list || !*list)
-        json_object_set_new(names, "listKind", json_sprintf("%sList", kind));
+        json_object_set_new_nocheck(names, "listKind", json_sprintf("%sList", kind));
 }
 
 void kapi_registry__defaulters(kapi_schema_set *s)

@@ -27,7 +27,7 @@ static json_t *zero_of(const kapi_schema *s)
             json_decref(v);
             v = zero_of(p->schema);
         }
-        json_object_set_new(obj, p->name, v);
+        json_object_set_new_nocheck(obj, p->name, v);
     }
     return obj;
 }
@@ -60,8 +60,8 @@ static json_t *custom_reset(const kapi_type *t)
 {
     json_t *r = json_object();
     if (kapi_type_subresource(t, KAPI_STR("status"))) {
-        json_object_set_new(r, "", json_pack("[s]", "status"));
-        json_object_set_new(r, "status", json_pack("[s]", "spec"));
+        json_object_set_new_nocheck(r, "", json_pack("[s]", "status"));
+        json_object_set_new_nocheck(r, "status", json_pack("[s]", "spec"));
     }
     return r;
 }

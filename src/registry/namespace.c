@@ -16,7 +16,8 @@ static void namespace_label(json_t *obj)
     json_t *meta = kapi_json_object_ensure(obj, "metadata");
     const char *name = kapi_json_path_str(meta, "name");
     json_t *labels = kapi_json_object_ensure(meta, "labels");
-    json_object_set_new(labels, "kubernetes.io/metadata.name", json_string(name ? name : ""));
+    json_object_set_new_nocheck(labels, "kubernetes.io/metadata.name",
+                                json_string(name ? name : ""));
 }
 
 static void namespace_create(const kapi_type *t, json_t *obj)
@@ -27,14 +28,14 @@ static void namespace_create(const kapi_type *t, json_t *obj)
     json_t *fin = json_object_get(spec, "finalizers");
     if (!json_is_array(fin)) {
         fin = json_array();
-        json_object_set_new(spec, "finalizers", fin);
+        json_object_set_new_nocheck(spec, "finalizers", fin);
     }
     bool has = false;
     for (size_t i = 0; i < json_array_size(fin); i++)
         has = has || strcmp(json_string_value(json_array_get(fin, i)) ?: "", "kubernetes") == 0;
     if (!has)
-        json_array_append_new(fin, json_string("kubernetes"));
-    json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
+        json_array_append_new(fin, json_string_nocheck("kubernetes"));
+    json_object_set_new_nocheck(obj, "status", json_pack("{s:s}", "phase", "Active"));
 }
 
 static void namespace_update(const kapi_type *t, json_t *obj, const json_t *old)
@@ -44,7 +45,7 @@ static void namespace_update(const kapi_type *t, json_t *obj, const json_t *old)
     json_t *spec = kapi_json_object_ensure(obj, "spec");
     json_t *fin = kapi_json_path(old, "spec.finalizers");
     if (fin)
-        json_object_set(spec, "finalizers", fin);
+        json_object_set_nocheck(spec, "finalizers", fin);
     else
         json_object_del(spec, "finalizers");
 }
@@ -61,7 +62,7 @@ static void namespace_subresource(const kapi_type *t, const char *sub, json_t *o
     json_t *st = json_object_get(old, "status");
     json_object_del(obj, "status");
     if (st)
-        json_object_set(obj, "status", st);
+        json_object_set_nocheck(obj, "status", st);
 }
 
 /* A namespace is held while spec.finalizers has an entry (kube's namespace storage's
@@ -98,9 +99,9 @@ static kapi_delete_step namespace_before_delete(const kapi_type *t, const kapi_h
     if (json_object_get(meta, "deletionTimestamp"))
         return namespace_finalizing(t, obj) ? KAPI_DELETE_WAIT : KAPI_DELETE_GENERIC;
     c->propagate(c, meta);
-    json_object_set_new(meta, "deletionTimestamp", json_string(c->now));
-    json_object_set_new(kapi_json_object_ensure(obj, "status"), "phase",
-                        json_string("Terminating"));
+    json_object_set_new_nocheck(meta, "deletionTimestamp", json_string(c->now));
+    json_object_set_new_nocheck(kapi_json_object_ensure(obj, "status"), "phase",
+                                json_string_nocheck("Terminating"));
     return KAPI_DELETE_MARKED;
 }
 

@@ -33,7 +33,7 @@ void kapi_type_prepare_update(const kapi_type *t, json_t *obj, const json_t *old
         json_t *st = json_object_get(old, "status");
         json_object_del(obj, "status");
         if (st)
-            json_object_set(obj, "status", st);
+            json_object_set_nocheck(obj, "status", st);
     }
     if (t->strategy->prepare_update)
         t->strategy->prepare_update(t, obj, old);
@@ -54,10 +54,10 @@ static void keep_all_but_status(json_t *obj, const json_t *old)
         else if (strcmp(key, "status") == 0)
             v = status;
         if (v)
-            json_object_set(out, key, v);
+            json_object_set_nocheck(out, key, v);
     }
     if (status && !json_object_get(old, "status"))
-        json_object_set(out, "status", status);
+        json_object_set_nocheck(out, "status", status);
     json_object_clear(obj);
     json_object_update(obj, out);
     json_decref(out);

@@ -356,7 +356,7 @@ static json_t *string_cell(const json_t *v)
     if (json_is_string(v))
         return json_incref((json_t *)v);
     if (json_is_null(v))
-        return json_string("<no value>");
+        return json_string_nocheck("<no value>");
     kapi_buf b;
     kapi_buf_init(&b);
     if (json_is_object(v) || json_is_array(v))
@@ -377,9 +377,9 @@ static json_t *date_cell(const json_t *v, int64_t now_ns)
         return json_null();
     switch (read_time(v, &secs, &nsec)) {
     case TIME_ZERO:
-        return json_string("<unknown>");
+        return json_string_nocheck("<unknown>");
     case TIME_INVALID:
-        return json_string("<invalid>");
+        return json_string_nocheck("<invalid>");
     default:
         kapi_short_human_duration(out, since(now_ns, secs, nsec));
         return json_string(out);
@@ -445,7 +445,7 @@ static json_t *cell_bool_pointer(const json_t *v, const json_t *obj, int64_t now
 {
     (void)obj, (void)now_ns;
     if (!json_is_boolean(v))
-        return json_string("<unset>");
+        return json_string_nocheck("<unset>");
     return json_string(json_is_true(v) ? "True" : "False");
 }
 
@@ -466,7 +466,7 @@ static json_t *cell_age(const json_t *v, const json_t *obj, int64_t now_ns)
 static json_t *cell_age_or_none(const json_t *v, const json_t *obj, int64_t now_ns)
 {
     if (!v || json_is_null(v))
-        return json_string("<none>");
+        return json_string_nocheck("<none>");
     return cell_age(v, obj, now_ns);
 }
 
@@ -478,7 +478,7 @@ static json_t *cell_created_at(const json_t *v, const json_t *obj, int64_t now_n
     int32_t nsec;
     (void)obj, (void)now_ns;
     if (read_time(v, &secs, &nsec) != TIME_OK)
-        return json_string("0001-01-01T00:00:00Z");
+        return json_string_nocheck("0001-01-01T00:00:00Z");
     return json_string(kapi_time_rfc3339(out, secs));
 }
 
@@ -622,7 +622,7 @@ static json_t *cell_node_selector(const json_t *v, const json_t *obj, int64_t no
                                            {"matchFields", "MatchFields: "}};
     (void)obj, (void)now_ns;
     if (!v || json_is_null(v))
-        return json_string("<none>");
+        return json_string_nocheck("<none>");
     const json_t *terms = json_object_get(v, "nodeSelectorTerms");
     kapi_buf b;
     kapi_buf_init(&b);
@@ -801,7 +801,7 @@ static json_t *full_columns(kapi_type *t, json_t *def)
         else
             json_array_append_new(cols, parse_text(custom_age_column));
     }
-    json_object_set_new(def, "printerColumns", cols);
+    json_object_set_new_nocheck(def, "printerColumns", cols);
     return cols;
 }
 
@@ -826,8 +826,8 @@ static kapi_error *load_column(kapi_column *c, const char *name, json_t *def)
                               c->name ? c->name : "");
     c->description = kapi_json_path_str(def, "description");
     if (!c->description || !*c->description) {
-        json_object_set_new(def, "description",
-                            json_sprintf("The value at %s in the object.", c->json_path));
+        json_object_set_new_nocheck(def, "description",
+                                    json_sprintf("The value at %s in the object.", c->json_path));
         c->description = kapi_json_path_str(def, "description");
     }
     return NULL;

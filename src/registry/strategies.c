@@ -13,7 +13,7 @@
 static void cronjob_create(const kapi_type *t, json_t *obj)
 {
     (void)t;
-    json_object_set_new(obj, "status", json_object());
+    json_object_set_new_nocheck(obj, "status", json_object());
 }
 
 /*
@@ -34,7 +34,7 @@ static json_t *zero_object(void)
 
 static json_t *zero_string(void)
 {
-    return json_string("");
+    return json_string_nocheck("");
 }
 
 static const field_rule core_fields[] = {
@@ -83,18 +83,18 @@ static json_t *event_view(const json_t *src, const char *api_version, const fiel
                           size_t n, bool use_core)
 {
     json_t *out = json_object();
-    json_object_set_new(out, "kind", json_string("Event"));
-    json_object_set_new(out, "apiVersion", json_string(api_version));
+    json_object_set_new_nocheck(out, "kind", json_string_nocheck("Event"));
+    json_object_set_new_nocheck(out, "apiVersion", json_string(api_version));
     json_t *meta = json_object_get(src, "metadata");
-    json_object_set_new(out, "metadata", meta ? json_incref(meta) : json_object());
+    json_object_set_new_nocheck(out, "metadata", meta ? json_incref(meta) : json_object());
     for (size_t i = 0; i < n; i++) {
         const char *from = use_core && rules[i].core ? rules[i].core : rules[i].name;
         json_t *v = json_object_get(src, from);
         if (rules[i].zero)
-            json_object_set_new(out, rules[i].name,
-                                v && !json_is_null(v) ? json_incref(v) : rules[i].zero());
+            json_object_set_new_nocheck(out, rules[i].name,
+                                        v && !json_is_null(v) ? json_incref(v) : rules[i].zero());
         else if (!is_empty_value(v))
-            json_object_set(out, rules[i].name, v);
+            json_object_set_nocheck(out, rules[i].name, v);
     }
     return out;
 }
@@ -123,11 +123,11 @@ static json_t *events_v1_to_storage(const kapi_type *t, json_t *obj)
 {
     (void)t;
     json_t *core = json_object();
-    json_object_set(core, "metadata", json_object_get(obj, "metadata"));
+    json_object_set_nocheck(core, "metadata", json_object_get(obj, "metadata"));
     for (size_t i = 0; i < KAPI_ARRAY_LEN(v1_fields); i++) {
         json_t *v = json_object_get(obj, v1_fields[i].name);
         if (v)
-            json_object_set(core, v1_fields[i].core, v);
+            json_object_set_nocheck(core, v1_fields[i].core, v);
     }
     json_t *out = core_event_normalize(core);
     json_decref(core);

@@ -144,8 +144,8 @@ static void pod_failure_policy(bctx *c, const json_t *spec, const char *path)
     for (size_t l = 0; l < KAPI_ARRAY_LEN(lists); l++) {
         const json_t *ctrs = json_object_get(pod, lists[l]);
         for (size_t i = 0; i < json_array_size(ctrs); i++)
-            json_object_set_new(names, kapi_registry__str(json_array_get(ctrs, i), "name"),
-                                json_true());
+            json_object_set_new_nocheck(names, kapi_registry__str(json_array_get(ctrs, i), "name"),
+                                        json_true());
     }
     if (json_array_size(rules) > 20)
         kapi_field_too_many(c->err, rpath, (long long)json_array_size(rules), 20);

@@ -228,7 +228,7 @@ static void validate_volumes(pctx *c, const json_t *vols, const char *path, json
         if (json_object_get(valid, name))
             kapi_field_duplicate(c->err, P(c, at, "name"), name);
         if (c->err->ncauses == before)
-            json_object_set(valid, name, (json_t *)vol);
+            json_object_set_nocheck(valid, name, (json_t *)vol);
     }
 }
 
@@ -249,7 +249,7 @@ static void container_ports(pctx *c, const json_t *ports, const char *path)
             else if (json_object_get(names, name))
                 kapi_field_duplicate(c->err, P(c, at, "name"), name);
             else
-                json_object_set_new(names, name, json_true());
+                json_object_set_new_nocheck(names, name, json_true());
         }
         long long cp = kapi_registry__int(p, "containerPort"),
                   hp = kapi_registry__int(p, "hostPort");
@@ -436,7 +436,8 @@ static json_t *list_map(const json_t *list, const char *key, const char *val)
     json_t *m = json_object();
     for (size_t i = 0; i < json_array_size(list); i++) {
         const json_t *e = json_array_get(list, i);
-        json_object_set_new(m, kapi_registry__str(e, key), json_string(kapi_registry__str(e, val)));
+        json_object_set_new_nocheck(m, kapi_registry__str(e, key),
+                                    json_string(kapi_registry__str(e, val)));
     }
     return m;
 }
@@ -467,7 +468,7 @@ static void volume_mounts(pctx *c, const json_t *ctr, const char *path)
             kapi_field_required(c->err, P(c, at, "mountPath"), "");
         if (json_object_get(seen, mp))
             kapi_field_invalid_str(c->err, P(c, at, "mountPath"), mp, "must be unique");
-        json_object_set_new(seen, mp, json_true());
+        json_object_set_new_nocheck(seen, mp, json_true());
         if (json_object_get(devices, name))
             kapi_field_invalid_str(c->err, P(c, at, "name"), name,
                                    "must not already exist in volumeDevices");
@@ -510,12 +511,12 @@ static void volume_devices(pctx *c, const json_t *ctr, const char *path)
                                    "Ephemeral for block mode");
         if (json_object_get(names, name))
             kapi_field_invalid_str(c->err, P(c, at, "name"), name, "must be unique");
-        json_object_set_new(names, name, json_true());
+        json_object_set_new_nocheck(names, name, json_true());
         if (!*dp)
             kapi_field_required(c->err, P(c, at, "devicePath"), "");
         if (json_object_get(paths, dp))
             kapi_field_invalid_str(c->err, P(c, at, "devicePath"), dp, "must be unique");
-        json_object_set_new(paths, dp, json_true());
+        json_object_set_new_nocheck(paths, dp, json_true());
         if (*dp)
             no_backsteps(c, P(c, at, "devicePath"), dp);
         if (json_object_get(mounts, name))
@@ -857,7 +858,7 @@ static void host_ports(pctx *c, const json_t *ctrs, const char *path, json_t *se
             if (json_object_get(seen, key))
                 kapi_field_duplicate(c->err, P(c, I(c, pp, j), "hostPort"), key);
             else
-                json_object_set_new(seen, key, json_true());
+                json_object_set_new_nocheck(seen, key, json_true());
             free(key);
         }
     }
@@ -877,7 +878,7 @@ static void containers(pctx *c, const json_t *ctrs, const char *path)
         container_common(c, ctr, at);
         if (json_object_get(names, name))
             kapi_field_duplicate(c->err, P(c, at, "name"), name);
-        json_object_set_new(names, name, json_true());
+        json_object_set_new_nocheck(names, name, json_true());
         const json_t *lc = json_object_get(ctr, "lifecycle");
         if (kapi_registry__has(lc, "postStart"))
             validate_handler(c, json_object_get(lc, "postStart"),
@@ -921,8 +922,8 @@ static void init_containers(pctx *c, const json_t *ctrs, const json_t *regular, 
                                             "startupProbe"};
     json_t *names = json_object();
     for (size_t i = 0; i < json_array_size(regular); i++)
-        json_object_set_new(names, kapi_registry__str(json_array_get(regular, i), "name"),
-                            json_true());
+        json_object_set_new_nocheck(names, kapi_registry__str(json_array_get(regular, i), "name"),
+                                    json_true());
     for (size_t i = 0; i < json_array_size(ctrs); i++) {
         const json_t *ctr = json_array_get(ctrs, i);
         const char *at = I(c, path, i), *name = kapi_registry__str(ctr, "name");
@@ -930,7 +931,7 @@ static void init_containers(pctx *c, const json_t *ctrs, const json_t *regular, 
         if (json_object_get(names, name))
             kapi_field_duplicate(c->err, P(c, at, "name"), name);
         else if (*name)
-            json_object_set_new(names, name, json_true());
+            json_object_set_new_nocheck(names, name, json_true());
         json_t *one = json_array(), *seen = json_object();
         json_array_append(one, (json_t *)ctr);
         host_ports(c, one, path, seen);

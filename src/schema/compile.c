@@ -382,7 +382,7 @@ kapi_error *kapi_schema_set_add(kapi_schema_set *s, json_t *definitions)
     {
         if (json_object_get(s->defs, name))
             return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "schema %s is defined twice", name);
-        json_object_set(s->defs, name, v);
+        json_object_set_nocheck(s->defs, name, v);
     }
     return NULL;
 }

@@ -1028,7 +1028,7 @@ static void add_duplicate(vctx *c, const listkey *k, size_t i)
         for (const char *const *f = k->keys; *f; f++) {
             json_t *x = json_is_object(item) ? json_object_get(item, *f) : NULL;
             if (x)
-                json_object_set(key, *f, x);
+                json_object_set_nocheck(key, *f, x);
         }
         kapi_go_sharp_v(&val, key, KAPI_GO_JSON_MAP);
         json_decref(key);

@@ -306,7 +306,7 @@ static void reorder(const kapi_schema *s, json_t *obj)
     }
     json_object_clear(obj);
     for (size_t i = 0; i < m; i++) {
-        json_object_set_new(obj, keys[i], vals[i]);
+        json_object_set_new_nocheck(obj, keys[i], vals[i]);
         free((char *)keys[i]);
     }
     free(keys);
@@ -340,7 +340,7 @@ static kapi_error *walk_object(walker *k, const kapi_schema *s, json_t *obj, con
         }
         json_t *text = as_quantity_text(child, v);
         if (text) {
-            json_object_set_new(obj, key, text);
+            json_object_set_new_nocheck(obj, key, text);
             v = text;
         }
         if ((err = walk_member(k, child, v, key, p != NULL, go_struct)) != NULL)
@@ -355,7 +355,7 @@ static kapi_error *walk_object(walker *k, const kapi_schema *s, json_t *obj, con
             if (!d || json_object_get(obj, p->name))
                 continue;
             json_t *copy = kapi_json_copy(d);
-            json_object_set_new(obj, p->name, copy);
+            json_object_set_new_nocheck(obj, p->name, copy);
             if (!json_is_null(copy) &&
                 (err = walk_member(k, p->schema, copy, p->name, true, go_struct)) != NULL)
                 return err;

@@ -247,7 +247,7 @@ static int entry_cmp(const void *x, const void *y)
 static void set_str(json_t *o, const char *key, const char *v)
 {
     if (v && *v)
-        json_object_set_new(o, key, json_string(v));
+        json_object_set_new_nocheck(o, key, json_string(v));
 }
 
 /* EncodeObjectManagedFields: obj's metadata.managedFields from m, sorted as
@@ -289,12 +289,12 @@ static void encode(kapi_arena *a, const managed *m, json_t *obj)
         set_str(e, "operation", es[i].operation);
         set_str(e, "apiVersion", es[i].version);
         set_str(e, "time", es[i].time);
-        json_object_set_new(e, "fieldsType", json_string("FieldsV1"));
-        json_object_set_new(e, "fieldsV1", kapi_smd_set_to_jansson(es[i].set));
+        json_object_set_new_nocheck(e, "fieldsType", json_string_nocheck("FieldsV1"));
+        json_object_set_new_nocheck(e, "fieldsV1", kapi_smd_set_to_jansson(es[i].set));
         set_str(e, "subresource", es[i].subresource);
         json_array_append_new(list, e);
     }
-    json_object_set_new(meta, "managedFields", list);
+    json_object_set_new_nocheck(meta, "managedFields", list);
 }
 
 /* isResetManagedFields: [] or [{}] asks for no managedFields at all. */
@@ -647,7 +647,7 @@ static void update_last_applied(json_t *obj, const json_t *config)
     kapi_buf_putc(&b, '\n');
     json_decref(copy);
     json_t *ann = kapi_json_object_ensure(kapi_json_object_ensure(obj, "metadata"), "annotations");
-    json_object_set_new(ann, LAST_APPLIED, json_stringn(b.ptr, b.len));
+    json_object_set_new_nocheck(ann, LAST_APPLIED, json_stringn(b.ptr, b.len));
     kapi_buf_dispose(&b);
     size_t total = 0;
     const char *k;

@@ -838,7 +838,7 @@ static json_t *jansson_contents(kapi_buf *key, const kapi_smd_set *s, bool self)
     size_t mi = 0, ci = 0;
     entry e;
     if (self && (s->nmembers || s->nchildren))
-        json_object_set_new(obj, ".", json_object());
+        json_object_set_new_nocheck(obj, ".", json_object());
     while (next_entry(s, &mi, &ci, &e)) {
         json_t *v = e.child ? jansson_contents(key, e.child, e.member) : json_object();
         kapi_buf_clear(key);
