@@ -31,6 +31,7 @@ struct kapi_auth {
     token_entry *tokens;
     size_t ntokens, tokens_cap;
     kapi_auth__certs *certs;
+    EVP_MD *sha256; /* fetched once: EVP_sha256() looks the digest up again on every use */
 };
 
 static const char *const admin_groups[] = {"system:masters", "system:authenticated", NULL};
@@ -50,9 +51,9 @@ const char *const *kapi_auth__groups(kapi_arena *a, const char **names, size_t n
     return groups;
 }
 
-static void digest(const char *token, size_t len, unsigned char out[DIGEST_LEN])
+static void digest(const kapi_auth *a, const char *token, size_t len, unsigned char out[DIGEST_LEN])
 {
-    if (!EVP_Digest(token, len, out, NULL, EVP_sha256(), NULL))
+    if (!EVP_Digest(token, len, out, NULL, a->sha256, NULL))
         abort(); /* only on allocation failure, which aborts everywhere in kapi */
 }
 
@@ -63,7 +64,7 @@ static void add_token(kapi_auth *a, const char *token, size_t len, kapi_user use
         a->tokens = kapi_xrealloc(a->tokens, a->tokens_cap * sizeof(*a->tokens));
     }
     token_entry *e = &a->tokens[a->ntokens];
-    digest(token, len, e->digest);
+    digest(a, token, len, e->digest);
     e->seq = a->ntokens++;
     e->user = user;
 }
@@ -93,7 +94,7 @@ static const kapi_user *find_token(const kapi_auth *a, kapi_str token)
 {
     unsigned char d[DIGEST_LEN];
     size_t lo = 0, hi = a->ntokens;
-    digest(token.ptr, token.len, d);
+    digest(a, token.ptr, token.len, d);
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (memcmp(a->tokens[mid].digest, d, DIGEST_LEN) < 0)
@@ -218,6 +219,9 @@ kapi_error *kapi_auth_new(kapi_auth **out, const char *dir, const char *token_fi
     kapi_error *err = NULL;
     kapi_arena_init(&a->arena);
     a->certs = kapi_auth__certs_new();
+    a->sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+    if (!a->sha256)
+        abort(); /* the default provider always has it */
     /* File tokens first: an admin token copied into the file stays the admin's. */
     if (token_file)
         err = load_token_file(a, token_file);
@@ -239,6 +243,7 @@ void kapi_auth_free(kapi_auth *a)
         return;
     if (a->certs)
         kapi_auth__certs_free(a->certs);
+    EVP_MD_free(a->sha256);
     free(a->tokens);
     kapi_arena_dispose(&a->arena);
     free(a);

@@ -20,6 +20,7 @@
  */
 #include "smd/smd.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -320,9 +321,13 @@ static bool has_uid(const json_t *obj)
 
 /* ---- the inner layers ---- */
 
-/* stripMeta's set: never owned by anybody. */
-static kapi_smd_set *strip_set(kapi_arena *a)
+/* stripMeta's set, the fields nobody owns: built once, in an arena of its own. */
+static kapi_arena strip_arena;
+static kapi_smd_set *strip_fields;
+
+static void build_strip_set(void)
 {
+    kapi_arena *a = &strip_arena;
     static const char *const metadata[] = {"name",       "namespace",     "creationTimestamp",
                                            "selfLink",   "uid",           "clusterName",
                                            "generation", "managedFields", "resourceVersion"};
@@ -338,7 +343,15 @@ static kapi_smd_set *strip_set(kapi_arena *a)
         p[1].name = kapi_str_c(metadata[i]);
         kapi_smd_set_insert(a, s, (kapi_smd_path){p, 2});
     }
-    return s;
+    strip_fields = s;
+}
+
+/* The strip set, shared by every thread: set operations only read their arguments. */
+static const kapi_smd_set *strip_set(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, build_strip_set);
+    return strip_fields;
 }
 
 static void strip(kapi_arena *a, managed *m, const char *id)
@@ -346,7 +359,7 @@ static void strip(kapi_arena *a, managed *m, const char *id)
     kapi_smd_manager *mg = kapi_smd_managers_get(&m->ms, id);
     if (!mg)
         return;
-    mg->set = kapi_smd_set_difference(a, mg->set, strip_set(a));
+    mg->set = kapi_smd_set_difference(a, mg->set, strip_set());
     if (kapi_smd_set_empty(mg->set))
         kapi_smd_managers_remove(&m->ms, id);
 }
