@@ -240,6 +240,26 @@ static void check_structural(compiler *c, const json_t *j, const char *path)
              "type cannot be set to null, use nullable as an alternative");
 }
 
+/* The Go type a definition's values are read as, by the end of its name. */
+static kapi_schema_go_value go_value_of(const char *def_name)
+{
+    static const struct {
+        const char *suffix;
+        kapi_schema_go_value v;
+    } special[] = {
+        {".meta.v1.Time", KAPI_SCHEMA_GO_TIME},
+        {".meta.v1.MicroTime", KAPI_SCHEMA_GO_MICROTIME},
+        {".resource.Quantity", KAPI_SCHEMA_GO_QUANTITY},
+    };
+    size_t n = def_name ? strlen(def_name) : 0;
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(special); i++) {
+        size_t m = strlen(special[i].suffix);
+        if (n >= m && strcmp(def_name + n - m, special[i].suffix) == 0)
+            return special[i].v;
+    }
+    return KAPI_SCHEMA_GO_PLAIN;
+}
+
 /* Fills n from j (an object schema). */
 static void fill(compiler *c, kapi_schema *n, const json_t *j, const char *path)
 {
@@ -250,6 +270,7 @@ static void fill(compiler *c, kapi_schema *n, const json_t *j, const char *path)
     if (!c->set)
         check_structural(c, j, path);
     n->src = j;
+    n->go_value = go_value_of(n->def_name);
     compile_types(c, n, json_object_get(j, "type"), child_path(c, path, "type"));
     n->format = dup_str(c, json_object_get(j, "format"));
     n->description = dup_str(c, json_object_get(j, "description"));

@@ -70,10 +70,19 @@ typedef struct kapi_schema_bound {
     double value;
 } kapi_schema_bound;
 
+/* The Go types whose values are read by their own rules, not by their schema's type. */
+typedef enum kapi_schema_go_value {
+    KAPI_SCHEMA_GO_PLAIN = 0,
+    KAPI_SCHEMA_GO_TIME,      /* meta/v1 Time: RFC 3339, seconds */
+    KAPI_SCHEMA_GO_MICROTIME, /* meta/v1 MicroTime: RFC 3339, microseconds */
+    KAPI_SCHEMA_GO_QUANTITY,  /* resource.Quantity: a string or a number, made canonical */
+} kapi_schema_go_value;
+
 struct kapi_schema {
-    const char *def_name; /* the definition this node is, or NULL for an inline node */
-    const char *go_name;  /* the Go type name messages use ("CronJobSpec"), or NULL */
-    const json_t *src;    /* the JSON it was compiled from (owned by the set or root) */
+    const char *def_name;          /* the definition this node is, or NULL for an inline node */
+    kapi_schema_go_value go_value; /* from def_name */
+    const char *go_name;           /* the Go type name messages use ("CronJobSpec"), or NULL */
+    const json_t *src;             /* the JSON it was compiled from (owned by the set or root) */
     unsigned types;
     const char *format;
     const char *description;

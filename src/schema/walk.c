@@ -149,14 +149,6 @@ static kapi_error *type_error(walker *k, const kapi_schema *s, const json_t *v,
 
 /* ---- scalars ---- */
 
-static bool def_is(const kapi_schema *s, const char *suffix)
-{
-    if (!s->def_name)
-        return false;
-    size_t n = strlen(s->def_name), m = strlen(suffix);
-    return n >= m && strcmp(s->def_name + n - m, suffix) == 0;
-}
-
 /* Go reads a quantity from a string or a number and writes it back canonical ("0.5" and
  * 0.5 become "500m", "1000m" becomes "1"). */
 static kapi_error *canonical_quantity(json_t *v)
@@ -184,7 +176,7 @@ static kapi_error *canonical_quantity(json_t *v)
  * reference, or NULL when v stays as it is. */
 static json_t *as_quantity_text(const kapi_schema *s, const json_t *v)
 {
-    if (!json_is_number(v) || !def_is(s, ".resource.Quantity"))
+    if (s->go_value != KAPI_SCHEMA_GO_QUANTITY || !json_is_number(v))
         return NULL;
     kapi_buf text;
     kapi_buf_init(&text);
@@ -196,17 +188,17 @@ static json_t *as_quantity_text(const kapi_schema *s, const json_t *v)
 
 static kapi_error *check_scalar(walker *k, const kapi_schema *s, json_t *v, const char *go_struct)
 {
-    if (def_is(s, ".meta.v1.Time") || def_is(s, ".meta.v1.MicroTime")) {
+    if (s->go_value == KAPI_SCHEMA_GO_TIME || s->go_value == KAPI_SCHEMA_GO_MICROTIME) {
         char norm[32];
         if (!json_is_string(v))
             return type_error(k, s, v, go_struct, false);
-        kapi_error *err =
-            kapi_schema__parse_time(json_string_value(v), def_is(s, "MicroTime"), norm);
+        kapi_error *err = kapi_schema__parse_time(json_string_value(v),
+                                                  s->go_value == KAPI_SCHEMA_GO_MICROTIME, norm);
         if (!err)
             json_string_set(v, norm);
         return err;
     }
-    if (def_is(s, ".resource.Quantity"))
+    if (s->go_value == KAPI_SCHEMA_GO_QUANTITY)
         return canonical_quantity(v);
     if (s->int_or_string)
         return json_is_string(v) || json_is_integer(v) ? NULL
@@ -240,8 +232,8 @@ static kapi_error *check_scalar(walker *k, const kapi_schema *s, json_t *v, cons
 
 static const kapi_schema_prop *find_prop(const kapi_schema *s, const char *key)
 {
-    for (size_t i = 0; i < s->nprops; i++)
-        if (strcmp(s->props[i].name, key) == 0)
+    for (size_t i = 0; i < s->nprops; i++) /* the first byte rules most names out */
+        if (s->props[i].name[0] == key[0] && strcmp(s->props[i].name, key) == 0)
             return &s->props[i];
     return NULL;
 }
@@ -280,11 +272,34 @@ static int key_cmp(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* True when obj's members are in the order reorder gives them already. */
+static bool in_order(const kapi_schema *s, json_t *obj)
+{
+    const char *key, *prev = NULL;
+    json_t *v;
+    size_t at = 0; /* the schema position the next member may not precede */
+    json_object_foreach(obj, key, v)
+    {
+        if (!s->nprops) {
+            if (prev && strcmp(prev, key) >= 0)
+                return false;
+            prev = key;
+            continue;
+        }
+        const kapi_schema_prop *p = find_prop(s, key);
+        size_t i = p ? (size_t)(p - s->props) : s->nprops;
+        if (i < at)
+            return false;
+        at = i < s->nprops ? i + 1 : s->nprops;
+    }
+    return true;
+}
+
 /* Rebuilds obj with its members in schema order, then the rest; a map's keys sorted. */
 static void reorder(const kapi_schema *s, json_t *obj)
 {
     size_t n = json_object_size(obj);
-    if (n < 2)
+    if (n < 2 || in_order(s, obj))
         return;
     const char **keys = kapi_xmalloc(n * sizeof(*keys));
     json_t **vals = kapi_xmalloc(n * sizeof(*vals));
