@@ -23,7 +23,8 @@ static void cronjob_create(const kapi_type *t, json_t *obj)
  */
 typedef struct field_rule {
     const char *name;
-    const char *core;      /* the core/v1 name of an events.k8s.io/v1 field */
+    const char *other;     /* its name in the other view: core/v1 for an events.k8s.io/v1
+                            * field, events.k8s.io/v1 for a core one */
     json_t *(*zero)(void); /* written when absent; NULL: left out */
 } field_rule;
 
@@ -38,20 +39,20 @@ static json_t *zero_string(void)
 }
 
 static const field_rule core_fields[] = {
-    {"involvedObject", NULL, zero_object},
-    {"reason", NULL, NULL},
-    {"message", NULL, NULL},
-    {"source", NULL, zero_object},
-    {"firstTimestamp", NULL, json_null},
-    {"lastTimestamp", NULL, json_null},
-    {"count", NULL, NULL},
-    {"type", NULL, NULL},
-    {"eventTime", NULL, json_null},
-    {"series", NULL, NULL},
-    {"action", NULL, NULL},
-    {"related", NULL, NULL},
-    {"reportingComponent", NULL, zero_string},
-    {"reportingInstance", NULL, zero_string},
+    {"involvedObject", "regarding", zero_object},
+    {"reason", "reason", NULL},
+    {"message", "note", NULL},
+    {"source", "deprecatedSource", zero_object},
+    {"firstTimestamp", "deprecatedFirstTimestamp", json_null},
+    {"lastTimestamp", "deprecatedLastTimestamp", json_null},
+    {"count", "deprecatedCount", NULL},
+    {"type", "type", NULL},
+    {"eventTime", "eventTime", json_null},
+    {"series", "series", NULL},
+    {"action", "action", NULL},
+    {"related", "related", NULL},
+    {"reportingComponent", "reportingController", zero_string},
+    {"reportingInstance", "reportingInstance", zero_string},
 };
 
 static const field_rule v1_fields[] = {
@@ -78,9 +79,10 @@ static bool is_empty_value(const json_t *v)
 }
 
 /* Builds kind, apiVersion, metadata, then the fields of rules in order: each taken from
- * src under its own name (or its core name when use_core), else its zero value. */
+ * src under its own name (or its name in the other view when from_other), else its zero
+ * value. */
 static json_t *event_view(const json_t *src, const char *api_version, const field_rule *rules,
-                          size_t n, bool use_core)
+                          size_t n, bool from_other)
 {
     json_t *out = json_object();
     json_object_set_new_nocheck(out, "kind", json_string_nocheck("Event"));
@@ -88,7 +90,7 @@ static json_t *event_view(const json_t *src, const char *api_version, const fiel
     json_t *meta = json_object_get(src, "metadata");
     json_object_set_new_nocheck(out, "metadata", meta ? json_incref(meta) : json_object());
     for (size_t i = 0; i < n; i++) {
-        const char *from = use_core && rules[i].core ? rules[i].core : rules[i].name;
+        const char *from = from_other ? rules[i].other : rules[i].name;
         json_t *v = json_object_get(src, from);
         if (rules[i].zero)
             json_object_set_new_nocheck(out, rules[i].name,
@@ -122,15 +124,7 @@ static void event_update(const kapi_type *t, json_t *obj, const json_t *old)
 static json_t *events_v1_to_storage(const kapi_type *t, json_t *obj)
 {
     (void)t;
-    json_t *core = json_object();
-    json_object_set_nocheck(core, "metadata", json_object_get(obj, "metadata"));
-    for (size_t i = 0; i < KAPI_ARRAY_LEN(v1_fields); i++) {
-        json_t *v = json_object_get(obj, v1_fields[i].name);
-        if (v)
-            json_object_set_nocheck(core, v1_fields[i].core, v);
-    }
-    json_t *out = core_event_normalize(core);
-    json_decref(core);
+    json_t *out = event_view(obj, "v1", core_fields, KAPI_ARRAY_LEN(core_fields), true);
     json_decref(obj);
     return out;
 }
