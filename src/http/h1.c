@@ -320,15 +320,6 @@ static const char framing_max[] = "Content-Length: 18446744073709551615\r\n"
 
 /* The head is made with room for its framing, so that write_head, on the loop thread,
  * never reallocates what a worker allocated. */
-static void h1_encode_head(kapi_buf *head, int status, const kapi_http_header *h, size_t n)
-{
-    kapi_buf_printf(head, "HTTP/1.1 %d %s\r\n", status, kapi_http__reason(status));
-    for (size_t i = 0; i < n; i++)
-        if (kapi_http__header_allowed(&h[i]))
-            kapi_buf_printf(head, "%s: %s\r\n", h[i].name, h[i].value);
-    kapi_buf_grow(head, sizeof(framing_max) - 1);
-}
-
 /* Appends n in decimal. */
 static void put_size(kapi_buf *b, size_t n)
 {
@@ -339,6 +330,24 @@ static void put_size(kapi_buf *b, size_t n)
         n /= 10;
     } while (n > 0);
     kapi_buf_put(b, digits + i, sizeof(digits) - i);
+}
+
+static void h1_encode_head(kapi_buf *head, int status, const kapi_http_header *h, size_t n)
+{
+    kapi_buf_puts(head, "HTTP/1.1 ");
+    put_size(head, (size_t)status);
+    kapi_buf_putc(head, ' ');
+    kapi_buf_puts(head, kapi_http__reason(status));
+    kapi_buf_puts(head, "\r\n");
+    for (size_t i = 0; i < n; i++) {
+        if (!kapi_http__header_allowed(&h[i]))
+            continue;
+        kapi_buf_puts(head, h[i].name);
+        kapi_buf_puts(head, ": ");
+        kapi_buf_puts(head, h[i].value);
+        kapi_buf_puts(head, "\r\n");
+    }
+    kapi_buf_grow(head, sizeof(framing_max) - 1);
 }
 
 /* The Connection header ex's answer needs (NULL: none). */
