@@ -398,12 +398,18 @@ kapi_error *kapi_api__write_options(kapi_req *r, const char *options_kind, bool 
  * defaults filled in, members in Kubernetes' order. */
 kapi_error *kapi_api__decode_object(kapi_req *r, const kapi_write_opts *o, json_t **out);
 
-/* The result of a patch (doc, borrowed), decoded like an update body. A value of the
- * wrong type, or an unknown field under fieldValidation=Strict, is kube-apiserver's 422
- * naming "patch" with the patched object as JSON, or with Go's %v of the patch when smp
- * (the strategic merge patch, borrowed) is given. */
-kapi_error *kapi_api__decode_patched(kapi_req *r, const kapi_write_opts *o, const json_t *doc,
-                                     const json_t *smp, json_t **out);
+/* Makes the result of a patch again (a new reference, or NULL). */
+typedef json_t *(*kapi_api_remake)(void *ctx);
+
+/* The result of a patch (doc, taken), decoded like an update body, in place, into *out.
+ * A value of the wrong type, or an unknown field under fieldValidation=Strict, is
+ * kube-apiserver's 422 naming "patch" with the patched object as JSON as it was before
+ * decoding, or with Go's %v of the patch when smp (the strategic merge patch, borrowed)
+ * is given. For that message the patched object is made again by remake(ctx): errors
+ * are rare, and copying every patched object to keep it cost a tenth of a patch. */
+kapi_error *kapi_api__decode_patched(kapi_req *r, const kapi_write_opts *o, json_t *doc,
+                                     const json_t *smp, kapi_api_remake remake, void *ctx,
+                                     json_t **out);
 
 /* patch.c */
 void kapi_api__serve_patch(kapi_req *r);

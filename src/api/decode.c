@@ -270,31 +270,41 @@ static kapi_error *patch_invalid(const json_t *doc, const json_t *smp, const cha
     return kapi_field_finish_invalid(inv, "", "", "");
 }
 
-kapi_error *kapi_api__decode_patched(kapi_req *r, const kapi_write_opts *o, const json_t *doc,
-                                     const json_t *smp, json_t **out)
+/* patch_invalid with the patched object made again. */
+static kapi_error *remade_invalid(kapi_api_remake remake, void *ctx, const json_t *smp,
+                                  const char *why)
+{
+    json_t *doc = smp ? NULL : remake(ctx);
+    kapi_error *err = patch_invalid(doc ? doc : json_null(), smp, why);
+    json_decref(doc);
+    return err;
+}
+
+kapi_error *kapi_api__decode_patched(kapi_req *r, const kapi_write_opts *o, json_t *doc,
+                                     const json_t *smp, kapi_api_remake remake, void *ctx,
+                                     json_t **out)
 {
     const kapi_type *t = r->type;
-    json_t *obj = kapi_json_copy(doc);
     kapi_dups none;
     kapi_dups_init(&none);
     kapi_schema_walk w = {.arena = &r->arena, .go_types = true, .defaults = true, .reorder = true};
     kapi_buf msg;
     kapi_buf_init(&msg);
-    kapi_error *err = kapi_api__check_kind(t, obj);
+    kapi_error *err = kapi_api__check_kind(t, doc);
     *out = NULL;
-    if (!err && (err = decode_walk(t, obj, &w)) != NULL) {
+    if (!err && (err = decode_walk(t, doc, &w)) != NULL) {
         kapi_error *why = err;
-        err = patch_invalid(doc, smp, why->message);
+        err = remade_invalid(remake, ctx, smp, why->message);
         kapi_error_free(why);
     }
     if (!err && strict_errors(r, o, &none, &w, &msg))
-        err = patch_invalid(doc, smp, msg.ptr);
+        err = remade_invalid(remake, ctx, smp, msg.ptr);
     kapi_buf_dispose(&msg);
     kapi_dups_dispose(&none);
     if (err) {
-        json_decref(obj);
+        json_decref(doc);
         return err;
     }
-    *out = obj;
+    *out = doc;
     return NULL;
 }

@@ -87,6 +87,26 @@ static kapi_error *apply(kapi_patch_type type, json_t **doc, const json_t *patch
     }
 }
 
+/* What a patch was applied to, to apply it again (kapi_api_remake). */
+typedef struct patched {
+    kapi_patch_type type;
+    const json_t *live, *patch;
+    const kapi_schema *schema;
+} patched;
+
+static json_t *patch_again(void *ctx)
+{
+    const patched *p = ctx;
+    json_t *doc = kapi_json_copy(p->live);
+    kapi_error *err = apply(p->type, &doc, p->patch, p->schema);
+    if (err) {
+        kapi_error_free(err);
+        json_decref(doc);
+        return NULL;
+    }
+    return doc;
+}
+
 /* Whether the patch sets metadata.resourceVersion (then a conflict is the client's). */
 static bool patch_sets_rv(kapi_patch_type type, const json_t *patch)
 {
@@ -172,6 +192,21 @@ static kapi_error *apply_dups(kapi_req *r, const kapi_write_opts *o, const kapi_
     return err;
 }
 
+/* What an apply merged, to merge it again (kapi_api_remake). */
+typedef struct applied_from {
+    kapi_write *w;
+    const json_t *live, *config;
+    bool force;
+} applied_from;
+
+static json_t *apply_again(void *ctx)
+{
+    const applied_from *a = ctx;
+    json_t *out = NULL;
+    kapi_error_free(kapi_api__apply(a->w, a->live, a->config, a->force, &out));
+    return out;
+}
+
 /* One try of an apply: the stored object (if any) merged with config and written. */
 static kapi_error *apply_once(kapi_req *r, kapi_write *w, const kapi_write_opts *o,
                               const json_t *config, const kapi_dups *dups)
@@ -191,8 +226,11 @@ static kapi_error *apply_once(kapi_req *r, kapi_write *w, const kapi_write_opts 
         err = apply_dups(r, o, dups);
     if (!err && !live)
         err = apply_name(r, applied);
-    if (!err)
-        err = kapi_api__decode_patched(r, &decode, applied, NULL, &w->obj);
+    if (!err) {
+        applied_from again = {w, live, config, o->force};
+        err = kapi_api__decode_patched(r, &decode, applied, NULL, apply_again, &again, &w->obj);
+        applied = NULL; /* taken */
+    }
     if (!err) {
         w->verb = live ? KAPI_WRITE_UPDATE : KAPI_WRITE_CREATE;
         w->managed = true;
@@ -266,10 +304,18 @@ void kapi_api__serve_patch(kapi_req *r)
     while (!err) {
         json_t *live = NULL, *doc = NULL;
         int64_t rev;
-        if ((err = kapi_api__current(r, &live, &rev)) == NULL &&
-            (doc = kapi_json_copy(live), err = apply(type, &doc, patch, r->type->schema)) == NULL &&
-            (err = kapi_api__decode_patched(
-                 r, &opts, doc, type == KAPI_PATCH_STRATEGIC ? patch : NULL, &w.obj)) == NULL) {
+        err = kapi_api__current(r, &live, &rev);
+        if (!err) {
+            doc = kapi_json_copy(live);
+            err = apply(type, &doc, patch, r->type->schema);
+        }
+        if (!err) {
+            patched again = {type, live, patch, r->type->schema};
+            const json_t *smp = type == KAPI_PATCH_STRATEGIC ? patch : NULL;
+            err = kapi_api__decode_patched(r, &opts, doc, smp, patch_again, &again, &w.obj);
+            doc = NULL; /* taken */
+        }
+        if (!err) {
             w.dry_run = opts.dry_run;
             w.manager = opts.manager;
             w.old = live; /* the update stage need not read it again */

@@ -9,6 +9,12 @@
  */
 #include "fuzz.h"
 
+/* The patched document again, for a decode error's message (kapi_api_remake). */
+static json_t *doc_again(void *doc)
+{
+    return kapi_json_copy(doc);
+}
+
 static void decode_result(const kapi_type *t, const json_t *doc, const json_t *patch, bool smp)
 {
     fuzz_req f;
@@ -16,7 +22,8 @@ static void decode_result(const kapi_type *t, const json_t *doc, const json_t *p
     f.r.type = t;
     kapi_write_opts opts = {.dry_run = true, .fv = KAPI_FV_STRICT};
     json_t *obj = NULL;
-    kapi_error *err = kapi_api__decode_patched(&f.r, &opts, doc, smp ? patch : NULL, &obj);
+    kapi_error *err = kapi_api__decode_patched(&f.r, &opts, kapi_json_copy(doc), smp ? patch : NULL,
+                                               doc_again, (void *)doc, &obj);
     if (!err && json_is_object(doc)) {
         kapi_type_prepare_update(t, obj, doc);
         err = kapi_type_validate(t, obj, doc);

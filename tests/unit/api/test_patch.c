@@ -216,6 +216,8 @@ TEST(api_patch_invalid_result)
     CHECK(strncmp(msg, " \"\" is invalid: patch: Invalid value: \"{", 39) == 0);
     CHECK(strstr(msg, "\": json: cannot unmarshal string into Go struct field "
                       "CronJobSpec.spec.suspend of type bool") != NULL);
+    /* the object is shown as the patch made it, before decoding began */
+    CHECK(strstr(msg, "\\\"suspend\\\":\\\"yes\\\"") != NULL);
     CHECK_STR_EQ(
         kapi_json_path_str(json_array_get(kapi_json_path(a.json, "details.causes"), 0), "field"),
         "patch");
