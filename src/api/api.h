@@ -89,6 +89,12 @@ kapi_error *kapi_api_get(kapi_api *api, const kapi_type *t, kapi_str ns, kapi_st
  * the list was read at (may be NULL). */
 kapi_error *kapi_api_list(kapi_api *api, const kapi_type *t, kapi_str ns, json_t **out,
                           int64_t *rev);
+/* The names of at most limit objects of t in ns (0: no limit), in key order, after the
+ * object named after (empty: from the first); *names is an array in the arena a, its
+ * names too. Nothing is parsed: a caller that needs only names reads a namespace of any
+ * size in pages of bounded memory. */
+kapi_error *kapi_api_list_names(kapi_api *api, const kapi_type *t, kapi_str ns, kapi_str after,
+                                size_t limit, kapi_arena *a, kapi_str **names, size_t *n);
 /* Creates obj (taken; decoded as a body is: defaults, Go types) in ns. */
 kapi_error *kapi_api_create(kapi_api *api, const kapi_user *user, const kapi_type *t, kapi_str ns,
                             json_t *obj, json_t **out);

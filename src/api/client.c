@@ -62,6 +62,30 @@ kapi_error *kapi_api_list(kapi_api *api, const kapi_type *t, kapi_str ns, json_t
     return err;
 }
 
+kapi_error *kapi_api_list_names(kapi_api *api, const kapi_type *t, kapi_str ns, kapi_str after,
+                                size_t limit, kapi_arena *a, kapi_str **names, size_t *n)
+{
+    kapi_store_list_result l;
+    kapi_store_list_opts q = {
+        .prefix = kapi_type_key(a, t, ns, KAPI_STR("")),
+        .start_after = after.len ? kapi_type_key(a, t, ns, after) : KAPI_STR(""),
+        .limit = limit,
+    };
+    *names = NULL;
+    *n = 0;
+    if (kapi_store_list(api->store, &q, &l) != KAPI_STORE_OK)
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "storage error while listing %s",
+                              t->plural);
+    *names = kapi_arena_alloc(a, (l.n ? l.n : 1) * sizeof(**names));
+    for (size_t i = 0; i < l.n; i++) {
+        kapi_str key_ns, name;
+        if (kapi_type_key_parse(t, kapi_obj_key(l.items[i]), &key_ns, &name))
+            (*names)[(*n)++] = (kapi_str){kapi_arena_strndup(a, name.ptr, name.len), name.len};
+    }
+    kapi_store_list_dispose(&l);
+    return NULL;
+}
+
 /* The decode stage of a client's object (taken, or freed on error). */
 static kapi_error *decode(kapi_arena *a, const kapi_type *t, json_t *obj)
 {

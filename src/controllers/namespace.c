@@ -19,6 +19,7 @@
 
 #define RETRY_MS 200
 #define RESYNC_MS 30000
+#define EMPTY_PAGE 500 /* names read at a time while a namespace is emptied */
 
 static const kapi_delete_opts background = {.propagation = "Background", .grace = -1};
 
@@ -43,31 +44,55 @@ static bool first_of_storage(const kapi_registry *reg, size_t i)
     return true;
 }
 
-/* Deletes every object of t in ns; false while some remain. */
-static bool empty_type(kapi_controller *c, const kapi_type *t, kapi_str ns)
+/* Deletes the objects of t in ns whose names are names[0..n); false while some remain. */
+static bool delete_names(kapi_controller *c, const kapi_type *t, kapi_str ns, const kapi_str *names,
+                         size_t n)
 {
     kapi_api *api = kapi_controllers__api(c);
-    json_t *items = NULL, *item;
-    size_t i;
-    kapi_error *err = kapi_api_list(api, t, ns, &items, NULL);
-    bool empty = !err;
-    kapi_error_free(err);
-    json_array_foreach(items, i, item)
-    {
+    bool empty = true;
+    for (size_t i = 0; i < n; i++) {
         bool removed = false;
-        if (kapi_controllers__stopping(c)) {
-            empty = false;
-            break;
-        }
-        err = kapi_api_delete(api, &kapi_controllers_user, t, ns,
-                              kapi_controllers__str(item, "metadata.name"), &background, NULL,
-                              &removed);
+        if (kapi_controllers__stopping(c))
+            return false;
+        kapi_error *err = kapi_api_delete(api, &kapi_controllers_user, t, ns, names[i], &background,
+                                          NULL, &removed);
         if ((err && err->status != KAPI_STATUS_NOT_FOUND) || (!err && !removed))
             empty = false;
         kapi_error_free(err);
     }
-    json_decref(items);
     return empty;
+}
+
+/* Deletes every object of t in ns, a page of names at a time (a namespace of any size
+ * is emptied in bounded memory); false while some remain. */
+static bool empty_type(kapi_controller *c, const kapi_type *t, kapi_str ns)
+{
+    kapi_api *api = kapi_controllers__api(c);
+    bool empty = true, more = true;
+    kapi_buf after; /* the last name of the page before */
+    kapi_buf_init(&after);
+    while (more && !kapi_controllers__stopping(c)) {
+        kapi_arena a;
+        kapi_str *names;
+        size_t n;
+        kapi_arena_init(&a);
+        kapi_error *err = kapi_api_list_names(api, t, ns, (kapi_str){after.ptr, after.len},
+                                              EMPTY_PAGE, &a, &names, &n);
+        if (err) {
+            empty = more = false;
+            kapi_error_free(err);
+        } else {
+            empty &= delete_names(c, t, ns, names, n);
+            more = n == EMPTY_PAGE;
+            if (n) {
+                kapi_buf_clear(&after);
+                kapi_buf_put(&after, names[n - 1].ptr, names[n - 1].len);
+            }
+        }
+        kapi_arena_dispose(&a);
+    }
+    kapi_buf_dispose(&after);
+    return empty && !kapi_controllers__stopping(c);
 }
 
 /* Deletes the custom resources in ns of every namespaced CRD; false while some remain. */

@@ -4,6 +4,7 @@
  * object has gone; the CRD controller establishes a new CRD and, once it is deleted,
  * removes its custom resources and then the CRD.
  */
+#include <stdio.h>
 #include <time.h>
 
 #include "api/api_env.h"
@@ -94,6 +95,37 @@ TEST(controllers_namespace_deletion_empties_and_removes)
     json_object_del(json_object_get(held, "metadata"), "finalizers");
     CHECK(kapi_api_update(e.api, &kapi_api_loopback_user, cj, "", held, NULL) == NULL);
     CHECK(wait_for(&e, nst, "", "doomed", false));
+    kapi_controller_stop(c);
+    api_env_stop(&e);
+}
+
+/* A namespace of more objects than one page of names (500) is emptied past a page whose
+ * first object a finalizer holds. */
+TEST(controllers_namespace_deletion_pages_past_held_objects)
+{
+    api_env e = {0};
+    api_env_start(&e);
+    const kapi_type *nst = type_of(&e, "", "namespaces"), *ev = type_of(&e, "", "events");
+    create(&e, nst, "",
+           "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"big\"}}");
+    create(&e, ev, "big",
+           "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"a-held\","
+           "\"finalizers\":[\"example.com/hold\"]},\"involvedObject\":{\"namespace\":\"big\"}}");
+    for (int i = 0; i < 1001; i++) {
+        char body[256];
+        snprintf(body, sizeof(body),
+                 "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"e-%04d\"},"
+                 "\"involvedObject\":{\"namespace\":\"big\"}}",
+                 i);
+        create(&e, ev, "big", body);
+    }
+    kapi_controller *c = kapi_namespace_controller_start(e.api);
+    CHECK(delete (&e, nst, "", "big"));
+    CHECK(wait_for(&e, ev, "big", "e-1000", false));
+    CHECK(wait_for(&e, ev, "big", "e-0000", false));
+    json_t *held = get(&e, ev, "big", "a-held");
+    CHECK(held && kapi_json_path(held, "metadata.deletionTimestamp"));
+    json_decref(held);
     kapi_controller_stop(c);
     api_env_stop(&e);
 }
