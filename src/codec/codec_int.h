@@ -31,6 +31,14 @@ bool kapi_codec__parse_uint(const char *s, size_t n, uint64_t *out);
  * Go); false on a syntax error or an overflow to infinity. */
 bool kapi_codec__parse_float(const char *s, size_t n, double *out);
 
+/* ---- JSON's fast path (json_parse.c) ---- */
+
+/* The value json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL) returns for the JSON text
+ * p[0..n), built without jansson's reader (a new reference), or NULL when this reader is
+ * not certain of it: any input jansson refuses, and some it accepts. kapi_json_parse then
+ * asks jansson. Never reads past p + n. */
+json_t *kapi_codec__json_parse(const char *p, size_t n);
+
 /* ---- Go's map order (gofmt.c) ---- */
 
 /* A member of a JSON object: its key by length (a key may hold a NUL), its value
