@@ -137,28 +137,6 @@ static int32_t hex4(const unsigned char *q, const unsigned char *end)
     return v;
 }
 
-static void put_utf8(kapi_buf *b, uint32_t r)
-{
-    unsigned char u[4];
-    size_t n;
-    if (r < 0x80) {
-        u[0] = (unsigned char)r;
-        n = 1;
-    } else if (r < 0x800) {
-        u[0] = (unsigned char)(0xc0 | r >> 6);
-        n = 2;
-    } else if (r < 0x10000) {
-        u[0] = (unsigned char)(0xe0 | r >> 12);
-        n = 3;
-    } else {
-        u[0] = (unsigned char)(0xf0 | r >> 18);
-        n = 4;
-    }
-    for (size_t i = 1; i < n; i++)
-        u[i] = (unsigned char)(0x80 | (r >> (6 * (n - 1 - i)) & 0x3f));
-    kapi_buf_put(b, u, n);
-}
-
 /* The byte a one-letter escape stands for, or 0 for a letter that is not one. */
 static char short_escape(unsigned char c)
 {
@@ -206,7 +184,7 @@ static const unsigned char *read_escape(parser *ps, const unsigned char *q, text
         q += 6;
     }
     t->nul |= r == 0;
-    put_utf8(&ps->scratch, (uint32_t)r);
+    kapi_codec__put_rune(&ps->scratch, r);
     return q;
 }
 
