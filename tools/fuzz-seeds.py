@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the fuzz targets (tests/fuzz/corpus/<target>/) from the golden
-requests (../shared/testdata/golden/requests.jsonl), the managedFields of the golden
-responses, the YAML decode table (tests/data/yaml/decode.jsonl) and the field set table
-(tests/data/smd/fieldsv1.jsonl), in each target's input format (see tests/fuzz/fuzz_*.c).
+requests (../shared/testdata/golden/requests.jsonl), the golden responses and their
+managedFields, the YAML decode table (tests/data/yaml/decode.jsonl), the field set table
+(tests/data/smd/fieldsv1.jsonl) and JSON_EDGES below, in each target's input format (see
+tests/fuzz/fuzz_*.c).
 
 Usage: tools/fuzz-seeds.py [GOLDEN_DIR]   (run from the repository root; replaces the
 seeds it derives, keeps the regression seeds named crash-*)."""
@@ -24,6 +25,28 @@ TYPES = [("v1", "events"), ("v1", "namespaces"), ("events.k8s.io/v1", "events"),
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]
 PATCH_FORMATS = {"application/json-patch+json": 0, "application/merge-patch+json": 1,
                  "application/strategic-merge-patch+json": 2}
+
+# fuzz_json: texts at the edges of jansson's grammar, where kapi_json_parse's fast path must
+# give up exactly when jansson refuses (numbers out of range, escapes, surrogates, UTF-8 that
+# jansson refuses, a NUL in a key, a repeated key, trailing bytes).
+JSON_EDGES = [
+    b'[0,-0,1,-1,9223372036854775807,-9223372036854775808,9223372036854775808,123456789012345678]',
+    b'[0.0,-0.0,1.5,1E+2,1e-2,1e308,1e309,4.9e-324,1e-400,2.2250738585072014e-308,0.1]',
+    b'[01,-,1.,.5,1e,1e+]',
+    b'"\\"\\\\\\/\\b\\f\\n\\r\\t\\u0041\\u00e9\\u20ac\\uD83D\\uDE00\\u0000"',
+    b'"\\ud800\\u0041"',
+    b'"\\udc00"',
+    "\"caf\u00e9 \u20ac \U0001F600 \x7f\"".encode(),
+    b'"\xc0\xaf \xed\xa0\x80 \xf4\x90\x80\x80 \xe0\x80\xaf \xff"',
+    b'{"a":1,"b":2,"a":3,"\\u0061":{"c":[true,false,null]}}',
+    b'{"k:{\\"name\\":\\"main\\"}":{".":{},"f:image":{}},"f:metadata":{}}',
+    b'{"a\\u0000b":1}',
+    b'{"v":"a\\u0000b"}',
+    b'[[[[[[[[[[[[[[[[{"a":[{"b":{}}]}]]]]]]]]]]]]]]]',
+    b' \t\r\n true \n',
+    b'{"a":1,}',
+    b'[1,2] x',
+]
 
 seeds = {}
 
@@ -146,6 +169,11 @@ def main():
     for line in open(os.path.join(GOLDEN, "responses.jsonl")):
         for fields in managed_fields(json.loads(line).get("body")):
             add("fuzz_fieldsv1", json.dumps(fields, separators=(",", ":")))
+    for text in JSON_EDGES:
+        add("fuzz_json", text)
+    lines = open(os.path.join(GOLDEN, "responses.jsonl"), "rb").read().splitlines()
+    for line in lines[::-(-len(lines) // (PER_TARGET - len(JSON_EDGES)))]:
+        add("fuzz_json", line)
     for line in open("tests/data/smd/fieldsv1.jsonl"):
         if line.startswith("{"):
             row = json.loads(line)

@@ -21,6 +21,9 @@
 /* Appends s with each byte that is not part of valid UTF-8 replaced by U+FFFD, as
  * encoding/json does when it writes a Go string. */
 void kapi_codec__put_utf8(kapi_buf *b, const char *s, size_t n);
+/* Appends the UTF-8 encoding of r, as Go's utf8.AppendRune: U+FFFD for a surrogate or
+ * anything outside 0..U+10FFFF. */
+void kapi_codec__put_rune(kapi_buf *b, int32_t r);
 /* True when s is valid UTF-8 in Go's sense. */
 bool kapi_codec__valid_utf8(const char *s, size_t n);
 /* strconv.ParseInt(s, 0, 64) and strconv.ParseUint(s, 0, 64): base prefixes 0x 0o 0b and a
@@ -30,6 +33,14 @@ bool kapi_codec__parse_uint(const char *s, size_t n, uint64_t *out);
 /* strconv.ParseFloat(s, 64) for decimal text (underscores between digits allowed as in
  * Go); false on a syntax error or an overflow to infinity. */
 bool kapi_codec__parse_float(const char *s, size_t n, double *out);
+
+/* ---- JSON's fast path (json_parse.c) ---- */
+
+/* The value json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL) returns for the JSON text
+ * p[0..n), built without jansson's reader (a new reference), or NULL when this reader is
+ * not certain of it: any input jansson refuses, and some it accepts. kapi_json_parse then
+ * asks jansson. Never reads past p + n. */
+json_t *kapi_codec__json_parse(const char *p, size_t n);
 
 /* ---- Go's map order (gofmt.c) ---- */
 

@@ -45,6 +45,30 @@ int32_t kapi_go_rune(const char *s, size_t n, size_t *width)
     return r;
 }
 
+void kapi_codec__put_rune(kapi_buf *b, int32_t r)
+{
+    unsigned char u[4];
+    size_t n;
+    if (r < 0 || r > 0x10ffff || (r >= 0xd800 && r <= 0xdfff))
+        r = 0xfffd;
+    if (r < 0x80) {
+        u[0] = (unsigned char)r;
+        n = 1;
+    } else if (r < 0x800) {
+        u[0] = (unsigned char)(0xc0 | r >> 6);
+        n = 2;
+    } else if (r < 0x10000) {
+        u[0] = (unsigned char)(0xe0 | r >> 12);
+        n = 3;
+    } else {
+        u[0] = (unsigned char)(0xf0 | r >> 18);
+        n = 4;
+    }
+    for (size_t i = 1; i < n; i++)
+        u[i] = (unsigned char)(0x80 | (r >> (6 * (n - 1 - i)) & 0x3f));
+    kapi_buf_put(b, u, n);
+}
+
 bool kapi_codec__valid_utf8(const char *s, size_t n)
 {
     for (size_t i = 0, w; i < n; i += w)

@@ -1,4 +1,5 @@
-/* codec/json: Go-compatible JSON encoding and jansson parsing with Go-worded errors. */
+/* codec/json: Go-compatible JSON encoding; parsing by the fast path (json_parse.c), else by
+ * jansson, with Go-worded errors. */
 #include "codec/json.h"
 
 #include "codec/codec_int.h"
@@ -98,8 +99,11 @@ void kapi_json_setup(void)
 
 json_t *kapi_json_parse(const char *p, size_t n, char **err_out)
 {
+    json_t *v = kapi_codec__json_parse(p, n);
+    if (v)
+        return v;
     json_error_t je;
-    json_t *v = json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+    v = json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
     size_t len;
     char *fixed = v ? NULL : replace_invalid_utf8(p, n, &len);
     if (fixed) {

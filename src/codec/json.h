@@ -1,10 +1,14 @@
 /*
  * codec/json: JSON in and out, the way kube-apiserver writes it.
  *
- * Parsing goes through jansson (object member order is kept). Encoding is kapi's own so
- * that bytes match Go's encoding/json: compact, HTML characters escaped as \u003c \u003e
- * \u0026, U+2028/U+2029 escaped, floats in Go's shortest form. The encoder can report
- * where the digits of the top-level metadata.resourceVersion go, which is how the store
+ * Parsing builds jansson values (object member order is kept). A reader of kapi's own
+ * (json_parse.c) builds exactly the tree jansson's json_loadb would, several times faster,
+ * and gives up on any text it is not certain of: a syntax error, UTF-8 jansson refuses, a
+ * NUL in a key, a number out of range, nesting past jansson's depth. Such a text goes to
+ * json_loadb, so what is refused, and in which words, is jansson's reading either way.
+ * Encoding is kapi's own so that bytes match Go's encoding/json: compact, HTML characters escaped
+ * as \u003c \u003e \u0026, U+2028/U+2029 escaped, floats in Go's shortest form. The encoder can
+ * report where the digits of the top-level metadata.resourceVersion go, which is how the store
  * stamps revisions into stored bytes (store.h).
  *
  * Values returned as json_t * are new references the caller owns (json_decref).

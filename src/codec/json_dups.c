@@ -98,32 +98,6 @@ static int hex4(const char *p)
     return v;
 }
 
-static void put_rune(kapi_buf *b, int32_t r)
-{
-    char u[4];
-    size_t n;
-    if (r < 0x80) {
-        u[0] = (char)r;
-        n = 1;
-    } else if (r < 0x800) {
-        u[0] = (char)(0xc0 | r >> 6);
-        u[1] = (char)(0x80 | (r & 0x3f));
-        n = 2;
-    } else if (r < 0x10000) {
-        u[0] = (char)(0xe0 | r >> 12);
-        u[1] = (char)(0x80 | ((r >> 6) & 0x3f));
-        u[2] = (char)(0x80 | (r & 0x3f));
-        n = 3;
-    } else {
-        u[0] = (char)(0xf0 | r >> 18);
-        u[1] = (char)(0x80 | ((r >> 12) & 0x3f));
-        u[2] = (char)(0x80 | ((r >> 6) & 0x3f));
-        u[3] = (char)(0x80 | (r & 0x3f));
-        n = 4;
-    }
-    kapi_buf_put(b, u, n);
-}
-
 /* The character a one-letter JSON escape stands for, or -1. */
 static int simple_escape(char c)
 {
@@ -174,7 +148,7 @@ static void unescape(kapi_buf *b, const char *p, size_t n)
                 i += 6;
             }
         }
-        put_rune(b, r >= 0xd800 && r < 0xe000 ? 0xfffd : r);
+        kapi_codec__put_rune(b, r); /* a lone surrogate becomes U+FFFD */
     }
 }
 

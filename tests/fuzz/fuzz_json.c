@@ -1,0 +1,39 @@
+/*
+ * fuzz_json: kapi_json_parse's fast path (codec/json_parse.c) against jansson's json_loadb,
+ * which it stands in for. Whenever the fast path returns a value, jansson must return the
+ * same tree (types, integer and real apart, the bits of each real, member order); whenever
+ * jansson refuses a text, the fast path must have given up. kapi_json_parse itself must
+ * return jansson's tree for every text jansson reads.
+ */
+#include "../unit/codec/json_same.h"
+#include "codec/codec_int.h"
+#include "codec/json.h"
+#include "fuzz.h"
+
+static void differs(const char *what, const uint8_t *data, size_t size, const char *why)
+{
+    fprintf(stderr, "%s (%s) on %zu bytes: %.*s\n", what, why, size, (int)(size > 512 ? 512 : size),
+            (const char *)data);
+    abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size > FUZZ_MAX_INPUT)
+        return 0;
+    const char *p = (const char *)data;
+    json_error_t je;
+    json_t *slow = json_loadb(p, size, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+    json_t *fast = kapi_codec__json_parse(p, size);
+    if (fast && !slow)
+        differs("the fast path takes what jansson refuses", data, size, je.text);
+    if (fast && (!json_equal(fast, slow) || !json_same(fast, slow)))
+        differs("the fast path's tree is not jansson's", data, size, "");
+    json_t *v = kapi_json_parse(p, size, NULL);
+    if (slow && (!v || !json_same(v, slow)))
+        differs("kapi_json_parse does not return jansson's tree", data, size, "");
+    json_decref(v);
+    json_decref(fast);
+    json_decref(slow);
+    return 0;
+}
