@@ -2,12 +2,16 @@
  * jansson 2.14's json_loadb(JSON_DECODE_ANY | JSON_ALLOW_NUL) builds, or gives up.
  *
  * It has to be sound, not complete. When it returns a value, json_loadb returns an equal
- * one: the same types (an integer has neither fraction nor exponent), the same integers,
+ * one, with one exception: an integer outside json_int_t's range, which jansson refuses
+ * ("too big integer"), is read as the real strtod makes of it, as Go reads such a number
+ * into a float64 (and writes one from 1e19 up to 1e21 with no point or exponent, so kapi
+ * must read back what it writes). Otherwise: the same types (an integer has neither
+ * fraction nor exponent), the same integers,
  * the same bits in each real (strtod on the same text), the members in the same order, a
  * repeated key keeping its first place and its last value (the same
  * json_object_setn_new_nocheck jansson calls). On anything it is not certain of — a syntax
  * error, bytes that are not UTF-8 as jansson checks it, a lone surrogate, a NUL in a key,
- * an integer out of json_int_t's range, a real that overflows, nesting past
+ * a real that overflows, nesting past
  * JSON_PARSER_MAX_DEPTH, bytes after the value, a locale that writes reals with a decimal
  * comma — it frees what it built and returns NULL, and the caller asks jansson, whose
  * errors and messages stay what they were. tests/fuzz/fuzz_json.c holds the two to that.
@@ -255,7 +259,7 @@ static json_t *read_string(parser *ps)
 static json_t *read_real(parser *ps, const unsigned char *s, const unsigned char *q)
 {
     const unsigned char *end = ps->end;
-    if (*q == '.') {
+    if (q < end && *q == '.') {
         if (++q == end || !is_digit(*q))
             return NULL;
         while (q < end && is_digit(*q))
@@ -288,7 +292,7 @@ static json_t *read_real(parser *ps, const unsigned char *s, const unsigned char
 }
 
 /* A number: -?(0|[1-9][0-9]*) then an optional fraction and exponent. Without either it is
- * an integer, refused outside json_int_t's range as strtoll refuses it. */
+ * an integer, or a real when it is outside json_int_t's range. */
 static json_t *read_number(parser *ps)
 {
     const unsigned char *s = ps->p, *q = s, *end = ps->end;
@@ -305,7 +309,7 @@ static json_t *read_number(parser *ps)
         return read_real(ps, s, q);
     /* 19 digits fit in u; 2^63 - 1 is the largest integer, 2^63 the largest negated one. */
     if (n > 19 || u > (uint64_t)INT64_MAX + neg)
-        return NULL;
+        return read_real(ps, s, q);
     ps->p = q;
     return json_integer(neg ? -(json_int_t)(u - 1) - 1 : (json_int_t)u);
 }

@@ -2,8 +2,9 @@
  * fuzz_json: kapi_json_parse's fast path (codec/json_parse.c) against jansson's json_loadb,
  * which it stands in for. Whenever the fast path returns a value, jansson must return the
  * same tree (types, integer and real apart, the bits of each real, member order); whenever
- * jansson refuses a text, the fast path must have given up. kapi_json_parse itself must
- * return jansson's tree for every text jansson reads.
+ * jansson refuses a text, the fast path must have given up, unless jansson's reason is an
+ * integer beyond int64, which the fast path reads as a real (json_parse.c). kapi_json_parse
+ * itself must return jansson's tree for every text jansson reads.
  */
 #include "../unit/codec/json_same.h"
 #include "codec/codec_int.h"
@@ -25,9 +26,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_error_t je;
     json_t *slow = json_loadb(p, size, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
     json_t *fast = kapi_codec__json_parse(p, size);
-    if (fast && !slow)
+    if (fast && !slow && !strstr(je.text, "too big"))
         differs("the fast path takes what jansson refuses", data, size, je.text);
-    if (fast && (!json_equal(fast, slow) || !json_same(fast, slow)))
+    if (fast && slow && (!json_equal(fast, slow) || !json_same(fast, slow)))
         differs("the fast path's tree is not jansson's", data, size, "");
     json_t *v = kapi_json_parse(p, size, NULL);
     if (slow && (!v || !json_same(v, slow)))
