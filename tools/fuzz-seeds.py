@@ -2,7 +2,8 @@
 """Writes the seed corpora of the fuzz targets (tests/fuzz/corpus/<target>/) from the golden
 requests (../shared/testdata/golden/requests.jsonl), the golden responses and their
 managedFields, the YAML decode table (tests/data/yaml/decode.jsonl), the field set table
-(tests/data/smd/fieldsv1.jsonl) and JSON_EDGES below, in each target's input format (see
+(tests/data/smd/fieldsv1.jsonl), kube-apiserver's protobuf answers
+(tests/unit/registry/protobuf/) and JSON_EDGES below, in each target's input format (see
 tests/fuzz/fuzz_*.c).
 
 Usage: tools/fuzz-seeds.py [GOLDEN_DIR]   (run from the repository root; replaces the
@@ -181,6 +182,9 @@ def main():
     add("fuzz_protobuf", b"\0" + namespace_pb("demo", {"a": "b"}))
     for message in range(8):  # each message of the tables, read from a Namespace's bytes
         add("fuzz_protobuf", bytes([message]) + namespace_msg("demo", {"a": "b", "c": ""}))
+    pb_dir = "tests/unit/registry/protobuf"
+    for i, name in enumerate(sorted(f for f in os.listdir(pb_dir) if f.endswith(".pb"))):
+        add("fuzz_protobuf", bytes([i]) + open(os.path.join(pb_dir, name), "rb").read())
     add("fuzz_create", bytes([1 | 2 << 3]) + namespace_pb("demo", {"a": "b"}))
     add("fuzz_create", bytes([1 | 2 << 3]) + namespace_pb("bad name", {}))
     for target, bucket in seeds.items():

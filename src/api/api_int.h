@@ -66,6 +66,7 @@ typedef struct kapi_reqinfo {
 typedef enum kapi_format {
     KAPI_FORMAT_JSON,
     KAPI_FORMAT_YAML,
+    KAPI_FORMAT_PROTOBUF, /* a built-in type's objects and lists, and Status errors */
 } kapi_format;
 
 /* What an answer's object is turned into (the as= parameter of the media type). */
@@ -231,11 +232,15 @@ void kapi_api__serve_health(kapi_req *r);
  * kube-apiserver's route and handler do; the 406 NotAcceptable when nothing acceptable. */
 kapi_error *kapi_api__negotiate(kapi_req *r);
 /* The handler's choice for Accept header accept (not empty): the first range, in
- * goautoneg's order, that matches JSON or YAML with parameters the endpoint allows (as=
- * only when convert is set); false when there is none. */
-bool kapi_api__choose_media(const char *accept, bool convert, kapi_media *out);
+ * goautoneg's order, that matches JSON, YAML or (when protobuf is set) protobuf with
+ * parameters the endpoint allows (as= only when convert is set); false when there is
+ * none. */
+bool kapi_api__choose_media(const char *accept, bool convert, bool protobuf, kapi_media *out);
 
 /* transform.c: the answer in the negotiated form. */
+/* Replaces the JSON object in b (kapi's own, with kind and apiVersion) by its protobuf
+ * form, enveloped; false (b unchanged) when kapi has no protobuf form for its kind. */
+bool kapi_api__to_protobuf(const kapi_registry *reg, kapi_buf *b);
 /* Answers with the JSON body c[0..n) (the chunks are released) turned into r->media's
  * form: YAML, Table or PartialObjectMetadata(List); a Status passes through. */
 void kapi_api__respond_transformed(kapi_req *r, int status, const kapi_http_chunk *c, size_t n);
@@ -245,11 +250,15 @@ kapi_error *kapi_api__list_form_new(kapi_req *r, json_t *list, kapi_list_form **
 void kapi_api__list_form_free(kapi_list_form *f);
 /* The answer's Content-Type. */
 const char *kapi_api__list_form_type(const kapi_list_form *f);
-/* The whole answer of a list without items. */
+/* The whole answer of a list without items; of a buffered form, with the items given. */
 void kapi_api__list_form_whole(kapi_list_form *f, kapi_buf *b);
+/* True when the form keeps the items it is given (protobuf: the envelope's length comes
+ * before them), so the answer is written whole, at the end, not split around them. */
+bool kapi_api__list_form_buffered(const kapi_list_form *f);
 /* The answer's bytes before its first item and after its last. */
 void kapi_api__list_form_split(kapi_list_form *f, kapi_buf *head, kapi_buf *tail);
-/* Appends the answer's element for item (the JSON list's item), first or not. */
+/* Appends the answer's element for item (the JSON list's item), first or not (to the
+ * form itself when it is buffered). */
 void kapi_api__list_form_item(kapi_list_form *f, const json_t *item, bool first, kapi_buf *b);
 
 /* list.c */

@@ -569,7 +569,8 @@ static void respond_form(kapi_req *r, page *p, kapi_buf *head, kapi_buf *tail)
         return;
     }
     list_out o = {.r = r, .content_type = kapi_api__list_form_type(f)};
-    if (p->n == 0) {
+    if (p->n == 0 || kapi_api__list_form_buffered(f)) {
+        put_form_items(&o, f, p); /* into the form itself */
         kapi_api__list_form_whole(f, head);
         out_buf(&o, head);
     } else {

@@ -14,11 +14,13 @@
  *    is JSON; nothing acceptable is 406 "only the following media types are accepted:
  *    ..." without details.
  *
- * kapi serves JSON and YAML. Protobuf is named in the 406 texts, which kube-apiserver words
- * that way, but a protobuf range is passed over as for a custom resource, so a client's
- * fallback (`application/vnd.kubernetes.protobuf, application/json`) gets JSON. A watch is
- * streamed as JSON events of objects: a Table or metadata range is passed over for it too,
- * and YAML (which has no stream form) is kube's 406.
+ * kapi serves JSON, YAML and, for built-in types, protobuf: objects, lists and
+ * PartialObjectMetadata(List) (a Table has no protobuf form in 1.26: kube's 406). For a
+ * custom resource a protobuf range is passed over, so a client's fallback
+ * (`application/vnd.kubernetes.protobuf, application/json`) gets JSON, but an error
+ * answer is still protobuf when the bare range asks for it, as kube's is. A watch is
+ * streamed as JSON events of objects: a protobuf, Table or metadata range is passed over
+ * for it, and YAML (which has no stream form) is kube's 406.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -150,14 +152,17 @@ static media_range *parse_accept(const char *header, size_t *n_out)
     return v;
 }
 
-/* The served types, in kube's order of preference; protobuf only to be passed over. */
+/* The served types, in kube's order of preference. */
+#define PROTOBUF 2
 static const struct {
     const char *name, *type, *subtype;
-    bool served, stream;
+    kapi_format format;
+    bool stream;
 } accepted[] = {
-    {"application/json", "application", "json", true, true},
-    {"application/yaml", "application", "yaml", true, false},
-    {"application/vnd.kubernetes.protobuf", "application", "vnd.kubernetes.protobuf", false, true},
+    {"application/json", "application", "json", KAPI_FORMAT_JSON, true},
+    {"application/yaml", "application", "yaml", KAPI_FORMAT_YAML, false},
+    {"application/vnd.kubernetes.protobuf", "application", "vnd.kubernetes.protobuf",
+     KAPI_FORMAT_PROTOBUF, true},
 };
 
 /* The conversion a range asks for, or false when the endpoint does not allow it. */
@@ -175,24 +180,27 @@ static bool read_target(const media_range *m, size_t type, kapi_media *out)
         if (kapi_str_eqc(m->as, kinds[i].as)) {
             out->target = kinds[i].target;
             out->v1beta1 = kapi_str_eqc(m->v, "v1beta1");
-            return accepted[type].served;
+            return type != PROTOBUF || out->target != KAPI_TARGET_TABLE;
         }
     }
     return false;
 }
 
 /* acceptMediaTypeOptions with the restrictions of a resource endpoint. */
-static bool acceptable(const media_range *m, size_t type, bool convert, kapi_media *out)
+static bool acceptable(const media_range *m, size_t type, bool convert, bool protobuf,
+                       kapi_media *out)
 {
     memset(out, 0, sizeof(*out));
-    out->format = type == 1 ? KAPI_FORMAT_YAML : KAPI_FORMAT_JSON;
+    out->format = accepted[type].format;
+    if (type == PROTOBUF && !protobuf)
+        return false;
     if (m->stream.len && (!accepted[type].stream || !kapi_str_eqc(m->stream, "watch")))
         return false;
     if (m->sv.len && !kapi_str_eqc(m->sv, "v1"))
         return false;
     if (m->convert)
         return convert && read_target(m, type, out);
-    return accepted[type].served;
+    return true;
 }
 
 static bool matches(const media_range *m, size_t type)
@@ -203,14 +211,14 @@ static bool matches(const media_range *m, size_t type)
            (kapi_str_eqc(m->subtype, "*") || kapi_str_eqc(m->subtype, accepted[type].subtype));
 }
 
-bool kapi_api__choose_media(const char *accept, bool convert, kapi_media *out)
+bool kapi_api__choose_media(const char *accept, bool convert, bool protobuf, kapi_media *out)
 {
     size_t n;
     bool found = false;
     media_range *v = parse_accept(accept, &n);
     for (size_t i = 0; i < n && !found; i++)
         for (size_t t = 0; t < KAPI_ARRAY_LEN(accepted) && !found; t++)
-            found = matches(&v[i], t) && acceptable(&v[i], t, convert, out);
+            found = matches(&v[i], t) && acceptable(&v[i], t, convert, protobuf, out);
     free(v);
     return found;
 }
@@ -248,9 +256,9 @@ kapi_error *kapi_api__negotiate(kapi_req *r)
     }
     if (!*accept)
         return NULL;
-    if (kapi_api__choose_media(accept, false, &plain))
+    if (kapi_api__choose_media(accept, false, true, &plain))
         r->error_format = plain.format;
-    if (!kapi_api__choose_media(accept, !watch, &r->media))
+    if (!kapi_api__choose_media(accept, !watch, r->type->protobuf && !watch, &r->media))
         return kapi_error_new(KAPI_STATUS_NOT_ACCEPTABLE,
                               "only the following media types are accepted: " SERVED_TYPES);
     if (watch && r->media.format == KAPI_FORMAT_YAML)

@@ -146,18 +146,21 @@ void kapi_api__respond_error(kapi_req *r, kapi_error *err)
     kapi_buf b;
     char ra[16];
     bool yaml = r->error_format == KAPI_FORMAT_YAML;
+    const char *type = yaml ? KAPI_YAML_MEDIA_TYPE : "application/json";
     kapi_buf_init(&b);
-    if (yaml)
+    if (yaml) {
         status_yaml(&b, err);
-    else
+    } else {
         kapi_api__status_json(&b, err);
+        if (r->error_format == KAPI_FORMAT_PROTOBUF && kapi_api__to_protobuf(r->api->registry, &b))
+            type = KAPI_PROTOBUF_MEDIA_TYPE;
+    }
     snprintf(ra, sizeof(ra), "%d", err->retry_after);
     kapi_http_header h[] = {{"Retry-After", ra}};
     size_t len;
     char *p = kapi_buf_detach(&b, &len);
     kapi_http_chunk c = kapi_http_chunk_take(p, len);
-    send_answer(r, kapi_status_code(err->status), yaml ? KAPI_YAML_MEDIA_TYPE : "application/json",
-                h, err->retry_after > 0 ? 1 : 0, &c, 1);
+    send_answer(r, kapi_status_code(err->status), type, h, err->retry_after > 0 ? 1 : 0, &c, 1);
     kapi_error_free(err);
 }
 

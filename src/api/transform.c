@@ -11,8 +11,9 @@
  *   - PartialObjectMetadata(List): kind, apiVersion and the object's metadata only; asking
  *     for one of a list, or for a list of one object, is kube's 406.
  *   - a Status passes through unchanged;
- *   - then YAML (sigs.k8s.io/yaml's form, codec/yaml.h) or JSON. Table and metadata
- *     answers are application/json, as kube-apiserver labels them.
+ *   - then YAML (sigs.k8s.io/yaml's form, codec/yaml.h), protobuf (codec/protobuf.h,
+ *     enveloped, for built-in types and metadata) or JSON. Table and metadata answers in
+ *     JSON are application/json, as kube-apiserver labels them.
  *
  * A plain JSON answer never comes here: it is written from the stored bytes.
  */
@@ -20,6 +21,7 @@
 
 #include "api/api_int.h"
 #include "codec/go.h"
+#include "codec/protobuf.h"
 #include "codec/yaml.h"
 
 static const char *const include_values[] = {"", "Metadata", "Object", "None"};
@@ -200,6 +202,54 @@ static kapi_error *transform(kapi_req *r, json_t *body, json_t **out)
     return NULL;
 }
 
+/* out (with kind and apiVersion) as protobuf into b, enveloped; false when kapi has no
+ * message for its kind or it does not fit one (b then holds nothing new). */
+static bool encode_protobuf(const kapi_registry *reg, const json_t *out, kapi_buf *b)
+{
+    const char *av = kapi_json_path_str(out, "apiVersion"), *kind = kapi_json_path_str(out, "kind");
+    const kapi_pb_message *m = av && kind ? kapi_registry_pb_message(reg, av, kind) : NULL;
+    kapi_buf body;
+    char *err = NULL;
+    if (!m)
+        return false;
+    kapi_buf_init(&body);
+    bool ok = kapi_pb_from_json(m, out, &body, &err);
+    if (ok)
+        kapi_pb_envelope_write(b, av, kind, body.ptr, body.len);
+    free(err);
+    kapi_buf_dispose(&body);
+    return ok;
+}
+
+bool kapi_api__to_protobuf(const kapi_registry *reg, kapi_buf *b)
+{
+    json_t *v = kapi_json_parse(b->ptr, b->len, NULL);
+    kapi_buf pb;
+    kapi_buf_init(&pb);
+    bool ok = v && encode_protobuf(reg, v, &pb);
+    json_decref(v);
+    if (ok) {
+        kapi_buf_dispose(b);
+        *b = pb;
+    } else {
+        kapi_buf_dispose(&pb);
+    }
+    return ok;
+}
+
+/* The media type of an answer in r's negotiated form. */
+static const char *media_type(const kapi_req *r)
+{
+    switch (r->media.format) {
+    case KAPI_FORMAT_YAML:
+        return KAPI_YAML_MEDIA_TYPE;
+    case KAPI_FORMAT_PROTOBUF:
+        return KAPI_PROTOBUF_MEDIA_TYPE;
+    default:
+        return "application/json";
+    }
+}
+
 void kapi_api__respond_transformed(kapi_req *r, int status, const kapi_http_chunk *c, size_t n)
 {
     json_t *body = join_chunks(c, n), *out = NULL;
@@ -211,19 +261,21 @@ void kapi_api__respond_transformed(kapi_req *r, int status, const kapi_http_chun
     }
     kapi_buf b;
     kapi_buf_init(&b);
+    const char *type = media_type(r);
     if (r->media.format == KAPI_FORMAT_YAML) {
         kapi_yaml_encode(&b, out);
-    } else {
+    } else if (r->media.format != KAPI_FORMAT_PROTOBUF ||
+               !encode_protobuf(r->api->registry, out, &b)) {
+        /* JSON, or a kind with no protobuf form (a Status of another group's kind) */
         kapi_json_encode(&b, out);
         kapi_buf_putc(&b, '\n');
+        type = "application/json";
     }
     json_decref(out);
     size_t len;
     char *p = kapi_buf_detach(&b, &len);
     kapi_http_chunk chunk = kapi_http_chunk_take(p, len);
-    kapi_api__send(r, status,
-                   r->media.format == KAPI_FORMAT_YAML ? KAPI_YAML_MEDIA_TYPE : "application/json",
-                   &chunk, 1);
+    kapi_api__send(r, status, type, &chunk, 1);
 }
 
 /* ---- lists, item by item ----
@@ -238,7 +290,20 @@ struct kapi_list_form {
     const char *key;  /* the array's member */
     const char *include;
     int64_t now;
+    /* Protobuf: the list's message, its items' and the items written so far (the
+     * envelope's length comes first, so the answer is made whole at the end). */
+    const kapi_pb_message *pb_list, *pb_item;
+    kapi_buf pb_items;
 };
+
+/* The message of field num of m, or NULL. */
+static const kapi_pb_message *field_message(const kapi_pb_message *m, uint32_t num)
+{
+    for (size_t i = 0; m && i < m->nfields; i++)
+        if (m->fields[i].number == num)
+            return m->fields[i].message;
+    return NULL;
+}
 
 kapi_error *kapi_api__list_form_new(kapi_req *r, json_t *list, kapi_list_form **out)
 {
@@ -256,8 +321,20 @@ kapi_error *kapi_api__list_form_new(kapi_req *r, json_t *list, kapi_list_form **
     f->r = r;
     f->key = r->media.target == KAPI_TARGET_TABLE ? "rows" : "items";
     f->now = kapi_time_now_ns();
+    kapi_buf_init(&f->pb_items);
+    if (r->media.format == KAPI_FORMAT_PROTOBUF) {
+        const char *av = kapi_json_path_str(f->skeleton, "apiVersion");
+        const char *kind = kapi_json_path_str(f->skeleton, "kind");
+        f->pb_list = av && kind ? kapi_registry_pb_message(r->api->registry, av, kind) : NULL;
+        f->pb_item = field_message(f->pb_list, 2);
+    }
     *out = f;
     return NULL;
+}
+
+bool kapi_api__list_form_buffered(const kapi_list_form *f)
+{
+    return f->pb_item != NULL;
 }
 
 void kapi_api__list_form_free(kapi_list_form *f)
@@ -265,12 +342,13 @@ void kapi_api__list_form_free(kapi_list_form *f)
     if (!f)
         return;
     json_decref(f->skeleton);
+    kapi_buf_dispose(&f->pb_items);
     free(f);
 }
 
 const char *kapi_api__list_form_type(const kapi_list_form *f)
 {
-    return f->r->media.format == KAPI_FORMAT_YAML ? KAPI_YAML_MEDIA_TYPE : "application/json";
+    return f->pb_item ? KAPI_PROTOBUF_MEDIA_TYPE : media_type(f->r);
 }
 
 /* The answer as one document (a list without items). */
@@ -286,7 +364,20 @@ static void encode_answer(kapi_req *r, const json_t *v, kapi_buf *b)
 
 void kapi_api__list_form_whole(kapi_list_form *f, kapi_buf *b)
 {
-    encode_answer(f->r, f->skeleton, b);
+    if (!f->pb_item) {
+        encode_answer(f->r, f->skeleton, b);
+        return;
+    }
+    /* The skeleton writes the list's metadata (field 1), the items follow (field 2). */
+    kapi_buf body;
+    char *err = NULL;
+    kapi_buf_init(&body);
+    kapi_pb_from_json(f->pb_list, f->skeleton, &body, &err);
+    free(err);
+    kapi_buf_put(&body, f->pb_items.ptr, f->pb_items.len);
+    kapi_pb_envelope_write(b, kapi_json_path_str(f->skeleton, "apiVersion"),
+                           kapi_json_path_str(f->skeleton, "kind"), body.ptr, body.len);
+    kapi_buf_dispose(&body);
 }
 
 /* JSON: the members of the skeleton in order, the array opened in head, closed in tail. */
@@ -363,6 +454,13 @@ static json_t *element(kapi_list_form *f, const json_t *item)
 void kapi_api__list_form_item(kapi_list_form *f, const json_t *item, bool first, kapi_buf *b)
 {
     json_t *e = element(f, item);
+    if (f->pb_item) {
+        char *err = NULL;
+        kapi_pb_put_message(&f->pb_items, 2, f->pb_item, e, &err);
+        free(err);
+        json_decref(e);
+        return;
+    }
     if (f->r->media.format == KAPI_FORMAT_YAML) {
         /* "<key>:\n- ..." is the element as the whole document writes it */
         json_t *wrap = json_pack("{s:[o]}", f->key, e);

@@ -21,7 +21,9 @@ struct kapi_registry {
     kapi_type *types;
     size_t ntypes;
     kapi_schema_set *schemas;
-    kapi_arena protobuf; /* the protobuf message tables of the types that have them */
+    kapi_arena protobuf; /* the protobuf message tables */
+    /* The messages of the meta kinds (kapi_registry_pb_message). */
+    const kapi_pb_message *pb_status, *pb_pom, *pb_pom_list, *pb_scale;
     kapi_smd_types *smd; /* the built-in types' merge types */
     kapi_arena fields;   /* their reset sets */
     const kapi_smd_type *object_meta;
@@ -269,8 +271,17 @@ static int type_order(const void *a, const void *b)
     return c ? c : strcmp(x->plural, y->plural);
 }
 
-/* Compiles the definitions and gives each type its own, and its protobuf message when
- * the type file says it has one ("protobuf": true). */
+/* The protobuf message of the definition def, one kapi writes besides the types'. */
+static kapi_error *meta_message(kapi_registry *r, const char *def, const kapi_pb_message **out)
+{
+    const kapi_schema *s = kapi_schema_set_get(r->schemas, def);
+    if (!s)
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "no definition of %s", def);
+    return kapi_schema_protobuf(s, &r->protobuf, out);
+}
+
+/* Compiles the definitions and gives each type its own, its protobuf message and its
+ * List's. */
 static kapi_error *attach_schemas(kapi_registry *r)
 {
     kapi_error *err = kapi_schema_set_compile(r->schemas);
@@ -284,16 +295,57 @@ static kapi_error *attach_schemas(kapi_registry *r)
         if (!t->schema)
             return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type %s/%s: no definition %s",
                                   t->group_version, t->plural, name ? name : "(none)");
-        if (json_is_true(json_object_get(t->def, "protobuf")))
-            err = kapi_schema_protobuf(t->schema, &r->protobuf, &t->protobuf);
+        err = kapi_schema_protobuf(t->schema, &r->protobuf, &t->protobuf);
+        char *list = kapi_xprintf("%sList", name);
+        const kapi_schema *ls = kapi_schema_set_get(r->schemas, list);
+        free(list);
+        if (!err && ls)
+            err = kapi_schema_protobuf(ls, &r->protobuf, &t->protobuf_list);
         kapi_registry__type_fields(t, r->smd, NULL, &r->fields);
     }
+    if (have_defs && !err)
+        err = meta_message(r, "io.k8s.apimachinery.pkg.apis.meta.v1.Status", &r->pb_status);
+    if (have_defs && !err)
+        err = meta_message(r, "io.k8s.apimachinery.pkg.apis.meta.v1.PartialObjectMetadata",
+                           &r->pb_pom);
+    if (have_defs && !err)
+        err = meta_message(r, "io.k8s.apimachinery.pkg.apis.meta.v1.PartialObjectMetadataList",
+                           &r->pb_pom_list);
+    if (have_defs && !err)
+        err = meta_message(r, "io.k8s.api.autoscaling.v1.Scale", &r->pb_scale);
     const kapi_schema *meta =
         kapi_schema_set_get(r->schemas, "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta");
     if (have_defs && !err && !meta)
         return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "no definition of ObjectMeta");
     r->object_meta = meta ? kapi_smd_type_of(r->smd, meta) : NULL;
     return err;
+}
+
+const kapi_pb_message *kapi_registry_pb_message(const kapi_registry *r, const char *api_version,
+                                                const char *kind)
+{
+    bool meta = strcmp(api_version, "meta.k8s.io/v1") == 0 ||
+                strcmp(api_version, "meta.k8s.io/v1beta1") == 0;
+    if (strcmp(api_version, "v1") == 0 && strcmp(kind, "Status") == 0)
+        return r->pb_status;
+    if (meta && strcmp(kind, "PartialObjectMetadata") == 0)
+        return r->pb_pom;
+    if (meta && strcmp(kind, "PartialObjectMetadataList") == 0)
+        return r->pb_pom_list;
+    if (strcmp(api_version, "autoscaling/v1") == 0 && strcmp(kind, "Scale") == 0)
+        return r->pb_scale;
+    size_t n = strlen(kind);
+    bool list = n > 4 && strcmp(kind + n - 4, "List") == 0;
+    for (size_t i = 0; i < r->ntypes; i++) {
+        const kapi_type *t = &r->types[i];
+        if (strcmp(t->group_version, api_version) != 0)
+            continue;
+        if (strcmp(t->kind, kind) == 0)
+            return t->protobuf;
+        if (list && strlen(t->kind) == n - 4 && strncmp(t->kind, kind, n - 4) == 0)
+            return t->protobuf_list;
+    }
+    return NULL;
 }
 
 kapi_error *kapi_registry_new(kapi_registry **out)

@@ -183,9 +183,10 @@ struct kapi_type {
     const char *storage_version_hash;
     const kapi_type_strategy *strategy;
     const kapi_schema *schema; /* the object's definition (its "openapiName") */
-    /* The object's protobuf message, derived from schema (the type file's "protobuf":
-     * true), or NULL: the type takes no protobuf bodies. */
+    /* The object's protobuf message, derived from schema for every built-in type; NULL
+     * for custom types, which have no protobuf form. */
     const kapi_pb_message *protobuf;
+    const kapi_pb_message *protobuf_list; /* its List's ("<openapiName>List"), or NULL */
     /* fieldSelector: each public field label and the stored path it reads (the syntax of
      * kapi_fieldsel_value), the type file's "fieldLabels"; borrowed from def. */
     const json_t *field_labels;
@@ -268,6 +269,12 @@ bool kapi_type_key_parse(const kapi_type *t, kapi_str key, kapi_str *ns, kapi_st
  * apiextensions.k8s.io/v1 CustomResourceDefinitions (a loaded registry has both). */
 const kapi_type *kapi_registry_namespaces(const kapi_registry *r);
 const kapi_type *kapi_registry_crds(const kapi_registry *r);
+
+/* The protobuf message of objects of apiVersion and kind that kapi writes in protobuf: a
+ * built-in type's objects and lists, v1 Status, meta.k8s.io/v1 and v1beta1
+ * PartialObjectMetadata(List), autoscaling/v1 Scale; NULL for anything else. */
+const kapi_pb_message *kapi_registry_pb_message(const kapi_registry *r, const char *api_version,
+                                                const char *kind);
 /* The name of the CRD that would define resource plural in group ("<plural>.<group>",
  * the name apiextensions requires), in the arena. */
 const char *kapi_crd_name(kapi_arena *a, const char *group, const char *plural);

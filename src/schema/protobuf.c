@@ -10,7 +10,9 @@
 
 #include "schema/schema.h"
 
-/* The definitions whose protobuf form is a message the decoder reads itself. */
+#define APIEXT "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1."
+
+/* The definitions whose protobuf form is a message the codec reads and writes itself. */
 static const struct {
     const char *def;
     kapi_pb_kind kind;
@@ -18,7 +20,17 @@ static const struct {
     {"io.k8s.apimachinery.pkg.apis.meta.v1.Time", KAPI_PB_TIME},
     {"io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime", KAPI_PB_MICROTIME},
     {"io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1", KAPI_PB_FIELDS_V1},
+    {"io.k8s.apimachinery.pkg.util.intstr.IntOrString", KAPI_PB_INT_OR_STRING},
+    {"io.k8s.apimachinery.pkg.api.resource.Quantity", KAPI_PB_QUANTITY},
+    {"io.k8s.apimachinery.pkg.runtime.RawExtension", KAPI_PB_RAW},
+    {APIEXT "JSON", KAPI_PB_RAW},
+    {APIEXT "JSONSchemaPropsOrArray", KAPI_PB_SCHEMA_OR_ARRAY},
+    {APIEXT "JSONSchemaPropsOrBool", KAPI_PB_SCHEMA_OR_BOOL},
+    {APIEXT "JSONSchemaPropsOrStringArray", KAPI_PB_SCHEMA_OR_STRINGS},
 };
+
+/* The message the KAPI_PB_SCHEMA_OR_* kinds wrap. */
+#define SCHEMA_PROPS APIEXT "JSONSchemaProps"
 
 /* Scalars: a schema type and format (NULL: any other) and their protobuf kind. */
 static const struct {
@@ -47,10 +59,33 @@ static bool format_is(const kapi_schema *s, const char *format)
     return !format || (s->format && strcmp(s->format, format) == 0);
 }
 
-static bool is_string_map(const kapi_schema *s)
+static bool is_map(const kapi_schema *s)
 {
-    return s->types == KAPI_SCHEMA_OBJECT && s->nprops == 0 && s->additional &&
-           s->additional->types == KAPI_SCHEMA_STRING;
+    return s->types == KAPI_SCHEMA_OBJECT && s->nprops == 0 && s->additional;
+}
+
+/* The JSONSchemaProps message the wrappers hold: they are reached only from inside it,
+ * so it is being derived. */
+static const kapi_pb_message *schema_props(deriver *d, kapi_error **err)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (strcmp(d->msgs[i]->name, SCHEMA_PROPS) == 0)
+            return d->msgs[i];
+    *err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "a JSONSchemaProps wrapper outside of "
+                                                      "JSONSchemaProps");
+    return NULL;
+}
+
+static bool field_kind(deriver *d, const kapi_schema *s, kapi_pb_field *f, kapi_error **err);
+
+/* f is a map whose values have schema s: its value field, number 2. */
+static bool map_kind(deriver *d, const kapi_schema *s, kapi_pb_field *f, kapi_error **err)
+{
+    kapi_pb_field *v = kapi_arena_alloc(d->arena, sizeof(*v));
+    *v = (kapi_pb_field){.number = 2, .json = "value"};
+    f->kind = KAPI_PB_MAP;
+    f->value = v;
+    return field_kind(d, s, v, err) && !v->repeated && v->kind != KAPI_PB_MAP;
 }
 
 /* The kind of a field whose value has schema s; false when it has no protobuf form. */
@@ -59,17 +94,17 @@ static bool field_kind(deriver *d, const kapi_schema *s, kapi_pb_field *f, kapi_
     for (size_t i = 0; s->def_name && i < KAPI_ARRAY_LEN(well_known); i++)
         if (strcmp(s->def_name, well_known[i].def) == 0) {
             f->kind = well_known[i].kind;
+            if (f->kind >= KAPI_PB_SCHEMA_OR_ARRAY && f->kind <= KAPI_PB_SCHEMA_OR_STRINGS)
+                f->message = schema_props(d, err);
             return true;
         }
     if (s->types == KAPI_SCHEMA_ARRAY && s->items && !f->repeated) {
         f->repeated = true;
         return field_kind(d, s->items, f, err) && f->kind != KAPI_PB_MAP;
     }
-    if (is_string_map(s)) {
-        f->kind = KAPI_PB_MAP;
-        return true;
-    }
-    if (s->types == KAPI_SCHEMA_OBJECT && s->def_name && s->nprops) {
+    if (is_map(s))
+        return map_kind(d, s->additional, f, err);
+    if (s->types == KAPI_SCHEMA_OBJECT && s->def_name) { /* empty ones too */
         f->kind = KAPI_PB_MESSAGE;
         *err = message_of(d, s, &f->message);
         return true;
@@ -88,15 +123,25 @@ static int field_order(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The fields of m from the numbered properties of s, in number order. */
-static kapi_error *fill_fields(deriver *d, const kapi_schema *s, kapi_pb_message *m)
+static bool named_in(const json_t *names, const char *name)
 {
-    kapi_pb_field *fields = kapi_arena_alloc(d->arena, (s->nprops + 1) * sizeof(*fields));
+    size_t i;
+    json_t *v;
+    json_array_foreach(names, i, v) if (json_is_string(v) &&
+                                        strcmp(json_string_value(v), name) == 0) return true;
+    return false;
+}
+
+/* The fields of the numbered properties of s, in number order: those that names lists
+ * (all when names is NULL; none listed when except) into *out. */
+static kapi_error *props_fields(deriver *d, const kapi_schema *s, const json_t *names, bool except,
+                                kapi_pb_field *fields, size_t *out)
+{
     kapi_error *err = NULL;
-    size_t n = 0;
+    size_t n = *out;
     for (size_t i = 0; i < s->nprops && !err; i++) {
         const kapi_schema_prop *p = &s->props[i];
-        if (p->protobuf <= 0)
+        if (p->protobuf <= 0 || (names && named_in(names, p->name) == except))
             continue;
         kapi_pb_field *f = &fields[n++];
         f->number = (uint32_t)p->protobuf;
@@ -104,12 +149,51 @@ static kapi_error *fill_fields(deriver *d, const kapi_schema *s, kapi_pb_message
         if (!field_kind(d, p->schema, f, &err) && !err)
             err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
                                  "%s.%s: no protobuf form for its schema", s->def_name, p->name);
+        f->omitempty = p->omitempty;
+        f->pointer = !p->emit && !p->omitempty && !f->repeated && f->kind != KAPI_PB_MAP;
     }
+    *out = n;
+    return err;
+}
+
+static kapi_error *sort_fields(const char *name, kapi_pb_field *fields, size_t n)
+{
     qsort(fields, n, sizeof(*fields), field_order);
-    for (size_t i = 1; i < n && !err; i++)
+    for (size_t i = 1; i < n; i++)
         if (fields[i].number == fields[i - 1].number)
-            err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "%s: protobuf field %u twice",
-                                 s->def_name, fields[i].number);
+            return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "%s: protobuf field %u twice", name,
+                                  fields[i].number);
+    return NULL;
+}
+
+/* The fields of m from the numbered properties of s, in number order; the properties
+ * x-kapi-protobuf-embed lists go into a message of their own, at its field. */
+static kapi_error *fill_fields(deriver *d, const kapi_schema *s, kapi_pb_message *m)
+{
+    kapi_pb_field *fields = kapi_arena_alloc(d->arena, (s->nprops + 1) * sizeof(*fields));
+    const json_t *embed = json_object_get(s->src, "x-kapi-protobuf-embed");
+    const json_t *names = json_object_get(embed, "properties");
+    size_t n = 0;
+    kapi_error *err = props_fields(d, s, embed ? names : NULL, true, fields, &n);
+    if (!err && embed) {
+        const char *name = json_string_value(json_object_get(embed, "message"));
+        json_int_t num = json_integer_value(json_object_get(embed, "field"));
+        kapi_pb_message *inner = kapi_arena_alloc(d->arena, sizeof(*inner));
+        kapi_pb_field *in = kapi_arena_alloc(d->arena, (s->nprops + 1) * sizeof(*in));
+        size_t nin = 0;
+        if (!name || num <= 0 || !json_is_array(names))
+            return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
+                                  "%s: x-kapi-protobuf-embed needs field, message, properties",
+                                  s->def_name);
+        err = props_fields(d, s, names, false, in, &nin);
+        if (!err)
+            err = sort_fields(name, in, nin);
+        *inner = (kapi_pb_message){.name = name, .fields = in, .nfields = nin};
+        fields[n++] = (kapi_pb_field){
+            .number = (uint32_t)num, .kind = KAPI_PB_MESSAGE, .embedded = true, .message = inner};
+    }
+    if (!err)
+        err = sort_fields(s->def_name, fields, n);
     m->fields = fields;
     m->nfields = n;
     return err;

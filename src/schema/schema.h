@@ -14,6 +14,9 @@
  *
  * The facts only kapi reads, kept out of published documents:
  *   x-kapi-protobuf            a property's protobuf field number
+ *   x-kapi-protobuf-embed      a definition's properties that protobuf holds in a message
+ *                              of their own (a Go struct embedded inline): {"field": N,
+ *                              "message": its definition name, "properties": [...]}
  *   x-kapi-emit                the value Go's encoder writes for an absent property
  *                              (non-pointer structs, fields without omitempty)
  *   x-kapi-omitempty           a value field Go writes only when it is not zero ("", 0,

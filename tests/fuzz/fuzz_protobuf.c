@@ -1,8 +1,9 @@
 /*
  * fuzz_protobuf: protobuf bodies (codec/protobuf): the "k8s\0" envelope, and every message
- * of the registry's types transcoded to JSON. The first byte picks the message (in the
- * order messages_of lists them, modulo their number); the rest is read both as an
- * envelope and as that message's bytes.
+ * kapi reads or writes transcoded to JSON and back. The first byte picks the message (in
+ * the order messages_of lists them, modulo their number); the rest is read both as an
+ * envelope and as that message's bytes. What reads must write, and writing what that
+ * writing reads back must give the same bytes again.
  */
 #include "codec/protobuf.h"
 #include "fuzz.h"
@@ -15,25 +16,62 @@ static void add_message(const kapi_pb_message *m, const kapi_pb_message ***v, si
             return;
     *v = kapi_xrealloc(*v, (*n + 1) * sizeof(**v));
     (*v)[(*n)++] = m;
-    for (size_t i = 0; i < m->nfields; i++)
-        if (m->fields[i].kind == KAPI_PB_MESSAGE)
-            add_message(m->fields[i].message, v, n);
+    for (size_t i = 0; i < m->nfields; i++) {
+        const kapi_pb_field *f =
+            m->fields[i].kind == KAPI_PB_MAP ? m->fields[i].value : &m->fields[i];
+        if (f->message)
+            add_message(f->message, v, n);
+    }
 }
 
-/* Every message of the registry's types, once: each type's own message (in registry
- * order), then the ones it reaches. */
+/* Every message kapi reads or writes, once: each type's own and its List's (in registry
+ * order), the meta kinds, then the ones they reach. */
 static const kapi_pb_message **messages_of(size_t *n)
 {
+    static const char *const metas[][2] = {{"v1", "Status"},
+                                           {"meta.k8s.io/v1", "PartialObjectMetadataList"},
+                                           {"autoscaling/v1", "Scale"}};
     static const kapi_pb_message **msgs;
     static size_t count;
     static bool listed;
     const kapi_registry *reg = fuzz_registry();
-    for (size_t i = 0; !listed && i < kapi_registry_count(reg); i++)
-        if (kapi_registry_at(reg, i)->protobuf)
-            add_message(kapi_registry_at(reg, i)->protobuf, &msgs, &count);
+    for (size_t i = 0; !listed && i < kapi_registry_count(reg); i++) {
+        add_message(kapi_registry_at(reg, i)->protobuf, &msgs, &count);
+        add_message(kapi_registry_at(reg, i)->protobuf_list, &msgs, &count);
+    }
+    for (size_t i = 0; !listed && i < KAPI_ARRAY_LEN(metas); i++)
+        add_message(kapi_registry_pb_message(reg, metas[i][0], metas[i][1]), &msgs, &count);
     listed = true;
     *n = count;
     return msgs;
+}
+
+static void broken(const char *fmt, const char *name, const char *why)
+{
+    fprintf(stderr, fmt, name, why ? why : "");
+    fputc('\n', stderr);
+    abort();
+}
+
+/* v written as m, read back and written again: the two writings are the same bytes. */
+static void round_trip(const kapi_pb_message *m, const json_t *v)
+{
+    kapi_buf once, twice;
+    char *why = NULL;
+    kapi_buf_init(&once);
+    kapi_buf_init(&twice);
+    if (!kapi_pb_from_json(m, v, &once, &why))
+        broken("%s: what was read does not write: %s", m->name, why);
+    json_t *again = kapi_pb_to_json(m, once.ptr, once.len, &why);
+    if (!again)
+        broken("%s: what was written does not read: %s", m->name, why);
+    if (!kapi_pb_from_json(m, again, &twice, &why))
+        broken("%s: what was read back does not write: %s", m->name, why);
+    if (once.len != twice.len || memcmp(once.ptr, twice.ptr, once.len) != 0)
+        broken("%s: written twice, the bytes differ%s", m->name, NULL);
+    json_decref(again);
+    kapi_buf_dispose(&once);
+    kapi_buf_dispose(&twice);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -49,12 +87,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(why);
         why = NULL;
     }
-    json_t *v = kapi_pb_to_json(msgs[data[0] % n], p, size - 1, &why);
+    const kapi_pb_message *m = msgs[data[0] % n];
+    json_t *v = kapi_pb_to_json(m, p, size - 1, &why);
     if (v) {
         kapi_buf b;
         kapi_buf_init(&b);
         kapi_json_encode(&b, v);
         kapi_buf_dispose(&b);
+        round_trip(m, v);
     }
     free(why);
     json_decref(v);

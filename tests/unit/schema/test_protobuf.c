@@ -58,8 +58,12 @@ TEST(schema_protobuf_refused)
         const char *defs, *why;
     } cases[] = {
         {"{\"x.T\":{\"type\":\"object\",\"properties\":{\"m\":{\"type\":\"object\","
-         "\"additionalProperties\":{\"type\":\"integer\"},\"x-kapi-protobuf\":1}}}}",
+         "\"additionalProperties\":{\"type\":\"object\",\"additionalProperties\":"
+         "{\"type\":\"string\"}},\"x-kapi-protobuf\":1}}}}",
          "x.T.m: no protobuf form for its schema"},
+        {"{\"x.T\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\","
+         "\"x-kapi-protobuf\":1}},\"x-kapi-protobuf-embed\":{\"field\":2}}}",
+         "x.T: x-kapi-protobuf-embed needs field, message, properties"},
         {"{\"x.T\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"array\",\"items\":"
          "{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"x-kapi-protobuf\":1}}}}",
          "x.T.a: no protobuf form for its schema"},

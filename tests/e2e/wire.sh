@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The wire (issue 15): protobuf bodies and answers for built-in types, as kubectl's typed
+# commands and client-go send and ask for them; custom resources without protobuf.
+# tests/e2e/pbwire.py reads the answers by wire structure.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+e2e_start "$1"
+api=https://127.0.0.1:$port
+auth=(-H "Authorization: Bearer $(cat "$data/admin-token")")
+PB=application/vnd.kubernetes.protobuf
+c() { curl -s --cacert "$data/ca.crt" "${auth[@]}" "$@"; }
+# get PATH ACCEPT: the answer into $work/ans, "CODE CONTENT-TYPE" on stdout.
+get() { c -o "$work/ans" -w '%{http_code} %{content_type}' -H "Accept: $2" "$api$1"; }
+pbq() { python3 "$here/pbwire.py" "$work/ans" "$@" | paste -sd' '; }
+
+# ---- kubectl's typed commands send protobuf ----
+kubectl create cronjob wire --image=busybox --schedule='*/5 * * * *' -v=8 >"$work/kc.log" 2>&1
+expect_eq "kubectl create cronjob: created" "cronjob.batch/wire created" \
+    "$(grep -v '^I[0-9]' "$work/kc.log" | tail -1)"
+expect_eq "its body was protobuf" 1 \
+    "$(grep -c "Content-Type: $PB\$" "$work/kc.log" | awk '{print ($1 > 0)}')"
+expect_eq "the CronJob holds what kubectl sent, defaulted" \
+    "*/5 * * * * busybox Allow 3" \
+    "$(kubectl get cronjob wire -o jsonpath='{.spec.schedule} {.spec.jobTemplate.spec.template.spec.containers[0].image} {.spec.concurrencyPolicy} {.spec.successfulJobsHistoryLimit}')"
+check "kubectl create namespace" kubectl create namespace wire-ns
+
+# ---- answers in protobuf ----
+expect_eq "GET a CronJob with Accept protobuf" "200 $PB" \
+    "$(get /apis/batch/v1/namespaces/default/cronjobs/wire $PB)"
+expect_eq "the envelope names the kind; metadata.name and spec.schedule read back" \
+    "batch/v1 CronJob wire */5 * * * *" "$(pbq apiVersion kind 1.1 2.1)"
+kubectl create cronjob wire2 --image=busybox --schedule='0 1 * * *' >/dev/null
+expect_eq "a list: CronJobList with both items" "200 $PB CronJobList 2" \
+    "$(get /apis/batch/v1/namespaces/default/cronjobs $PB) $(pbq kind '2#')"
+expect_eq "a page of one keeps its continue token" "1 1" \
+    "$(get '/apis/batch/v1/namespaces/default/cronjobs?limit=1' $PB >/dev/null
+       pbq '2#' | tr -d '\n'; echo -n ' '; pbq 1.3 | awk '{print (length($0) > 0)}')"
+expect_eq "PartialObjectMetadata in protobuf" "200 $PB PartialObjectMetadata meta.k8s.io/v1 wire" \
+    "$(get /apis/batch/v1/namespaces/default/cronjobs/wire "$PB;as=PartialObjectMetadata;g=meta.k8s.io;v=v1") $(pbq kind apiVersion 1.1)"
+expect_eq "a Table has no protobuf form: 406" 406 \
+    "$(get /apis/batch/v1/namespaces/default/cronjobs/wire "$PB;as=Table;g=meta.k8s.io;v=v1" | cut -d' ' -f1)"
+expect_eq "a 404 is a protobuf Status" "404 $PB Status NotFound 404" \
+    "$(get /apis/batch/v1/namespaces/default/cronjobs/none $PB) $(pbq kind 4 6)"
+expect_eq "protobuf first, JSON after: protobuf" "200 $PB" \
+    "$(get /api/v1/namespaces/wire-ns "$PB, application/json")"
+expect_eq "JSON preferred by q: JSON" "200 application/json" \
+    "$(get /api/v1/namespaces/wire-ns "$PB;q=0.5, application/json")"
+
+# ---- a protobuf body round trip: kapi's own answer sent back as an update ----
+get /apis/batch/v1/namespaces/default/cronjobs/wire $PB >/dev/null
+expect_eq "PUT of the protobuf answer is accepted" 200 \
+    "$(c -o /dev/null -w '%{http_code}' -X PUT -H "Content-Type: $PB" --data-binary @"$work/ans" \
+        "$api/apis/batch/v1/namespaces/default/cronjobs/wire")"
+printf 'k8s\0\x0a\x02' >"$work/bad"
+expect_eq "a truncated protobuf body is a 400" 400 \
+    "$(c -o /dev/null -w '%{http_code}' -X POST -H "Content-Type: $PB" --data-binary @"$work/bad" \
+        "$api/apis/batch/v1/namespaces/default/cronjobs")"
+
+# ---- custom resources have no protobuf form ----
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: wires.e2e.example.com}
+spec:
+  group: e2e.example.com
+  scope: Namespaced
+  names: {plural: wires, kind: Wire}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+YAML
+kubectl wait --for=condition=Established crd/wires.e2e.example.com >/dev/null
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: e2e.example.com/v1
+kind: Wire
+metadata: {name: w1, namespace: default}
+YAML
+expect_eq "a custom resource with Accept protobuf only: 406, its Status in protobuf" \
+    "406 $PB NotAcceptable" \
+    "$(get /apis/e2e.example.com/v1/namespaces/default/wires/w1 $PB) $(pbq 4)"
+expect_eq "with a JSON fallback: JSON" "200 application/json" \
+    "$(get /apis/e2e.example.com/v1/namespaces/default/wires/w1 "$PB, application/json")"
+
+# ---- numbers as Go writes them: 1e20 is 100000000000000000000 on the wire ----
+printf '{"apiVersion":"e2e.example.com/v1","kind":"Wire","metadata":{"name":"big"},"n":1e20}' |
+    kubectl apply -n default -f - >/dev/null
+expect_eq "a number beyond int64 (kubectl sends 1e20 without exponent) is stored" \
+    100000000000000000000 "$(get /apis/e2e.example.com/v1/namespaces/default/wires/big application/json >/dev/null
+                             jq -r .n "$work/ans" | awk '{printf "%.0f", $1}')"
+check "and the object stays readable and writable" \
+    kubectl patch wire big -n default --type=merge -p '{"m":1}'
+
+e2e_finish
