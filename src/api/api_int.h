@@ -218,8 +218,8 @@ void kapi_api__status_json(kapi_buf *b, const kapi_error *err);
 kapi_error *kapi_api__err_not_found_resource(void);
 kapi_error *kapi_api__err_method_not_allowed(void);
 
-/* Starts the request's chunked 200 (application/json, with its Warning headers). */
-kapi_http_stream *kapi_api__start_stream(kapi_req *r, size_t max_queued);
+/* Starts the request's chunked 200 of Content-Type type, with its Warning headers. */
+kapi_http_stream *kapi_api__start_stream(kapi_req *r, const char *type, size_t max_queued);
 
 /* health.c */
 /* True when path is /healthz, /livez, /readyz or below one of them. */
@@ -241,6 +241,18 @@ bool kapi_api__choose_media(const char *accept, bool convert, bool protobuf, kap
 /* Replaces the JSON object in b (kapi's own, with kind and apiVersion) by its protobuf
  * form, enveloped; false (b unchanged) when kapi has no protobuf form for its kind. */
 bool kapi_api__to_protobuf(const kapi_registry *reg, kapi_buf *b);
+/* optionsForTransform: the includeObject of a Table ("", Metadata, Object or None), or
+ * kube's 400. */
+kapi_error *kapi_api__include_object(kapi_req *r, const char **out);
+/* Appends v (with kind and apiVersion) as protobuf to b, enveloped; false (b unchanged)
+ * when kapi has no protobuf form for its kind. */
+bool kapi_api__protobuf_of(const kapi_registry *reg, const json_t *v, kapi_buf *b);
+/* The object of a watch event of type t in form m (its target): obj (the served view, with
+ * kind and apiVersion) as a Table of its one row (includeObject include; the column
+ * definitions when columns is set, else null, as kube sends them with a watch's first
+ * event only), as its PartialObjectMetadata, or itself. A new reference. */
+json_t *kapi_api__watch_object(const kapi_type *t, const kapi_media *m, const char *include,
+                               json_t *obj, bool columns);
 /* Answers with the JSON body c[0..n) (the chunks are released) turned into r->media's
  * form: YAML, Table or PartialObjectMetadata(List); a Status passes through. */
 void kapi_api__respond_transformed(kapi_req *r, int status, const kapi_http_chunk *c, size_t n);
@@ -347,8 +359,6 @@ kapi_watch_reaper *kapi_api__watch_reaper_new(kapi_api *api);
 void kapi_api__watch_reaper_free(kapi_api *api);
 /* Wakes the reaper: a watch has ended. */
 void kapi_api__watch_wake(kapi_api *api);
-/* Writes an ERROR event with err's Status to a watch stream. */
-void kapi_api__watch_write_error(kapi_http_stream *s, const kapi_error *err);
 
 /* discovery.c */
 /* True if group (or group/version) is served, by a built-in type or a stored CRD. */

@@ -18,9 +18,9 @@
  * PartialObjectMetadata(List) (a Table has no protobuf form in 1.26: kube's 406). For a
  * custom resource a protobuf range is passed over, so a client's fallback
  * (`application/vnd.kubernetes.protobuf, application/json`) gets JSON, but an error
- * answer is still protobuf when the bare range asks for it, as kube's is. A watch is
- * streamed as JSON events of objects: a protobuf, Table or metadata range is passed over
- * for it, and YAML (which has no stream form) is kube's 406.
+ * answer is still protobuf when the bare range asks for it, as kube's is. A watch takes
+ * the same forms (watch.c writes its events in them), except YAML, which has no stream
+ * form: kube's 406.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -258,7 +258,7 @@ kapi_error *kapi_api__negotiate(kapi_req *r)
         return NULL;
     if (kapi_api__choose_media(accept, false, true, &plain))
         r->error_format = plain.format;
-    if (!kapi_api__choose_media(accept, !watch, r->type->protobuf && !watch, &r->media))
+    if (!kapi_api__choose_media(accept, true, r->type->protobuf != NULL, &r->media))
         return kapi_error_new(KAPI_STATUS_NOT_ACCEPTABLE,
                               "only the following media types are accepted: " SERVED_TYPES);
     if (watch && r->media.format == KAPI_FORMAT_YAML)

@@ -55,11 +55,11 @@ void kapi_api__send(kapi_req *r, int status, const char *content_type, const kap
     send_answer(r, status, content_type, NULL, 0, c, n);
 }
 
-kapi_http_stream *kapi_api__start_stream(kapi_req *r, size_t max_queued)
+kapi_http_stream *kapi_api__start_stream(kapi_req *r, const char *type, size_t max_queued)
 {
     size_t nh = 0;
     kapi_http_header *h = kapi_arena_alloc(&r->arena, (1 + r->nwarnings) * sizeof(*h));
-    h[nh++] = (kapi_http_header){"Content-Type", "application/json"};
+    h[nh++] = (kapi_http_header){"Content-Type", type};
     for (size_t i = 0; i < r->nwarnings; i++)
         h[nh++] = (kapi_http_header){"Warning", r->warnings[i]};
     return kapi_http_stream_start(r->http, 200, h, nh, max_queued);

@@ -41,8 +41,7 @@ static json_t *join_chunks(const kapi_http_chunk *c, size_t n)
     return v;
 }
 
-/* optionsForTransform: the includeObject of a Table, or kube's 400. */
-static kapi_error *include_object(kapi_req *r, const char **out)
+kapi_error *kapi_api__include_object(kapi_req *r, const char **out)
 {
     const char *v = kapi_api__query(r, "includeObject");
     *out = v ? v : "";
@@ -61,9 +60,9 @@ static kapi_error *include_object(kapi_req *r, const char **out)
     return err;
 }
 
-static const char *meta_version(const kapi_req *r)
+static const char *meta_version(const kapi_media *m)
 {
-    return r->media.v1beta1 ? "meta.k8s.io/v1beta1" : "meta.k8s.io/v1";
+    return m->v1beta1 ? "meta.k8s.io/v1beta1" : "meta.k8s.io/v1";
 }
 
 /* A new object with kind and apiVersion, then the members of body (items of a list have
@@ -81,11 +80,11 @@ static json_t *typed(const char *kind, const char *api_version, const json_t *bo
     return o;
 }
 
-static json_t *partial(const kapi_req *r, const json_t *obj)
+static json_t *partial(const kapi_media *m, const json_t *obj)
 {
     json_t *meta = json_object_get(obj, "metadata");
     return json_pack("{s:s,s:s,s:o}", "kind", "PartialObjectMetadata", "apiVersion",
-                     meta_version(r), "metadata", meta ? json_incref(meta) : json_object());
+                     meta_version(m), "metadata", meta ? json_incref(meta) : json_object());
 }
 
 /* The ListMeta of the answer: a list's own, or a single object's resourceVersion. */
@@ -115,9 +114,9 @@ static json_t *column_definitions(const kapi_type *t)
 
 /* One row: the cells from the storage view of obj (served view, kind and apiVersion set),
  * and the object includeObject asks for. */
-static json_t *table_row(kapi_req *r, json_t *obj, const char *include, int64_t now)
+static json_t *table_row(const kapi_type *t, const kapi_media *m, json_t *obj, const char *include,
+                         int64_t now)
 {
-    const kapi_type *t = r->type;
     json_t *stored = json_incref(obj);
     if (t->strategy->to_storage)
         stored = t->strategy->to_storage(t, stored);
@@ -128,7 +127,7 @@ static json_t *table_row(kapi_req *r, json_t *obj, const char *include, int64_t 
     else if (strcmp(include, "Object") == 0)
         json_object_set_nocheck(row, "object", obj);
     else
-        json_object_set_new_nocheck(row, "object", partial(r, obj));
+        json_object_set_new_nocheck(row, "object", partial(m, obj));
     return row;
 }
 
@@ -138,12 +137,12 @@ static json_t *to_table(kapi_req *r, const json_t *body, bool list, const char *
     int64_t now = kapi_time_now_ns();
     json_t *rows = json_array();
     if (!list) {
-        json_array_append_new(rows, table_row(r, (json_t *)body, include, now));
+        json_array_append_new(rows, table_row(t, &r->media, (json_t *)body, include, now));
     } else {
         const json_t *items = json_object_get(body, "items");
         for (size_t i = 0; i < json_array_size(items); i++) {
             json_t *obj = typed(t->kind, t->group_version, json_array_get(items, i));
-            json_array_append_new(rows, table_row(r, obj, include, now));
+            json_array_append_new(rows, table_row(t, &r->media, obj, include, now));
             json_decref(obj);
         }
     }
@@ -151,9 +150,9 @@ static json_t *to_table(kapi_req *r, const json_t *body, bool list, const char *
         json_decref(rows);
         rows = json_null();
     }
-    return json_pack("{s:s,s:s,s:o,s:o,s:o}", "kind", "Table", "apiVersion", meta_version(r),
-                     "metadata", list_meta(body, list), "columnDefinitions", column_definitions(t),
-                     "rows", rows);
+    return json_pack("{s:s,s:s,s:o,s:o,s:o}", "kind", "Table", "apiVersion",
+                     meta_version(&r->media), "metadata", list_meta(body, list),
+                     "columnDefinitions", column_definitions(t), "rows", rows);
 }
 
 static json_t *to_partial_list(kapi_req *r, const json_t *body)
@@ -161,13 +160,13 @@ static json_t *to_partial_list(kapi_req *r, const json_t *body)
     const json_t *items = json_object_get(body, "items");
     json_t *out = json_array();
     for (size_t i = 0; i < json_array_size(items); i++)
-        json_array_append_new(out, partial(r, json_array_get(items, i)));
+        json_array_append_new(out, partial(&r->media, json_array_get(items, i)));
     if (!json_array_size(out)) { /* an empty Go slice that was never appended to */
         json_decref(out);
         out = json_null();
     }
     return json_pack("{s:s,s:s,s:o,s:o}", "kind", "PartialObjectMetadataList", "apiVersion",
-                     meta_version(r), "metadata", list_meta(body, true), "items", out);
+                     meta_version(&r->media), "metadata", list_meta(body, true), "items", out);
 }
 
 /* doTransformObject: body in the negotiated target, or kube's error. */
@@ -177,7 +176,8 @@ static kapi_error *transform(kapi_req *r, json_t *body, json_t **out)
     const char *go_type = r->type->go_type;
     bool list = json_is_array(json_object_get(body, "items"));
     kapi_error *err;
-    if (r->media.target == KAPI_TARGET_TABLE && (err = include_object(r, &include)) != NULL)
+    if (r->media.target == KAPI_TARGET_TABLE &&
+        (err = kapi_api__include_object(r, &include)) != NULL)
         return err;
     if (r->media.target == KAPI_TARGET_OBJECT || (kind && strcmp(kind, "Status") == 0)) {
         *out = json_incref(body);
@@ -196,7 +196,7 @@ static kapi_error *transform(kapi_req *r, json_t *body, json_t **out)
     if (r->media.target == KAPI_TARGET_TABLE)
         *out = to_table(r, body, list, include);
     else if (r->media.target == KAPI_TARGET_POM)
-        *out = partial(r, body);
+        *out = partial(&r->media, body);
     else
         *out = to_partial_list(r, body);
     return NULL;
@@ -219,6 +219,28 @@ static bool encode_protobuf(const kapi_registry *reg, const json_t *out, kapi_bu
     free(err);
     kapi_buf_dispose(&body);
     return ok;
+}
+
+json_t *kapi_api__watch_object(const kapi_type *t, const kapi_media *m, const char *include,
+                               json_t *obj, bool columns)
+{
+    if (m->target == KAPI_TARGET_POM)
+        return partial(m, obj);
+    if (m->target != KAPI_TARGET_TABLE)
+        return json_incref(obj);
+    json_t *meta = json_object(),
+           *rv = json_object_get(json_object_get(obj, "metadata"), "resourceVersion");
+    if (json_is_string(rv) && json_string_length(rv))
+        json_object_set_nocheck(meta, "resourceVersion", rv);
+    return json_pack("{s:s,s:s,s:o,s:o,s:[o]}", "kind", "Table", "apiVersion", meta_version(m),
+                     "metadata", meta, "columnDefinitions",
+                     columns ? column_definitions(t) : json_null(), "rows",
+                     table_row(t, m, obj, include, kapi_time_now_ns()));
+}
+
+bool kapi_api__protobuf_of(const kapi_registry *reg, const json_t *v, kapi_buf *b)
+{
+    return encode_protobuf(reg, v, b);
 }
 
 bool kapi_api__to_protobuf(const kapi_registry *reg, kapi_buf *b)
@@ -312,7 +334,7 @@ kapi_error *kapi_api__list_form_new(kapi_req *r, json_t *list, kapi_list_form **
     json_decref(list);
     *out = NULL;
     if (!err && r->media.target == KAPI_TARGET_TABLE)
-        err = include_object(r, &f->include);
+        err = kapi_api__include_object(r, &f->include);
     if (err) {
         json_decref(f->skeleton);
         free(f);
@@ -442,11 +464,11 @@ static json_t *element(kapi_list_form *f, const json_t *item)
 {
     kapi_req *r = f->r;
     if (r->media.target == KAPI_TARGET_POM_LIST)
-        return partial(r, item);
+        return partial(&r->media, item);
     if (r->media.target != KAPI_TARGET_TABLE)
         return json_incref((json_t *)item);
     json_t *obj = typed(r->type->kind, r->type->group_version, item);
-    json_t *row = table_row(r, obj, f->include, f->now);
+    json_t *row = table_row(r->type, &r->media, obj, f->include, f->now);
     json_decref(obj);
     return row;
 }

@@ -1,14 +1,18 @@
 /*
  * api/watch: the watch verb (reference 4.5, 6.1).
  *
- * A watch is a chunked 200 whose body is one {"type":..,"object":..} document per line.
- * The worker that takes the request writes the start (synthetic ADDED events for the
- * state at the latest revision when no exact resourceVersion is given), then hands the
- * watch to the store's hub and returns; from then on the committer delivers each change
- * (on_change), already durable. An event is the stored bytes between a fixed prefix and
- * suffix: the bytes are shared by reference with the store and every other watcher. In a
- * converted view (events.k8s.io) an event is made once per change and shared by the
- * watchers of that view.
+ * A watch is a chunked 200 whose body is one {"type":..,"object":..} document per line,
+ * or, in protobuf, one frame per event (codec/protobuf.h). The worker that takes the
+ * request writes the start (synthetic ADDED events for the state at the latest revision
+ * when no exact resourceVersion is given), then hands the watch to the store's hub and
+ * returns; from then on the committer delivers each change (on_change), already durable.
+ * A JSON event of the object itself is the stored bytes between a fixed prefix and
+ * suffix: the bytes are shared by reference with the store and every other watcher. Any
+ * other event — a converted view (events.k8s.io), a Table row, PartialObjectMetadata,
+ * protobuf — is made once per change and form and shared by the watchers of that form
+ * (view_cache). A Table watch sends its column definitions with its first event only, as
+ * kube-apiserver does; a PartialObjectMetadataList watch sends no events (kube's cannot
+ * make a list of one object either).
  *
  * One reaper thread per api owns the watches' ends: a watch ends when its client goes,
  * when its timeout passes, when its client stops taking events, or at shutdown. Only the
@@ -34,6 +38,7 @@
 #include <time.h>
 
 #include "api/api_int.h"
+#include "codec/protobuf.h"
 
 #define NS_PER_S 1000000000LL
 /* A watcher's queue (bytes queued on its stream, not yet taken by the connection): past
@@ -63,6 +68,9 @@ struct kapi_watch {
     kapi_store_watch *sw;
     kapi_filter *filter;
     bool bookmarks;
+    kapi_media media;    /* the events' form (negotiate.c) */
+    char include[16];    /* a Table's includeObject */
+    bool columns_sent;   /* a Table watch has sent its column definitions */
     size_t limit;        /* queued bytes past which the watcher is too slow */
     int64_t deadline_ns; /* monotonic */
     int64_t next_bookmark_ns;
@@ -72,26 +80,38 @@ struct kapi_watch {
     kapi_watch *next;
 };
 
-/* An event in a converted view (events.k8s.io's Events, a custom resource's other
- * versions): made once and shared by the watchers of that view, like stored bytes. */
+/* An event in a form other than the stored bytes: made once and shared by the watchers
+ * of that form, like stored bytes. */
 typedef struct view_event {
     atomic_int refs;
     size_t len;
     char data[];
 } view_event;
 
-/* The last converted event made. The hub hands a change to every watcher before the next
- * one, so the watchers of one view find it here. The bytes are those of (key, revision,
- * view, event type): a revision is one change of one key, and its only DELETED bytes are
- * either the deleted state or, for a watcher the change took out of its selectors, the
- * previous state restamped. */
-typedef struct view_cache {
-    pthread_mutex_t mu;
+/* What an event's bytes are made from: one change (key, revision, event type; a revision
+ * is one change of one key, and its only DELETED bytes are either the deleted state or,
+ * for a watcher the change took out of its selectors, the previous state restamped) and
+ * the form of the watch. */
+typedef struct event_key {
     const kapi_type *type; /* a reference */
     kapi_watch_type wt;
     int64_t rev;
     char *key;
-    view_event *ev;
+    kapi_media media;
+    char include[16];
+    bool columns;
+} event_key;
+
+/* The last events made, a few forms' worth. The hub hands a change to every watcher before
+ * the next one, so the watchers of one form find it here. */
+#define VIEW_SLOTS 8
+typedef struct view_cache {
+    pthread_mutex_t mu;
+    struct {
+        event_key k;
+        view_event *ev;
+    } slot[VIEW_SLOTS];
+    unsigned next;
 } view_cache;
 
 struct kapi_watch_reaper {
@@ -112,6 +132,12 @@ static const char *const prefixes[] = {
 };
 static const char suffix[] = "}\n";
 
+static const char *const type_names[] = {
+    [KAPI_WATCH_ADDED] = "ADDED",
+    [KAPI_WATCH_MODIFIED] = "MODIFIED",
+    [KAPI_WATCH_DELETED] = "DELETED",
+};
+
 static void view_event_unref(void *p)
 {
     view_event *e = p;
@@ -119,25 +145,50 @@ static void view_event_unref(void *p)
         free(e);
 }
 
+static void event_key_dispose(event_key *k)
+{
+    if (k->type)
+        kapi_type_unref(k->type);
+    free(k->key);
+    memset(k, 0, sizeof(*k));
+}
+
 static void view_cache_dispose(view_cache *vc)
 {
-    if (vc->type)
-        kapi_type_unref(vc->type);
-    if (vc->ev)
-        view_event_unref(vc->ev);
-    free(vc->key);
+    for (size_t i = 0; i < VIEW_SLOTS; i++) {
+        event_key_dispose(&vc->slot[i].k);
+        if (vc->slot[i].ev)
+            view_event_unref(vc->slot[i].ev);
+    }
     pthread_mutex_destroy(&vc->mu);
 }
 
-/* The event for o in t's converted view. */
-static view_event *convert_event(const kapi_type *t, kapi_watch_type type, const kapi_obj *o)
+/* Events of w are the stored bytes themselves. */
+static bool plain(const kapi_watch *w)
 {
-    json_t *v = t->strategy->from_storage(t, kapi_json_parse(o->data, o->len, NULL));
+    return w->media.format == KAPI_FORMAT_JSON && w->media.target == KAPI_TARGET_OBJECT &&
+           !w->type->strategy->from_storage;
+}
+
+/* The event of type name for obj (the served view, with kind and apiVersion; taken) in
+ * w's form, with the Table's column definitions when columns is set. */
+static view_event *make_event(const kapi_watch *w, const char *name, json_t *obj, bool columns)
+{
+    json_t *v = kapi_api__watch_object(w->type, &w->media, w->include, obj, columns);
+    json_decref(obj);
     kapi_buf b;
     kapi_buf_init(&b);
-    kapi_buf_puts(&b, prefixes[type]);
-    kapi_json_encode(&b, v);
-    kapi_buf_puts(&b, suffix);
+    if (w->media.format == KAPI_FORMAT_PROTOBUF) {
+        kapi_buf pb;
+        kapi_buf_init(&pb);
+        kapi_api__protobuf_of(w->api->registry, v, &pb);
+        kapi_pb_watch_frame(&b, name, pb.ptr, pb.len);
+        kapi_buf_dispose(&pb);
+    } else {
+        kapi_buf_printf(&b, "{\"type\":\"%s\",\"object\":", name);
+        kapi_json_encode(&b, v);
+        kapi_buf_puts(&b, suffix);
+    }
     json_decref(v);
     view_event *e = kapi_xmalloc(sizeof(*e) + b.len);
     atomic_init(&e->refs, 1);
@@ -147,45 +198,82 @@ static view_event *convert_event(const kapi_type *t, kapi_watch_type type, const
     return e;
 }
 
-/* The event for o in w's view, from the cache or made and cached (a reference). */
-static view_event *shared_view_event(kapi_watch *w, kapi_watch_type type, const kapi_obj *o)
+static bool same_key(const event_key *a, const event_key *b)
+{
+    return a->type == b->type && a->wt == b->wt && a->rev == b->rev && a->columns == b->columns &&
+           a->media.format == b->media.format && a->media.target == b->media.target &&
+           a->media.v1beta1 == b->media.v1beta1 && strcmp(a->include, b->include) == 0 && a->key &&
+           strcmp(a->key, b->key) == 0;
+}
+
+/* The event for o in w's form, from the cache or made and cached (a reference). */
+static view_event *shared_event(kapi_watch *w, kapi_watch_type type, const kapi_obj *o,
+                                bool columns)
 {
     view_cache *vc = &w->api->watches->views;
+    event_key k = {.type = w->type,
+                   .wt = type,
+                   .rev = o->rev,
+                   .key = (char *)o->key,
+                   .media = w->media,
+                   .columns = columns};
+    memcpy(k.include, w->include, sizeof(k.include));
     pthread_mutex_lock(&vc->mu);
-    if (!(vc->ev && vc->type == w->type && vc->wt == type && vc->rev == o->rev &&
-          strcmp(vc->key, o->key) == 0)) {
-        if (vc->ev)
-            view_event_unref(vc->ev);
-        if (vc->type)
-            kapi_type_unref(vc->type);
-        free(vc->key);
-        vc->ev = convert_event(w->type, type, o);
-        vc->type = kapi_type_ref(w->type);
-        vc->wt = type;
-        vc->rev = o->rev;
-        vc->key = kapi_xstrdup(o->key);
+    view_event *e = NULL;
+    for (size_t i = 0; i < VIEW_SLOTS && !e; i++)
+        if (vc->slot[i].ev && same_key(&vc->slot[i].k, &k))
+            e = vc->slot[i].ev;
+    if (!e) {
+        const kapi_type *t = w->type;
+        json_t *v = kapi_json_parse(o->data, o->len, NULL);
+        if (t->strategy->from_storage)
+            v = t->strategy->from_storage(t, v);
+        e = make_event(w, type_names[type], v, columns);
+        size_t i = vc->next++ % VIEW_SLOTS;
+        event_key_dispose(&vc->slot[i].k);
+        if (vc->slot[i].ev)
+            view_event_unref(vc->slot[i].ev);
+        vc->slot[i].k = k;
+        vc->slot[i].k.type = kapi_type_ref(t);
+        vc->slot[i].k.key = kapi_xstrdup(o->key);
+        vc->slot[i].ev = e;
     }
-    view_event *e = vc->ev;
     atomic_fetch_add(&e->refs, 1);
     pthread_mutex_unlock(&vc->mu);
     return e;
 }
 
-/* Writes one event for o (the stored bytes, in the storage view) in the type's view. */
+/* Queues e on w's stream unless that makes the watcher too slow. */
+static bool queue_event(kapi_watch *w, view_event *e)
+{
+    if (kapi_http_stream_queued(w->stream) + e->len > w->limit) {
+        view_event_unref(e);
+        atomic_store(&w->stalled, true);
+        return false;
+    }
+    kapi_http_chunk c = {e->data, e->len, view_event_unref, e};
+    return kapi_http_stream_write(w->stream, c);
+}
+
+/* Writes one event for o (the stored bytes, in the storage view) in the watch's form. */
 static bool write_event(kapi_watch *w, kapi_watch_type type, kapi_obj *o)
 {
-    const kapi_type *t = w->type;
+    if (w->media.target == KAPI_TARGET_POM_LIST) {
+        kapi_obj_unref(o);
+        return true;
+    }
+    if (!plain(w)) {
+        bool columns = w->media.target == KAPI_TARGET_TABLE && !w->columns_sent;
+        w->columns_sent = true;
+        view_event *e = shared_event(w, type, o, columns);
+        kapi_obj_unref(o);
+        return queue_event(w, e);
+    }
     size_t len = o->len + strlen(prefixes[type]) + sizeof(suffix);
     if (kapi_http_stream_queued(w->stream) + len > w->limit) {
         kapi_obj_unref(o);
         atomic_store(&w->stalled, true);
         return false;
-    }
-    if (t->strategy->from_storage) {
-        view_event *e = shared_view_event(w, type, o);
-        kapi_obj_unref(o);
-        kapi_http_chunk c = {e->data, e->len, view_event_unref, e};
-        return kapi_http_stream_write(w->stream, c);
     }
     kapi_http_chunk c[3] = {
         {prefixes[type], strlen(prefixes[type]), NULL, NULL},
@@ -198,29 +286,51 @@ static bool write_event(kapi_watch *w, kapi_watch_type type, kapi_obj *o)
 static bool write_bookmark(kapi_watch *w, int64_t rev)
 {
     const kapi_type *t = w->type;
+    char rv[24];
+    snprintf(rv, sizeof(rv), "%lld", (long long)rev);
+    if (w->media.target == KAPI_TARGET_POM_LIST)
+        return true;
+    if (!plain(w)) {
+        /* An empty object of the type at rev, in the watch's form, as kube makes it. */
+        json_t *obj =
+            json_pack("{s:s,s:s,s:{s:s,s:n}}", "kind", t->kind, "apiVersion", t->group_version,
+                      "metadata", "resourceVersion", rv, "creationTimestamp");
+        bool columns = w->media.target == KAPI_TARGET_TABLE && !w->columns_sent;
+        w->columns_sent = true;
+        return queue_event(w, make_event(w, "BOOKMARK", obj, columns));
+    }
     kapi_buf b;
     kapi_buf_init(&b);
     kapi_buf_printf(&b,
                     "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s\","
-                    "\"metadata\":{\"resourceVersion\":\"%lld\"}}}\n",
-                    t->kind, t->group_version, (long long)rev);
+                    "\"metadata\":{\"resourceVersion\":\"%s\"}}}\n",
+                    t->kind, t->group_version, rv);
     size_t n;
     char *p = kapi_buf_detach(&b, &n);
     kapi_http_chunk c = kapi_http_chunk_take(p, n);
     return kapi_http_stream_write(w->stream, c);
 }
 
-void kapi_api__watch_write_error(kapi_http_stream *s, const kapi_error *err)
+/* Writes an ERROR event with err's Status, in the watch's format. */
+static void write_error(kapi_watch *w, const kapi_error *err)
 {
-    kapi_buf b;
+    kapi_buf b, status;
     kapi_buf_init(&b);
-    kapi_buf_puts(&b, "{\"type\":\"ERROR\",\"object\":");
-    kapi_api__status_json(&b, err);
-    b.len--; /* the Status's newline */
-    kapi_buf_puts(&b, suffix);
+    kapi_buf_init(&status);
+    kapi_api__status_json(&status, err);
+    if (w->media.format == KAPI_FORMAT_PROTOBUF &&
+        kapi_api__to_protobuf(w->api->registry, &status)) {
+        kapi_pb_watch_frame(&b, "ERROR", status.ptr, status.len);
+    } else {
+        status.len--; /* the Status's newline */
+        kapi_buf_puts(&b, "{\"type\":\"ERROR\",\"object\":");
+        kapi_buf_put(&b, status.ptr, status.len);
+        kapi_buf_puts(&b, suffix);
+    }
+    kapi_buf_dispose(&status);
     size_t n;
     char *p = kapi_buf_detach(&b, &n);
-    kapi_http_stream_write(s, kapi_http_chunk_take(p, n));
+    kapi_http_stream_write(w->stream, kapi_http_chunk_take(p, n));
 }
 
 /* ---- the hub's callback ---- */
@@ -432,14 +542,24 @@ static bool write_initial(kapi_watch *w, const kapi_store_list_result *initial)
     return true;
 }
 
+/* The Content-Type of a watch in r's negotiated form. */
+static const char *stream_type(const kapi_req *r)
+{
+    return r->media.format == KAPI_FORMAT_PROTOBUF ? KAPI_PROTOBUF_MEDIA_TYPE ";stream=watch"
+                                                   : "application/json";
+}
+
 void kapi_api__serve_watch(kapi_req *r)
 {
+    const char *include = "";
     kapi_list_opts o;
     kapi_filter *f = NULL;
     kapi_store_list_result initial = {0};
     int64_t from = 0, oldest = 0;
     kapi_str prefix = kapi_type_key(&r->arena, r->type, r->info.ns, KAPI_STR(""));
     kapi_error *err = kapi_api__list_options(r, &o);
+    if (!err && r->media.target == KAPI_TARGET_TABLE)
+        err = kapi_api__include_object(r, &include);
     if (!err)
         err = kapi_api__filter_new(r, r->info.name, &f);
     if (!err)
@@ -447,7 +567,7 @@ void kapi_api__serve_watch(kapi_req *r)
     if (!err && o.timeout < 0) {
         /* kube-apiserver's watch timer is already past: the stream ends at once */
         kapi_api__filter_free(f);
-        kapi_http_stream_end(kapi_api__start_stream(r, 0));
+        kapi_http_stream_end(kapi_api__start_stream(r, stream_type(r), 0));
         return;
     }
     if (!err && from == 0) {
@@ -468,13 +588,15 @@ void kapi_api__serve_watch(kapi_req *r)
     w->type = kapi_type_ref(r->type);
     w->filter = f;
     w->bookmarks = o.bookmarks;
+    w->media = r->media;
+    snprintf(w->include, sizeof(w->include), "%s", include);
     w->limit = WATCH_QUEUE_LIMIT;
     int64_t now = kapi_time_mono_ns();
     w->deadline_ns = now + (o.timeout > 0 ? o.timeout : default_timeout_s()) * NS_PER_S;
     w->next_bookmark_ns = next_bookmark(w, now);
     atomic_init(&w->done, false);
     atomic_init(&w->stalled, false);
-    w->stream = kapi_api__start_stream(r, w->limit + ERROR_RESERVE);
+    w->stream = kapi_api__start_stream(r, stream_type(r), w->limit + ERROR_RESERVE);
     kapi_http_stream_on_close(w->stream, on_client_gone, w);
     bool ok = write_initial(w, &initial);
     kapi_store_list_dispose(&initial);
@@ -482,7 +604,7 @@ void kapi_api__serve_watch(kapi_req *r)
                   KAPI_STORE_GONE) {
         err = kapi_error_new(KAPI_STATUS_EXPIRED, "too old resource version: %lld (%lld)",
                              (long long)from, (long long)oldest);
-        kapi_api__watch_write_error(w->stream, err);
+        write_error(w, err);
         kapi_error_free(err);
         ok = false;
     }

@@ -895,6 +895,19 @@ bool kapi_pb_put_message(kapi_buf *out, uint32_t num, const kapi_pb_message *m, 
     return ok;
 }
 
+void kapi_pb_watch_frame(kapi_buf *out, const char *type, const char *obj, size_t n)
+{
+    size_t at = out->len;
+    kapi_buf_put(out, "\0\0\0\0", 4);
+    put_bytes(out, 1, type, strlen(type));
+    size_t start = out->len;
+    put_bytes(out, 1, obj, n);
+    close_delimited(out, 2, start);
+    uint32_t len = (uint32_t)(out->len - at - 4);
+    unsigned char be[4] = {len >> 24, len >> 16 & 0xff, len >> 8 & 0xff, len & 0xff};
+    memcpy(out->ptr + at, be, 4);
+}
+
 void kapi_pb_envelope_write(kapi_buf *out, const char *api_version, const char *kind,
                             const char *raw, size_t n)
 {

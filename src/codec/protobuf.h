@@ -95,6 +95,10 @@ void kapi_pb_envelope_write(kapi_buf *out, const char *api_version, const char *
  * the wrong JSON type, a time that is not RFC 3339). */
 bool kapi_pb_from_json(const kapi_pb_message *m, const json_t *obj, kapi_buf *out, char **err_out);
 
+/* Appends one frame of a protobuf watch: its length (4 bytes, big-endian), then a
+ * WatchEvent {type, object: RawExtension {raw: the enveloped object obj[0..n)}}. */
+void kapi_pb_watch_frame(kapi_buf *out, const char *type, const char *obj, size_t n);
+
 /* Appends field num holding obj as message m (its tag, length and bytes), as a list's
  * items are written; false and *err_out as kapi_pb_from_json. */
 bool kapi_pb_put_message(kapi_buf *out, uint32_t num, const kapi_pb_message *m, const json_t *obj,

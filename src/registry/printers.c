@@ -817,6 +817,8 @@ static kapi_error *load_column(kapi_column *c, const char *name, json_t *def)
     for (size_t i = 0; cell && i < KAPI_ARRAY_LEN(cells); i++)
         if (strcmp(cell, cells[i].name) == 0)
             c->cell = cells[i].fn;
+    if (!cell && strcmp(c->format, "name") == 0)
+        c->cell = cell_string; /* kube prints the object's name, "" when it has none */
     kapi_jsonpath_step *steps = NULL;
     bool ok = c->name && c->type && (!cell || c->cell) && (c->json_path || c->cell) &&
               (!c->json_path || parse_path(c->json_path, &steps, &c->nsteps));

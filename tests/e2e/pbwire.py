@@ -6,6 +6,10 @@ QUERY prints one line: "kind" and "apiVersion" from the envelope, or a path of f
 numbers into the object's message, "2.1" (field 2, then its field 1), with "#" for the
 number of times the last field occurs, e.g. "2#" is the items of a list. A length-
 delimited value prints as text, a varint as a number; a missing field prints nothing.
+
+pbwire.py --watch FILE QUERY...: FILE holds a protobuf watch (frames of a 4-byte big-
+endian length and a WatchEvent {type, object: RawExtension {raw: an answer}}); one line
+per frame: its type, then the QUERY answers for its object, space-separated.
 """
 import sys
 
@@ -48,16 +52,17 @@ def first(msg, num):
     return None
 
 
-def main():
-    data = open(sys.argv[1], "rb").read()
+def answer(data, queries):
+    """The answers to queries about one enveloped object, one string each."""
     if data[:4] != b"k8s\x00":
         sys.exit("not a protobuf answer")
     unknown = data[4:]
     type_meta = first(unknown, 1) or b""
     raw = first(unknown, 2) or b""
-    for q in sys.argv[2:]:
+    out = []
+    for q in queries:
         if q in ("apiVersion", "kind"):
-            print((first(type_meta, 1 if q == "apiVersion" else 2) or b"").decode())
+            out.append((first(type_meta, 1 if q == "apiVersion" else 2) or b"").decode())
             continue
         count = q.endswith("#")
         path = [int(p) for p in q.rstrip("#").split(".")]
@@ -67,12 +72,29 @@ def main():
             if msg is None:
                 break
         if msg is None:
-            print()
+            out.append("")
         elif count:
-            print(sum(1 for n, _ in fields(msg) if n == path[-1]))
+            out.append(str(sum(1 for n, _ in fields(msg) if n == path[-1])))
         else:
             v = first(msg, path[-1])
-            print("" if v is None else v.decode() if isinstance(v, bytes) else v)
+            out.append("" if v is None else v.decode() if isinstance(v, bytes) else str(v))
+    return out
+
+
+def main():
+    if sys.argv[1] == "--watch":
+        data = open(sys.argv[2], "rb").read()
+        i = 0
+        while i + 4 <= len(data):
+            n = int.from_bytes(data[i:i + 4], "big")
+            event = data[i + 4:i + 4 + n]
+            i += 4 + n
+            obj = first(first(event, 2) or b"", 1) or b""
+            print(" ".join([(first(event, 1) or b"").decode()] + answer(obj, sys.argv[3:])))
+        return
+    data = open(sys.argv[1], "rb").read()
+    for line in answer(data, sys.argv[2:]):
+        print(line)
 
 
 main()

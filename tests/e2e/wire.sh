@@ -57,6 +57,52 @@ expect_eq "a truncated protobuf body is a 400" 400 \
     "$(c -o /dev/null -w '%{http_code}' -X POST -H "Content-Type: $PB" --data-binary @"$work/bad" \
         "$api/apis/batch/v1/namespaces/default/cronjobs")"
 
+# ---- every watch form ----
+# watch ACCEPT OUT: a watch of namespace default's CronJobs from now, with bookmarks, for 3 s,
+# into $work/OUT, while wire3 is created and deleted and wire is labelled.
+watch() {
+    local rv
+    rv=$(c "$api/apis/batch/v1/namespaces/default/cronjobs" | jq -r .metadata.resourceVersion)
+    c -N -H "Accept: $1" -o "$work/$2" -D "$work/$2.h" \
+        "$api/apis/batch/v1/namespaces/default/cronjobs?watch=1&resourceVersion=$rv&allowWatchBookmarks=true&timeoutSeconds=3" &
+    local pid=$!
+    sleep 0.5
+    kubectl create cronjob wire3 --image=busybox --schedule='0 2 * * *' >/dev/null
+    kubectl label --overwrite cronjob wire "round=${2%%.*}" >/dev/null
+    kubectl delete cronjob wire3 >/dev/null
+    wait $pid
+}
+TABLE="application/json;as=Table;g=meta.k8s.io;v=v1"
+watch "$TABLE" table.json
+expect_eq "a Table watch: a row per event, the column definitions with the first only" \
+    "ADDED Table 9 wire3 0 2 * * *|MODIFIED Table null wire */5 * * * *|DELETED Table null wire3 0 2 * * *" \
+    "$(jq -r 'select(.type != "BOOKMARK") | "\(.type) \(.object.kind) \(.object.columnDefinitions | if . == null then "null" else length end) \(.object.rows[0].cells[0]) \(.object.rows[0].cells[1])"' "$work/table.json" | paste -sd'|')"
+expect_eq "its rows hold the objects' metadata" "PartialObjectMetadata wire3" \
+    "$(jq -r 'select(.type == "ADDED") | "\(.object.rows[0].object.kind) \(.object.rows[0].object.metadata.name)"' "$work/table.json")"
+watch "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1" pom.json
+expect_eq "a metadata-only watch: PartialObjectMetadata events, no spec" \
+    "ADDED PartialObjectMetadata wire3 false|MODIFIED PartialObjectMetadata wire false|DELETED PartialObjectMetadata wire3 false" \
+    "$(jq -r 'select(.type != "BOOKMARK") | "\(.type) \(.object.kind) \(.object.metadata.name) \(.object | has("spec"))"' "$work/pom.json" | paste -sd'|')"
+watch "$PB" pb.bin
+expect_eq "a protobuf watch is a stream of frames" "application/vnd.kubernetes.protobuf;stream=watch" \
+    "$(grep -i '^content-type:' "$work/pb.bin.h" | cut -d' ' -f2 | tr -d '\r')"
+expect_eq "each frame a WatchEvent holding the enveloped object" \
+    "ADDED CronJob wire3 0 2 * * *|MODIFIED CronJob wire */5 * * * *|DELETED CronJob wire3 0 2 * * *" \
+    "$(python3 "$here/pbwire.py" --watch "$work/pb.bin" kind 1.1 2.1 | grep -v BOOKMARK | paste -sd'|')"
+watch "$PB;as=PartialObjectMetadata;g=meta.k8s.io;v=v1" pbpom.bin
+expect_eq "metadata-only in protobuf" \
+    "ADDED PartialObjectMetadata meta.k8s.io/v1 wire3|MODIFIED PartialObjectMetadata meta.k8s.io/v1 wire|DELETED PartialObjectMetadata meta.k8s.io/v1 wire3" \
+    "$(python3 "$here/pbwire.py" --watch "$work/pbpom.bin" kind apiVersion 1.1 | grep -v BOOKMARK | paste -sd'|')"
+kubectl get cronjobs -w --output-watch-events >"$work/getw.txt" 2>&1 &
+getw=$!
+sleep 1
+kubectl create cronjob wire4 --image=busybox --schedule='0 4 * * *' >/dev/null
+sleep 1
+kill $getw 2>/dev/null
+wait $getw 2>/dev/null
+expect_eq "kubectl get -w prints rows under one header" "EVENT NAME SCHEDULE|ADDED wire 5|ADDED wire2 0|ADDED wire4 0" \
+    "$(awk '{print $1, $2, $3}' "$work/getw.txt" | sed 's/\*\/5/5/' | paste -sd'|')"
+
 # ---- custom resources have no protobuf form ----
 kubectl apply -f - >/dev/null <<'YAML'
 apiVersion: apiextensions.k8s.io/v1

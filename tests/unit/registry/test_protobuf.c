@@ -375,3 +375,57 @@ TEST(registry_protobuf_kube_answers_round_trip)
     }
     kapi_registry_free(reg);
 }
+
+/* A protobuf watch as kube-apiserver wrote it: each frame's object reads and writes back,
+ * and the frame made again from its type and object is the same bytes. */
+TEST(registry_protobuf_kube_watch_frames)
+{
+    kapi_registry *reg;
+    CHECK(kapi_registry_new(&reg) == NULL);
+    size_t n, at = 0, frames = 0;
+    char *data = slurp("watch.bin", &n);
+    CHECK(data != NULL);
+    const kapi_pb_message *m = kapi_registry_pb_message(reg, "batch/v1", "CronJob");
+    while (at + 4 <= n) {
+        const unsigned char *p = (const unsigned char *)data + at;
+        size_t len = (size_t)p[0] << 24 | (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
+        CHECK(at + 4 + len <= n);
+        /* WatchEvent: type = 1, object = 2 (RawExtension: raw = 1), each one byte of length
+         * prefix or two, read here by hand as a second reader of the format. */
+        const unsigned char *e = p + 4;
+        CHECK(e[0] == 0x0a);
+        char type[16];
+        snprintf(type, sizeof(type), "%.*s", e[1], (const char *)e + 2);
+        const unsigned char *obj = e + 2 + e[1];
+        CHECK(obj[0] == 0x12);
+        size_t skip = obj[1] & 0x80 ? 3 : 2; /* the RawExtension's length */
+        CHECK(obj[skip] == 0x0a);
+        const unsigned char *raw = obj + skip + 1;
+        size_t rawlen = raw[0] & 0x7f, lb = 1;
+        if (raw[0] & 0x80)
+            rawlen |= (size_t)(raw[1] & 0x7f) << 7, lb = 2;
+        kapi_buf again;
+        kapi_buf_init(&again);
+        kapi_pb_watch_frame(&again, type, (const char *)raw + lb, rawlen);
+        if (again.len != len + 4 || memcmp(again.ptr, p, len + 4) != 0)
+            test_fail(__FILE__, __LINE__, "frame %zu (%s) is not made again", frames, type);
+        kapi_str av, kind, body;
+        char *why = NULL;
+        CHECK(kapi_pb_envelope((const char *)raw + lb, rawlen, &av, &kind, &body, &why));
+        json_t *v = kapi_pb_to_json(m, body.ptr, body.len, &why);
+        CHECK(v != NULL);
+        kapi_buf b;
+        kapi_buf_init(&b);
+        CHECK(kapi_pb_from_json(m, v, &b, &why));
+        CHECK(b.len == body.len && memcmp(b.ptr, body.ptr, b.len) == 0);
+        json_decref(v);
+        kapi_buf_dispose(&b);
+        kapi_buf_dispose(&again);
+        at += 4 + len;
+        frames++;
+    }
+    CHECK_INT_EQ(frames, 5);
+    CHECK_INT_EQ(at, n);
+    free(data);
+    kapi_registry_free(reg);
+}
