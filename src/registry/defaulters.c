@@ -85,8 +85,26 @@ static void resource_requirements(json_t *obj)
     round_resource_list(json_object_get(obj, "requests"));
 }
 
+/* serviceAccount is the deprecated alias of serviceAccountName, kept equal to it by the
+ * conversions every write goes through: when only the alias is set it names the account,
+ * when both are, serviceAccountName wins, and the alias then repeats it. */
+static void service_account(json_t *obj)
+{
+    const char *name = kapi_json_path_str(obj, "serviceAccountName");
+    const char *alias = kapi_json_path_str(obj, "serviceAccount");
+    if ((!name || !*name) && alias && *alias) {
+        json_object_set_new_nocheck(obj, "serviceAccountName", json_string(alias));
+        name = alias;
+    }
+    if (name && *name)
+        json_object_set_new_nocheck(obj, "serviceAccount", json_string(name));
+    else
+        json_object_del(obj, "serviceAccount");
+}
+
 static void pod_spec(json_t *obj)
 {
+    service_account(obj);
     round_resource_list(json_object_get(obj, "overhead"));
     if (!json_is_true(json_object_get(obj, "hostNetwork")))
         return;

@@ -122,4 +122,16 @@ else
     fail "a ClusterCIDR's spec is immutable" "$out"
 fi
 
+# serviceAccount, the deprecated alias, names the account when serviceAccountName is not
+# given, and repeats serviceAccountName when it is (kube's conversions keep them equal).
+sa_cj() {
+    printf '{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"%s"},"spec":{"schedule":"* * * * *",' "$1"
+    printf '"jobTemplate":{"spec":{"template":{"spec":{%s"restartPolicy":"Never","containers":[{"name":"c","image":"i"}]}}}}}}' "$2"
+}
+sa_path='{.spec.jobTemplate.spec.template.spec.serviceAccountName} {.spec.jobTemplate.spec.template.spec.serviceAccount}'
+expect_eq "serviceAccount alone names the account" "old old" \
+    "$(sa_cj sa-alias '"serviceAccount":"old",' | kc create -f - -o jsonpath="$sa_path")"
+expect_eq "serviceAccountName wins and the alias repeats it" "new new" \
+    "$(sa_cj sa-both '"serviceAccount":"old","serviceAccountName":"new",' | kc create -f - -o jsonpath="$sa_path")"
+
 e2e_finish
