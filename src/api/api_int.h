@@ -128,6 +128,7 @@ typedef struct kapi_list_opts {
     int64_t limit;        /* 0: no limit */
     const char *cont;     /* continue; NULL when absent */
     int64_t timeout;      /* timeoutSeconds; 0 when absent */
+    int send_initial;     /* sendInitialEvents (a watch list): -1 absent, else 0 or 1 */
 } kapi_list_opts;
 
 /* The verbs of a write. */

@@ -30,31 +30,49 @@ static const char inconsistent_continue[] =
 
 /* ---- options ---- */
 
-/* ValidateListOptions: resourceVersionMatch and its companions. */
+/* ValidateListOptions as Kubernetes 1.32 has it, with the WatchList feature on: a list's
+ * resourceVersionMatch and its companions; a watch takes resourceVersionMatch only as
+ * NotOlderThan, and only with sendInitialEvents (a streaming list), which a list refuses. */
 static kapi_error *validate_list_options(const kapi_list_opts *o)
 {
     static const char *const matches[] = {"Exact", "NotOlderThan", "", NULL};
+    static const char *const watch_matches[] = {"NotOlderThan", NULL};
     static const char path[] = "resourceVersionMatch";
     const char *m = o->rv_match;
-    if (!*m)
-        return NULL;
+    bool cont = o->cont && *o->cont;
     kapi_error *err = kapi_error_new(KAPI_STATUS_INVALID, "%s", "");
-    if (o->watch)
-        kapi_field_forbidden(err, path, "resourceVersionMatch is forbidden for watch");
-    if (!o->rv || !*o->rv)
-        kapi_field_forbidden(err, path,
-                             "resourceVersionMatch is forbidden unless resourceVersion is "
-                             "provided");
-    if (o->cont && *o->cont)
-        kapi_field_forbidden(err, path,
-                             "resourceVersionMatch is forbidden when continue is "
-                             "provided");
-    if (strcmp(m, "Exact") != 0 && strcmp(m, "NotOlderThan") != 0)
-        kapi_field_not_supported(err, path, m, matches);
-    if (strcmp(m, "Exact") == 0 && o->rv && strcmp(o->rv, "0") == 0)
-        kapi_field_forbidden(err, path,
-                             "resourceVersionMatch \"exact\" is forbidden for resourceVersion "
-                             "\"0\"");
+    if (o->watch) {
+        if (o->send_initial >= 0 && strcmp(m, "NotOlderThan") != 0)
+            kapi_field_forbidden(err, path,
+                                 "sendInitialEvents requires setting resourceVersionMatch to "
+                                 "NotOlderThan");
+        if (*m && o->send_initial < 0)
+            kapi_field_forbidden(err, path,
+                                 "resourceVersionMatch is forbidden for watch unless "
+                                 "sendInitialEvents is provided");
+        if (*m && strcmp(m, "NotOlderThan") != 0)
+            kapi_field_not_supported(err, path, m, watch_matches);
+        if (*m && cont)
+            kapi_field_forbidden(err, path,
+                                 "resourceVersionMatch is forbidden when continue is provided");
+    } else {
+        if (*m && (!o->rv || !*o->rv))
+            kapi_field_forbidden(err, path,
+                                 "resourceVersionMatch is forbidden unless resourceVersion is "
+                                 "provided");
+        if (*m && cont)
+            kapi_field_forbidden(err, path,
+                                 "resourceVersionMatch is forbidden when continue is provided");
+        if (*m && strcmp(m, "Exact") != 0 && strcmp(m, "NotOlderThan") != 0)
+            kapi_field_not_supported(err, path, m, matches);
+        if (strcmp(m, "Exact") == 0 && o->rv && strcmp(o->rv, "0") == 0)
+            kapi_field_forbidden(err, path,
+                                 "resourceVersionMatch \"exact\" is forbidden for resourceVersion "
+                                 "\"0\"");
+        if (o->send_initial >= 0)
+            kapi_field_forbidden(err, "sendInitialEvents",
+                                 "sendInitialEvents is forbidden for list");
+    }
     if (!err->ncauses) {
         kapi_error_free(err);
         return NULL;
@@ -73,6 +91,8 @@ kapi_error *kapi_api__list_options(kapi_req *r, kapi_list_opts *o)
     if (!o->rv_match)
         o->rv_match = "";
     o->cont = kapi_api__query(r, "continue");
+    o->send_initial =
+        kapi_api__query(r, "sendInitialEvents") ? kapi_api__query_bool(r, "sendInitialEvents") : -1;
     if ((err = kapi_api__query_int(r, "timeoutSeconds", &o->timeout)) != NULL ||
         (err = kapi_api__query_int(r, "limit", &o->limit)) != NULL)
         return err;

@@ -14,6 +14,11 @@
  * kube-apiserver does; a PartialObjectMetadataList watch sends no events (kube's cannot
  * make a list of one object either).
  *
+ * A streaming list (sendInitialEvents=true, resourceVersionMatch=NotOlderThan, KEP-3157 as
+ * Kubernetes 1.32 serves it) is such a start followed, with allowWatchBookmarks, by a
+ * BOOKMARK annotated k8s.io/initial-events-end: "true" at the state's revision, so that an
+ * informer builds its cache from the events without one large list.
+ *
  * One reaper thread per api owns the watches' ends: a watch ends when its client goes,
  * when its timeout passes, when its client stops taking events, or at shutdown. Only the
  * reaper ends and frees a watch, so the hub, the http layer and the reaper never race over
@@ -283,7 +288,11 @@ static bool write_event(kapi_watch *w, kapi_watch_type type, kapi_obj *o)
     return kapi_http_stream_writev(w->stream, c, 3);
 }
 
-static bool write_bookmark(kapi_watch *w, int64_t rev)
+/* The annotation of the bookmark that ends a streaming list's initial events. */
+#define INITIAL_EVENTS_END "k8s.io/initial-events-end"
+
+/* A bookmark at rev; end: the one that ends a streaming list's initial events. */
+static bool write_bookmark(kapi_watch *w, int64_t rev, bool end)
 {
     const kapi_type *t = w->type;
     char rv[24];
@@ -295,6 +304,9 @@ static bool write_bookmark(kapi_watch *w, int64_t rev)
         json_t *obj =
             json_pack("{s:s,s:s,s:{s:s,s:n}}", "kind", t->kind, "apiVersion", t->group_version,
                       "metadata", "resourceVersion", rv, "creationTimestamp");
+        if (end)
+            json_object_set_new_nocheck(json_object_get(obj, "metadata"), "annotations",
+                                        json_pack("{s:s}", INITIAL_EVENTS_END, "true"));
         bool columns = w->media.target == KAPI_TARGET_TABLE && !w->columns_sent;
         w->columns_sent = true;
         return queue_event(w, make_event(w, "BOOKMARK", obj, columns));
@@ -303,8 +315,9 @@ static bool write_bookmark(kapi_watch *w, int64_t rev)
     kapi_buf_init(&b);
     kapi_buf_printf(&b,
                     "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s\","
-                    "\"metadata\":{\"resourceVersion\":\"%s\"}}}\n",
-                    t->kind, t->group_version, rv);
+                    "\"metadata\":{\"resourceVersion\":\"%s\"%s}}}\n",
+                    t->kind, t->group_version, rv,
+                    end ? ",\"annotations\":{\"" INITIAL_EVENTS_END "\":\"true\"}" : "");
     size_t n;
     char *p = kapi_buf_detach(&b, &n);
     kapi_http_chunk c = kapi_http_chunk_take(p, n);
@@ -347,7 +360,7 @@ static bool on_change(void *ctx, const kapi_store_event *ev)
         return false;
     bool ok = true;
     if (ev->type == KAPI_STORE_EVENT_PROGRESS) {
-        ok = !w->bookmarks || write_bookmark(w, ev->rev);
+        ok = !w->bookmarks || write_bookmark(w, ev->rev, false);
     } else if (ev->type == KAPI_STORE_EVENT_DELETE) {
         if (passes(w, ev->prev))
             ok = write_event(w, KAPI_WATCH_DELETED, kapi_obj_ref((kapi_obj *)ev->obj));
@@ -564,6 +577,16 @@ void kapi_api__serve_watch(kapi_req *r)
         err = kapi_api__filter_new(r, r->info.name, &f);
     if (!err)
         err = kapi_api__parse_rv(o.rv, &from);
+    if (!err && o.send_initial >= 0) {
+        /* A streaming list (NotOlderThan): the state at a revision at least from, or from
+         * there on without it. */
+        if (from > 0)
+            err = kapi_api__wait_for_revision(r->api, from);
+        if (!o.send_initial && from == 0)
+            from = kapi_store_revision(r->api->store);
+        else if (o.send_initial)
+            from = 0;
+    }
     if (!err && o.timeout < 0) {
         /* kube-apiserver's watch timer is already past: the stream ends at once */
         kapi_api__filter_free(f);
@@ -599,6 +622,8 @@ void kapi_api__serve_watch(kapi_req *r)
     w->stream = kapi_api__start_stream(r, stream_type(r), w->limit + ERROR_RESERVE);
     kapi_http_stream_on_close(w->stream, on_client_gone, w);
     bool ok = write_initial(w, &initial);
+    if (ok && o.send_initial == 1 && w->bookmarks)
+        ok = write_bookmark(w, from, true);
     kapi_store_list_dispose(&initial);
     if (ok && kapi_store_watch_start(r->api->store, prefix, from, on_change, w, &w->sw, &oldest) ==
                   KAPI_STORE_GONE) {

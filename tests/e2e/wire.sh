@@ -103,6 +103,16 @@ wait $getw 2>/dev/null
 expect_eq "kubectl get -w prints rows under one header" "EVENT NAME SCHEDULE|ADDED wire 5|ADDED wire2 0|ADDED wire4 0" \
     "$(awk '{print $1, $2, $3}' "$work/getw.txt" | sed 's/\*\/5/5/' | paste -sd'|')"
 
+# ---- a streaming list: the state as events, then the bookmark that ends it ----
+c -N -o "$work/stream.json" \
+    "$api/apis/batch/v1/namespaces/default/cronjobs?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1"
+expect_eq "a streaming list: each CronJob ADDED, then the initial-events-end bookmark" \
+    "ADDED wire|ADDED wire2|ADDED wire4|BOOKMARK true" \
+    "$(jq -r '"\(.type) \(.object.metadata.name // .object.metadata.annotations["k8s.io/initial-events-end"])"' "$work/stream.json" | paste -sd'|')"
+expect_eq "its bookmark is at the list's revision" \
+    "$(c "$api/apis/batch/v1/namespaces/default/cronjobs" | jq -r .metadata.resourceVersion)" \
+    "$(jq -r 'select(.type == "BOOKMARK") | .object.metadata.resourceVersion' "$work/stream.json")"
+
 # ---- custom resources have no protobuf form ----
 kubectl apply -f - >/dev/null <<'YAML'
 apiVersion: apiextensions.k8s.io/v1

@@ -273,8 +273,10 @@ TEST(api_watch_option_errors)
                           NULL, &a),
                  422);
     CHECK_STR_EQ(api_str(&a, "message"),
-                 "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: "
-                 "resourceVersionMatch is forbidden for watch");
+                 "ListOptions.meta.k8s.io \"\" is invalid: [resourceVersionMatch: Forbidden: "
+                 "resourceVersionMatch is forbidden for watch unless sendInitialEvents is "
+                 "provided, resourceVersionMatch: Unsupported value: \"Exact\": supported "
+                 "values: \"NotOlderThan\"]");
     api_answer_dispose(&a);
     CHECK_INT_EQ(api_call(&e, "GET", CRONJOBS "?watch=1&timeoutSeconds=soon", "", NULL, &a), 400);
     CHECK_STR_EQ(api_str(&a, "message"), "strconv.ParseInt: parsing \"soon\": invalid syntax");
@@ -283,5 +285,71 @@ TEST(api_watch_option_errors)
     CHECK_STR_EQ(api_str(&a, "message"),
                  "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt");
     api_answer_dispose(&a);
+    api_env_stop(&e);
+}
+
+/* A streaming list (KEP-3157, as Kubernetes 1.32 serves it): the state as ADDED events,
+ * then a bookmark annotated k8s.io/initial-events-end at the state's revision, then the
+ * changes; without sendInitialEvents, only what comes after the revision asked for. */
+TEST(api_watch_streaming_list)
+{
+    api_env e = {0};
+    api_watch w;
+    api_answer a;
+    char path[256];
+    env_start(&e);
+    long long x = create(&e, "x", "");
+    long long y = create(&e, "y", "");
+    api_watch_open(&e,
+                   CRONJOBS "?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+                            "&allowWatchBookmarks=true",
+                   &w);
+    CHECK_INT_EQ(w.status, 200);
+    expect(&w, "ADDED", "x", x);
+    expect(&w, "ADDED", "y", y);
+    json_t *ev = api_watch_next(&w);
+    CHECK_STR_EQ(api_event_type(ev), "BOOKMARK");
+    CHECK_INT_EQ(atoll(api_event_str(ev, "metadata.resourceVersion")), y);
+    CHECK_STR_EQ(
+        json_string_value(json_object_get(kapi_json_path(ev, "object.metadata.annotations"),
+                                          "k8s.io/initial-events-end")),
+        "true");
+    json_decref(ev);
+    long long z = create(&e, "z", "");
+    expect(&w, "ADDED", "z", z);
+    api_watch_close(&w);
+
+    /* sendInitialEvents=false from x's revision: y and what follows, no state, no end mark */
+    snprintf(path, sizeof(path),
+             CRONJOBS "?watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan"
+                      "&resourceVersion=%lld&allowWatchBookmarks=true",
+             x);
+    api_watch_open(&e, path, &w);
+    expect(&w, "ADDED", "y", y);
+    expect(&w, "ADDED", "z", z);
+    api_watch_close(&w);
+
+    static const struct {
+        const char *query, *message;
+    } refused[] = {
+        {"?sendInitialEvents=true", "sendInitialEvents: Forbidden: sendInitialEvents is "
+                                    "forbidden for list"},
+        {"?watch=1&sendInitialEvents=true", "resourceVersionMatch: Forbidden: sendInitialEvents "
+                                            "requires setting resourceVersionMatch to "
+                                            "NotOlderThan"},
+        {"?watch=1&resourceVersionMatch=NotOlderThan", "resourceVersionMatch: Forbidden: "
+                                                       "resourceVersionMatch is forbidden for "
+                                                       "watch unless sendInitialEvents is "
+                                                       "provided"},
+    };
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(refused); i++) {
+        snprintf(path, sizeof(path), CRONJOBS "%s", refused[i].query);
+        CHECK_INT_EQ(api_call(&e, "GET", path, "", NULL, &a), 422);
+        char *want =
+            kapi_xprintf("ListOptions.meta.k8s.io \"\" is invalid: %s", refused[i].message);
+        CHECK_STR_EQ(api_str(&a, "message"), want);
+        free(want);
+        api_answer_dispose(&a);
+    }
     api_env_stop(&e);
 }
