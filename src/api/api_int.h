@@ -237,6 +237,10 @@ kapi_error *kapi_api__negotiate(kapi_req *r);
  * parameters the endpoint allows (as= only when convert is set); false when there is
  * none. */
 bool kapi_api__choose_media(const char *accept, bool convert, bool protobuf, kapi_media *out);
+/* The form /api and /apis answer Accept header accept in: 2 the aggregated discovery of
+ * apidiscovery.k8s.io/v2, 1 of v2beta1 (JSON, as=APIGroupDiscoveryList), 0 the old
+ * APIVersions and APIGroupList documents (also when nothing else is acceptable). */
+int kapi_api__discovery_form(const char *accept);
 
 /* transform.c: the answer in the negotiated form. */
 /* Replaces the JSON object in b (kapi's own, with kind and apiVersion) by its protobuf
@@ -369,6 +373,9 @@ bool kapi_api__group_version_served(kapi_req *r, const char *group, const char *
 void kapi_api__serve_version(kapi_req *r);
 void kapi_api__serve_api_versions(kapi_req *r);
 void kapi_api__serve_group_list(kapi_req *r);
+/* /api (core) or /apis as an APIGroupDiscoveryList of apidiscovery.k8s.io/v2 (form 2) or
+ * v2beta1 (form 1): every group version served and its resources. */
+void kapi_api__serve_aggregated(kapi_req *r, bool core, int form);
 void kapi_api__serve_group(kapi_req *r, const char *group);
 void kapi_api__serve_resource_list(kapi_req *r, const char *group, const char *version);
 

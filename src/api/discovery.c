@@ -5,6 +5,11 @@
  * versions in preference order (kapi_registry_served) and the resources of one group
  * version (kapi_registry_crd_resources). A CRD's group and versions are discoverable as
  * soon as it is stored. This file reads no CRD field: it formats the registry's answers.
+ *
+ * /api and /apis also answer in the aggregated form (apidiscovery.k8s.io v2 and v2beta1,
+ * as=APIGroupDiscoveryList) when the Accept header asks for it first, as kubectl 1.32
+ * does: every group version with its resources in one document, so that a client needs
+ * one round trip where the old documents need one per group version.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -238,4 +243,146 @@ void kapi_api__serve_resource_list(kapi_req *r, const char *group, const char *v
     kapi_crd_resources_dispose(&l);
     kapi_buf_puts(&b, "]}\n");
     kapi_api__respond_json(r, 200, &b);
+}
+
+/* ---- aggregated discovery ---- */
+
+/* A GroupVersionKind, every member written. */
+static void put_gvk(kapi_buf *b, const char *group, const char *version, const char *kind)
+{
+    kapi_buf_puts(b, "{\"group\":");
+    kapi_json_put_string(b, group, strlen(group));
+    kapi_buf_puts(b, ",\"version\":");
+    kapi_json_put_string(b, version, strlen(version));
+    kapi_buf_puts(b, ",\"kind\":");
+    kapi_json_put_string(b, kind, strlen(kind));
+    kapi_buf_putc(b, '}');
+}
+
+/* The head of an APIResourceDiscovery, up to its verbs, shortNames and categories. */
+static void put_agg_head(kapi_buf *b, bool *first, const char *plural, const char *group,
+                         const char *version, const char *kind, bool namespaced,
+                         const char *singular)
+{
+    kapi_buf_puts(b, *first ? "{\"resource\":" : ",{\"resource\":");
+    *first = false;
+    kapi_json_put_string(b, plural, strlen(plural));
+    kapi_buf_puts(b, ",\"responseKind\":");
+    put_gvk(b, group, version, kind);
+    kapi_buf_printf(
+        b, ",\"scope\":\"%s\",\"singularResource\":", namespaced ? "Namespaced" : "Cluster");
+    kapi_json_put_string(b, singular, strlen(singular));
+}
+
+/* An APISubresourceDiscovery. */
+static void put_agg_sub(kapi_buf *b, bool first, const char *name, const char *group,
+                        const char *version, const char *kind, const char *const *verbs)
+{
+    kapi_buf_puts(b, first ? "{\"subresource\":" : ",{\"subresource\":");
+    kapi_json_put_string(b, name, strlen(name));
+    kapi_buf_puts(b, ",\"responseKind\":");
+    put_gvk(b, group, version, kind);
+    put_strings(b, "verbs", verbs);
+    kapi_buf_putc(b, '}');
+}
+
+/* The resources of one group version: the built-in types', then the CRDs'. */
+static void put_agg_resources(kapi_buf *b, const kapi_registry *reg, const json_t *crds,
+                              const char *group, const char *version)
+{
+    bool first = true;
+    for (size_t i = 0; i < kapi_registry_count(reg); i++) {
+        const kapi_type *t = kapi_registry_at(reg, i);
+        if (strcmp(t->group, group) != 0 || strcmp(t->version, version) != 0)
+            continue;
+        char *singular = kapi_xstrdup(t->kind);
+        for (char *c = singular; *c; c++)
+            *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+        put_agg_head(b, &first, t->plural, group, version, t->kind, t->namespaced, singular);
+        free(singular);
+        put_strings(b, "verbs", t->verbs);
+        put_strings(b, "shortNames", t->short_names);
+        put_strings(b, "categories", t->categories);
+        if (t->nsubresources)
+            kapi_buf_puts(b, ",\"subresources\":[");
+        for (size_t s = 0; s < t->nsubresources; s++)
+            put_agg_sub(b, s == 0, t->subresources[s].name, group, version, t->kind,
+                        t->subresources[s].verbs);
+        kapi_buf_puts(b, t->nsubresources ? "]}" : "}");
+    }
+    kapi_crd_resources l;
+    kapi_registry_crd_resources(crds, group, version, &l);
+    for (size_t i = 0; i < l.n; i++) {
+        const kapi_crd_resource *res = &l.items[i];
+        put_agg_head(b, &first, res->plural, group, version, res->kind, res->namespaced,
+                     res->singular);
+        put_strings(b, "verbs", res->verbs);
+        put_strings(b, "shortNames", res->short_names);
+        put_strings(b, "categories", res->categories);
+        if (res->nsubresources)
+            kapi_buf_puts(b, ",\"subresources\":[");
+        for (size_t s = 0; s < res->nsubresources; s++) {
+            const kapi_discovery_sub *sub = &res->subresources[s];
+            put_agg_sub(b, s == 0, sub->name, sub->group ? sub->group : group,
+                        sub->version ? sub->version : version, sub->kind ? sub->kind : res->kind,
+                        sub->verbs);
+        }
+        kapi_buf_puts(b, res->nsubresources ? "]}" : "}");
+    }
+    kapi_crd_resources_dispose(&l);
+}
+
+/* An APIGroupDiscovery: the group's name (none for the core group) and its versions in
+ * preference order, each with its resources. */
+static void put_agg_group(kapi_buf *b, bool first, const kapi_registry *reg, const json_t *crds,
+                          const char *group, const char *const *versions, size_t nversions)
+{
+    kapi_buf_puts(b, first ? "{\"metadata\":{" : ",{\"metadata\":{");
+    if (*group) {
+        kapi_buf_puts(b, "\"name\":");
+        kapi_json_put_string(b, group, strlen(group));
+        kapi_buf_putc(b, ',');
+    }
+    kapi_buf_puts(b, "\"creationTimestamp\":null},\"versions\":[");
+    for (size_t i = 0; i < nversions; i++) {
+        kapi_buf_printf(b, "%s{\"version\":", i ? "," : "");
+        kapi_json_put_string(b, versions[i], strlen(versions[i]));
+        kapi_buf_puts(b, ",\"resources\":[");
+        put_agg_resources(b, reg, crds, group, versions[i]);
+        kapi_buf_puts(b, "],\"freshness\":\"Current\"}");
+    }
+    kapi_buf_puts(b, "]}");
+}
+
+void kapi_api__serve_aggregated(kapi_req *r, bool core, int form)
+{
+    static const char *const core_versions[] = {"v1"};
+    const char *av = form == 2 ? "v2" : "v2beta1";
+    const kapi_registry *reg = r->api->registry;
+    json_t *crds = stored_crds(r);
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_buf_printf(&b,
+                    "{\"kind\":\"APIGroupDiscoveryList\",\"apiVersion\":\"apidiscovery.k8s.io/%s\","
+                    "\"metadata\":{},\"items\":[",
+                    av);
+    if (core) {
+        put_agg_group(&b, true, reg, crds, "", core_versions, 1);
+    } else {
+        kapi_served s;
+        kapi_registry_served(reg, crds, &s);
+        for (size_t i = 0; i < s.ngroups; i++)
+            put_agg_group(&b, i == 0, reg, crds, s.groups[i].name, s.groups[i].versions,
+                          s.groups[i].nversions);
+        kapi_served_dispose(&s);
+    }
+    kapi_buf_puts(&b, "]}\n");
+    json_decref(crds);
+    size_t len;
+    char *p = kapi_buf_detach(&b, &len);
+    kapi_http_chunk c = kapi_http_chunk_take(p, len);
+    char *type =
+        kapi_xprintf("application/json;g=apidiscovery.k8s.io;v=%s;as=APIGroupDiscoveryList", av);
+    kapi_api__send(r, 200, kapi_arena_strdup(&r->arena, type), &c, 1);
+    free(type);
 }

@@ -128,6 +128,13 @@ static void serve_authenticated(kapi_req *r)
         return;
     }
     bool discovery = api_root || apis_root || group_doc || (in->is_resource && !*in->resource);
+    int aggregated = (api_root || apis_root) && get
+                         ? kapi_api__discovery_form(kapi_http_header_get(r->http, "accept"))
+                         : 0;
+    if (aggregated) {
+        kapi_api__serve_aggregated(r, api_root, aggregated);
+        return;
+    }
     if (discovery && (err = negotiate_discovery(r)) != NULL) {
         kapi_api__respond_error(r, err);
         return;

@@ -223,6 +223,31 @@ bool kapi_api__choose_media(const char *accept, bool convert, bool protobuf, kap
     return found;
 }
 
+int kapi_api__discovery_form(const char *accept)
+{
+    size_t n;
+    int form = -1;
+    media_range *v = parse_accept(accept && *accept ? accept : "*/*", &n);
+    for (size_t i = 0; i < n && form < 0; i++) {
+        const media_range *m = &v[i];
+        bool json = (kapi_str_eqc(m->type, "application") &&
+                     (kapi_str_eqc(m->subtype, "json") || kapi_str_eqc(m->subtype, "*"))) ||
+                    (kapi_str_eqc(m->type, "*") && kapi_str_eqc(m->subtype, "*"));
+        if (!json)
+            continue;
+        if (!m->convert)
+            form = 0;
+        else if (kapi_str_eqc(m->as, "APIGroupDiscoveryList") &&
+                 kapi_str_eqc(m->g, "apidiscovery.k8s.io") && kapi_str_eqc(m->v, "v2"))
+            form = 2;
+        else if (kapi_str_eqc(m->as, "APIGroupDiscoveryList") &&
+                 kapi_str_eqc(m->g, "apidiscovery.k8s.io") && kapi_str_eqc(m->v, "v2beta1"))
+            form = 1;
+    }
+    free(v);
+    return form < 0 ? 0 : form;
+}
+
 /* go-restful's Route.matchesAccept: a bare type the route produces, or * / *. */
 static bool route_accepts(const char *accept)
 {

@@ -134,6 +134,25 @@ apiVersion: e2e.example.com/v1
 kind: Wire
 metadata: {name: w1, namespace: default}
 YAML
+# ---- aggregated discovery: one document for /api and one for /apis ----
+AGG="application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+expect_eq "/apis aggregated (v2), as kubectl 1.32 asks first" "200 $AGG APIGroupDiscoveryList" \
+    "$(get /apis "$AGG,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json") $(jq -r .kind "$work/ans")"
+expect_eq "batch/v1 cronjobs with their kind, scope, short names and status" \
+    "batch/v1 CronJob Namespaced cronjob cj status" \
+    "$(jq -r '.items[] | select(.metadata.name == "batch") | .versions[0] | .resources[] | select(.resource == "cronjobs") | "\(.responseKind.group)/\(.responseKind.version) \(.responseKind.kind) \(.scope) \(.singularResource) \(.shortNames | join(",")) \(.subresources | map(.subresource) | join(","))"' "$work/ans")"
+expect_eq "a custom resource is there once its CRD is Established" "wires Wire Current" \
+    "$(jq -r '.items[] | select(.metadata.name == "e2e.example.com") | .versions[0] | "\(.resources[0].resource) \(.resources[0].responseKind.kind) \(.freshness)"' "$work/ans")"
+expect_eq "/api aggregated (v2beta1): the core group, unnamed" "apidiscovery.k8s.io/v2beta1 null v1 namespaces" \
+    "$(get /api "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList" >/dev/null
+       jq -r '"\(.apiVersion) \(.items[0].metadata.name) \(.items[0].versions[0].version) \(.items[0].versions[0].resources | map(.resource) | map(select(. == "namespaces"))[0])"' "$work/ans")"
+expect_eq "plain JSON keeps the old document" "APIGroupList" \
+    "$(get /apis application/json >/dev/null; jq -r .kind "$work/ans")"
+rm -rf "$work/kcache"
+kubectl --cache-dir "$work/kcache" get cronjobs -v=6 >"$work/disc.log" 2>&1
+expect_eq "kubectl discovers in two requests, no group version documents" "2 0" \
+    "$(grep -cE 'GET https://[^ /]*/(api|apis)[?]' "$work/disc.log") $(grep -cE 'GET https://[^ /]*/apis/[^/]+/[^/?]+[?]timeout' "$work/disc.log")"
+
 expect_eq "a custom resource with Accept protobuf only: 406, its Status in protobuf" \
     "406 $PB NotAcceptable" \
     "$(get /apis/e2e.example.com/v1/namespaces/default/wires/w1 $PB) $(pbq 4)"

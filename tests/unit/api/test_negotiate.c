@@ -92,3 +92,37 @@ TEST(api_negotiate_choose_media)
                       m.format, m.target, m.v1beta1);
     }
 }
+
+/* The form of /api and /apis: the first range in goautoneg's order that is JSON, with
+ * as=APIGroupDiscoveryList of apidiscovery.k8s.io v2 or v2beta1, or without as=. */
+TEST(api_negotiate_discovery_form)
+{
+    static const struct {
+        const char *accept;
+        int form;
+    } forms[] = {
+        {"", 0},
+        {"application/json", 0},
+        {"*/*", 0},
+        {"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+         "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"
+         "application/json",
+         2},
+        {"application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList", 1},
+        {"application/json;g=apidiscovery.k8s.io;v=v3;as=APIGroupDiscoveryList,application/json",
+         0},
+        {"application/json;g=apidiscovery.k8s.io;v=v2;as=Table,"
+         "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList",
+         1},
+        {"application/json;q=0.9,application/json;g=apidiscovery.k8s.io;v=v2;"
+         "as=APIGroupDiscoveryList",
+         2},
+        {"application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+         "application/json",
+         0},
+    };
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(forms); i++)
+        if (kapi_api__discovery_form(forms[i].accept) != forms[i].form)
+            test_fail(__FILE__, __LINE__, "%s: form %d, want %d", forms[i].accept,
+                      kapi_api__discovery_form(forms[i].accept), forms[i].form);
+}
