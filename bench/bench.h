@@ -116,6 +116,9 @@ bool kapi_bench_conn_is_ready(const kapi_bench_conn *c);
 /* Keep the bodies of answers (for done); off by default (only their length is counted),
  * but the body of an answer that is not 2xx is always kept. */
 void kapi_bench_conn_keep_body(kapi_bench_conn *c, bool keep);
+/* The Accept header of c's requests from now on (a string that outlives c; NULL:
+ * application/json). */
+void kapi_bench_conn_accept(kapi_bench_conn *c, const char *accept);
 /* Sends one request (path below the target's prefix, body may be NULL); the connection
  * must be ready and have no answer outstanding. The latency clock starts here. */
 void kapi_bench_conn_send(kapi_bench_conn *c, const char *method, const char *path,
@@ -243,6 +246,7 @@ typedef int (*kapi_bench_scenario_fn)(kapi_bench_run *r);
 
 int kapi_bench_scenario_create(kapi_bench_run *r);
 int kapi_bench_scenario_get(kapi_bench_run *r);
+int kapi_bench_scenario_get_protobuf(kapi_bench_run *r);
 int kapi_bench_scenario_update(kapi_bench_run *r);
 /* Server-side applies of whole CronJob configurations over the get scenario's CronJobs. */
 int kapi_bench_scenario_apply(kapi_bench_run *r);

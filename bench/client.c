@@ -44,6 +44,7 @@ struct kapi_bench_conn {
     BIO *rbio, *wbio;
     http_parser parser;
     bool keep_body, busy;
+    const char *accept; /* the Accept header of its requests; NULL: application/json */
     int status;
     kapi_buf body;      /* the answer's body, when kept */
     size_t body_bytes;  /* its length, kept or not */
@@ -140,7 +141,7 @@ int kapi_bench_client_new(kapi_bench_client **out, const kapi_bench_target *t, k
     }
     kapi_buf h;
     kapi_buf_init(&h);
-    kapi_buf_printf(&h, "Host: %s%s%s:%s\r\nUser-Agent: kapi-bench\r\nAccept: application/json\r\n",
+    kapi_buf_printf(&h, "Host: %s%s%s:%s\r\nUser-Agent: kapi-bench\r\n",
                     strchr(t->host, ':') ? "[" : "", t->host, strchr(t->host, ':') ? "]" : "",
                     t->port);
     if (t->token)
@@ -443,6 +444,11 @@ void kapi_bench_conn_keep_body(kapi_bench_conn *c, bool keep)
     c->keep_body = keep;
 }
 
+void kapi_bench_conn_accept(kapi_bench_conn *c, const char *accept)
+{
+    c->accept = accept;
+}
+
 void kapi_bench_conn_send(kapi_bench_conn *c, const char *method, const char *path,
                           const char *content_type, const char *body, size_t body_len)
 {
@@ -450,8 +456,8 @@ void kapi_bench_conn_send(kapi_bench_conn *c, const char *method, const char *pa
     if (c->state != READY)
         return; /* it failed: its user heard of it through cb->failed */
     kapi_buf_init(&req);
-    kapi_buf_printf(&req, "%s %s%s HTTP/1.1\r\n%s", method, c->client->target->prefix, path,
-                    c->client->head);
+    kapi_buf_printf(&req, "%s %s%s HTTP/1.1\r\n%sAccept: %s\r\n", method, c->client->target->prefix,
+                    path, c->client->head, c->accept ? c->accept : "application/json");
     if (body)
         kapi_buf_printf(&req, "Content-Type: %s\r\nContent-Length: %zu\r\n", content_type,
                         body_len);

@@ -28,9 +28,13 @@ typedef struct scenario {
 } scenario;
 
 static const scenario scenarios[] = {
-    {"create", kapi_bench_scenario_create, false},      {"get", kapi_bench_scenario_get, false},
-    {"update", kapi_bench_scenario_update, false},      {"apply", kapi_bench_scenario_apply, false},
-    {"list", kapi_bench_scenario_list, false},          {"watch", kapi_bench_scenario_watch, false},
+    {"create", kapi_bench_scenario_create, false},
+    {"get", kapi_bench_scenario_get, false},
+    {"get-pb", kapi_bench_scenario_get_protobuf, false},
+    {"update", kapi_bench_scenario_update, false},
+    {"apply", kapi_bench_scenario_apply, false},
+    {"list", kapi_bench_scenario_list, false},
+    {"watch", kapi_bench_scenario_watch, false},
     {"memory", kapi_bench_scenario_memory_start, true},
 };
 
@@ -45,7 +49,7 @@ static void usage(FILE *f)
           "  --kubeconfig   any Kubernetes API server (default: $KUBECONFIG)\n"
           "  --quick        every scenario at a tenth of its size (--scale 0.1)\n"
           "  --smoke        a few hundred requests per scenario (--scale 0.01)\n"
-          "  --only         scenarios to run: create,get,update,apply,list,watch,memory\n",
+          "  --only         scenarios to run: create,get,get-pb,update,apply,list,watch,memory\n",
           f);
 }
 

@@ -278,6 +278,22 @@ int kapi_bench_scenario_get(kapi_bench_run *r)
     return run_over_cronjobs(r, r->size.gets, send_get, "get CronJobs", "get", "gets", keys);
 }
 
+/* The get scenario's requests with Accept protobuf, as client-go's typed clients send
+ * them: the same objects, answered in Kubernetes' protobuf envelope. */
+static void send_get_protobuf(kapi_bench_batch *b, kapi_bench_conn *c, size_t i)
+{
+    kapi_bench_conn_accept(c, "application/vnd.kubernetes.protobuf");
+    send_get(b, c, i);
+}
+
+int kapi_bench_scenario_get_protobuf(kapi_bench_run *r)
+{
+    static const char *keys[4] = {"get_pb_per_s", "get_pb_p50_ms", "get_pb_p99_ms",
+                                  "get_pb_cpu_us"};
+    return run_over_cronjobs(r, r->size.gets, send_get_protobuf, "get CronJobs in protobuf",
+                             "get-pb", "protobuf gets", keys);
+}
+
 /* ---- 3. update ---- */
 
 static void send_patch(kapi_bench_batch *b, kapi_bench_conn *c, size_t i)
