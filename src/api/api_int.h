@@ -249,6 +249,9 @@ bool kapi_api__to_protobuf(const kapi_registry *reg, kapi_buf *b);
 /* optionsForTransform: the includeObject of a Table ("", Metadata, Object or None), or
  * kube's 400. */
 kapi_error *kapi_api__include_object(kapi_req *r, const char **out);
+/* The protobuf answer of stored object o (its storage view, enveloped), made once per
+ * stored revision and kept with o (kapi_obj_form); NULL when its kind has no protobuf form. */
+const kapi_obj_form *kapi_api__protobuf_form(const kapi_registry *reg, kapi_obj *o);
 /* Appends v (with kind and apiVersion) as protobuf to b, enveloped; false (b unchanged)
  * when kapi has no protobuf form for its kind. */
 bool kapi_api__protobuf_of(const kapi_registry *reg, const json_t *v, kapi_buf *b);

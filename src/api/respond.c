@@ -8,6 +8,7 @@
 
 #include "api/api_int.h"
 #include "codec/go.h"
+#include "codec/protobuf.h"
 #include "codec/yaml.h"
 
 void kapi_api__warn(kapi_req *r, const char *fmt, ...)
@@ -179,6 +180,16 @@ void kapi_api__release_obj(void *owner)
 
 void kapi_api__respond_obj(kapi_req *r, int status, kapi_obj *obj)
 {
+    if (r->media.format == KAPI_FORMAT_PROTOBUF && r->media.target == KAPI_TARGET_OBJECT &&
+        !r->type->strategy->from_storage) {
+        /* the served view is the stored one: its protobuf is made once per revision */
+        const kapi_obj_form *f = kapi_api__protobuf_form(r->api->registry, obj);
+        if (f) {
+            kapi_http_chunk c = {f->data, f->len, kapi_api__release_obj, obj};
+            kapi_api__send(r, status, KAPI_PROTOBUF_MEDIA_TYPE, &c, 1);
+            return;
+        }
+    }
     kapi_http_chunk c[2] = {
         {obj->data, obj->len, kapi_api__release_obj, obj},
         {"\n", 1, NULL, NULL},

@@ -238,6 +238,26 @@ json_t *kapi_api__watch_object(const kapi_type *t, const kapi_media *m, const ch
                      table_row(t, m, obj, include, kapi_time_now_ns()));
 }
 
+const kapi_obj_form *kapi_api__protobuf_form(const kapi_registry *reg, kapi_obj *o)
+{
+    const kapi_obj_form *f = kapi_obj_form_get(o);
+    if (f)
+        return f;
+    json_t *v = kapi_json_parse(o->data, o->len, NULL);
+    kapi_buf b;
+    kapi_buf_init(&b);
+    bool ok = v && encode_protobuf(reg, v, &b);
+    json_decref(v);
+    if (ok) {
+        kapi_obj_form *made = kapi_xmalloc(sizeof(*made) + b.len);
+        made->len = b.len;
+        memcpy(made->data, b.ptr, b.len);
+        f = kapi_obj_form_put(o, made);
+    }
+    kapi_buf_dispose(&b);
+    return f;
+}
+
 bool kapi_api__protobuf_of(const kapi_registry *reg, const json_t *v, kapi_buf *b)
 {
     return encode_protobuf(reg, v, b);

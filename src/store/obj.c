@@ -17,8 +17,25 @@ kapi_obj *kapi_obj_ref(kapi_obj *o)
 
 void kapi_obj_unref(kapi_obj *o)
 {
-    if (o && atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) == 1)
+    if (o && atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) == 1) {
+        free(atomic_load_explicit(&o->form, memory_order_acquire));
         free(o);
+    }
+}
+
+const kapi_obj_form *kapi_obj_form_get(const kapi_obj *o)
+{
+    return atomic_load_explicit(&((kapi_obj *)o)->form, memory_order_acquire);
+}
+
+const kapi_obj_form *kapi_obj_form_put(kapi_obj *o, kapi_obj_form *f)
+{
+    kapi_obj_form *none = NULL;
+    if (atomic_compare_exchange_strong_explicit(&o->form, &none, f, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return f;
+    free(f);
+    return none;
 }
 
 /* An object with room for len bytes of data, its key copied in and its data still to
@@ -27,6 +44,7 @@ static kapi_obj *obj_alloc(kapi_str key, size_t len)
 {
     kapi_obj *o = kapi_xmalloc(sizeof(*o) + len + 1 + key.len + 1);
     atomic_init(&o->refs, 1);
+    atomic_init(&o->form, NULL);
     o->len = len;
     o->data[len] = '\0';
     o->key = o->data + len + 1;

@@ -44,7 +44,15 @@ typedef enum kapi_store_rc {
     KAPI_STORE_IO = -6,        /* the backend failed; the write did not happen */
 } kapi_store_rc;
 
-/* A stored object: immutable after creation, shared by reference. */
+/* Bytes derived from an object's and kept with it (the api keeps its protobuf encoding
+ * there): made once, by the first reader that needs them, and freed with the object. */
+typedef struct kapi_obj_form {
+    size_t len;
+    char data[];
+} kapi_obj_form;
+
+/* A stored object: immutable after creation (its derived form is set at most once), shared
+ * by reference. */
 typedef struct kapi_obj {
     atomic_int refs;
     int64_t rev;        /* revision of the write that made these bytes */
@@ -54,6 +62,7 @@ typedef struct kapi_obj {
     size_t len;     /* JSON bytes in data, NUL-terminated after len */
     size_t key_len; /* bytes of the key (which may hold NUL bytes) */
     char *key;      /* the key, key_len bytes and a NUL after them, owned by the object */
+    _Atomic(kapi_obj_form *) form; /* derived bytes, or NULL until a reader makes them */
     char data[];
 } kapi_obj;
 
@@ -68,6 +77,11 @@ static inline kapi_str kapi_obj_key(const kapi_obj *o)
  * into its resourceVersion; what a watcher is sent when o stops matching its selectors at
  * a later change. */
 kapi_obj *kapi_obj_restamp(const kapi_obj *o, int64_t rev);
+/* o's derived form, or NULL when no reader made it yet. */
+const kapi_obj_form *kapi_obj_form_get(const kapi_obj *o);
+/* Gives o the derived form f (heap, taken) unless a reader gave it one first, in which case
+ * f is freed; returns the form o has. Any thread. */
+const kapi_obj_form *kapi_obj_form_put(kapi_obj *o, kapi_obj_form *f);
 
 typedef enum kapi_store_op {
     KAPI_STORE_CREATE,

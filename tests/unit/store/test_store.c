@@ -986,3 +986,27 @@ TEST(store_obj_restamp)
     kapi_obj_unref(w.result);
     kapi_store_free(st);
 }
+
+/* An object's derived form is set once: the first reader's stays, a later one is freed
+ * (LeakSanitizer checks both are freed), and a restamped object starts without one. */
+TEST(store_obj_form_set_once)
+{
+    kapi_store *st = open_store();
+    kapi_store_write w = {.op = KAPI_STORE_CREATE, .key = KAPI_STR("/g/r/n/f")};
+    w.value = KAPI_STR("{\"metadata\":{\"resourceVersion\":\"\"}}");
+    w.rv_off = 32;
+    CHECK_INT_EQ(kapi_store_commit(st, &w), KAPI_STORE_OK);
+    CHECK(kapi_obj_form_get(w.result) == NULL);
+    kapi_obj_form *a = kapi_xmalloc(sizeof(*a) + 1), *b = kapi_xmalloc(sizeof(*b) + 1);
+    a->len = b->len = 1;
+    a->data[0] = 'a';
+    b->data[0] = 'b';
+    CHECK(kapi_obj_form_put(w.result, a) == a);
+    CHECK(kapi_obj_form_put(w.result, b) == a);
+    CHECK(kapi_obj_form_get(w.result)->data[0] == 'a');
+    kapi_obj *o = kapi_obj_restamp(w.result, 777);
+    CHECK(kapi_obj_form_get(o) == NULL);
+    kapi_obj_unref(o);
+    kapi_obj_unref(w.result);
+    kapi_store_free(st);
+}
