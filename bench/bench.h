@@ -252,6 +252,8 @@ int kapi_bench_scenario_update(kapi_bench_run *r);
 int kapi_bench_scenario_apply(kapi_bench_run *r);
 int kapi_bench_scenario_list(kapi_bench_run *r);
 int kapi_bench_scenario_watch(kapi_bench_run *r);
+/* The watch scenario with its watchers asking for protobuf frames. */
+int kapi_bench_scenario_watch_protobuf(kapi_bench_run *r);
 /* Memory and start, on a kapi of their own (needs r->kapi_bin). */
 int kapi_bench_scenario_memory_start(kapi_bench_run *r);
 

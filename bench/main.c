@@ -35,6 +35,7 @@ static const scenario scenarios[] = {
     {"apply", kapi_bench_scenario_apply, false},
     {"list", kapi_bench_scenario_list, false},
     {"watch", kapi_bench_scenario_watch, false},
+    {"watch-pb", kapi_bench_scenario_watch_protobuf, false},
     {"memory", kapi_bench_scenario_memory_start, true},
 };
 
@@ -49,7 +50,8 @@ static void usage(FILE *f)
           "  --kubeconfig   any Kubernetes API server (default: $KUBECONFIG)\n"
           "  --quick        every scenario at a tenth of its size (--scale 0.1)\n"
           "  --smoke        a few hundred requests per scenario (--scale 0.01)\n"
-          "  --only         scenarios to run: create,get,get-pb,update,apply,list,watch,memory\n",
+          "  --only         scenarios to run: "
+          "create,get,get-pb,update,apply,list,watch,watch-pb,memory\n",
           f);
 }
 
