@@ -27,8 +27,10 @@
  * timeout; none in a watch's last 2 s, none as it ends.
  *
  * A watcher's queue is the http stream's: references to the shared event bytes, taken by
- * the connection only as its socket drains. A watcher whose queue stays over WATCH_FULL
- * for WATCH_STALL_NS, or reaches WATCH_QUEUE_LIMIT, is ended as kube-apiserver's cacher
+ * the connection only as its socket drains. The history a watch resumes from is queued
+ * whole, however long, as the cacher sends a watcher its initial events before any limit
+ * applies. After it, a watcher whose queue stays over WATCH_FULL for WATCH_STALL_NS, or
+ * grows WATCH_QUEUE_LIMIT past that history, is ended as kube-apiserver's cacher
  * ends a watcher that does not keep up ("Forcing watcher close due to unresponsiveness"):
  * its stream ends after the event being written, without an ERROR event, the events not
  * yet begun are dropped (as the cacher drops a terminated watcher's buffer), and the
@@ -51,7 +53,6 @@
 #define WATCH_QUEUE_LIMIT (512u << 10)
 #define WATCH_FULL (128u << 10)
 #define WATCH_STALL_NS (5 * NS_PER_S)
-#define ERROR_RESERVE 4096u
 #define BOOKMARK_INTERVAL_NS (60 * NS_PER_S)
 #define BOOKMARK_BEFORE_END_NS (2 * NS_PER_S)
 /* A watch's next_bookmark_ns when no bookmark is due any more. */
@@ -73,10 +74,14 @@ struct kapi_watch {
     kapi_store_watch *sw;
     kapi_filter *filter;
     bool bookmarks;
-    kapi_media media;    /* the events' form (negotiate.c) */
-    char include[16];    /* a Table's includeObject */
-    bool columns_sent;   /* a Table watch has sent its column definitions */
-    size_t limit;        /* queued bytes past which the watcher is too slow */
+    kapi_media media;  /* the events' form (negotiate.c) */
+    char include[16];  /* a Table's includeObject */
+    bool columns_sent; /* a Table watch has sent its column definitions */
+    /* Queued bytes past which the watcher is too slow: none while the history it asked
+     * for is replayed (a client resuming from an old resourceVersion gets all of it, as
+     * kube's cacher sends it), then WATCH_QUEUE_LIMIT beyond what the replay queued. The
+     * committer reads it, so it is atomic. */
+    atomic_size_t limit;
     int64_t deadline_ns; /* monotonic */
     int64_t next_bookmark_ns;
     int64_t full_since_ns; /* the reaper's: when the queue was first seen full, or 0 */
@@ -251,7 +256,7 @@ static view_event *shared_event(kapi_watch *w, kapi_watch_type type, const kapi_
 /* Queues e on w's stream unless that makes the watcher too slow. */
 static bool queue_event(kapi_watch *w, view_event *e)
 {
-    if (kapi_http_stream_queued(w->stream) + e->len > w->limit) {
+    if (kapi_http_stream_queued(w->stream) + e->len > atomic_load(&w->limit)) {
         view_event_unref(e);
         atomic_store(&w->stalled, true);
         return false;
@@ -275,7 +280,7 @@ static bool write_event(kapi_watch *w, kapi_watch_type type, kapi_obj *o)
         return queue_event(w, e);
     }
     size_t len = o->len + strlen(prefixes[type]) + sizeof(suffix);
-    if (kapi_http_stream_queued(w->stream) + len > w->limit) {
+    if (kapi_http_stream_queued(w->stream) + len > atomic_load(&w->limit)) {
         kapi_obj_unref(o);
         atomic_store(&w->stalled, true);
         return false;
@@ -613,13 +618,13 @@ void kapi_api__serve_watch(kapi_req *r)
     w->bookmarks = o.bookmarks;
     w->media = r->media;
     snprintf(w->include, sizeof(w->include), "%s", include);
-    w->limit = WATCH_QUEUE_LIMIT;
+    atomic_init(&w->limit, SIZE_MAX);
     int64_t now = kapi_time_mono_ns();
     w->deadline_ns = now + (o.timeout > 0 ? o.timeout : default_timeout_s()) * NS_PER_S;
     w->next_bookmark_ns = next_bookmark(w, now);
     atomic_init(&w->done, false);
     atomic_init(&w->stalled, false);
-    w->stream = kapi_api__start_stream(r, stream_type(r), w->limit + ERROR_RESERVE);
+    w->stream = kapi_api__start_stream(r, stream_type(r), SIZE_MAX);
     kapi_http_stream_on_close(w->stream, on_client_gone, w);
     bool ok = write_initial(w, &initial);
     if (ok && o.send_initial == 1 && w->bookmarks)
@@ -633,6 +638,8 @@ void kapi_api__serve_watch(kapi_req *r)
         kapi_error_free(err);
         ok = false;
     }
+    /* The history is queued: from now on a watcher that stops reading is too slow. */
+    atomic_store(&w->limit, kapi_http_stream_queued(w->stream) + WATCH_QUEUE_LIMIT);
     if (!ok)
         atomic_store(&w->done, true);
     kapi_watch_reaper *h = r->api->watches;

@@ -353,3 +353,36 @@ TEST(api_watch_streaming_list)
     }
     api_env_stop(&e);
 }
+
+/* A watch resuming from an old resourceVersion gets the whole history after it, however
+ * much more than the live queue limit (512 KiB) it is: 160 changes of 4 KiB here, all
+ * queued before the client reads any. */
+TEST(api_watch_replays_long_history)
+{
+    api_env e = {0};
+    api_watch w;
+    char path[256];
+    env_start(&e);
+    long long from = kapi_store_revision(e.store);
+    char *big = kapi_xmalloc(4097);
+    memset(big, 'x', 4096);
+    big[4096] = '\0';
+    char *meta = kapi_xprintf("\"annotations\":{\"filler\":\"%s\"}", big);
+    char names[160][16];
+    long long revs[160];
+    for (int i = 0; i < 160; i++) {
+        snprintf(names[i], sizeof(names[i]), "h%03d", i);
+        revs[i] = create(&e, names[i], meta);
+    }
+    snprintf(path, sizeof(path), CRONJOBS "?watch=1&resourceVersion=%lld", from);
+    api_watch_open(&e, path, &w);
+    CHECK_INT_EQ(w.status, 200);
+    for (int i = 0; i < 160; i++)
+        expect(&w, "ADDED", names[i], revs[i]);
+    long long after = create(&e, "live", "");
+    expect(&w, "ADDED", "live", after);
+    api_watch_close(&w);
+    free(meta);
+    free(big);
+    api_env_stop(&e);
+}
