@@ -71,22 +71,13 @@ static const char *const meta_order[] = {
     "managedFields",
 };
 
-static int cmp_keys(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* A map written with its keys sorted, as Go writes maps. */
 static json_t *sorted_map(const json_t *m)
 {
-    size_t n = json_object_size(m), i = 0;
-    const char **keys = kapi_xcalloc(n ? n : 1, sizeof(*keys));
-    const char *key;
-    json_t *val;
-    json_object_foreach((json_t *)m, key, val) keys[i++] = key;
-    qsort(keys, n, sizeof(*keys), cmp_keys);
+    size_t n;
+    const char **keys = kapi_json_sorted_keys(m, &n);
     json_t *out = json_object();
-    for (i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++)
         json_object_set_nocheck(out, keys[i], json_object_get(m, keys[i]));
     free(keys);
     return out;

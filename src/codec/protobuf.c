@@ -809,24 +809,15 @@ static bool write_value(writer *w, const kapi_pb_field *d, uint32_t num, const j
     }
 }
 
-static int key_order(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* A map's entries {key = 1, value = 2} in key order, as Go's marshallers sort them. */
 static bool write_map(writer *w, const kapi_pb_field *d, const json_t *v, int depth)
 {
     if (!json_is_object(v))
         return fail(w, d, "not an object");
-    size_t n = json_object_size(v), i = 0;
-    const char **keys = kapi_xcalloc(n ? n : 1, sizeof(*keys));
-    const char *k;
-    json_t *e;
-    json_object_foreach((json_t *)v, k, e) keys[i++] = k;
-    qsort(keys, n, sizeof(*keys), key_order);
+    size_t n;
+    const char **keys = kapi_json_sorted_keys(v, &n);
     bool ok = true;
-    for (i = 0; i < n && ok; i++) {
+    for (size_t i = 0; i < n && ok; i++) {
         size_t start = w->out->len;
         put_bytes(w->out, 1, keys[i], strlen(keys[i]));
         ok = write_value(w, d->value, 2, json_object_get(v, keys[i]), depth);

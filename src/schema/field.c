@@ -70,25 +70,16 @@ void kapi_gofmt_strings(kapi_buf *b, const json_t *v)
     kapi_buf_putc(b, '}');
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 void kapi_gofmt_string_map(kapi_buf *b, const json_t *v)
 {
     if (!json_is_object(v)) {
         kapi_buf_puts(b, "map[string]string(nil)");
         return;
     }
-    size_t n = json_object_size(v), i = 0;
-    const char **keys = kapi_xcalloc(n ? n : 1, sizeof(*keys));
-    const char *k;
-    json_t *val;
-    json_object_foreach((json_t *)v, k, val) keys[i++] = k;
-    qsort(keys, n, sizeof(*keys), cmp_str);
+    size_t n;
+    const char **keys = kapi_json_sorted_keys(v, &n);
     kapi_buf_puts(b, "map[string]string{");
-    for (i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         const json_t *s = json_object_get(v, keys[i]);
         kapi_buf_puts(b, i ? ", " : "");
         kapi_go_quote(b, keys[i], strlen(keys[i]));

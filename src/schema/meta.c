@@ -24,19 +24,6 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The keys of a JSON object, sorted; the caller frees the array (not the keys). */
-static const char **sorted_keys(const json_t *obj, size_t *n)
-{
-    size_t i = 0;
-    const char *k;
-    json_t *v;
-    *n = json_object_size(obj);
-    const char **keys = kapi_xcalloc(*n ? *n : 1, sizeof(*keys));
-    json_object_foreach((json_t *)obj, k, v) keys[i++] = k;
-    qsort(keys, *n, sizeof(*keys), cmp_str);
-    return keys;
-}
-
 static void invalid_each(kapi_error *err, const char *path, const char *value,
                          size_t (*rule)(const char *, const char **))
 {
@@ -50,7 +37,7 @@ void kapi_meta_validate_labels(kapi_error *err, const json_t *labels, const char
     size_t n;
     if (!json_is_object(labels))
         return;
-    const char **keys = sorted_keys(labels, &n);
+    const char **keys = kapi_json_sorted_keys(labels, &n);
     for (size_t i = 0; i < n; i++) {
         invalid_each(err, path, keys[i], kapi_is_qualified_name);
         invalid_each(err, path, str_member(labels, keys[i]), kapi_is_label_value);
@@ -64,7 +51,7 @@ void kapi_meta_validate_annotations(kapi_error *err, const json_t *annotations, 
     const char *msgs[KAPI_MSGS_MAX];
     if (!json_is_object(annotations))
         return;
-    const char **keys = sorted_keys(annotations, &n);
+    const char **keys = kapi_json_sorted_keys(annotations, &n);
     for (size_t i = 0; i < n; i++) {
         char *lower = kapi_xstrdup(keys[i]);
         for (char *c = lower; *c; c++)

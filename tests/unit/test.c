@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/base.h"
+
 #define MAX_TESTS 1024
 #define TIMEOUT_SECONDS 60
 
@@ -44,6 +46,21 @@ void test_fail(const char *file, int line, const char *fmt, ...)
 const char *test_tmpdir(void)
 {
     return tmpdir;
+}
+
+char *test_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    kapi_buf b;
+    char chunk[65536];
+    size_t n;
+    kapi_buf_init(&b);
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        kapi_buf_put(&b, chunk, n);
+    fclose(f);
+    return kapi_buf_detach(&b, len);
 }
 
 static void remove_tree(const char *path)

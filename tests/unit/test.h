@@ -22,6 +22,9 @@ void test_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((noreturn, format(printf, 3, 4)));
 /* A scratch directory for the running test, removed afterwards. */
 const char *test_tmpdir(void);
+/* A file's bytes as a heap string (NUL after them), *len their number (len may be NULL);
+ * NULL when it cannot be read. */
+char *test_slurp(const char *path, size_t *len);
 
 #define TEST(name)                                                                                 \
     static void test_##name(void);                                                                 \

@@ -25,22 +25,6 @@
                       n_);                                                                         \
     } while (0)
 
-/* A file's bytes as a heap string (NULL when unreadable). */
-static inline char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    kapi_buf b;
-    char chunk[4096];
-    size_t n;
-    kapi_buf_init(&b);
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        kapi_buf_put(&b, chunk, n);
-    fclose(f);
-    return kapi_buf_detach(&b, NULL);
-}
-
 static inline void spit(const char *path, const char *data)
 {
     FILE *f = fopen(path, "wb");

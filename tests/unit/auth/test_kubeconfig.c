@@ -38,7 +38,7 @@ TEST(auth_kubeconfig_content)
     spit(ca, pem);
     CHECK_OK(kapi_kubeconfig_write(path, "https://127.0.0.1:6443", ca, "0123abcd"));
     CHECK_INT_EQ(file_mode(path), 0600);
-    char *text = slurp(path), *b64 = base64(pem);
+    char *text = test_slurp(path, NULL), *b64 = base64(pem);
     char *want = kapi_xprintf("certificate-authority-data: \"%s\"\n", b64);
     CHECK_CONTAINS(text, "apiVersion: v1\nkind: Config\n");
     CHECK_CONTAINS(text, "server: \"https://127.0.0.1:6443\"\n");
@@ -66,7 +66,7 @@ TEST(auth_kubeconfig_quotes_strings)
     spit(ca, "pem");
     /* Characters that would break plain or naive quoted YAML come back unchanged. */
     CHECK_OK(kapi_kubeconfig_write(path, "https://h:1/a#b: c", ca, "to\"k\\en: x"));
-    char *text = slurp(path);
+    char *text = test_slurp(path, NULL);
     CHECK_CONTAINS(text, "token: \"to\\\"k\\\\en: x\"\n");
     char *server = kubectl_view(path, "{.clusters[0].cluster.server}");
     if (server) {

@@ -15,7 +15,7 @@ static char *pki_bytes(const char *dir)
     kapi_buf_init(&b);
     for (size_t i = 0; i < KAPI_ARRAY_LEN(pki_files); i++) {
         char *path = kapi_xprintf("%s/%s", dir, pki_files[i]);
-        char *data = slurp(path);
+        char *data = test_slurp(path, NULL);
         kapi_buf_puts(&b, data ? data : "(missing)");
         free(data);
         free(path);
@@ -180,7 +180,7 @@ static void clobber(const char *dir, const char *name, const char *data)
 static char *read_pki_file(const char *dir, const char *name)
 {
     char *path = kapi_xprintf("%s/%s", dir, name);
-    char *data = slurp(path);
+    char *data = test_slurp(path, NULL);
     free(path);
     return data;
 }

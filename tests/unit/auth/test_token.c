@@ -56,7 +56,7 @@ TEST(auth_admin_token_generated_then_reused)
     CHECK_INT_EQ(strspn(tok, "0123456789abcdef"), 64);
     char *path = tmp_path("data/admin-token");
     CHECK_INT_EQ(file_mode(path), 0600);
-    char *saved = slurp(path), *want = kapi_xprintf("%s\n", tok);
+    char *saved = test_slurp(path, NULL), *want = kapi_xprintf("%s\n", tok);
     CHECK_STR_EQ(saved, want);
     kapi_auth *b = new_auth(NULL);
     CHECK_STR_EQ(kapi_auth_admin_token(b), tok);

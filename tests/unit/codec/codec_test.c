@@ -4,25 +4,10 @@
 #include "base/base.h"
 #include "test.h"
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    kapi_buf b;
-    char chunk[65536];
-    size_t n;
-    if (!f)
-        return NULL;
-    kapi_buf_init(&b);
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        kapi_buf_put(&b, chunk, n);
-    fclose(f);
-    return kapi_buf_detach(&b, len);
-}
-
 static json_t *read_lines(const char *path, bool must)
 {
     size_t len;
-    char *text = slurp(path, &len);
+    char *text = test_slurp(path, &len);
     if (!text) {
         if (must)
             test_fail(__FILE__, __LINE__, "cannot read %s", path);

@@ -297,21 +297,13 @@ TEST(registry_protobuf_malformed)
 
 /* ---- kube-apiserver's own answers (protobuf/README.md) ---- */
 
+/* A recorded answer's bytes (protobuf/NAME), or NULL. */
 static char *slurp(const char *name, size_t *len)
 {
     char *path = kapi_xprintf("tests/unit/registry/protobuf/%s", name);
-    FILE *f = fopen(path, "rb");
+    char *data = test_slurp(path, len);
     free(path);
-    if (!f)
-        return NULL;
-    kapi_buf b;
-    char chunk[65536];
-    size_t n;
-    kapi_buf_init(&b);
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        kapi_buf_put(&b, chunk, n);
-    fclose(f);
-    return kapi_buf_detach(&b, len);
+    return data;
 }
 
 /* Each answer reads through the table its envelope names, writes back byte for byte, and
