@@ -163,25 +163,35 @@ kapi_error *kapi_api__unrecognized(const char *kind, const char *what, const cha
     return err;
 }
 
-/* A protobuf body: the envelope names the kind, raw holds the object's message. */
-static kapi_error *decode_protobuf(kapi_req *r, json_t **out)
+/* A protobuf body of kind want (the type's own, or DeleteOptions or Scale): the envelope
+ * names the kind, raw holds the object's message. */
+static kapi_error *decode_protobuf(kapi_req *r, const char *want, json_t **out)
 {
     const kapi_type *t = r->type;
     kapi_str av, kind, raw;
     char *perr = NULL;
     kapi_error *err = NULL;
+    const kapi_pb_message *m = t->protobuf;
     if (!kapi_pb_envelope(r->http->body, r->http->body_len, &av, &kind, &raw, &perr)) {
-        err = kapi_api__unrecognized(t->kind, perr, r->http->body, r->http->body_len);
+        err = kapi_api__unrecognized(want, perr, r->http->body, r->http->body_len);
         free(perr);
         return err;
     }
-    if (!kapi_str_eqc(kind, t->kind) || !kapi_str_eqc(av, t->group_version) || !t->protobuf)
+    if (strcmp(want, t->kind) != 0) {
+        /* another kind, read in whatever group version the envelope names */
+        char *avs = kapi_xstrndup(av.ptr, av.len);
+        m = kapi_str_eqc(kind, want) ? kapi_registry_pb_message(r->api->registry, avs, want) : NULL;
+        free(avs);
+    } else if (!kapi_str_eqc(kind, t->kind) || !kapi_str_eqc(av, t->group_version)) {
+        m = NULL;
+    }
+    if (!m)
         return kapi_error_new(KAPI_STATUS_UNSUPPORTED_MEDIA_TYPE,
                               "the body of the request was in an unknown format - accepted "
                               "media types include: application/json");
-    *out = kapi_pb_to_json(t->protobuf, raw.ptr, raw.len, &perr);
+    *out = kapi_pb_to_json(m, raw.ptr, raw.len, &perr);
     if (!*out) {
-        err = kapi_api__unrecognized(t->kind, perr, r->http->body, r->http->body_len);
+        err = kapi_api__unrecognized(want, perr, r->http->body, r->http->body_len);
         free(perr);
         return err;
     }
@@ -203,7 +213,7 @@ kapi_error *kapi_api__decode_body(kapi_req *r, const char *kind, json_t **out, k
     size_t len = r->http->body_len;
     *out = NULL;
     if (ct && media_is(ct, KAPI_PROTOBUF_MEDIA_TYPE) && r->type->protobuf)
-        return decode_protobuf(r, out);
+        return decode_protobuf(r, kind, out);
     bool yaml = ct && media_is(ct, KAPI_YAML_MEDIA_TYPE);
     if (ct && *ct && !yaml && !media_is(ct, "application/json"))
         return kapi_error_new(

@@ -23,7 +23,7 @@ struct kapi_registry {
     kapi_schema_set *schemas;
     kapi_arena protobuf; /* the protobuf message tables */
     /* The messages of the meta kinds (kapi_registry_pb_message). */
-    const kapi_pb_message *pb_status, *pb_pom, *pb_pom_list, *pb_scale;
+    const kapi_pb_message *pb_status, *pb_pom, *pb_pom_list, *pb_scale, *pb_delete_options;
     kapi_smd_types *smd; /* the built-in types' merge types */
     kapi_arena fields;   /* their reset sets */
     const kapi_smd_type *object_meta;
@@ -313,6 +313,9 @@ static kapi_error *attach_schemas(kapi_registry *r)
                            &r->pb_pom_list);
     if (have_defs && !err)
         err = meta_message(r, "io.k8s.api.autoscaling.v1.Scale", &r->pb_scale);
+    if (have_defs && !err)
+        err = meta_message(r, "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+                           &r->pb_delete_options);
     const kapi_schema *meta =
         kapi_schema_set_get(r->schemas, "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta");
     if (have_defs && !err && !meta)
@@ -334,6 +337,8 @@ const kapi_pb_message *kapi_registry_pb_message(const kapi_registry *r, const ch
         return r->pb_pom_list;
     if (strcmp(api_version, "autoscaling/v1") == 0 && strcmp(kind, "Scale") == 0)
         return r->pb_scale;
+    if (strcmp(kind, "DeleteOptions") == 0) /* registered in every group version */
+        return r->pb_delete_options;
     size_t n = strlen(kind);
     bool list = n > 4 && strcmp(kind + n - 4, "List") == 0;
     for (size_t i = 0; i < r->ntypes; i++) {

@@ -270,9 +270,10 @@ bool kapi_type_key_parse(const kapi_type *t, kapi_str key, kapi_str *ns, kapi_st
 const kapi_type *kapi_registry_namespaces(const kapi_registry *r);
 const kapi_type *kapi_registry_crds(const kapi_registry *r);
 
-/* The protobuf message of objects of apiVersion and kind that kapi writes in protobuf: a
- * built-in type's objects and lists, v1 Status, meta.k8s.io/v1 and v1beta1
- * PartialObjectMetadata(List), autoscaling/v1 Scale; NULL for anything else. */
+/* The protobuf message of objects of apiVersion and kind that kapi reads or writes in
+ * protobuf: a built-in type's objects and lists, v1 Status, meta.k8s.io/v1 and v1beta1
+ * PartialObjectMetadata(List), autoscaling/v1 Scale, DeleteOptions of any group version;
+ * NULL for anything else. */
 const kapi_pb_message *kapi_registry_pb_message(const kapi_registry *r, const char *api_version,
                                                 const char *kind);
 /* The name of the CRD that would define resource plural in group ("<plural>.<group>",

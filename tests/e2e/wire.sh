@@ -52,6 +52,31 @@ get /apis/batch/v1/namespaces/default/cronjobs/wire $PB >/dev/null
 expect_eq "PUT of the protobuf answer is accepted" 200 \
     "$(c -o /dev/null -w '%{http_code}' -X PUT -H "Content-Type: $PB" --data-binary @"$work/ans" \
         "$api/apis/batch/v1/namespaces/default/cronjobs/wire")"
+# DeleteOptions as client-go's typed clients send them: protobuf, in the resource's group
+# version (kube takes meta.k8s.io/v1 too): gracePeriodSeconds 0, propagationPolicy Background.
+delete_options() {
+    python3 - "$1" <<'PY'
+import sys
+def v(n):
+    out = b""
+    while n >= 0x80:
+        out += bytes([n & 0x7F | 0x80])
+        n >>= 7
+    return out + bytes([n])
+def f(num, b):
+    return v(num << 3 | 2) + v(len(b)) + b
+raw = bytes([0x08, 0x00]) + f(4, b"Background")
+env = f(1, f(1, sys.argv[1].encode()) + f(2, b"DeleteOptions")) + f(2, raw) + f(3, b"") + f(4, b"")
+sys.stdout.buffer.write(b"k8s\0" + env)
+PY
+}
+for av in batch/v1 meta.k8s.io/v1; do
+    kubectl create cronjob wire-del --image=busybox --schedule='0 3 * * *' >/dev/null
+    delete_options "$av" >"$work/delopts"
+    expect_eq "DELETE with protobuf DeleteOptions of $av" "200 Success" \
+        "$(c -o "$work/ans" -w '%{http_code}' -X DELETE -H "Content-Type: $PB" \
+            --data-binary @"$work/delopts" "$api/apis/batch/v1/namespaces/default/cronjobs/wire-del") $(jq -r .status "$work/ans")"
+done
 printf 'k8s\0\x0a\x02' >"$work/bad"
 expect_eq "a truncated protobuf body is a 400" 400 \
     "$(c -o /dev/null -w '%{http_code}' -X POST -H "Content-Type: $PB" --data-binary @"$work/bad" \

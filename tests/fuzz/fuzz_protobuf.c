@@ -30,7 +30,8 @@ static const kapi_pb_message **messages_of(size_t *n)
 {
     static const char *const metas[][2] = {{"v1", "Status"},
                                            {"meta.k8s.io/v1", "PartialObjectMetadataList"},
-                                           {"autoscaling/v1", "Scale"}};
+                                           {"autoscaling/v1", "Scale"},
+                                           {"meta.k8s.io/v1", "DeleteOptions"}};
     static const kapi_pb_message **msgs;
     static size_t count;
     static bool listed;

@@ -112,6 +112,8 @@ TEST(registry_protobuf_every_builtin_type)
         {"meta.k8s.io/v1beta1", "PartialObjectMetadataList",
          "io.k8s.apimachinery.pkg.apis.meta.v1.PartialObjectMetadataList"},
         {"autoscaling/v1", "Scale", "io.k8s.api.autoscaling.v1.Scale"},
+        {"batch/v1", "DeleteOptions", "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"},
+        {"meta.k8s.io/v1", "DeleteOptions", "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"},
     };
     for (size_t i = 0; i < KAPI_ARRAY_LEN(metas); i++) {
         const kapi_pb_message *m = kapi_registry_pb_message(reg, metas[i][0], metas[i][1]);
