@@ -75,11 +75,11 @@ static const char *const meta_order[] = {
 static json_t *sorted_map(const json_t *m)
 {
     size_t n;
-    const char **keys = kapi_json_sorted_keys(m, &n);
+    kapi_json_member *sorted = kapi_json_sorted_members(m, &n);
     json_t *out = json_object();
     for (size_t i = 0; i < n; i++)
-        json_object_set_nocheck(out, keys[i], json_object_get(m, keys[i]));
-    free(keys);
+        json_object_setn_nocheck(out, sorted[i].key, sorted[i].len, sorted[i].value);
+    free(sorted);
     return out;
 }
 

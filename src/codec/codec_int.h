@@ -41,20 +41,10 @@ bool kapi_codec__parse_float(const char *s, size_t n, double *out);
  * not certain of it: any input jansson refuses, and some it accepts. kapi_json_parse then
  * asks jansson. Never reads past p + n. */
 json_t *kapi_codec__json_parse(const char *p, size_t n);
-
-/* ---- Go's map order (gofmt.c) ---- */
-
-/* A member of a JSON object: its key by length (a key may hold a NUL), its value
- * borrowed from the object. */
-typedef struct kapi_codec_member {
-    const char *key;
-    size_t len;
-    json_t *value;
-} kapi_codec_member;
-
-/* The members of obj in byte order of their keys, as Go's fmt and encoding/json visit a
- * map: a heap array of *n, the caller's (free). */
-kapi_codec_member *kapi_codec__sorted_members(const json_t *obj, size_t *n);
+/* The byte a one-letter JSON escape (the letter after the backslash) stands for, or -1. */
+int kapi_codec__json_escape(unsigned char c);
+/* The value of the four hexadecimal digits at p[0..4) of a \u escape, or -1. */
+int32_t kapi_codec__hex4(const char *p);
 
 /* ---- gopkg.in/yaml.v2 (yaml_resolve.c) ---- */
 

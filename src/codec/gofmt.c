@@ -11,21 +11,21 @@
 
 static int member_cmp(const void *a, const void *b)
 {
-    const kapi_codec_member *x = a, *y = b;
+    const kapi_json_member *x = a, *y = b;
     int c = memcmp(x->key, y->key, x->len < y->len ? x->len : y->len);
     return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
-kapi_codec_member *kapi_codec__sorted_members(const json_t *obj, size_t *n)
+kapi_json_member *kapi_json_sorted_members(const json_t *obj, size_t *n)
 {
-    kapi_codec_member *m = kapi_xmalloc((json_object_size(obj) + 1) * sizeof(*m));
+    kapi_json_member *m = kapi_xmalloc((json_object_size(obj) + 1) * sizeof(*m));
     const char *key;
     size_t len;
     json_t *x;
     *n = 0;
     json_object_keylen_foreach((json_t *)obj, key, len, x)
     {
-        m[(*n)++] = (kapi_codec_member){key, len, x};
+        m[(*n)++] = (kapi_json_member){key, len, x};
     }
     qsort(m, *n, sizeof(*m), member_cmp);
     return m;
@@ -37,7 +37,7 @@ static void put_value(kapi_buf *b, const json_t *v, char verb, bool nested);
 static void put_map(kapi_buf *b, const json_t *obj, char verb)
 {
     size_t n;
-    kapi_codec_member *m = kapi_codec__sorted_members(obj, &n);
+    kapi_json_member *m = kapi_json_sorted_members(obj, &n);
     kapi_buf_puts(b, "map[");
     for (size_t i = 0; i < n; i++) {
         if (i)
@@ -154,7 +154,7 @@ static void sharp_v(kapi_buf *b, const json_t *v, kapi_go_map map, bool top)
     size_t n;
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
-        kapi_codec_member *m = kapi_codec__sorted_members(v, &n);
+        kapi_json_member *m = kapi_json_sorted_members(v, &n);
         kapi_buf_puts(b, map == KAPI_GO_YAML_MAP ? "map[interface {}]interface {}{"
                                                  : "map[string]interface {}{");
         for (size_t i = 0; i < n; i++) {
@@ -195,7 +195,7 @@ void kapi_go_json(kapi_buf *b, const json_t *v)
     size_t n;
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
-        kapi_codec_member *m = kapi_codec__sorted_members(v, &n);
+        kapi_json_member *m = kapi_json_sorted_members(v, &n);
         kapi_buf_putc(b, '{');
         for (size_t i = 0; i < n; i++) {
             if (i)

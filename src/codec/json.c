@@ -390,20 +390,3 @@ void kapi_json_keep(json_t *obj, const json_t *from, const char *const *keys, si
             json_object_del(obj, keys[i]);
     }
 }
-
-static int key_order(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-const char **kapi_json_sorted_keys(const json_t *obj, size_t *n)
-{
-    size_t i = 0;
-    const char *k;
-    json_t *v;
-    *n = json_object_size(obj);
-    const char **keys = kapi_xcalloc(*n ? *n : 1, sizeof(*keys));
-    json_object_foreach((json_t *)obj, k, v) keys[i++] = k;
-    qsort(keys, *n, sizeof(*keys), key_order);
-    return keys;
-}

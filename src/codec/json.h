@@ -58,9 +58,17 @@ json_t *kapi_json_object_ensure(json_t *obj, const char *key);
  * checks every object and array for a loop with a printf of its address and a hash
  * table, which costs more than the copy; kapi's values are trees, so this one does not. */
 json_t *kapi_json_copy(const json_t *v);
-/* The keys of object obj in byte order (the order Go writes a map's keys in), as a heap
- * array the caller frees (the keys are borrowed from obj); *n their number. */
-const char **kapi_json_sorted_keys(const json_t *obj, size_t *n);
+/* A member of a JSON object: its key by length (a key may hold a NUL), its value
+ * borrowed from the object. */
+typedef struct kapi_json_member {
+    const char *key;
+    size_t len;
+    json_t *value;
+} kapi_json_member;
+
+/* The members of obj in byte order of their keys, as Go's fmt and encoding/json visit a
+ * map (gofmt.c): a heap array of *n, the caller's (free). */
+kapi_json_member *kapi_json_sorted_members(const json_t *obj, size_t *n);
 /* Makes each of keys[0..n) in obj what it is in from: the same value (a new reference),
  * or absent when from has none (from may be NULL). */
 void kapi_json_keep(json_t *obj, const json_t *from, const char *const *keys, size_t n);

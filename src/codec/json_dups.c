@@ -82,44 +82,6 @@ static uint32_t hash_bytes(const char *p, size_t n)
     return h;
 }
 
-static int hex4(const char *p)
-{
-    int v = 0;
-    for (int i = 0; i < 4; i++) {
-        char c = p[i];
-        int d = c >= '0' && c <= '9'   ? c - '0'
-                : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                       : -1;
-        if (d < 0)
-            return -1;
-        v = v * 16 + d;
-    }
-    return v;
-}
-
-/* The character a one-letter JSON escape stands for, or -1. */
-static int simple_escape(char c)
-{
-    switch (c) {
-    case '"':
-    case '\\':
-    case '/':
-        return c;
-    case 'b':
-        return '\b';
-    case 'f':
-        return '\f';
-    case 'n':
-        return '\n';
-    case 'r':
-        return '\r';
-    case 't':
-        return '\t';
-    }
-    return -1;
-}
-
 /* Appends the JSON string body p[0..n) unescaped, as Go's unquote does it (a lone
  * surrogate becomes U+FFFD). */
 static void unescape(kapi_buf *b, const char *p, size_t n)
@@ -130,19 +92,19 @@ static void unescape(kapi_buf *b, const char *p, size_t n)
             continue;
         }
         char c = p[++i];
-        int r = simple_escape(c);
+        int r = kapi_codec__json_escape((unsigned char)c);
         if (r >= 0) {
             kapi_buf_putc(b, (char)r);
             continue;
         }
-        r = c == 'u' && i + 4 < n ? hex4(p + i + 1) : -1;
+        r = c == 'u' && i + 4 < n ? kapi_codec__hex4(p + i + 1) : -1;
         if (r < 0) {
             kapi_buf_putc(b, c);
             continue;
         }
         i += 4;
         if (r >= 0xd800 && r < 0xdc00 && i + 6 < n && p[i + 1] == '\\' && p[i + 2] == 'u') {
-            int lo = hex4(p + i + 3);
+            int lo = kapi_codec__hex4(p + i + 3);
             if (lo >= 0xdc00 && lo < 0xe000) {
                 r = 0x10000 + ((r - 0xd800) << 10) + (lo - 0xdc00);
                 i += 6;

@@ -126,14 +126,12 @@ static inline const unsigned char *skip_plain(const unsigned char *q, const unsi
     return q;
 }
 
-/* The value of the four hex digits at q, or -1. */
-static int32_t hex4(const unsigned char *q, const unsigned char *end)
+/* The four hex digits of a \u escape (declared in codec_int.h). */
+int32_t kapi_codec__hex4(const char *p)
 {
-    if (end - q < 4)
-        return -1;
     int32_t v = 0;
     for (int i = 0; i < 4; i++) {
-        int d = kapi_hex_value((char)q[i]);
+        int d = kapi_hex_value(p[i]);
         if (d < 0)
             return -1;
         v = v << 4 | d;
@@ -141,14 +139,19 @@ static int32_t hex4(const unsigned char *q, const unsigned char *end)
     return v;
 }
 
+static int32_t hex4(const unsigned char *q, const unsigned char *end)
+{
+    return end - q < 4 ? -1 : kapi_codec__hex4((const char *)q);
+}
+
 /* The byte a one-letter escape stands for, or 0 for a letter that is not one. */
-static char short_escape(unsigned char c)
+int kapi_codec__json_escape(unsigned char c)
 {
     switch (c) {
     case '"':
     case '\\':
     case '/':
-        return (char)c;
+        return c;
     case 'b':
         return '\b';
     case 'f':
@@ -160,7 +163,7 @@ static char short_escape(unsigned char c)
     case 't':
         return '\t';
     default:
-        return 0;
+        return -1;
     }
 }
 
@@ -171,9 +174,9 @@ static const unsigned char *read_escape(parser *ps, const unsigned char *q, text
 {
     if (q == ps->end)
         return NULL;
-    char c = short_escape(*q);
-    if (c) {
-        kapi_buf_putc(&ps->scratch, c);
+    int c = kapi_codec__json_escape(*q);
+    if (c >= 0) {
+        kapi_buf_putc(&ps->scratch, (char)c);
         return q + 1;
     }
     int32_t r = *q == 'u' ? hex4(q + 1, ps->end) : -1;

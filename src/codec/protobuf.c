@@ -815,15 +815,15 @@ static bool write_map(writer *w, const kapi_pb_field *d, const json_t *v, int de
     if (!json_is_object(v))
         return fail(w, d, "not an object");
     size_t n;
-    const char **keys = kapi_json_sorted_keys(v, &n);
+    kapi_json_member *m = kapi_json_sorted_members(v, &n);
     bool ok = true;
     for (size_t i = 0; i < n && ok; i++) {
         size_t start = w->out->len;
-        put_bytes(w->out, 1, keys[i], strlen(keys[i]));
-        ok = write_value(w, d->value, 2, json_object_get(v, keys[i]), depth);
+        put_bytes(w->out, 1, m[i].key, m[i].len);
+        ok = write_value(w, d->value, 2, m[i].value, depth);
         close_delimited(w->out, d->number, start);
     }
-    free(keys);
+    free(m);
     return ok;
 }
 

@@ -740,7 +740,7 @@ static void walk(dec *d, const json_t *v, const pending **first_nan)
             walk(d, json_array_get(v, i), first_nan);
     } else if (json_is_object(v)) {
         size_t n;
-        kapi_codec_member *m = kapi_codec__sorted_members(v, &n);
+        kapi_json_member *m = kapi_json_sorted_members(v, &n);
         for (size_t i = 0; i < n; i++)
             walk(d, m[i].value, first_nan);
         free(m);

@@ -77,17 +77,16 @@ void kapi_gofmt_string_map(kapi_buf *b, const json_t *v)
         return;
     }
     size_t n;
-    const char **keys = kapi_json_sorted_keys(v, &n);
+    kapi_json_member *m = kapi_json_sorted_members(v, &n);
     kapi_buf_puts(b, "map[string]string{");
     for (size_t i = 0; i < n; i++) {
-        const json_t *s = json_object_get(v, keys[i]);
         kapi_buf_puts(b, i ? ", " : "");
-        kapi_go_quote(b, keys[i], strlen(keys[i]));
+        kapi_go_quote(b, m[i].key, m[i].len);
         kapi_buf_putc(b, ':');
-        kapi_go_quote(b, json_string_value(s) ?: "", json_string_length(s));
+        kapi_go_quote(b, json_string_value(m[i].value) ?: "", json_string_length(m[i].value));
     }
     kapi_buf_putc(b, '}');
-    free(keys);
+    free(m);
 }
 
 void kapi_gofmt(kapi_buf *b, const kapi_gotype *t, const json_t *v)

@@ -37,12 +37,12 @@ void kapi_meta_validate_labels(kapi_error *err, const json_t *labels, const char
     size_t n;
     if (!json_is_object(labels))
         return;
-    const char **keys = kapi_json_sorted_keys(labels, &n);
+    kapi_json_member *m = kapi_json_sorted_members(labels, &n);
     for (size_t i = 0; i < n; i++) {
-        invalid_each(err, path, keys[i], kapi_is_qualified_name);
-        invalid_each(err, path, str_member(labels, keys[i]), kapi_is_label_value);
+        invalid_each(err, path, m[i].key, kapi_is_qualified_name);
+        invalid_each(err, path, json_string_value(m[i].value) ?: "", kapi_is_label_value);
     }
-    free(keys);
+    free(m);
 }
 
 void kapi_meta_validate_annotations(kapi_error *err, const json_t *annotations, const char *path)
@@ -51,20 +51,20 @@ void kapi_meta_validate_annotations(kapi_error *err, const json_t *annotations, 
     const char *msgs[KAPI_MSGS_MAX];
     if (!json_is_object(annotations))
         return;
-    const char **keys = kapi_json_sorted_keys(annotations, &n);
+    kapi_json_member *m = kapi_json_sorted_members(annotations, &n);
     for (size_t i = 0; i < n; i++) {
-        char *lower = kapi_xstrdup(keys[i]);
+        char *lower = kapi_xstrdup(m[i].key);
         for (char *c = lower; *c; c++)
             if (*c >= 'A' && *c <= 'Z')
                 *c = (char)(*c - 'A' + 'a');
         size_t nm = kapi_is_qualified_name(lower, msgs);
-        kapi_field_invalid_each(err, path, keys[i], msgs, nm);
+        kapi_field_invalid_each(err, path, m[i].key, msgs, nm);
         free(lower);
-        total += strlen(keys[i]) + strlen(str_member(annotations, keys[i]));
+        total += strlen(m[i].key) + strlen(json_string_value(m[i].value) ?: "");
     }
     if (total > ANNOTATIONS_MAX_BYTES)
         kapi_field_too_long(err, path, ANNOTATIONS_MAX_BYTES);
-    free(keys);
+    free(m);
 }
 
 /* schema.FromAPIVersionAndKind's version: "" when apiVersion has more than one "/". */
