@@ -28,6 +28,7 @@ typedef struct options {
      * limit) and --request-timeout */
     long max_inflight, max_mutating_inflight;
     unsigned request_timeout_ms;
+    long http2_max_streams; /* --http2-max-streams-per-connection (0: Go's 250) */
 } options;
 
 typedef struct server {
@@ -44,18 +45,18 @@ static void usage(FILE *f)
           "            [--tls-cert-file F --tls-private-key-file F] [--client-ca-file F]\n"
           "            [--token-auth-file F] [--watch-history SECONDS]\n"
           "            [--max-requests-inflight 400] [--max-mutating-requests-inflight 200]\n"
-          "            [--request-timeout 1m0s]\n",
+          "            [--request-timeout 1m0s] [--http2-max-streams-per-connection 1000]\n",
           f);
 }
 
-/* A count flag: a decimal number from 0 to INT_MAX. */
-static bool parse_count(const char *flag, const char *arg, long *out)
+/* A count flag: a decimal number of what (requests, streams) from 0 to INT_MAX. */
+static bool parse_count(const char *flag, const char *what, const char *arg, long *out)
 {
     char *end;
     *out = strtol(arg, &end, 10);
     if (*arg && !*end && *out >= 0 && *out <= INT_MAX)
         return true;
-    fprintf(stderr, "kapi: --%s: not a number of requests (0 or more): %s\n", flag, arg);
+    fprintf(stderr, "kapi: --%s: not a number of %s (0 or more): %s\n", flag, what, arg);
     return false;
 }
 
@@ -87,6 +88,7 @@ static int parse_options(options *o, int argc, char **argv)
         MAX_INFLIGHT,
         MAX_MUTATING,
         REQUEST_TIMEOUT,
+        HTTP2_STREAMS,
         HELP
     };
     static const struct option longs[] = {
@@ -101,6 +103,7 @@ static int parse_options(options *o, int argc, char **argv)
         {"max-requests-inflight", required_argument, NULL, MAX_INFLIGHT},
         {"max-mutating-requests-inflight", required_argument, NULL, MAX_MUTATING},
         {"request-timeout", required_argument, NULL, REQUEST_TIMEOUT},
+        {"http2-max-streams-per-connection", required_argument, NULL, HTTP2_STREAMS},
         {"help", no_argument, NULL, HELP},
         {NULL, 0, NULL, 0},
     };
@@ -110,7 +113,8 @@ static int parse_options(options *o, int argc, char **argv)
                    .history_seconds = 300,
                    .max_inflight = 400,
                    .max_mutating_inflight = 200,
-                   .request_timeout_ms = 60000};
+                   .request_timeout_ms = 60000,
+                   .http2_max_streams = KAPI_HTTP_HTTP2_MAX_STREAMS};
     int c;
     char *end;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -149,15 +153,21 @@ static int parse_options(options *o, int argc, char **argv)
             }
             break;
         case MAX_INFLIGHT:
-            if (!parse_count("max-requests-inflight", optarg, &o->max_inflight))
+            if (!parse_count("max-requests-inflight", "requests", optarg, &o->max_inflight))
                 return 2;
             break;
         case MAX_MUTATING:
-            if (!parse_count("max-mutating-requests-inflight", optarg, &o->max_mutating_inflight))
+            if (!parse_count("max-mutating-requests-inflight", "requests", optarg,
+                             &o->max_mutating_inflight))
                 return 2;
             break;
         case REQUEST_TIMEOUT:
             if (!parse_timeout(optarg, &o->request_timeout_ms))
+                return 2;
+            break;
+        case HTTP2_STREAMS:
+            if (!parse_count("http2-max-streams-per-connection", "streams", optarg,
+                             &o->http2_max_streams))
                 return 2;
             break;
         case HELP:
@@ -280,6 +290,8 @@ static int run(const options *o)
         .max_inflight = {[KAPI_HTTP_READ] = (unsigned)o->max_inflight,
                          [KAPI_HTTP_MUTATE] = (unsigned)o->max_mutating_inflight},
         .request_timeout_ms = o->request_timeout_ms,
+        /* kube-apiserver's 0 is Go's default */
+        .http2_max_streams = o->http2_max_streams ? (unsigned)o->http2_max_streams : 250,
         .busy = kapi_api_busy_answer,
         .timeout = kapi_api_timeout_answer,
     };

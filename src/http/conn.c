@@ -50,16 +50,9 @@ typedef struct batch {
 
 static void on_read(uv_stream_t *h, ssize_t nread, const uv_buf_t *buf);
 
-/* The phase of the conn's current exchange; between exchanges, reading. */
-static kapi_http_phase phase(const kapi_conn *c)
-{
-    return c->ex ? c->ex->phase : KAPI_HTTP__READING;
-}
-
 static void on_deadline(uv_timer_t *t)
 {
     kapi_conn *c = t->data;
-    kapi_http_phase ph = phase(c);
     uint64_t now = kapi_http__conn_now(c);
     if (c->finishing || c->closing || c->deadline == 0)
         return;
@@ -69,13 +62,7 @@ static void on_deadline(uv_timer_t *t)
         return;
     }
     c->deadline = 0;
-    if (ph == KAPI_HTTP__STREAMING)
-        c->ex->proto->reset(c->ex); /* an answer under way cannot be replaced: cut it off */
-    else if (ph == KAPI_HTTP__HANDLING || (ph == KAPI_HTTP__READING && c->ex && c->ex->pub.method))
-        kapi_http__exchange_answer(c->ex, &c->srv->cfg.timeout); /* the handler, or the
-                                                                  * body (headers in) */
-    else
-        kapi_http__conn_close(c); /* no request, or its headers too slow: Go answers nothing */
+    c->proto->timeout(c);
 }
 
 uint64_t kapi_http__conn_now(const kapi_conn *c)
@@ -97,6 +84,14 @@ void kapi_http__conn_arm(kapi_conn *c, uint64_t at)
     uv_timer_start(&c->timer, on_deadline, at > now ? at - now : 0, 0);
 }
 
+bool kapi_http__conn_handling(const kapi_conn *c)
+{
+    for (const kapi_http_exchange *ex = c->exchanges; ex; ex = ex->cnext)
+        if (ex->phase == KAPI_HTTP__HANDLING)
+            return true;
+    return false;
+}
+
 static void conn_free(kapi_conn *c)
 {
     kapi_http_server *srv = c->srv;
@@ -107,9 +102,9 @@ static void conn_free(kapi_conn *c)
     if (c->next)
         c->next->prev = c->prev;
     srv->nconns--;
-    if (c->ex) {
-        kapi_http__pool_release(&srv->pool, c->ex); /* a streamed answer cut off */
-        kapi_http__exchange_free(c->ex);
+    while (c->exchanges) {
+        kapi_http__pool_release(&srv->pool, c->exchanges); /* a streamed answer cut off */
+        kapi_http__exchange_free(c->exchanges);
     }
     c->proto->dispose(c);
     if (c->ssl) {
@@ -127,8 +122,8 @@ static void on_handle_closed(uv_handle_t *h)
     kapi_conn *c = h->data;
     if (--c->open_handles > 0)
         return;
-    if (phase(c) == KAPI_HTTP__HANDLING)
-        c->dead = true; /* the handler still has the request: free on its answer */
+    if (kapi_http__conn_handling(c))
+        c->dead = true; /* the handler still has a request: free on its answer */
     else
         conn_free(c);
 }
@@ -175,7 +170,8 @@ static void format_remote_addr(kapi_conn *c)
              port);
 }
 
-/* A conn of srv speaking HTTP/1.1, linked into srv's list; with a socket unless loopback. */
+/* A conn of srv speaking HTTP/1.1 (until ALPN says otherwise), linked into srv's list;
+ * with a socket unless loopback. */
 static kapi_conn *conn_new(kapi_http_server *srv, kapi_buf *loopback)
 {
     kapi_conn *c = kapi_xcalloc(1, sizeof(*c));
@@ -202,6 +198,14 @@ static void conn_start(kapi_conn *c)
 {
     kapi_http__conn_arm(c, kapi_http__conn_now(c) + c->srv->cfg.header_timeout_ms);
     start_reading(c);
+}
+
+void kapi_http__conn_set_proto(kapi_conn *c, const kapi_http_proto_ops *proto)
+{
+    c->proto->dispose(c);
+    c->proto = proto;
+    proto->init(c);
+    kapi_http__conn_flush(c); /* what the proto says first (h2: its SETTINGS) */
 }
 
 void kapi_http__conn_accept(kapi_http_server *srv)
@@ -275,37 +279,33 @@ void kapi_http__conn_resume(kapi_conn *c)
     }
     if (c->discard)
         return;
-    if (phase(c) == KAPI_HTTP__READING && c->peer_eof)
-        kapi_http__conn_finish(c); /* nothing more will come */
+    if (c->peer_eof && c->proto->can_read(c))
+        kapi_http__conn_finish(c); /* nothing under way, and nothing more will come */
     else if (c->in.len <= KAPI_HTTP__INBUF_HIGH)
         start_reading(c);
 }
 
-void kapi_http__conn_request_done(kapi_conn *c, bool close_after)
+void kapi_http__conn_request_done(kapi_http_exchange *ex, bool close_after)
 {
-    kapi_http__pool_release(&c->srv->pool, c->ex);
-    kapi_http__exchange_free(c->ex);
-    c->ex = NULL;
+    kapi_conn *c = ex->conn;
+    kapi_http__pool_release(&c->srv->pool, ex);
+    kapi_http__exchange_free(ex);
     if (c->dead) {
-        conn_free(c);
+        if (!kapi_http__conn_handling(c))
+            conn_free(c);
         return;
     }
-    kapi_http__conn_arm(c, kapi_http__conn_now(c) + c->srv->cfg.idle_timeout_ms);
-    if (close_after || c->srv->shutting_down)
-        kapi_http__conn_finish(c);
-    else
-        kapi_http__conn_resume(c);
+    c->proto->next(c, close_after);
 }
 
 void kapi_http__conn_eof(kapi_conn *c)
 {
     stop_reading(c);
     c->peer_eof = true;
-    if (c->finishing || phase(c) == KAPI_HTTP__STREAMING)
-        kapi_http__conn_close(c); /* lingering done, or a watcher went away */
-    else if (phase(c) == KAPI_HTTP__READING)
-        kapi_http__conn_resume(c); /* serves complete pipelined requests, then finishes */
-    /* HANDLING: the answer is still written, then the conn finishes. */
+    if (c->finishing)
+        kapi_http__conn_close(c); /* lingering done */
+    else
+        c->proto->eof(c);
 }
 
 static void on_read(uv_stream_t *h, ssize_t nread, const uv_buf_t *buf)
@@ -402,16 +402,13 @@ static void emit(batch *b, const char *p, size_t n)
     }
 }
 
-/* The first piece not yet taken, pulling the stream's next chunks (a batch's worth,
- * framed by the proto) when the queue is empty; NULL when there is nothing to write. */
+/* The first piece not yet taken, asking the proto for more (a batch's worth: the next
+ * pieces of a streamed answer, frames) when the queue is empty; NULL when there is
+ * nothing to write. */
 static kapi_http_out *next_piece(kapi_conn *c)
 {
-    kapi_http_out pieces[64];
-    if (c->out_head == c->out_n && c->ex && c->ex->stream) {
-        size_t n = kapi_http__stream_pull(c->ex->stream, pieces, KAPI_ARRAY_LEN(pieces),
-                                          KAPI_HTTP__OUT_BATCH);
-        c->ex->proto->write_body(c->ex, pieces, n);
-    }
+    if (c->out_head == c->out_n)
+        c->proto->produce(c);
     return c->out_head < c->out_n ? &c->out[c->out_head] : NULL;
 }
 
@@ -488,12 +485,10 @@ static int loopback_write(kapi_conn *c, const uv_buf_t *b)
     return (int)b->len;
 }
 
-void kapi_http__conn_flush(kapi_conn *c)
+static void flush_batches(kapi_conn *c)
 {
     batch b;
     size_t written = 0;
-    if (c->writing || c->closing)
-        return;
     b.conn = c;
     b.data = &c->srv->out_buf;
     b.staged = 0;
@@ -527,6 +522,17 @@ void kapi_http__conn_flush(kapi_conn *c)
     }
     if (c->shut_pending && c->out_head == c->out_n)
         shut_write_side(c);
+}
+
+/* A flush asked for while one runs (by the proto's producing, which may end streams and
+ * finish the conn) is the running one's to do: the batch buffer is the server's one. */
+void kapi_http__conn_flush(kapi_conn *c)
+{
+    if (c->writing || c->closing || c->flushing)
+        return;
+    c->flushing = true;
+    flush_batches(c);
+    c->flushing = false;
 }
 
 void kapi_http__conn_send_raw(kapi_conn *c, char *data, size_t len)
@@ -580,6 +586,14 @@ void kapi_http__conn_finish(kapi_conn *c)
     kapi_http__conn_flush(c); /* shuts the write side once the queue is empty */
 }
 
+void kapi_http__conn_close_idle(kapi_conn *c)
+{
+    if (c->in.len == 0 && kapi_http__conn_unsent(c) == 0)
+        kapi_http__conn_close(c);
+    else
+        kapi_http__conn_finish(c);
+}
+
 void kapi_http__conn_close(kapi_conn *c)
 {
     if (c->closing)
@@ -587,8 +601,9 @@ void kapi_http__conn_close(kapi_conn *c)
     c->closing = true;
     c->discard = true;
     c->reading = false;
-    if (c->ex && c->ex->stream)
-        kapi_http__stream_detach(c->ex, false);
+    for (kapi_http_exchange *ex = c->exchanges; ex; ex = ex->cnext)
+        if (ex->stream)
+            kapi_http__stream_detach(ex, false);
     out_drop(c);
     uv_timer_stop(&c->timer);
     if (!c->loopback)

@@ -18,6 +18,10 @@ kapi_http_exchange *kapi_http__exchange_new(kapi_conn *c, const kapi_http_proto_
     ex->conn = c;
     ex->proto = proto;
     ex->phase = KAPI_HTTP__READING;
+    ex->cnext = c->exchanges;
+    if (ex->cnext)
+        ex->cnext->cprev = ex;
+    c->exchanges = ex;
     return ex;
 }
 
@@ -25,6 +29,13 @@ void kapi_http__exchange_free(kapi_http_exchange *ex)
 {
     if (!ex)
         return;
+    ex->proto->forget(ex);
+    if (ex->cprev)
+        ex->cprev->cnext = ex->cnext;
+    else
+        ex->conn->exchanges = ex->cnext;
+    if (ex->cnext)
+        ex->cnext->cprev = ex->cprev;
     kapi_arena_dispose(&ex->arena);
     kapi_buf_dispose(&ex->body);
     free(ex->headers);
@@ -58,7 +69,12 @@ void kapi_http__exchange_headers(kapi_http_exchange *ex)
         a = cfg->classify(&ex->pub, cfg->handler_ctx);
     ex->cls = a.cls;
     ex->deadline = a.cls != KAPI_HTTP_LONG_RUNNING && a.timeout_ms ? now + a.timeout_ms : 0;
-    kapi_http__conn_arm(c, ex->deadline ? ex->deadline : now + cfg->request_timeout_ms);
+    kapi_http__exchange_arm(ex, ex->deadline ? ex->deadline : now + cfg->request_timeout_ms);
+}
+
+void kapi_http__exchange_arm(kapi_http_exchange *ex, uint64_t at)
+{
+    ex->proto->arm(ex, at);
 }
 
 /* Answers cfg.busy through the handler's own path (posted to the loop, written in turn). */
@@ -75,7 +91,7 @@ void kapi_http__exchange_dispatch(kapi_http_exchange *ex)
     ex->pub.body = ex->body.ptr;
     ex->pub.body_len = ex->body.len;
     ex->phase = KAPI_HTTP__HANDLING;
-    kapi_http__conn_arm(c, ex->deadline);
+    kapi_http__exchange_arm(ex, ex->deadline);
     if (!kapi_http__pool_admit(&c->srv->pool, ex))
         answer_busy(ex);
 }
@@ -93,6 +109,6 @@ void kapi_http__exchange_answer(kapi_http_exchange *ex, const kapi_http_answer *
     ex->close_after = true;
     *body = (kapi_http_chunk){a->body, strlen(a->body), NULL, NULL};
     kapi_http__write_answer(ex, a->status, &head, body->len, body, 1);
+    ex->proto->answered(ex);
     kapi_http__conn_flush(c);
-    kapi_http__conn_finish(c);
 }

@@ -21,6 +21,7 @@
 /* Per connection: the parser and the request line and header being read. */
 typedef struct h1_state {
     http_parser parser;
+    kapi_http_exchange *ex; /* the exchange being read or answered (one at a time) */
     kapi_buf url, field, value;
     bool in_value;
     bool dispatch_now; /* a callback paused the parser to hand the request over */
@@ -52,8 +53,8 @@ static int on_message_begin(http_parser *p)
 {
     kapi_conn *c = p->data;
     h1_state *h = state_of(c);
-    kapi_http__exchange_free(c->ex);
-    c->ex = kapi_http__exchange_new(c, &kapi_http__h1);
+    kapi_http__exchange_free(h->ex);
+    h->ex = kapi_http__exchange_new(c, &kapi_http__h1);
     buf_reset(&h->url);
     buf_reset(&h->field);
     buf_reset(&h->value);
@@ -75,7 +76,7 @@ static void commit_header(kapi_conn *c)
     h1_state *h = state_of(c);
     for (size_t i = 0; i < h->field.len; i++)
         h->field.ptr[i] = (char)tolower((unsigned char)h->field.ptr[i]);
-    kapi_http__exchange_add_header(c->ex, h->field.ptr, h->field.len, h->value.ptr, h->value.len);
+    kapi_http__exchange_add_header(h->ex, h->field.ptr, h->field.len, h->value.ptr, h->value.len);
     buf_reset(&h->field);
     buf_reset(&h->value);
     h->in_value = false;
@@ -136,11 +137,12 @@ static int dispatch_now(kapi_conn *c, http_parser *p)
 
 static void mark_too_large(kapi_conn *c)
 {
-    c->ex->pub.body_too_large = true;
-    c->ex->close_after = true;
+    kapi_http_exchange *ex = state_of(c)->ex;
+    ex->pub.body_too_large = true;
+    ex->close_after = true;
     c->discard = true; /* the rest of the body is never read */
     c->unread = true;
-    buf_reset(&c->ex->body);
+    buf_reset(&ex->body);
 }
 
 static bool expects_continue(const kapi_http_exchange *ex, const http_parser *p)
@@ -177,7 +179,7 @@ static int on_headers_complete(http_parser *p)
 {
     kapi_conn *c = p->data;
     h1_state *h = state_of(c);
-    kapi_http_exchange *ex = c->ex;
+    kapi_http_exchange *ex = h->ex;
     if (h->field.len > 0)
         commit_header(c);
     if (unsupported_transfer_encoding(ex, p)) {
@@ -202,18 +204,19 @@ static int on_headers_complete(http_parser *p)
 static int on_body(http_parser *p, const char *at, size_t n)
 {
     kapi_conn *c = p->data;
-    if (c->ex->body.len + n > c->srv->cfg.max_body) {
+    kapi_http_exchange *ex = state_of(c)->ex;
+    if (ex->body.len + n > c->srv->cfg.max_body) {
         mark_too_large(c);
         return dispatch_now(c, p);
     }
-    kapi_buf_put(&c->ex->body, at, n);
+    kapi_buf_put(&ex->body, at, n);
     return 0;
 }
 
 static int on_message_complete(http_parser *p)
 {
     kapi_conn *c = p->data;
-    kapi_http_exchange *ex = c->ex;
+    kapi_http_exchange *ex = state_of(c)->ex;
     ex->close_after = !http_should_keep_alive(p) || p->upgrade;
     if (!ex->close_after && p->http_major == 1 && p->http_minor == 0)
         ex->proto_flags |= H1_KEEP_ALIVE_10;
@@ -263,7 +266,15 @@ static void h1_dispose(kapi_conn *c)
 /* One exchange at a time: the next request is read once the last one is answered. */
 static bool h1_can_read(kapi_conn *c)
 {
-    return !c->ex || c->ex->phase == KAPI_HTTP__READING;
+    kapi_http_exchange *ex = state_of(c)->ex;
+    return !ex || ex->phase == KAPI_HTTP__READING;
+}
+
+/* The phase of the current exchange; between exchanges, reading. */
+static kapi_http_phase phase(kapi_conn *c)
+{
+    kapi_http_exchange *ex = state_of(c)->ex;
+    return ex ? ex->phase : KAPI_HTTP__READING;
 }
 
 /* Go's net/http answers to a request it cannot read (server.go, conn.serve): the body
@@ -303,7 +314,7 @@ static size_t h1_input(kapi_conn *c, const char *data, size_t len)
     if (e == HPE_PAUSED && h->dispatch_now) {
         http_parser_pause(&h->parser, 0);
         h->dispatch_now = false;
-        kapi_http__exchange_dispatch(c->ex);
+        kapi_http__exchange_dispatch(h->ex);
         return n;
     }
     if (e != HPE_OK || n == 0) { /* n == 0: the parser is stuck; never loop on it */
@@ -410,15 +421,103 @@ static void h1_reset(kapi_http_exchange *ex)
     kapi_http__conn_close(ex->conn);
 }
 
+/* The next pieces of the streamed answer, framed. */
+static void h1_produce(kapi_conn *c)
+{
+    kapi_http_exchange *ex = state_of(c)->ex;
+    kapi_http_out pieces[64];
+    if (!ex || !ex->stream)
+        return;
+    size_t n =
+        kapi_http__stream_pull(ex->stream, pieces, KAPI_ARRAY_LEN(pieces), KAPI_HTTP__OUT_BATCH);
+    h1_write_body(ex, pieces, n);
+}
+
+/* Waiting for a request or its headers, the conn closes (Go answers nothing); waiting for
+ * a body or the handler, the timeout answer is written; streaming, the answer is cut off. */
+static void h1_timeout(kapi_conn *c)
+{
+    kapi_http_exchange *ex = state_of(c)->ex;
+    kapi_http_phase ph = phase(c);
+    if (ph == KAPI_HTTP__STREAMING)
+        h1_reset(ex); /* an answer under way cannot be replaced */
+    else if (ph == KAPI_HTTP__HANDLING || (ph == KAPI_HTTP__READING && ex && ex->pub.method))
+        kapi_http__exchange_answer(ex, &c->srv->cfg.timeout);
+    else
+        kapi_http__conn_close(c);
+}
+
+static void h1_eof(kapi_conn *c)
+{
+    if (phase(c) == KAPI_HTTP__STREAMING)
+        kapi_http__conn_close(c); /* a watcher went away */
+    else if (phase(c) == KAPI_HTTP__READING)
+        kapi_http__conn_resume(c); /* serves complete pipelined requests, then finishes */
+    /* HANDLING: the answer is still written, then the conn finishes. */
+}
+
+static void h1_shutdown(kapi_conn *c)
+{
+    kapi_http_exchange *ex = state_of(c)->ex;
+    if (phase(c) == KAPI_HTTP__STREAMING) {
+        kapi_http__stream_detach(ex, true);
+        kapi_http__conn_finish(c);
+    } else if (phase(c) == KAPI_HTTP__READING && !c->finishing) {
+        kapi_http__conn_close_idle(c);
+    }
+}
+
+/* Keep-alive: the next request is due within the idle timeout. */
+static void h1_next(kapi_conn *c, bool close_after)
+{
+    kapi_http__conn_arm(c, kapi_http__conn_now(c) + c->srv->cfg.idle_timeout_ms);
+    if (close_after || c->srv->shutting_down)
+        kapi_http__conn_finish(c);
+    else
+        kapi_http__conn_resume(c);
+}
+
+static void h1_forget(kapi_http_exchange *ex)
+{
+    h1_state *h = state_of(ex->conn);
+    if (h && h->ex == ex)
+        h->ex = NULL;
+}
+
+/* One exchange at a time: its deadline is the conn's. */
+static void h1_arm(kapi_http_exchange *ex, uint64_t at)
+{
+    kapi_http__conn_arm(ex->conn, at);
+}
+
+static void h1_answered(kapi_http_exchange *ex)
+{
+    kapi_http__conn_finish(ex->conn);
+}
+
+static void h1_wake(kapi_http_exchange *ex)
+{
+    kapi_http__conn_flush(ex->conn);
+}
+
 const kapi_http_proto_ops kapi_http__h1 = {
     .name = "http/1.1",
     .init = h1_init,
     .dispose = h1_dispose,
     .can_read = h1_can_read,
     .input = h1_input,
+    .produce = h1_produce,
+    .timeout = h1_timeout,
+    .eof = h1_eof,
+    .shutdown = h1_shutdown,
+    .next = h1_next,
+    .forget = h1_forget,
+    .arm = h1_arm,
+    .answered = h1_answered,
     .encode_head = h1_encode_head,
     .write_head = h1_write_head,
     .write_body = h1_write_body,
     .end = h1_end,
     .reset = h1_reset,
+    .wake = h1_wake,
 };

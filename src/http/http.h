@@ -1,8 +1,8 @@
 /*
  * http: the HTTPS (and, for tests, plain HTTP) server. Knows nothing of Kubernetes.
  *
- * Threads (DESIGN.md invariant 7): sockets, TLS and HTTP/1.1 parsing run on the libuv
- * loop thread. Each complete request is handed to a worker pool, where the handler runs
+ * Threads (DESIGN.md invariant 7): sockets, TLS and HTTP/1.1 and HTTP/2 framing run on
+ * the libuv loop thread. Each complete request is handed to a worker pool, where the handler runs
  * and may block. The handler answers through kapi_http_respond (one complete response)
  * or kapi_http_stream_start (a chunked response it keeps open, e.g. a watch); both may be
  * called from any thread and hand the bytes back to the loop thread to write.
@@ -13,10 +13,14 @@
  * (on the loop thread, once written or dropped), so shared, refcounted object bytes are
  * written without a copy.
  *
- * One connection serves its requests in order (keep-alive; a pipelined request waits
- * for the answer before it). A request body over max_body is not read into memory: the
- * handler gets the request with body_too_large set and an empty body, answers it, and
- * the connection is closed after the answer.
+ * An HTTP/1.1 connection serves its requests in order (keep-alive; a pipelined request
+ * waits for the answer before it). Over TLS a client that offers "h2" in ALPN speaks
+ * HTTP/2: its requests are streams of one connection, served at once and answered in
+ * any order, each under the rules below on its own (at most http2_max_streams at a
+ * time; a streamed answer waits for its stream's flow-control window, so a watcher that
+ * does not read is dropped alone). A request body over max_body is not read into memory:
+ * the handler gets the request with body_too_large set and an empty body, answers it,
+ * and the connection (HTTP/2: the stream) is closed after the answer.
  *
  * Limits that protect the server from its clients (Go's net/http server as kube-apiserver
  * configures it):
@@ -39,9 +43,10 @@
  * connection closed; a complete request that finds its class full, or the worker queue
  * at max_queued, is answered cfg.busy at once (the handler never sees it). If a counted
  * request's deadline passes before the handler has answered, cfg.timeout is written, the
- * connection closes after it, and the handler's own answer, whenever it comes, is dropped
- * (the request stays valid for the handler until then, and keeps its slot); a streamed
- * answer still open at the deadline is cut off by closing the connection. LONG_RUNNING
+ * connection (HTTP/2: the stream) closes after it, and the handler's own answer, whenever it comes,
+ * is dropped (the request stays valid for the handler until then, and keeps its slot); a streamed
+ * answer still open at the deadline is cut off by closing the connection (HTTP/2:
+ * resetting its stream). LONG_RUNNING
  * requests (watches) hold no slot and have no deadline.
  */
 #ifndef KAPI_HTTP_H
@@ -164,6 +169,7 @@ typedef struct kapi_http_answer {
 #define KAPI_HTTP_HEADER_TIMEOUT_MS 32000
 #define KAPI_HTTP_IDLE_TIMEOUT_MS 90000
 #define KAPI_HTTP_REQUEST_TIMEOUT_MS 60000
+#define KAPI_HTTP_HTTP2_MAX_STREAMS 1000
 
 typedef struct kapi_http_config {
     const char *bind_address; /* "127.0.0.1" */
@@ -183,6 +189,7 @@ typedef struct kapi_http_config {
     unsigned header_timeout_ms;  /* request line and headers, from their first byte */
     unsigned idle_timeout_ms;    /* between requests of a kept-alive connection */
     unsigned request_timeout_ms; /* the body of a long-running request */
+    unsigned http2_max_streams;  /* concurrent streams of one HTTP/2 connection; 0: 1000 */
     kapi_http_answer busy;       /* status 0: a plain-text 429 */
     kapi_http_answer timeout;    /* status 0: a plain-text 504 */
 } kapi_http_config;

@@ -7,6 +7,7 @@
  *   tls.c       OpenSSL context and per-connection TLS over the conn's buffers
  *   exchange.c  one request and its answer: admission, dispatch, the layer's own answers
  *   h1.c        HTTP/1.1 (kapi_http__h1): parsing, heads, body framing, keep-alive
+ *   h2.c        HTTP/2 (kapi_http__h2, nghttp2): streams, flow control, GOAWAY
  *   pool.c      the worker threads that run the handler
  *   respond.c   complete responses, chunks, reason phrases, header lookup
  *   stream.c    streamed responses
@@ -14,17 +15,20 @@
  * Connection and exchange: a kapi_conn is a transport (TCP, maybe TLS, or a loopback in
  * tests) with an output queue; a kapi_http_exchange is one request and its answer on it.
  * The conn's protocol (kapi_http_proto_ops) turns input into exchanges and frames their
- * answers into the conn's queue; respond.c and stream.c speak only to the ops, so a
- * protocol with many exchanges on one conn (HTTP/2) plugs in beside h1.c.
+ * answers into the conn's queue; respond.c and stream.c speak only to the ops. A conn
+ * holds a list of its exchanges: HTTP/1.1 has at most one, HTTP/2 one per open stream.
  *
  * Threads: everything named here runs on the loop thread except the pool workers, the
  * message queue (kapi_http__post, any thread), the stream fields guarded by its mutex and
  * kapi_http_proto_ops.encode_head (any thread).
  *
  * Lifetimes: a kapi_conn lives until its handles are closed and no exchange of it is with
- * the handler (phase HANDLING keeps it alive, as "dead", until the answer arrives). An
+ * the handler (phase HANDLING keeps it alive, as "dead", until the answers arrive). An
  * exchange belongs to its conn, which frees it once its answer is done (or with the
- * conn); messages only name it. The server lives until every conn is freed and every
+ * conn); messages only name it. A protocol's per-exchange state (an HTTP/2 stream) may
+ * outlive its exchange (the answer's bytes wait for the peer's flow-control window) or
+ * end before it (the peer reset the stream while the handler runs: the answer is
+ * dropped). The server lives until every conn is freed and every
  * worker has exited. A stream is refcounted: one reference for the producer (dropped by
  * kapi_http_stream_end), one for the exchange while attached, one per queued message or
  * write that names it.
@@ -62,7 +66,7 @@ typedef enum kapi_http_phase {
     KAPI_HTTP__READING,   /* its request is being read */
     KAPI_HTTP__HANDLING,  /* the request is with the handler */
     KAPI_HTTP__STREAMING, /* a streamed answer is open */
-    KAPI_HTTP__DONE       /* its streamed answer was cut off; freed with its conn */
+    KAPI_HTTP__DONE       /* answered or cut off; freed with its conn (h2: its stream) */
 } kapi_http_phase;
 
 /* One request and its answer on a conn. The request's memory is one arena (DESIGN.md
@@ -82,9 +86,13 @@ struct kapi_http_exchange {
     kapi_http_class cls;
     uint64_t deadline;        /* loop time (ms) its answer is due; 0: none */
     bool counted;             /* holds a max_inflight slot of cls */
-    bool answered;            /* the http layer answered it (timeout): the handler's is dropped */
+    bool answered;            /* the layer answered it (timeout) or the peer reset its stream (h2):
+                               * the handler's answer is dropped */
     kapi_http_stream *stream; /* the streamed answer while attached (holds a reference) */
     kapi_http_exchange *next; /* pool queue */
+    kapi_http_exchange *cprev, *cnext; /* the conn's list */
+    uint64_t due;         /* h2: loop time (ms) of the deadline of its current phase; 0: none */
+    void *proto_exchange; /* the proto's state of it (h2: its stream), NULL if none */
 };
 
 /* A piece of output (a conn's queue, a stream's pending chunks): bytes not yet taken into
@@ -125,25 +133,51 @@ struct kapi_http_proto_ops {
     /* Parses plaintext input; returns the bytes consumed (all of it on an error, which the
      * proto answers itself and finishes the conn after). */
     size_t (*input)(kapi_conn *c, const char *data, size_t len);
+    /* The conn's queue is empty: queue the next output there, about a batch of it (h1:
+     * the streamed answer's next pieces; h2: frames). Runs inside a flush: it must not
+     * flush, finish or close. */
+    void (*produce)(kapi_conn *c);
+    /* The conn's deadline (kapi_http__conn_arm) has passed. */
+    void (*timeout)(kapi_conn *c);
+    /* The peer closed its side. */
+    void (*eof)(kapi_conn *c);
+    /* The server is shutting down: end open streams, close when idle. */
+    void (*shutdown)(kapi_conn *c);
+    /* An exchange's answer is done and it was freed (close_after: its answer asked for the
+     * connection to close): wait for the next one, or finish. */
+    void (*next)(kapi_conn *c, bool close_after);
+    /* ex is being freed: drop the proto's references to it. */
+    void (*forget)(kapi_http_exchange *ex);
+    /* The deadline of ex's current phase is at (0: none). */
+    void (*arm)(kapi_http_exchange *ex, uint64_t at);
+    /* The layer answered ex itself (kapi_http__exchange_answer): no more of its request
+     * is read (h1: the connection finishes). */
+    void (*answered)(kapi_http_exchange *ex);
     /* Any thread: encodes a status and the headers kapi_http__header_allowed accepts into
      * head, for write_head. */
     void (*encode_head)(kapi_buf *head, int status, const kapi_http_header *h, size_t n);
     /* Queues the head encoded in head (taken); body_len is the length of the whole body,
      * or KAPI_HTTP__STREAMED. */
     void (*write_head)(kapi_http_exchange *ex, int status, kapi_buf *head, size_t body_len);
-    /* Queues pieces of the body (a stream's, with their parts) in the conn's queue,
-     * framed (pieces[] is rewritten in place; the chunks pass to the queue). */
+    /* Queues pieces of the body (a stream's, with their parts) framed in the conn's queue
+     * (h2: in the stream's, framed as its window allows); pieces[] is rewritten in place,
+     * the chunks pass to the queue. A piece of no bytes releases its chunk once what was
+     * queued before it is taken. */
     void (*write_body)(kapi_http_exchange *ex, kapi_http_out *pieces, size_t n);
     /* Queues the end of a streamed body. */
     void (*end)(kapi_http_exchange *ex);
-    /* Abandons ex's answer under way (h1: the connection closes). */
+    /* Abandons ex's answer under way (h1: the connection closes; h2: the stream is
+     * reset and ex freed). */
     void (*reset)(kapi_http_exchange *ex);
+    /* ex's stream has pieces to take: write them as the conn allows. */
+    void (*wake)(kapi_http_exchange *ex);
 };
 
 #define KAPI_HTTP__STREAMED SIZE_MAX
 
-/* HTTP/1.1 (h1.c). */
+/* HTTP/1.1 (h1.c) and HTTP/2 (h2.c). */
 extern const kapi_http_proto_ops kapi_http__h1;
+extern const kapi_http_proto_ops kapi_http__h2;
 
 /* One worker thread of the pool. */
 typedef struct kapi_http_worker {
@@ -219,18 +253,19 @@ struct kapi_conn {
     kapi_http_server *srv;
     kapi_conn *prev, *next;
     char remote_addr[64];
-    const kapi_http_proto_ops *proto; /* what it speaks (ALPN could pick h2 here later) */
+    const kapi_http_proto_ops *proto; /* what it speaks: h1, or what ALPN chose */
     void *proto_state;                /* the proto's, per connection */
     kapi_buf *loopback;               /* tests: output lands here; no socket */
     SSL *ssl;                         /* NULL for plain HTTP */
     const char *tls_in;               /* ciphertext OpenSSL has yet to read (tls.c) */
     size_t tls_in_len;
-    kapi_buf *tls_out;      /* where OpenSSL's records go: the batch being filled, or tls_raw */
-    kapi_buf tls_raw;       /* records made outside a batch (handshake, alerts), not yet sent */
-    kapi_http_exchange *ex; /* the exchange being read or answered (h1: one at a time) */
-    kapi_buf in;            /* plaintext not yet parsed */
-    bool discard;           /* ignore further input (a closing answer is coming) */
-    bool unread;            /* input was dropped: linger before closing so the peer gets no RST */
+    kapi_buf *tls_out; /* where OpenSSL's records go: the batch being filled, or tls_raw */
+    kapi_buf tls_raw;  /* records made outside a batch (handshake, alerts), not yet sent */
+    kapi_http_exchange *exchanges; /* its exchanges, newest first */
+    bool alpn_done;                /* TLS: the proto ALPN chose is in place */
+    kapi_buf in;                   /* plaintext not yet parsed */
+    bool discard;                  /* ignore further input (a closing answer is coming) */
+    bool unread; /* input was dropped: linger before closing so the peer gets no RST */
     bool reading;
     bool peer_eof;
     bool finishing; /* graceful close under way */
@@ -241,6 +276,7 @@ struct kapi_conn {
     size_t out_head, out_n, out_cap;
     size_t out_bytes;  /* bytes in the queue not yet taken */
     bool writing;      /* a batch from the queue is being written (one at a time) */
+    bool flushing;     /* in kapi_http__conn_flush */
     bool shut_pending; /* finishing: shut the write side once the queue is empty */
 };
 
@@ -301,21 +337,30 @@ void kapi_http__conn_eof(kapi_conn *c);
 void kapi_http__conn_finish(kapi_conn *c);
 /* Closes at once; pending writes are dropped. */
 void kapi_http__conn_close(kapi_conn *c);
-/* The current exchange is answered (and freed): serve the next one or close. */
-void kapi_http__conn_request_done(kapi_conn *c, bool close_after);
-/* Loop thread: the conn's deadline timer fires at loop time at (ms; 0 stops it). What it
- * does depends on the phase: waiting for a request or its headers, it closes; waiting for
- * a body or the handler, it writes cfg.timeout and closes; streaming, it cuts off. */
+/* ex's answer is written (or dropped): frees it (and its slot), then the proto waits for
+ * the next one or finishes the conn (close_after: the answer asked for that). */
+void kapi_http__conn_request_done(kapi_http_exchange *ex, bool close_after);
+/* Loop thread: the conn's deadline timer fires at loop time at (ms; 0 stops it) and runs
+ * the proto's timeout. h1: waiting for a request or its headers, it closes; waiting for a
+ * body or the handler, it writes cfg.timeout and closes; streaming, it cuts off. */
 void kapi_http__conn_arm(kapi_conn *c, uint64_t at);
 /* The loop's current time in ms (the clock of kapi_http__conn_arm). */
 uint64_t kapi_http__conn_now(const kapi_conn *c);
 /* Parses buffered input if the conn is ready for another request. */
 void kapi_http__conn_resume(kapi_conn *c);
+/* Speaks proto from now on (ALPN chose it, or a test): the old proto's state goes. */
+void kapi_http__conn_set_proto(kapi_conn *c, const kapi_http_proto_ops *proto);
+/* Whether an exchange of c is with the handler. */
+bool kapi_http__conn_handling(const kapi_conn *c);
+/* Closes a conn that has nothing under way at once, or gracefully if an answer is still
+ * being written or input is unread (so the client gets the answer and no reset). */
+void kapi_http__conn_close_idle(kapi_conn *c);
 
 /* exchange.c */
-/* A new exchange of c speaking proto, being read (c->ex is the caller's to set). */
+/* A new exchange of c speaking proto, being read, first in c's list. */
 kapi_http_exchange *kapi_http__exchange_new(kapi_conn *c, const kapi_http_proto_ops *proto);
-/* Frees an exchange and its arena (NULL is fine); its stream must be detached. */
+/* Unlinks an exchange from its conn and its proto and frees it with its arena (NULL is
+ * fine); its stream must be detached. */
 void kapi_http__exchange_free(kapi_http_exchange *ex);
 /* Appends a request header (copied into the arena). */
 void kapi_http__exchange_add_header(kapi_http_exchange *ex, const char *name, size_t name_len,
@@ -347,6 +392,9 @@ bool kapi_http__tls_encrypt(kapi_conn *c, const char *p, size_t n, kapi_buf *out
 void kapi_http__tls_close_notify(kapi_conn *c);
 /* The verified client certificate, or NULL. */
 void *kapi_http__tls_peer_cert(kapi_conn *c);
+
+/* ex's deadline for its current phase (the proto keeps it). */
+void kapi_http__exchange_arm(kapi_http_exchange *ex, uint64_t at);
 
 /* h1.c */
 /* The HTTP/1.1 limit on the request line and headers (server.c sets it once). */

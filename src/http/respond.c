@@ -179,7 +179,8 @@ void kapi_http__write_answer(kapi_http_exchange *ex, int status, kapi_buf *head,
         return;
     a = kapi_xmalloc(sizeof(*a));
     *a = (answer_chunks){body, nchunks};
-    kapi_http__conn_queue(ex->conn, (kapi_http_out){.chunk = {"", 0, release_answer_chunks, a}});
+    kapi_http_out release = {.chunk = {"", 0, release_answer_chunks, a}};
+    ex->proto->write_body(ex, &release, 1);
 }
 
 /* 1xx, 204 and 304 answers carry no body, nor does any answer to HEAD. */
@@ -195,7 +196,7 @@ void kapi_http__on_response(kapi_http_msg *m)
     bool close_after = ex->close_after || c->srv->shutting_down;
     if (c->dead || c->closing || ex->answered) { /* answered: timed out (conn.c) */
         kapi_http__msg_free(m);
-        kapi_http__conn_request_done(c, true);
+        kapi_http__conn_request_done(ex, true);
         return;
     }
     ex->close_after = close_after;
@@ -209,5 +210,5 @@ void kapi_http__on_response(kapi_http_msg *m)
     m->nchunks = 0;
     kapi_http__msg_free(m);
     kapi_http__conn_flush(c);
-    kapi_http__conn_request_done(c, close_after);
+    kapi_http__conn_request_done(ex, close_after);
 }

@@ -202,16 +202,6 @@ void kapi_http__post(kapi_http_server *srv, kapi_http_msg *m)
     uv_async_send(&srv->async);
 }
 
-/* An idle conn closes at once unless an answer is still being written or input is
- * unread (then gracefully, so the client gets the answer and no reset). */
-static void close_idle(kapi_conn *c)
-{
-    if (c->in.len == 0 && kapi_http__conn_unsent(c) == 0)
-        kapi_http__conn_close(c);
-    else
-        kapi_http__conn_finish(c);
-}
-
 void kapi_http_server_shutdown(kapi_http_server *srv, void (*done)(void *ctx), void *ctx)
 {
     kapi_conn *c, *next;
@@ -225,13 +215,7 @@ void kapi_http_server_shutdown(kapi_http_server *srv, void (*done)(void *ctx), v
     kapi_http__pool_stop(&srv->pool, true);
     for (c = srv->conns; c; c = next) {
         next = c->next;
-        kapi_http_phase ph = c->ex ? c->ex->phase : KAPI_HTTP__READING;
-        if (ph == KAPI_HTTP__STREAMING) {
-            kapi_http__stream_detach(c->ex, true);
-            kapi_http__conn_finish(c);
-        } else if (ph == KAPI_HTTP__READING && !c->finishing) {
-            close_idle(c);
-        }
+        c->proto->shutdown(c);
     }
 }
 

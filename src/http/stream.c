@@ -372,7 +372,7 @@ static void on_start(kapi_http_msg *m)
         close_locked(s);
         pthread_mutex_unlock(&s->mu);
         fire_on_close(s);
-        kapi_http__conn_request_done(c, true);
+        kapi_http__conn_request_done(ex, true);
         return;
     }
     ex->close_after = ex->close_after || c->srv->shutting_down;
@@ -386,7 +386,7 @@ static void on_start(kapi_http_msg *m)
     ex->phase = KAPI_HTTP__STREAMING;
     if (c->srv->shutting_down) {
         kapi_http__stream_detach(ex, true);
-        kapi_http__conn_request_done(c, true);
+        kapi_http__conn_request_done(ex, true);
     }
 }
 
@@ -399,7 +399,7 @@ static void on_flush(kapi_http_msg *m)
     s->flush_posted = false;
     pthread_mutex_unlock(&s->mu);
     if (s->ex)
-        kapi_http__conn_flush(s->ex->conn);
+        s->ex->proto->wake(s->ex);
     else
         hand_over(NULL, s, false, false);
 }
@@ -408,15 +408,13 @@ static void on_end(kapi_http_msg *m)
 {
     kapi_http_stream *s = m->stream;
     kapi_http_exchange *ex = s->ex;
-    kapi_conn *c;
     bool close_after;
     hand_over(ex, s, true, s->close_conn);
     if (!ex)
         return;
-    c = ex->conn;
     close_after = ex->close_after || s->close_conn;
     unlink_exchange(ex, s);
-    kapi_http__conn_request_done(c, close_after);
+    kapi_http__conn_request_done(ex, close_after);
 }
 
 /* ABORT: over its byte limit or not read in time: the answer is abandoned. */

@@ -3,8 +3,8 @@
  * straight from the bytes libuv read and hands the plaintext to the parser; the records
  * OpenSSL writes go straight into the batch conn.c is filling (encrypted answers) or, when
  * made outside one (handshake records, alerts), out with uv_write. Plain HTTP skips this
- * file and nothing else changes. ALPN offers "http/1.1" only; choosing h2 later means offering it
- * here and switching kapi_conn.proto after the handshake.
+ * file and nothing else changes. ALPN offers "h2" before "http/1.1", as Go does; once the
+ * handshake is done the conn speaks what was chosen (no ALPN: HTTP/1.1).
  */
 #include <openssl/err.h>
 #include <openssl/x509.h>
@@ -24,8 +24,8 @@ static kapi_error *ssl_error(const char *what, const char *file)
     return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "%s %s: %s", what, file ? file : "", msg);
 }
 
-/* ALPN: the protocols we speak, in wire format; h2 would go first here. */
-static const unsigned char alpn_protos[] = "\x08http/1.1";
+/* ALPN: the protocols we speak, in wire format, the preferred first. */
+static const unsigned char alpn_protos[] = "\x02h2\x08http/1.1";
 
 static int select_alpn(SSL *ssl, const unsigned char **out, unsigned char *outlen,
                        const unsigned char *in, unsigned int inlen, void *arg)
@@ -213,6 +213,19 @@ static void read_failed(kapi_conn *c, int rc)
         kapi_http__conn_finish(c);
 }
 
+/* Once the handshake is done: the protocol ALPN chose. */
+static void take_alpn(kapi_conn *c)
+{
+    const unsigned char *p;
+    unsigned n;
+    if (c->alpn_done || c->finishing || c->closing || !SSL_is_init_finished(c->ssl))
+        return;
+    c->alpn_done = true;
+    SSL_get0_alpn_selected(c->ssl, &p, &n);
+    if (n == 2 && memcmp(p, "h2", 2) == 0)
+        kapi_http__conn_set_proto(c, &kapi_http__h2);
+}
+
 void kapi_http__tls_input(kapi_conn *c, const char *data, size_t len)
 {
     char plain[TLS_PLAIN_BUF];
@@ -223,9 +236,11 @@ void kapi_http__tls_input(kapi_conn *c, const char *data, size_t len)
         clear_errors();
         rc = SSL_read(c->ssl, plain, sizeof(plain));
         if (rc <= 0) {
-            read_failed(c, rc);
+            read_failed(c, rc); /* first: SSL_get_error explains the last call only */
+            take_alpn(c);
             break;
         }
+        take_alpn(c);
         kapi_http__conn_input(c, plain, (size_t)rc);
         if (c->tls_in_len == 0 && !SSL_has_pending(c->ssl))
             break; /* everything is read: another SSL_read would only want more */

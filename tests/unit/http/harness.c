@@ -86,7 +86,13 @@ void client_connect(http_client *c, int port)
 
 void client_connect_tls(http_client *c, int port, const char *cert, const char *key)
 {
-    static const unsigned char alpn[] = "\x02h2\x08http/1.1";
+    static const unsigned char http11[] = "\x08http/1.1";
+    client_connect_alpn(c, port, cert, key, http11, sizeof(http11) - 1);
+}
+
+void client_connect_alpn(http_client *c, int port, const char *cert, const char *key,
+                         const unsigned char *alpn, unsigned alpn_len)
+{
     client_connect(c, port);
     c->ctx = SSL_CTX_new(TLS_client_method());
     CHECK(c->ctx != NULL);
@@ -95,7 +101,7 @@ void client_connect_tls(http_client *c, int port, const char *cert, const char *
         CHECK(SSL_CTX_use_certificate_file(c->ctx, cert, SSL_FILETYPE_PEM) == 1);
         CHECK(SSL_CTX_use_PrivateKey_file(c->ctx, key, SSL_FILETYPE_PEM) == 1);
     }
-    SSL_CTX_set_alpn_protos(c->ctx, alpn, sizeof(alpn) - 1);
+    SSL_CTX_set_alpn_protos(c->ctx, alpn, alpn_len);
     c->ssl = SSL_new(c->ctx);
     SSL_set_fd(c->ssl, c->fd);
     if (SSL_connect(c->ssl) != 1) {

@@ -40,8 +40,12 @@ typedef struct http_resp {
 } http_resp;
 
 void client_connect(http_client *c, int port);
-/* TLS: connects and handshakes; cert/key may be NULL (no client certificate). */
+/* TLS offering HTTP/1.1 only: connects and handshakes; cert/key may be NULL (no client
+ * certificate). */
 void client_connect_tls(http_client *c, int port, const char *cert, const char *key);
+/* The same, offering the ALPN protocols alpn (wire format). */
+void client_connect_alpn(http_client *c, int port, const char *cert, const char *key,
+                         const unsigned char *alpn, unsigned alpn_len);
 void client_send(http_client *c, const char *s, size_t n);
 void client_sends(http_client *c, const char *s);
 void client_close(http_client *c);
