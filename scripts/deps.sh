@@ -2,7 +2,7 @@
 # Installs the Debian packages kapi needs, only those that are missing.
 # Usage: scripts/deps.sh build|test
 set -euo pipefail
-build=(gcc g++ make pkg-config libuv1-dev libhttp-parser-dev libssl-dev libjansson-dev libsqlite3-dev libyaml-dev libre2-dev libmimalloc-dev tzdata xxd)
+build=(gcc g++ make pkg-config libuv1-dev libhttp-parser-dev libssl-dev libjansson-dev libsqlite3-dev libyaml-dev libre2-dev libmimalloc-dev libnghttp2-dev tzdata xxd)
 test=(curl jq python3 openssl python3-kubernetes clang clang-format libclang-rt-14-dev)
 want=("${build[@]}")
 [ "${1:-build}" = test ] && want+=("${test[@]}")
