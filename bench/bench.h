@@ -237,10 +237,12 @@ void kapi_bench_report_json(const kapi_bench_report *r, kapi_buf *out);
 
 /* ---- scenarios.c, watch.c ---- */
 
-/* The sizes of a run; the full sizes times --scale, at least a handful each. */
+/* The sizes of a run; the full sizes times --scale, at least a handful each. conns is the
+ * requests in flight of a batch (and the HTTP/2 connections of watch-h2); h2_streams is
+ * how many of a batch's requests share one HTTP/2 connection (get-h2), --h2-streams. */
 typedef struct kapi_bench_sizes {
     size_t creates, gets, get_objects, patches, applies, list_objects, list_runs, list_page;
-    size_t watchers, watch_writes, watch_rate, memory_events, conns;
+    size_t watchers, watch_writes, watch_rate, memory_events, conns, h2_streams;
 } kapi_bench_sizes;
 
 void kapi_bench_sizes_scale(kapi_bench_sizes *out, double scale);
@@ -263,6 +265,9 @@ typedef int (*kapi_bench_scenario_fn)(kapi_bench_run *r);
 int kapi_bench_scenario_create(kapi_bench_run *r);
 int kapi_bench_scenario_get(kapi_bench_run *r);
 int kapi_bench_scenario_get_protobuf(kapi_bench_run *r);
+/* The get scenario over HTTP/2: the same requests in flight, size.h2_streams to a
+ * connection. */
+int kapi_bench_scenario_get_h2(kapi_bench_run *r);
 int kapi_bench_scenario_update(kapi_bench_run *r);
 /* Server-side applies of whole CronJob configurations over the get scenario's CronJobs. */
 int kapi_bench_scenario_apply(kapi_bench_run *r);
@@ -270,6 +275,8 @@ int kapi_bench_scenario_list(kapi_bench_run *r);
 int kapi_bench_scenario_watch(kapi_bench_run *r);
 /* The watch scenario with its watchers asking for protobuf frames. */
 int kapi_bench_scenario_watch_protobuf(kapi_bench_run *r);
+/* The watch scenario with its watchers as HTTP/2 streams over size.conns connections. */
+int kapi_bench_scenario_watch_h2(kapi_bench_run *r);
 /* Memory and start, on a kapi of their own (needs r->kapi_bin). */
 int kapi_bench_scenario_memory_start(kapi_bench_run *r);
 
