@@ -4,9 +4,10 @@
  *
  * - stats.c: latency samples and percentiles (nearest rank over every sample).
  * - target.c: where the server is and how to talk to it, from a kubeconfig or from flags.
- * - client.c: HTTPS/1.1 keep-alive connections on one libuv loop, TLS over memory BIOs
- *   (as src/http does on the server side), http-parser for the answers; a closed-loop
- *   batch runner that keeps N connections busy with one request each.
+ * - client.c: HTTPS connections on one libuv loop, TLS over memory BIOs (as src/http does
+ *   on the server side): HTTP/1.1 keep-alive with http-parser for the answers, or HTTP/2
+ *   (ALPN h2) with nghttp2's client session; a closed-loop batch runner that keeps N
+ *   conns busy with one request each.
  * - server.c: a kapi the harness starts itself (exec to /readyz, RSS, kill).
  * - scenarios.c, watch.c: the scenarios; report.c: the Markdown table and the JSON.
  *
@@ -14,7 +15,8 @@
  * and the harness shares two cores with the server it measures. One thread that only
  * moves bytes costs the server the least CPU, and libuv, OpenSSL and http-parser are
  * what kapi itself is built on. Every latency is taken with the monotonic clock
- * (uv_hrtime) when the request is handed to TLS and when its answer is complete.
+ * (uv_hrtime) when the request is handed to TLS (over HTTP/2: to nghttp2) and when its
+ * answer is complete.
  *
  * Ownership: every kapi_bench_* object is made and freed by the caller (_init/_dispose,
  * _new/_free); slices (kapi_str) handed to callbacks are valid during the call only.
@@ -74,6 +76,10 @@ int kapi_bench_read_file(const char *path, kapi_buf *out, kapi_buf *err);
 
 /* ---- client.c ---- */
 
+/* A conn carries one request at a time. Over HTTP/1.1 it is a TLS connection of its own;
+ * over HTTP/2 it is a slot of a TLS connection that it shares with other slots, and each
+ * of its requests is a new stream there. Either way its callbacks, latencies and failures
+ * are the same, so that scenarios run over both unchanged. */
 typedef struct kapi_bench_client kapi_bench_client;
 typedef struct kapi_bench_conn kapi_bench_conn;
 
@@ -89,8 +95,8 @@ typedef struct kapi_bench_conn_cb {
     /* The answer is complete: status, body (empty unless kept) and the latency from the
      * request being sent. */
     void (*done)(kapi_bench_conn *c, int status, kapi_str body, uint64_t latency_ns);
-    /* The connection failed or was closed by the server; it is dead but stays the
-     * user's to close. */
+    /* The connection failed or was closed by the server (for an HTTP/2 slot also: its
+     * stream was reset); it is dead but stays the user's to close. */
     void (*failed)(kapi_bench_conn *c, const char *why);
 } kapi_bench_conn_cb;
 
@@ -104,11 +110,12 @@ void kapi_bench_client_sleep(kapi_bench_client *cl, uint64_t ms);
 /* The loop, for timers of the scenarios' own. */
 struct uv_loop_s *kapi_bench_client_loop(kapi_bench_client *cl);
 
-/* Starts connecting; cb->ready or cb->failed follows. data is the user's. The connection
- * is freed only by kapi_bench_conn_close (or kapi_bench_client_free). */
+/* Starts an HTTP/1.1 connection; cb->ready or cb->failed follows. data is the user's. The
+ * connection is freed only by kapi_bench_conn_close (or kapi_bench_client_free). */
 kapi_bench_conn *kapi_bench_conn_new(kapi_bench_client *cl, const kapi_bench_conn_cb *cb,
                                      void *data);
-/* Closes the connection (live or failed), once; it is freed when the loop lets go of it. */
+/* Closes the connection (live or failed), once; it is freed when the loop lets go of it
+ * (an HTTP/2 slot at once, cancelling its stream). */
 void kapi_bench_conn_close(kapi_bench_conn *c);
 void *kapi_bench_conn_data(const kapi_bench_conn *c);
 void kapi_bench_conn_set_data(kapi_bench_conn *c, void *data);
@@ -129,21 +136,29 @@ void kapi_bench_conn_send(kapi_bench_conn *c, const char *method, const char *pa
 int kapi_bench_conn_roundtrip(kapi_bench_conn *c, const char *method, const char *path,
                               const char *content_type, const char *body, kapi_buf *answer,
                               uint64_t *latency);
-/* Opens n connections and waits until all are ready; -1 when any fails. */
+/* Opens n HTTP/1.1 connections and waits until all are ready; -1 when any fails. */
 int kapi_bench_conns_open(kapi_bench_client *cl, kapi_bench_conn **out, size_t n,
                           const kapi_bench_conn_cb *cb, void *data);
+/* The same over HTTP/2: n slots spread round-robin over `links` TLS connections (at least
+ * one, at most n) whose ALPN offers only h2. A server that selects anything else fails
+ * every slot, saying so. */
+int kapi_bench_conns_open_h2(kapi_bench_client *cl, kapi_bench_conn **out, size_t n, size_t links,
+                             const kapi_bench_conn_cb *cb, void *data);
 
 /* One request on a connection of its own, waited for (setup and checks, not measured).
  * Returns the HTTP status, or -1 when no answer came; body gets the answer's body. */
 int kapi_bench_request(kapi_bench_client *cl, const char *method, const char *path,
                        const char *content_type, const char *body, kapi_buf *answer);
 
-/* A closed-loop run: `conns` connections each send a request, wait for its answer, send
- * the next, until `total` were answered. Only the time between the first send and the
- * last answer is measured; connections are opened before and closed after. */
+/* A closed-loop run: `conns` conns each send a request, wait for its answer, send the
+ * next, until `total` were answered. Only the time between the first send and the last
+ * answer is measured; connections are opened before and closed after. With h2_streams
+ * set, the conns are HTTP/2 slots, that many to a TLS connection: the same number of
+ * requests in flight, over conns / h2_streams connections (rounded up). */
 typedef struct kapi_bench_batch kapi_bench_batch;
 struct kapi_bench_batch {
     size_t total, conns;
+    size_t h2_streams; /* 0: HTTP/1.1, a connection per conn */
     bool keep_body;
     /* Sends request i on c (kapi_bench_conn_send). */
     void (*send)(kapi_bench_batch *b, kapi_bench_conn *c, size_t i);
@@ -158,6 +173,7 @@ struct kapi_bench_batch {
     int first_error_status;
     kapi_buf first_error; /* the body of the first non-2xx answer, or why a connection failed */
     double server_cpu;    /* CPU seconds the server used meanwhile, when the harness runs it */
+    size_t tls_conns;     /* the TLS connections it opened */
     /* Internal. */
     size_t next_, finished_, open_;
     bool done_;
@@ -221,10 +237,12 @@ void kapi_bench_report_json(const kapi_bench_report *r, kapi_buf *out);
 
 /* ---- scenarios.c, watch.c ---- */
 
-/* The sizes of a run; the full sizes times --scale, at least a handful each. */
+/* The sizes of a run; the full sizes times --scale, at least a handful each. conns is the
+ * requests in flight of a batch (and the HTTP/2 connections of watch-h2); h2_streams is
+ * how many of a batch's requests share one HTTP/2 connection (get-h2), --h2-streams. */
 typedef struct kapi_bench_sizes {
     size_t creates, gets, get_objects, patches, applies, list_objects, list_runs, list_page;
-    size_t watchers, watch_writes, watch_rate, memory_events, conns;
+    size_t watchers, watch_writes, watch_rate, memory_events, conns, h2_streams;
 } kapi_bench_sizes;
 
 void kapi_bench_sizes_scale(kapi_bench_sizes *out, double scale);
@@ -247,6 +265,9 @@ typedef int (*kapi_bench_scenario_fn)(kapi_bench_run *r);
 int kapi_bench_scenario_create(kapi_bench_run *r);
 int kapi_bench_scenario_get(kapi_bench_run *r);
 int kapi_bench_scenario_get_protobuf(kapi_bench_run *r);
+/* The get scenario over HTTP/2: the same requests in flight, size.h2_streams to a
+ * connection. */
+int kapi_bench_scenario_get_h2(kapi_bench_run *r);
 int kapi_bench_scenario_update(kapi_bench_run *r);
 /* Server-side applies of whole CronJob configurations over the get scenario's CronJobs. */
 int kapi_bench_scenario_apply(kapi_bench_run *r);
@@ -254,6 +275,8 @@ int kapi_bench_scenario_list(kapi_bench_run *r);
 int kapi_bench_scenario_watch(kapi_bench_run *r);
 /* The watch scenario with its watchers asking for protobuf frames. */
 int kapi_bench_scenario_watch_protobuf(kapi_bench_run *r);
+/* The watch scenario with its watchers as HTTP/2 streams over size.conns connections. */
+int kapi_bench_scenario_watch_h2(kapi_bench_run *r);
 /* Memory and start, on a kapi of their own (needs r->kapi_bin). */
 int kapi_bench_scenario_memory_start(kapi_bench_run *r);
 

@@ -2,7 +2,8 @@
  * kapi-bench: the command line. Finds the server (a kapi it starts, a kubeconfig, or
  * flags), runs the scenarios in order in a namespace of its own, prints the Markdown
  * table and writes the JSON. Exits 1 when a scenario failed (errors, lost events, a
- * missing object), never because a target was missed.
+ * missing object, a server that does not speak HTTP/2 to an h2 scenario), never because
+ * a target was missed.
  */
 #include "bench.h"
 
@@ -19,24 +20,30 @@ typedef struct options {
     const char *kapi, *kubeconfig, *context, *server, *token, *ca_file, *json, *only;
     bool insecure;
     double scale;
+    size_t h2_streams; /* 0: the size's own */
 } options;
 
 typedef struct scenario {
     const char *name;
     kapi_bench_scenario_fn fn;
     bool needs_kapi; /* only when the harness runs the server itself */
+    bool named;      /* only when --only names it */
 } scenario;
 
+/* The HTTP/2 scenarios run only when named: kapi speaks HTTP/1.1 alone so far, and a run
+ * of every scenario (make bench, bench-smoke) must pass against it. */
 static const scenario scenarios[] = {
-    {"create", kapi_bench_scenario_create, false},
-    {"get", kapi_bench_scenario_get, false},
-    {"get-pb", kapi_bench_scenario_get_protobuf, false},
-    {"update", kapi_bench_scenario_update, false},
-    {"apply", kapi_bench_scenario_apply, false},
-    {"list", kapi_bench_scenario_list, false},
-    {"watch", kapi_bench_scenario_watch, false},
-    {"watch-pb", kapi_bench_scenario_watch_protobuf, false},
-    {"memory", kapi_bench_scenario_memory_start, true},
+    {"create", kapi_bench_scenario_create, false, false},
+    {"get", kapi_bench_scenario_get, false, false},
+    {"get-pb", kapi_bench_scenario_get_protobuf, false, false},
+    {"get-h2", kapi_bench_scenario_get_h2, false, true},
+    {"update", kapi_bench_scenario_update, false, false},
+    {"apply", kapi_bench_scenario_apply, false, false},
+    {"list", kapi_bench_scenario_list, false, false},
+    {"watch", kapi_bench_scenario_watch, false, false},
+    {"watch-pb", kapi_bench_scenario_watch_protobuf, false, false},
+    {"watch-h2", kapi_bench_scenario_watch_h2, false, true},
+    {"memory", kapi_bench_scenario_memory_start, true, false},
 };
 
 static void usage(FILE *f)
@@ -45,13 +52,18 @@ static void usage(FILE *f)
           "                   --server URL [--token T] [--certificate-authority F]\n"
           "                   [--insecure-skip-tls-verify])\n"
           "                  [--quick | --smoke | --scale X] [--json FILE] [--only a,b]\n"
+          "                  [--h2-streams N]\n"
           "  --kapi BIN     start BIN on a temporary data dir; adds the memory and start\n"
           "                 scenarios\n"
           "  --kubeconfig   any Kubernetes API server (default: $KUBECONFIG)\n"
           "  --quick        every scenario at a tenth of its size (--scale 0.1)\n"
           "  --smoke        a few hundred requests per scenario (--scale 0.01)\n"
-          "  --only         scenarios to run: "
-          "create,get,get-pb,update,apply,list,watch,watch-pb,memory\n",
+          "  --only         scenarios to run, of create,get,get-pb,update,apply,list,watch,\n"
+          "                 watch-pb,memory (the default: all of these) and, over HTTP/2\n"
+          "                 (ALPN h2), get-h2,watch-h2 (only when named here)\n"
+          "  --h2-streams   get-h2's requests in flight per HTTP/2 connection (default 8:\n"
+          "                 get's 32 over 4 connections); watch-h2's watchers share 32\n"
+          "                 connections\n",
           f);
 }
 
@@ -70,6 +82,7 @@ static int parse_options(options *o, int argc, char **argv)
         SCALE,
         JSON,
         ONLY,
+        H2_STREAMS,
         HELP
     };
     static const struct option longs[] = {
@@ -85,6 +98,7 @@ static int parse_options(options *o, int argc, char **argv)
         {"scale", required_argument, NULL, SCALE},
         {"json", required_argument, NULL, JSON},
         {"only", required_argument, NULL, ONLY},
+        {"h2-streams", required_argument, NULL, H2_STREAMS},
         {"help", no_argument, NULL, HELP},
         {NULL, 0, NULL, 0},
     };
@@ -132,6 +146,14 @@ static int parse_options(options *o, int argc, char **argv)
             break;
         case ONLY:
             o->only = optarg;
+            break;
+        case H2_STREAMS:
+            o->h2_streams = strtoul(optarg, &end, 10);
+            if (*end || o->h2_streams < 1 || o->h2_streams > 1000) {
+                fprintf(stderr, "kapi-bench: --h2-streams: not a number in [1, 1000]: %s\n",
+                        optarg);
+                return 2;
+            }
             break;
         case HELP:
         case 'h':
@@ -222,9 +244,10 @@ static int run_api_scenarios(const options *o, kapi_bench_run *r, bool owned)
     if (make_namespace(r->client, r->ns) < 0 || make_namespace(r->client, r->watch_ns) < 0)
         return 1;
     for (size_t i = 0; i < KAPI_ARRAY_LEN(scenarios); i++) {
-        if (!scenarios[i].needs_kapi && selected(o, scenarios[i].name)) {
-            fprintf(stderr, "kapi-bench: == %s\n", scenarios[i].name);
-            failed += scenarios[i].fn(r) < 0;
+        const scenario *s = &scenarios[i];
+        if (!s->needs_kapi && (o->only || !s->named) && selected(o, s->name)) {
+            fprintf(stderr, "kapi-bench: == %s\n", s->name);
+            failed += s->fn(r) < 0;
         }
     }
     if (!owned) { /* a server we started goes away with its data dir */
@@ -309,6 +332,8 @@ static int run(const options *o)
     kapi_bench_target_init(&t);
     kapi_bench_report_init(&rep);
     kapi_bench_sizes_scale(&r.size, o->scale);
+    if (o->h2_streams)
+        r.size.h2_streams = o->h2_streams;
     if (connect_server(o, &s, &t, &r.client, &err) < 0) {
         fprintf(stderr, "kapi-bench: %s\n", err.ptr);
         failed = 1;

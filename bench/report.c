@@ -19,10 +19,13 @@ typedef struct target {
 static const target targets[] = {
     {"create_per_s", true, 15000},
     {"get_per_s", true, 40000},
+    {"get_h2_per_s", true, 40000}, /* over HTTP/2, get and watch keep their targets */
     {"patch_per_s", true, 10000},
     {"list_10k_ms", false, 50},
     {"watch_p99_ms", false, 50},
     {"watch_lost", false, 0},
+    {"watch_h2_p99_ms", false, 50},
+    {"watch_h2_lost", false, 0},
     {"rss_idle_mb", false, 20},
     {"rss_per_json_byte", false, 2},
     {"start_empty_ms", false, 50},

@@ -1,7 +1,7 @@
 /*
  * scenarios: create, get, update and list (issue 6, scenarios 1 to 4), server-side apply
- * (issue 14), and what every scenario shares: the sizes, the objects' bodies, creating
- * them in bulk.
+ * (issue 14), the get scenario in protobuf and over HTTP/2, and what every scenario
+ * shares: the sizes, the objects' bodies, creating them in bulk.
  *
  * Objects live in the run's namespace: Events e-NNNNNNN (scenario 1), CronJobs cj-NNNNN
  * (made once, as many as the largest scenario that needs them, and reused). CronJobs are
@@ -38,7 +38,7 @@ static const size_rule size_rules[] = {
 
 void kapi_bench_sizes_scale(kapi_bench_sizes *out, double scale)
 {
-    *out = (kapi_bench_sizes){.list_runs = 5, .watch_rate = 500, .conns = 32};
+    *out = (kapi_bench_sizes){.list_runs = 5, .watch_rate = 500, .conns = 32, .h2_streams = 8};
     for (size_t i = 0; i < KAPI_ARRAY_LEN(size_rules); i++) {
         const size_rule *r = &size_rules[i];
         size_t n = (size_t)llround((double)r->full * scale);
@@ -209,7 +209,11 @@ static void add_rates(kapi_bench_run *r, kapi_bench_batch *b, const char *scenar
                       const char *what, const char *keys[4])
 {
     char fig[96];
-    snprintf(fig, sizeof(fig), "%s/s (%zu over %zu connections)", what, b->total, b->conns);
+    if (b->h2_streams)
+        snprintf(fig, sizeof(fig), "%s/s (%zu as %zu streams on %zu h2 connection%s)", what,
+                 b->total, b->conns, b->tls_conns, b->tls_conns == 1 ? "" : "s");
+    else
+        snprintf(fig, sizeof(fig), "%s/s (%zu over %zu connections)", what, b->total, b->conns);
     kapi_bench_report_add(r->report, scenario, fig, keys[0], (double)b->ok / b->seconds, 0);
     kapi_bench_report_add(r->report, scenario, "p50 latency (ms)", keys[1],
                           kapi_bench_samples_percentile_ms(&b->latency, 50), 2);
@@ -246,8 +250,8 @@ static void send_get(kapi_bench_batch *b, kapi_bench_conn *c, size_t i)
 }
 
 /* Sends total requests spread over the scenario's CronJobs (send picks the request) and
- * adds the scenario's rates, named what over the CronJobs. */
-static int run_over_cronjobs(kapi_bench_run *r, size_t total,
+ * adds the scenario's rates, named what over the CronJobs; h2_streams as in the batch. */
+static int run_over_cronjobs(kapi_bench_run *r, size_t total, size_t h2_streams,
                              void (*send)(kapi_bench_batch *, kapi_bench_conn *, size_t),
                              const char *label, const char *scenario, const char *what,
                              const char *keys[4])
@@ -261,6 +265,7 @@ static int run_over_cronjobs(kapi_bench_run *r, size_t total,
     kapi_bench_batch_init(&b);
     b.total = total;
     b.conns = r->size.conns;
+    b.h2_streams = h2_streams;
     b.send = send;
     b.ctx = &s;
     int rc = run_batch(r, &b, label);
@@ -275,7 +280,17 @@ static int run_over_cronjobs(kapi_bench_run *r, size_t total,
 int kapi_bench_scenario_get(kapi_bench_run *r)
 {
     static const char *keys[4] = {"get_per_s", "get_p50_ms", "get_p99_ms", "get_cpu_us"};
-    return run_over_cronjobs(r, r->size.gets, send_get, "get CronJobs", "get", "gets", keys);
+    return run_over_cronjobs(r, r->size.gets, 0, send_get, "get CronJobs", "get", "gets", keys);
+}
+
+/* The get scenario's requests over HTTP/2, as client-go sends them: the same number in
+ * flight, as streams multiplexed on a few connections (size.h2_streams to one). */
+int kapi_bench_scenario_get_h2(kapi_bench_run *r)
+{
+    static const char *keys[4] = {"get_h2_per_s", "get_h2_p50_ms", "get_h2_p99_ms",
+                                  "get_h2_cpu_us"};
+    return run_over_cronjobs(r, r->size.gets, r->size.h2_streams, send_get, "get CronJobs over h2",
+                             "get-h2", "gets", keys);
 }
 
 /* The get scenario's requests with Accept protobuf, as client-go's typed clients send
@@ -290,7 +305,7 @@ int kapi_bench_scenario_get_protobuf(kapi_bench_run *r)
 {
     static const char *keys[4] = {"get_pb_per_s", "get_pb_p50_ms", "get_pb_p99_ms",
                                   "get_pb_cpu_us"};
-    return run_over_cronjobs(r, r->size.gets, send_get_protobuf, "get CronJobs in protobuf",
+    return run_over_cronjobs(r, r->size.gets, 0, send_get_protobuf, "get CronJobs in protobuf",
                              "get-pb", "protobuf gets", keys);
 }
 
@@ -311,7 +326,7 @@ static void send_patch(kapi_bench_batch *b, kapi_bench_conn *c, size_t i)
 int kapi_bench_scenario_update(kapi_bench_run *r)
 {
     static const char *keys[4] = {"patch_per_s", "patch_p50_ms", "patch_p99_ms", "patch_cpu_us"};
-    return run_over_cronjobs(r, r->size.patches, send_patch, "merge-patch CronJobs", "update",
+    return run_over_cronjobs(r, r->size.patches, 0, send_patch, "merge-patch CronJobs", "update",
                              "merge patches", keys);
 }
 
@@ -346,7 +361,7 @@ static void send_apply(kapi_bench_batch *b, kapi_bench_conn *c, size_t i)
 int kapi_bench_scenario_apply(kapi_bench_run *r)
 {
     static const char *keys[4] = {"apply_per_s", "apply_p50_ms", "apply_p99_ms", "apply_cpu_us"};
-    return run_over_cronjobs(r, r->size.applies, send_apply, "apply CronJobs", "apply",
+    return run_over_cronjobs(r, r->size.applies, 0, send_apply, "apply CronJobs", "apply",
                              "server-side applies", keys);
 }
 

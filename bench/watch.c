@@ -17,7 +17,12 @@
  * watch-pb is the same with Accept protobuf, as client-go's typed informers ask: frames of a
  * 4-byte length and a WatchEvent, an ADDED one starting with its type (field 1, "ADDED")
  * and holding the name as ObjectMeta's field 1 ("\x0a\x08p-NNNNNN": its writes are named
- * p-NNNNNN, so that both scenarios can run against one server).
+ * p-NNNNNN, so that the scenarios can run against one server).
+ *
+ * watch-h2 is the JSON watch with the watchers as HTTP/2 streams spread over `conns`
+ * connections, as client-go's informers share one connection; its writes (h-NNNNNN) stay
+ * on HTTP/1.1 like the others', so that what differs from watch is the fan-out's transport
+ * alone.
  */
 #include "bench.h"
 
@@ -32,6 +37,21 @@
 #define SETTLE_MS 10000      /* how long after the last write the watchers may still catch up */
 
 typedef struct watch_run watch_run;
+
+/* What tells the watch scenarios apart. */
+typedef struct watch_kind {
+    const char *name; /* the scenario */
+    const char *key;  /* the prefix of its report keys */
+    char prefix;      /* its writes are named <prefix>-NNNNNN */
+    bool protobuf;    /* the watchers ask for protobuf frames */
+    bool h2;          /* the watchers are HTTP/2 streams over size.conns connections */
+} watch_kind;
+
+static const watch_kind kinds[] = {
+    {"watch", "watch", 'w', false, false},
+    {"watch-pb", "watch_pb", 'p', true, false},
+    {"watch-h2", "watch_h2", 'h', false, true},
+};
 
 typedef struct watcher {
     watch_run *w;
@@ -51,8 +71,8 @@ typedef struct writer {
 
 struct watch_run {
     kapi_bench_run *r;
-    bool protobuf;    /* watch-pb: the watches ask for protobuf frames */
-    const char *name; /* the scenario, and the prefix of its keys */
+    const watch_kind *kind;
+    char name_key[16]; /* what precedes the write number in an event: "name":"w- or \x0a\x08p- */
     size_t nwatchers, writes;
     watcher *watchers;
     writer writers[WRITERS];
@@ -110,17 +130,16 @@ static void watch_done(kapi_bench_conn *c, int status, kapi_str body, uint64_t l
 static long event_index(const char *p, size_t n, watch_run *w)
 {
     static const char json_added[] = "{\"type\":\"ADDED\"", json_error[] = "{\"type\":\"ERROR\"";
-    static const char json_key[] = "\"name\":\"w-";
     static const char pb_added[] = "\x0a\x05"
                                    "ADDED",
                       pb_error[] = "\x0a\x05"
                                    "ERROR";
-    static const char pb_key[] = "\x0a\x08p-";
-    const char *added = w->protobuf ? pb_added : json_added;
-    const char *error = w->protobuf ? pb_error : json_error;
-    const char *key = w->protobuf ? pb_key : json_key;
-    size_t na = w->protobuf ? sizeof(pb_added) - 1 : sizeof(json_added) - 1;
-    size_t nk = w->protobuf ? sizeof(pb_key) - 1 : sizeof(json_key) - 1;
+    bool pb = w->kind->protobuf;
+    const char *added = pb ? pb_added : json_added;
+    const char *error = pb ? pb_error : json_error;
+    const char *key = w->name_key;
+    size_t na = pb ? sizeof(pb_added) - 1 : sizeof(json_added) - 1;
+    size_t nk = strlen(w->name_key);
     if (n >= na && memcmp(p, error, na) == 0)
         w->stream_errors++;
     if (n < na || memcmp(p, added, na) != 0)
@@ -169,7 +188,7 @@ static void watch_chunk(kapi_bench_conn *c, const char *p, size_t n, uint64_t no
 {
     watcher *v = kapi_bench_conn_data(c);
     const char *nl;
-    if (v->w->protobuf) {
+    if (v->w->kind->protobuf) {
         watch_frames(v, p, n, now);
         return;
     }
@@ -221,7 +240,7 @@ static void send_write(watch_run *w, writer *wr)
 {
     char name[32], path[160];
     size_t i = w->sent++;
-    snprintf(name, sizeof(name), "%c-%06zu", w->protobuf ? 'p' : 'w', i);
+    snprintf(name, sizeof(name), "%c-%06zu", w->kind->prefix, i);
     snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", w->r->watch_ns);
     kapi_buf_clear(&w->body);
     kapi_bench__event_body(&w->body, w->r->watch_ns, name, i);
@@ -279,30 +298,34 @@ static void watcher_path(kapi_buf *path, kapi_bench_run *r, const char *rv)
                     r->watch_ns, rv);
 }
 
-/* Opens the watchers' connections and starts every watch; waits for their headers. */
+/* Opens the watchers' connections (HTTP/2: streams over size.conns connections) and
+ * starts every watch; waits for their headers, a minute at most. */
 static int start_watchers(watch_run *w, const char *rv)
 {
+    kapi_bench_client *cl = w->r->client;
     kapi_bench_conn **conns = kapi_xcalloc(w->nwatchers, sizeof(*conns));
     kapi_buf path;
     kapi_buf_init(&path);
     watcher_path(&path, w->r, rv);
-    int rc = kapi_bench_conns_open(w->r->client, conns, w->nwatchers, &watch_cb, NULL);
+    int rc = w->kind->h2 ? kapi_bench_conns_open_h2(cl, conns, w->nwatchers, w->r->size.conns,
+                                                    &watch_cb, NULL)
+                         : kapi_bench_conns_open(cl, conns, w->nwatchers, &watch_cb, NULL);
     for (size_t i = 0; rc == 0 && i < w->nwatchers; i++) {
         watcher *v = &w->watchers[i];
         v->conn = conns[i];
         kapi_bench_conn_set_data(v->conn, v);
-        if (w->protobuf)
+        if (w->kind->protobuf)
             kapi_bench_conn_accept(v->conn, "application/vnd.kubernetes.protobuf");
         kapi_bench_conn_send(v->conn, "GET", path.ptr, NULL, NULL, 0);
     }
-    if (rc == 0 && !kapi_bench_client_run_until(w->r->client, &w->all_started, 60000))
-        rc = -1;
-    size_t refused = 0;
+    if (rc == 0)
+        kapi_bench_client_run_until(cl, &w->all_started, 60000);
+    size_t started = 0;
     for (size_t i = 0; rc == 0 && i < w->nwatchers; i++)
-        refused += w->watchers[i].status != 200;
-    if (rc == 0 && (w->failed_early || refused)) {
-        fprintf(stderr, "kapi-bench: watch: %zu of %zu watches did not start\n",
-                w->failed_early + refused, w->nwatchers);
+        started += w->watchers[i].status == 200;
+    if (rc == 0 && started < w->nwatchers) {
+        fprintf(stderr, "kapi-bench: %s: %zu of %zu watches did not start\n", w->kind->name,
+                w->nwatchers - started, w->nwatchers);
         rc = -1;
     }
     kapi_buf_dispose(&path);
@@ -357,36 +380,70 @@ static size_t lost(const watch_run *w)
     return n;
 }
 
+/* The first acknowledged write that watcher v did not see, or -1. */
+static long first_missed(const watch_run *w, const watcher *v)
+{
+    for (size_t i = 0; i < w->writes; i++) {
+        if (w->acked[i] && !(v->seen[i / 8] & (1u << (i % 8))))
+            return (long)i;
+    }
+    return -1;
+}
+
+/* A lost event fails the scenario: says how many were lost, by how many watchers, and
+ * the first watcher's first miss, to look for in the server's log. */
+static void say_lost(const watch_run *w, size_t n)
+{
+    size_t missing = 0, first = 0;
+    long write = -1;
+    for (size_t i = 0; i < w->nwatchers; i++) {
+        long m = first_missed(w, &w->watchers[i]);
+        if (m >= 0 && missing++ == 0) {
+            first = i;
+            write = m;
+        }
+    }
+    fprintf(stderr,
+            "kapi-bench: %s: FAILED: %zu of %zu events not delivered; %zu of %zu watchers "
+            "missed some, %zu failed; watcher %zu missed %c-%06ld first\n",
+            w->kind->name, n, w->nwatchers * w->writes, missing, w->nwatchers, w->failed, first,
+            w->kind->prefix, write);
+}
+
 /* The scenario's key for figure (watch_p50_ms, watch_pb_p50_ms, ...), in an arena that
  * lives as long as the report (the report keeps the pointer). */
 static const char *key(watch_run *w, const char *figure)
 {
-    static char keys[2][8][32];
+    static char keys[KAPI_ARRAY_LEN(kinds)][8][32];
     static const char *const figures[] = {"p50_ms", "p99_ms", "lost", "write_per_s", "cpu_us"};
     size_t k = 0;
     while (k < KAPI_ARRAY_LEN(figures) && strcmp(figures[k], figure) != 0)
         k++;
-    char *out = keys[w->protobuf][k];
-    snprintf(out, sizeof(keys[0][0]), "%s_%s", w->protobuf ? "watch_pb" : "watch", figure);
+    char *out = keys[w->kind - kinds][k];
+    snprintf(out, sizeof(keys[0][0]), "%s_%s", w->kind->key, figure);
     return out;
 }
 
 static void report(watch_run *w)
 {
-    char fig[96];
+    char fig[96], over[48] = "";
     kapi_bench_report *rep = w->r->report;
-    snprintf(fig, sizeof(fig), "p50 delivery (ms), %zu watchers, %zu writes at %zu/s", w->nwatchers,
-             w->writes, w->r->size.watch_rate);
-    kapi_bench_report_add(rep, w->name, fig, key(w, "p50_ms"),
+    const char *name = w->kind->name;
+    size_t conns = w->r->size.conns < w->nwatchers ? w->r->size.conns : w->nwatchers;
+    if (w->kind->h2)
+        snprintf(over, sizeof(over), " on %zu h2 connection%s", conns, conns == 1 ? "" : "s");
+    snprintf(fig, sizeof(fig), "p50 delivery (ms), %zu watchers%s, %zu writes at %zu/s",
+             w->nwatchers, over, w->writes, w->r->size.watch_rate);
+    kapi_bench_report_add(rep, name, fig, key(w, "p50_ms"),
                           kapi_bench_samples_percentile_ms(&w->latency, 50), 2);
-    kapi_bench_report_add(rep, w->name, "p99 delivery (ms)", key(w, "p99_ms"),
+    kapi_bench_report_add(rep, name, "p99 delivery (ms)", key(w, "p99_ms"),
                           kapi_bench_samples_percentile_ms(&w->latency, 99), 2);
-    kapi_bench_report_add(rep, w->name, "events lost (watchers x acknowledged writes)",
-                          key(w, "lost"), (double)lost(w), 0);
-    kapi_bench_report_add(rep, w->name, "writes/s achieved", key(w, "write_per_s"),
+    kapi_bench_report_add(rep, name, "events lost (watchers x acknowledged writes)", key(w, "lost"),
+                          (double)lost(w), 0);
+    kapi_bench_report_add(rep, name, "writes/s achieved", key(w, "write_per_s"),
                           (double)w->answered / ((double)(w->last_answer - w->t0) / 1e9), 0);
     if (w->r->server && w->delivered)
-        kapi_bench_report_add(rep, w->name, "kapi CPU per delivered event (us)", key(w, "cpu_us"),
+        kapi_bench_report_add(rep, name, "kapi CPU per delivered event (us)", key(w, "cpu_us"),
                               1e6 * w->server_cpu / (double)w->delivered, 1);
 }
 
@@ -412,15 +469,14 @@ static void watch_dispose(watch_run *w)
     kapi_buf_dispose(&w->body);
 }
 
-static int run_watch(kapi_bench_run *r, bool protobuf)
+static int run_watch(kapi_bench_run *r, const watch_kind *kind)
 {
-    watch_run w = {.r = r,
-                   .protobuf = protobuf,
-                   .name = protobuf ? "watch-pb" : "watch",
-                   .nwatchers = r->size.watchers,
-                   .writes = r->size.watch_writes};
+    watch_run w = {
+        .r = r, .kind = kind, .nwatchers = r->size.watchers, .writes = r->size.watch_writes};
     char *rv = NULL;
     int rc = -1;
+    snprintf(w.name_key, sizeof(w.name_key), kind->protobuf ? "\x0a\x08%c-" : "\"name\":\"%c-",
+             kind->prefix);
     w.watchers = kapi_xcalloc(w.nwatchers, sizeof(*w.watchers));
     w.sent_at = kapi_xcalloc(w.writes, sizeof(*w.sent_at));
     w.receivers = kapi_xcalloc(w.writes, sizeof(*w.receivers));
@@ -437,7 +493,10 @@ static int run_watch(kapi_bench_run *r, bool protobuf)
         goto done;
     write_and_wait(&w);
     report(&w);
-    rc = lost(&w) == 0 && w.answered == w.writes && w.write_errors == 0 ? 0 : -1;
+    size_t n = lost(&w);
+    if (n > 0)
+        say_lost(&w, n);
+    rc = n == 0 && w.answered == w.writes && w.write_errors == 0 ? 0 : -1;
     if (w.stream_errors)
         fprintf(stderr, "kapi-bench: watch: %zu ERROR events\n", w.stream_errors);
 done:
@@ -448,10 +507,15 @@ done:
 
 int kapi_bench_scenario_watch(kapi_bench_run *r)
 {
-    return run_watch(r, false);
+    return run_watch(r, &kinds[0]);
 }
 
 int kapi_bench_scenario_watch_protobuf(kapi_bench_run *r)
 {
-    return run_watch(r, true);
+    return run_watch(r, &kinds[1]);
+}
+
+int kapi_bench_scenario_watch_h2(kapi_bench_run *r)
+{
+    return run_watch(r, &kinds[2]);
 }

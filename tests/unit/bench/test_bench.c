@@ -190,11 +190,13 @@ TEST(bench_sizes)
     CHECK_INT_EQ(full.list_objects, 10000);
     CHECK_INT_EQ(full.list_page, 500);
     CHECK_INT_EQ(full.watchers, 1000);
+    CHECK_INT_EQ(full.h2_streams, 8); /* get-h2: 32 in flight over 4 connections */
     CHECK_INT_EQ(full.memory_events, 100000);
     CHECK_INT_EQ(smoke.creates, 200);
     CHECK_INT_EQ(smoke.watchers, 10);
     CHECK_INT_EQ(smoke.list_page, 25);
     CHECK_INT_EQ(smoke.conns, 32);
+    CHECK_INT_EQ(smoke.h2_streams, 8);
 }
 
 TEST(bench_event_size)
