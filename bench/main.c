@@ -27,23 +27,20 @@ typedef struct scenario {
     const char *name;
     kapi_bench_scenario_fn fn;
     bool needs_kapi; /* only when the harness runs the server itself */
-    bool named;      /* only when --only names it */
 } scenario;
 
-/* The HTTP/2 scenarios run only when named: kapi speaks HTTP/1.1 alone so far, and a run
- * of every scenario (make bench, bench-smoke) must pass against it. */
 static const scenario scenarios[] = {
-    {"create", kapi_bench_scenario_create, false, false},
-    {"get", kapi_bench_scenario_get, false, false},
-    {"get-pb", kapi_bench_scenario_get_protobuf, false, false},
-    {"get-h2", kapi_bench_scenario_get_h2, false, true},
-    {"update", kapi_bench_scenario_update, false, false},
-    {"apply", kapi_bench_scenario_apply, false, false},
-    {"list", kapi_bench_scenario_list, false, false},
-    {"watch", kapi_bench_scenario_watch, false, false},
-    {"watch-pb", kapi_bench_scenario_watch_protobuf, false, false},
-    {"watch-h2", kapi_bench_scenario_watch_h2, false, true},
-    {"memory", kapi_bench_scenario_memory_start, true, false},
+    {"create", kapi_bench_scenario_create, false},
+    {"get", kapi_bench_scenario_get, false},
+    {"get-pb", kapi_bench_scenario_get_protobuf, false},
+    {"get-h2", kapi_bench_scenario_get_h2, false},
+    {"update", kapi_bench_scenario_update, false},
+    {"apply", kapi_bench_scenario_apply, false},
+    {"list", kapi_bench_scenario_list, false},
+    {"watch", kapi_bench_scenario_watch, false},
+    {"watch-pb", kapi_bench_scenario_watch_protobuf, false},
+    {"watch-h2", kapi_bench_scenario_watch_h2, false},
+    {"memory", kapi_bench_scenario_memory_start, true},
 };
 
 static void usage(FILE *f)
@@ -58,9 +55,9 @@ static void usage(FILE *f)
           "  --kubeconfig   any Kubernetes API server (default: $KUBECONFIG)\n"
           "  --quick        every scenario at a tenth of its size (--scale 0.1)\n"
           "  --smoke        a few hundred requests per scenario (--scale 0.01)\n"
-          "  --only         scenarios to run, of create,get,get-pb,update,apply,list,watch,\n"
-          "                 watch-pb,memory (the default: all of these) and, over HTTP/2\n"
-          "                 (ALPN h2), get-h2,watch-h2 (only when named here)\n"
+          "  --only         scenarios to run, of create,get,get-pb,get-h2,update,apply,list,\n"
+          "                 watch,watch-pb,watch-h2,memory (the default: all of these; the\n"
+          "                 -h2 ones over HTTP/2, ALPN h2)\n"
           "  --h2-streams   get-h2's requests in flight per HTTP/2 connection (default 8:\n"
           "                 get's 32 over 4 connections); watch-h2's watchers share 32\n"
           "                 connections\n",
@@ -245,7 +242,7 @@ static int run_api_scenarios(const options *o, kapi_bench_run *r, bool owned)
         return 1;
     for (size_t i = 0; i < KAPI_ARRAY_LEN(scenarios); i++) {
         const scenario *s = &scenarios[i];
-        if (!s->needs_kapi && (o->only || !s->named) && selected(o, s->name)) {
+        if (!s->needs_kapi && selected(o, s->name)) {
             fprintf(stderr, "kapi-bench: == %s\n", s->name);
             failed += s->fn(r) < 0;
         }

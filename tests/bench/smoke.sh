@@ -26,21 +26,20 @@ else
 fi
 
 # The keys issue 6 names, every one a number.
-for key in create_per_s create_p99_ms get_per_s get_p99_ms get_pb_per_s patch_per_s apply_per_s \
-    list_10k_ms watch_p99_ms watch_lost watch_pb_p99_ms watch_pb_lost rss_idle_mb \
-    rss_per_json_byte start_empty_ms start_100k_ms; do
+for key in create_per_s create_p99_ms get_per_s get_p99_ms get_pb_per_s get_h2_per_s patch_per_s \
+    apply_per_s list_10k_ms watch_p99_ms watch_lost watch_pb_p99_ms watch_pb_lost watch_h2_p99_ms \
+    watch_h2_lost rss_idle_mb rss_per_json_byte start_empty_ms start_100k_ms; do
     if jq -e --arg k "$key" '.[$k] | type == "number"' "$work/out.json" >/dev/null 2>&1; then
         check "bench-smoke-json-$key" ok
     else
         check "bench-smoke-json-$key" no "missing from $(head -c 300 "$work/out.json" 2>/dev/null)"
     fi
 done
-if [ "$(jq '.watch_lost + .watch_pb_lost' "$work/out.json" 2>/dev/null)" = 0 ]; then
+if [ "$(jq '.watch_lost + .watch_pb_lost + .watch_h2_lost' "$work/out.json" 2>/dev/null)" = 0 ]; then
     check bench-smoke-watch-none-lost ok
 else
     check bench-smoke-watch-none-lost no
 fi
-
 rows=$(grep -c '^| ' "$work/table.md")
 if [ "$rows" -ge 14 ] && grep -q '^| scenario | figure | value | target |$' "$work/table.md"; then
     check bench-smoke-table ok
