@@ -45,6 +45,7 @@ typedef struct h2_stream {
     size_t bhead, bn, bcap;
     size_t header_bytes; /* of the request's header list, as HTTP/2 counts them */
     bool eof;            /* the whole answer is queued */
+    bool streamed;       /* a streamed answer: it ends only once its exchange is freed */
     bool deferred;       /* the data source waits for pieces (nghttp2_session_resume_data) */
     bool headers_in;     /* the request's header block has ended */
     bool request_in;     /* the request's END_STREAM arrived */
@@ -160,8 +161,8 @@ static void resume(kapi_conn *c, h2_stream *st)
 
 /* nghttp2 asks how much of the answer goes into the next DATA frame; the bytes are
  * queued by send_data without a copy. A streamed answer ends (END_STREAM) only once its
- * exchange has let go of the stream: the end of a stream closes it, and its exchange with
- * it, which must not happen under the exchange's feet (h2_forget resumes it). */
+ * exchange is freed (h2_forget resumes it): the end of a stream closes it, which must not
+ * happen while the code that ends the answer still holds the exchange. */
 static ssize_t read_body(nghttp2_session *session, int32_t id, uint8_t *buf, size_t length,
                          uint32_t *flags, nghttp2_data_source *source, void *user)
 {
@@ -170,7 +171,7 @@ static ssize_t read_body(nghttp2_session *session, int32_t id, uint8_t *buf, siz
     (void)session, (void)id, (void)buf, (void)user;
     pull_stream(st);
     n = body_ready(st, length);
-    bool can_end = st->eof && !(st->ex && st->ex->stream);
+    bool can_end = st->eof && !(st->streamed && st->ex);
     *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
     if (n == 0 && !can_end) {
         st->deferred = true;
@@ -548,12 +549,14 @@ static void h2_shutdown(kapi_conn *c)
                               nghttp2_session_get_last_proc_stream_id(h->session), NGHTTP2_NO_ERROR,
                               NULL, 0);
     }
-    for (kapi_http_exchange *ex = c->exchanges; ex; ex = ex->cnext) {
-        if (!ex->stream)
-            continue;
-        kapi_http__stream_detach(ex, true); /* the exchange stays, DONE, until its end is sent */
-        if (stream_of(ex))
-            resume(c, stream_of(ex));
+    for (;;) { /* each step may end other streams: look again from the start */
+        kapi_http_exchange *ex = c->exchanges;
+        while (ex && !ex->stream)
+            ex = ex->cnext;
+        if (!ex)
+            break;
+        kapi_http__stream_detach(ex, true);
+        kapi_http__conn_request_done(ex, false); /* its end goes now */
     }
     settle(c);
 }
@@ -641,6 +644,7 @@ static void h2_write_head(kapi_http_exchange *ex, int status, kapi_buf *head, si
         nva[n++] = make_nv("content-length", 14, length,
                            (size_t)snprintf(length, sizeof(length), "%zu", body_len));
     st->eof = body_len != KAPI_HTTP__STREAMED;
+    st->streamed = !st->eof;
     if (nghttp2_submit_response(state_of(c)->session, st->id, nva, n, empty ? NULL : &body) != 0)
         nghttp2_submit_rst_stream(state_of(c)->session, NGHTTP2_FLAG_NONE, st->id,
                                   NGHTTP2_INTERNAL_ERROR);
