@@ -258,7 +258,7 @@ static int run(const options *o)
     kapi_auth *auth = NULL;
     kapi_registry *reg = NULL;
     kapi_store *store = NULL;
-    kapi_controller *namespaces = NULL, *crds = NULL;
+    kapi_controller *namespaces = NULL, *crds = NULL, *serviceaccounts = NULL;
     kapi_error *err = NULL;
     char *db = kapi_xprintf("%s/kapi.db", o->data_dir);
     char *kubeconfig = kapi_xprintf("%s/kubeconfig", o->data_dir);
@@ -300,6 +300,7 @@ static int run(const options *o)
     s.api = kapi_api_new(&ac);
     namespaces = kapi_namespace_controller_start(s.api);
     crds = kapi_crd_controller_start(s.api);
+    serviceaccounts = kapi_serviceaccount_controller_start(s.api);
     hc.handler_ctx = s.api;
     if ((err = kapi_http_server_new(&s.http, &s.loop, &hc)) != NULL)
         goto done_loop;
@@ -335,6 +336,7 @@ done:
         fprintf(stderr, "kapi: %s\n", err->message);
         kapi_error_free(err);
     }
+    kapi_controller_stop(serviceaccounts);
     kapi_controller_stop(crds);
     kapi_controller_stop(namespaces);
     kapi_api_free(s.api);

@@ -3,15 +3,15 @@
  * the api, as kube-controller-manager is: it reads and writes only through the api's
  * client verbs (api.h), which run the pipeline a request runs, as its own user, so
  * admission, validation and (later) RBAC and audit see it: kube-controller-manager's
- * (kapi_controllers_user) for the namespace controller, kube-apiserver's loopback user
- * for the CRD controller, which kube-apiserver runs itself.
+ * (kapi_controllers_user) for the namespace and serviceaccounts controllers,
+ * kube-apiserver's loopback user for the CRD controller, which kube-apiserver runs itself.
  *
- * Each controller is one thread. It learns of changes from a store watch of the type it
- * looks after (through kapi_api_watch_start) and makes a pass over that type when one
- * arrives; while a pass leaves work waiting on others (a namespace's objects with
- * finalizers, a CRD's custom resources) it makes another after a short retry interval,
- * and otherwise one every slow resync interval. Stopping does not wait for a pass to
- * finish: a pass gives up between two writes once its controller is stopping.
+ * Each controller is one thread. It learns of changes from store watches of the types it
+ * looks after (through kapi_api_watch_start) and makes a pass when one arrives; while a
+ * pass leaves work waiting on others (a namespace's objects with finalizers, a CRD's
+ * custom resources) it makes another after a short retry interval, and otherwise one
+ * every slow resync interval. Stopping does not wait for a pass to finish: a pass gives
+ * up between two writes once its controller is stopping.
  */
 #ifndef KAPI_CONTROLLERS_H
 #define KAPI_CONTROLLERS_H
@@ -31,6 +31,10 @@ kapi_controller *kapi_namespace_controller_start(kapi_api *api);
 /* Creates the namespace name unless it exists (start-up: default, kube-system, ...), as
  * kube-apiserver's own loopback client. */
 kapi_error *kapi_namespace_ensure(kapi_api *api, const char *name);
+/* kube-controller-manager's serviceaccounts controller: every Active namespace has a
+ * ServiceAccount named "default", created when it is missing (a new namespace, or the
+ * account deleted). */
+kapi_controller *kapi_serviceaccount_controller_start(kapi_api *api);
 /* CRD naming and establishing: a new CustomResourceDefinition gets its accepted names and
  * the NamesAccepted and Established conditions (a /status write). A deleted one has its
  * custom resources deleted, then its cleanup finalizer removed. */
@@ -43,11 +47,15 @@ void kapi_controller_stop(kapi_controller *c);
 
 /* A controller's pass: true when it left work waiting (try again soon). */
 typedef bool (*kapi_controller_pass)(kapi_controller *c);
-/* Starts the controller name: its thread watches objects of watched and runs pass once at
- * start, once after each change, every retry_ms while a pass leaves work waiting, and
- * every resync_ms otherwise. */
-kapi_controller *kapi_controllers__start(kapi_api *api, const char *name, const kapi_type *watched,
-                                         int retry_ms, int resync_ms, kapi_controller_pass pass);
+/* The most types one controller watches. */
+#define KAPI_CONTROLLER_MAX_WATCHED 4
+/* Starts the controller name: its thread watches the objects of the types of watched
+ * (NULL-terminated, at most KAPI_CONTROLLER_MAX_WATCHED) and runs pass once at start, once
+ * after each change, every retry_ms while a pass leaves work waiting, and every
+ * resync_ms otherwise. */
+kapi_controller *kapi_controllers__start(kapi_api *api, const char *name,
+                                         const kapi_type *const *watched, int retry_ms,
+                                         int resync_ms, kapi_controller_pass pass);
 /* The api a controller works through. */
 kapi_api *kapi_controllers__api(const kapi_controller *c);
 /* A string member of obj at path by length (a name may hold a NUL); empty when none. */

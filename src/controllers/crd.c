@@ -116,5 +116,6 @@ static bool pass(kapi_controller *c)
 
 kapi_controller *kapi_crd_controller_start(kapi_api *api)
 {
-    return kapi_controllers__start(api, "crd", crd_type(api), RETRY_MS, RESYNC_MS, pass);
+    const kapi_type *watched[] = {crd_type(api), NULL};
+    return kapi_controllers__start(api, "crd", watched, RETRY_MS, RESYNC_MS, pass);
 }

@@ -181,8 +181,8 @@ static bool pass(kapi_controller *c)
 
 kapi_controller *kapi_namespace_controller_start(kapi_api *api)
 {
-    return kapi_controllers__start(api, "namespace", namespace_type(api), RETRY_MS, RESYNC_MS,
-                                   pass);
+    const kapi_type *watched[] = {namespace_type(api), NULL};
+    return kapi_controllers__start(api, "namespace", watched, RETRY_MS, RESYNC_MS, pass);
 }
 
 kapi_error *kapi_namespace_ensure(kapi_api *api, const char *name)

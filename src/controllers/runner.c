@@ -21,7 +21,9 @@ struct kapi_controller {
     kapi_api *api;
     int retry_ms, resync_ms;
     kapi_controller_pass pass;
-    kapi_store_watch *watch; /* NULL when it could not start: the resync alone */
+    /* one per watched type; NULL when it could not start: the resync alone */
+    kapi_store_watch *watches[KAPI_CONTROLLER_MAX_WATCHED];
+    size_t nwatches;
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cond;
@@ -69,12 +71,26 @@ static void *controller_main(void *arg)
     return NULL;
 }
 
-kapi_controller *kapi_controllers__start(kapi_api *api, const char *name, const kapi_type *watched,
-                                         int retry_ms, int resync_ms, kapi_controller_pass pass)
+/* Watches the objects of t from the revision now: the first pass, which runs after, sees
+ * everything before. */
+static kapi_store_watch *watch(kapi_controller *c, const kapi_type *t)
 {
-    kapi_controller *c = kapi_xcalloc(1, sizeof(*c));
     json_t *items = NULL;
     int64_t rev = 0;
+    kapi_store_watch *w = NULL;
+    kapi_error *err = kapi_api_list(c->api, t, KAPI_STR(""), &items, &rev);
+    json_decref(items);
+    if (err || kapi_api_watch_start(c->api, t, KAPI_STR(""), rev, changed, c, &w) != KAPI_STORE_OK)
+        w = NULL;
+    kapi_error_free(err);
+    return w;
+}
+
+kapi_controller *kapi_controllers__start(kapi_api *api, const char *name,
+                                         const kapi_type *const *watched, int retry_ms,
+                                         int resync_ms, kapi_controller_pass pass)
+{
+    kapi_controller *c = kapi_xcalloc(1, sizeof(*c));
     c->api = api;
     c->retry_ms = retry_ms;
     c->resync_ms = resync_ms;
@@ -82,13 +98,8 @@ kapi_controller *kapi_controllers__start(kapi_api *api, const char *name, const 
     atomic_init(&c->stopping, false);
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cond, NULL);
-    /* From the revision now: the first pass, which runs after, sees everything before. */
-    kapi_error *err = kapi_api_list(api, watched, KAPI_STR(""), &items, &rev);
-    json_decref(items);
-    if (err || kapi_api_watch_start(api, watched, KAPI_STR(""), rev, changed, c, &c->watch) !=
-                   KAPI_STORE_OK)
-        c->watch = NULL;
-    kapi_error_free(err);
+    for (; *watched && c->nwatches < KAPI_CONTROLLER_MAX_WATCHED; watched++)
+        c->watches[c->nwatches++] = watch(c, *watched);
     if (pthread_create(&c->thread, NULL, controller_main, c) != 0) {
         fprintf(stderr, "kapi: cannot start the %s controller\n", name);
         abort();
@@ -124,8 +135,9 @@ void kapi_controller_stop(kapi_controller *c)
 {
     if (!c)
         return;
-    if (c->watch)
-        kapi_api_watch_stop(c->api, c->watch);
+    for (size_t i = 0; i < c->nwatches; i++)
+        if (c->watches[i])
+            kapi_api_watch_stop(c->api, c->watches[i]);
     pthread_mutex_lock(&c->mu);
     atomic_store(&c->stopping, true);
     pthread_cond_signal(&c->cond);

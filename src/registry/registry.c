@@ -31,7 +31,7 @@ struct kapi_registry {
      * served group/version, with the version empty too every group -> its first type. */
     kapi_map *served;
     kapi_custom_cache *custom; /* the custom types (cache.c): thread-safe, mutable */
-    const kapi_type *namespaces, *crds;
+    const kapi_type *namespaces, *crds, *serviceaccounts;
 };
 
 kapi_custom_cache *kapi_registry__cache(const kapi_registry *r)
@@ -394,8 +394,11 @@ kapi_error *kapi_registry_new(kapi_registry **out)
     r->namespaces = kapi_registry_lookup(r, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("namespaces"));
     r->crds = kapi_registry_lookup(r, KAPI_STR("apiextensions.k8s.io"), KAPI_STR("v1"),
                                    KAPI_STR("customresourcedefinitions"));
-    if (!r->namespaces || !r->crds)
-        err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "no type file for namespaces or CRDs");
+    r->serviceaccounts =
+        kapi_registry_lookup(r, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("serviceaccounts"));
+    if (!r->namespaces || !r->crds || !r->serviceaccounts)
+        err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
+                             "no type file for namespaces, CRDs or serviceaccounts");
     else
         err = attach_schemas(r);
 done:
@@ -517,6 +520,11 @@ const kapi_type *kapi_registry_namespaces(const kapi_registry *r)
 const kapi_type *kapi_registry_crds(const kapi_registry *r)
 {
     return r->crds;
+}
+
+const kapi_type *kapi_registry_serviceaccounts(const kapi_registry *r)
+{
+    return r->serviceaccounts;
 }
 
 const char *kapi_crd_name(kapi_arena *a, const char *group, const char *plural)

@@ -265,10 +265,12 @@ kapi_str kapi_type_key(kapi_arena *a, const kapi_type *t, kapi_str ns, kapi_str 
  * when key is not under t's prefix. */
 bool kapi_type_key_parse(const kapi_type *t, kapi_str key, kapi_str *ns, kapi_str *name);
 
-/* The built-in types the server itself reads and writes: core/v1 Namespaces and
- * apiextensions.k8s.io/v1 CustomResourceDefinitions (a loaded registry has both). */
+/* The built-in types the server itself reads and writes: core/v1 Namespaces,
+ * apiextensions.k8s.io/v1 CustomResourceDefinitions and core/v1 ServiceAccounts (a loaded
+ * registry has them all). */
 const kapi_type *kapi_registry_namespaces(const kapi_registry *r);
 const kapi_type *kapi_registry_crds(const kapi_registry *r);
+const kapi_type *kapi_registry_serviceaccounts(const kapi_registry *r);
 
 /* The protobuf message of objects of apiVersion and kind that kapi reads or writes in
  * protobuf: a built-in type's objects and lists, v1 Status, meta.k8s.io/v1 and v1beta1

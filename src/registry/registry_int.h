@@ -120,6 +120,9 @@ void kapi_registry__validate_event(const kapi_type *t, const json_t *obj, const 
 /* validate_core.c: Namespace. */
 void kapi_registry__validate_namespace(const kapi_type *t, const json_t *obj, const json_t *old,
                                        kapi_error *err);
+/* validate_core.c: ServiceAccount. */
+void kapi_registry__validate_serviceaccount(const kapi_type *t, const json_t *obj,
+                                            const json_t *old, kapi_error *err);
 /* validate_core.c: a Namespace's status and finalize writes (ValidateNamespaceStatusUpdate,
  * ValidateNamespaceFinalizeUpdate). */
 void kapi_registry__validate_namespace_subresource(const kapi_type *t, const char *sub,

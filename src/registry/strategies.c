@@ -16,6 +16,29 @@ static void cronjob_create(const kapi_type *t, json_t *obj)
     json_object_set_new_nocheck(obj, "status", json_object());
 }
 
+/* serviceaccount: of each entry of secrets only the name is kept (kube's
+ * cleanSecretReferences), on create and on update. */
+static void serviceaccount_create(const kapi_type *t, json_t *obj)
+{
+    json_t *secrets = json_object_get(obj, "secrets"), *ref;
+    size_t i;
+    (void)t;
+    json_array_foreach(secrets, i, ref)
+    {
+        json_t *name = json_object_get(ref, "name");
+        json_t *kept = json_object();
+        if (json_is_string(name) && json_string_length(name))
+            json_object_set_nocheck(kept, "name", name);
+        json_array_set_new(secrets, i, kept);
+    }
+}
+
+static void serviceaccount_update(const kapi_type *t, json_t *obj, const json_t *old)
+{
+    (void)old;
+    serviceaccount_create(t, obj);
+}
+
 /*
  * Events: stored as core/v1 Events. Both views are written with their members in the
  * order and with the zero values kube-apiserver writes (an absent time is null, an
@@ -145,6 +168,10 @@ static const kapi_type_strategy strategies[] = {
      .validate = kapi_registry__validate_cronjob,
      .warnings = kapi_registry__cronjob_warnings},
     {.name = "clustercidr", .validate = kapi_registry__validate_clustercidr},
+    {.name = "serviceaccount",
+     .prepare_create = serviceaccount_create,
+     .prepare_update = serviceaccount_update,
+     .validate = kapi_registry__validate_serviceaccount},
     {.name = "event",
      .prepare_create = event_create,
      .prepare_update = event_update,

@@ -1,7 +1,8 @@
 /*
  * registry/validate_core: core/v1 validation outside pods and events (Kubernetes 1.26
  * pkg/apis/core/validation): Namespace (ValidateNamespace, ValidateNamespaceUpdate and its
- * status and finalize writes) and the NodeSelector rules other types reuse.
+ * status and finalize writes), ServiceAccount and the NodeSelector rules other types
+ * reuse.
  */
 #include "registry/registry_int.h"
 
@@ -172,5 +173,23 @@ void kapi_registry__validate_namespace_subresource(const kapi_type *t, const cha
                                        "qualified");
         }
     }
+    kapi_arena_dispose(&a);
+}
+
+/* ValidateServiceAccount / ValidateServiceAccountUpdate: the metadata, by the subdomain
+ * rule; an update checks what may not change first, then the metadata again (so a bad
+ * label shows in the causes once more than the generic update checks show it). */
+void kapi_registry__validate_serviceaccount(const kapi_type *t, const json_t *obj,
+                                            const json_t *old, kapi_error *err)
+{
+    kapi_arena a;
+    kapi_meta_rules rules;
+    const json_t *meta = json_object_get(obj, "metadata");
+    kapi_arena_init(&a);
+    if (old)
+        kapi_meta_validate_update(err, &a, meta, json_object_get(old, "metadata"), "metadata",
+                                  true);
+    kapi_registry__meta_rules(t, true, &rules);
+    kapi_meta_validate(err, &a, meta, "metadata", &rules);
     kapi_arena_dispose(&a);
 }

@@ -2,7 +2,8 @@
  * Unit tests for the controllers, as clients of the api test server (api_env): the
  * namespace controller empties a namespace being deleted and removes it once its last
  * object has gone; the CRD controller establishes a new CRD and, once it is deleted,
- * removes its custom resources and then the CRD.
+ * removes its custom resources and then the CRD; the serviceaccounts controller keeps a
+ * "default" ServiceAccount in every Active namespace.
  */
 #include <stdio.h>
 #include <time.h>
@@ -188,6 +189,42 @@ TEST(controllers_crd_established_then_cleaned_up)
     CHECK(wait_for(&e, crdt, "", "widgets.example.com", false));
     kapi_type_unref(wt);
     json_decref(crd);
+    kapi_controller_stop(c);
+    api_env_stop(&e);
+}
+
+/* The serviceaccounts controller: every Active namespace gets its "default" account, made
+ * by kube-controller-manager, and gets it back when it is deleted; a namespace being
+ * deleted gets none. */
+TEST(controllers_serviceaccount_default_in_every_namespace)
+{
+    api_env e = {0};
+    api_env_start(&e);
+    const kapi_type *nst = type_of(&e, "", "namespaces"), *sat = type_of(&e, "", "serviceaccounts");
+    create(&e, nst, "",
+           "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"before\"}}");
+    kapi_controller *c = kapi_serviceaccount_controller_start(e.api);
+    CHECK(wait_for(&e, sat, "before", "default", true));
+    create(&e, nst, "",
+           "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"after\"}}");
+    CHECK(wait_for(&e, sat, "after", "default", true));
+    /* only a name: no field is anyone's, as kube's own has no managedFields */
+    json_t *sa = get(&e, sat, "after", "default");
+    CHECK(!kapi_json_path(sa, "metadata.managedFields") && !kapi_json_path(sa, "secrets"));
+    json_decref(sa);
+    CHECK(delete (&e, sat, "after", "default"));
+    CHECK(wait_for(&e, sat, "after", "default", true));
+    /* held Terminating by a finalizer, its account deleted: none is made again */
+    create(&e, nst, "",
+           "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"going\","
+           "\"finalizers\":[\"example.com/hold\"]}}");
+    CHECK(wait_for(&e, sat, "going", "default", true));
+    CHECK(delete (&e, nst, "", "going"));
+    CHECK(delete (&e, sat, "going", "default"));
+    struct timespec ms300 = {0, 300 * 1000000};
+    nanosleep(&ms300, NULL);
+    json_t *none = get(&e, sat, "going", "default");
+    CHECK(none == NULL);
     kapi_controller_stop(c);
     api_env_stop(&e);
 }

@@ -260,3 +260,17 @@ TEST(registry_printer_custom_resource_columns)
                  "[\"w1\",\"4m\"]");
     unload(&t);
 }
+
+TEST(registry_printer_serviceaccount)
+{
+    kapi_registry *reg;
+    const kapi_type *t = builtin(&reg, "", "serviceaccounts");
+    CHECK_STR_EQ(row(t,
+                     "{\"metadata\":{\"name\":\"robot\",\"creationTimestamp\":"
+                     "\"2023-01-02T03:04:00Z\"},\"secrets\":[{\"name\":\"a\"},{\"name\":\"b\"}]}"),
+                 "[\"robot\",2,\"5s\"]");
+    CHECK_STR_EQ(row(t, "{\"metadata\":{\"name\":\"default\",\"creationTimestamp\":"
+                        "\"2023-01-02T03:04:00Z\"}}"),
+                 "[\"default\",0,\"5s\"]");
+    kapi_registry_free(reg);
+}

@@ -1,4 +1,4 @@
-/* Unit tests for the Namespace validation (registry/validate_core.c). */
+/* Unit tests for the Namespace and ServiceAccount validation (registry/validate_core.c). */
 #include "validate_cases.h"
 
 #define NS_BASE                                                                                    \
@@ -100,4 +100,53 @@ TEST(validate_namespace_subresources)
                        "finalizer name nor is it fully qualified");
     free(m);
     kapi_registry_free(reg);
+}
+
+#define SA_BASE                                                                                    \
+    "{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\",\"metadata\":{\"name\":\"robot\","         \
+    "\"namespace\":\"default\",\"uid\":\"u1\"}}"
+#define SA "ServiceAccount \"robot\" is invalid: "
+#define FINALIZER_MSG "name is neither a standard finalizer name nor is it fully qualified"
+
+static const vcase sa_create_cases[] = {
+    {"valid", "{}", NULL, 0},
+    {"a subdomain name", "{\"metadata\":{\"name\":\"ci.robot\"}}", NULL, 0},
+    {"secrets keep only their names", "{\"secrets\":[{\"name\":\"s\",\"kind\":\"Secret\"}]}", NULL,
+     0},
+    {"name", "{\"metadata\":{\"name\":\"Bad_Name\"}}",
+     "ServiceAccount \"Bad_Name\" is invalid: metadata.name: Invalid value: "
+     "\"Bad_Name\": " SUBDOMAIN_MSG,
+     1},
+    {"generateName and finalizer",
+     "{\"metadata\":{\"generateName\":\"Bad-\",\"finalizers\":[\"foo\"]}}",
+     SA "[metadata.generateName: Invalid value: \"Bad-\": " SUBDOMAIN_MSG
+        ", metadata.finalizers[0]: Invalid value: \"foo\": " FINALIZER_MSG "]",
+     2},
+    {"no namespace", "{\"metadata\":{\"namespace\":null}}", SA "metadata.namespace: Required value",
+     1},
+};
+
+TEST(validate_serviceaccount_create)
+{
+    vcase_run("", "v1", "serviceaccounts", SA_BASE, NULL, sa_create_cases,
+              KAPI_ARRAY_LEN(sa_create_cases));
+}
+
+/* kube checks the metadata of an update three times over (the generic update checks, then
+ * ValidateServiceAccountUpdate's update and create checks): one message, six causes. */
+static const vcase sa_update_cases[] = {
+    {"valid", "{\"metadata\":{\"labels\":{\"a\":\"b\"}},\"automountServiceAccountToken\":false}",
+     NULL, 0},
+    {"label and finalizer", "{\"metadata\":{\"labels\":{\"a b\":\"c\"},\"finalizers\":[\"foo\"]}}",
+     SA "[metadata.labels: Invalid value: \"a b\": " QNAME_PART_MSG
+        ", metadata.finalizers[0]: Invalid value: \"foo\": " FINALIZER_MSG "]",
+     6},
+    {"uid", "{\"metadata\":{\"uid\":\"u2\"}}",
+     SA "metadata.uid: Invalid value: \"u2\": field is immutable", 2},
+};
+
+TEST(validate_serviceaccount_update)
+{
+    vcase_run("", "v1", "serviceaccounts", SA_BASE, SA_BASE, sa_update_cases,
+              KAPI_ARRAY_LEN(sa_update_cases));
 }
