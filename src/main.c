@@ -20,8 +20,19 @@
 
 #define WORKERS 64
 
+/* A flag kube-apiserver takes more than once (StringArray) or as a comma-separated list
+ * (StringSlice): its values in order, pointing into argv. */
+typedef struct strings {
+    const char **v;
+    size_t n;
+} strings;
+
 typedef struct options {
     const char *data_dir, *bind_address, *cert_file, *key_file, *token_file, *client_ca_file;
+    /* ServiceAccount tokens: kube-apiserver's --service-account-* and --api-audiences */
+    strings sa_issuers, sa_key_files, api_audiences;
+    const char *sa_signing_key;
+    int64_t sa_max_expiration; /* seconds; 0: none */
     int port;
     long history_seconds; /* --watch-history: the changes kept for watches and past reads */
     /* kube-apiserver's --max-requests-inflight, --max-mutating-requests-inflight (0: no
@@ -45,8 +56,60 @@ static void usage(FILE *f)
           "            [--tls-cert-file F --tls-private-key-file F] [--client-ca-file F]\n"
           "            [--token-auth-file F] [--watch-history SECONDS]\n"
           "            [--max-requests-inflight 400] [--max-mutating-requests-inflight 200]\n"
-          "            [--request-timeout 1m0s] [--http2-max-streams-per-connection 1000]\n",
+          "            [--request-timeout 1m0s] [--http2-max-streams-per-connection 1000]\n"
+          "            [--service-account-issuer URL]... [--service-account-signing-key-file F]\n"
+          "            [--service-account-key-file F]... [--api-audiences A,B]\n"
+          "            [--service-account-max-token-expiration DURATION]\n",
           f);
+}
+
+static void strings_add(strings *s, const char *v)
+{
+    s->v = kapi_xrealloc(s->v, (s->n + 1) * sizeof(*s->v));
+    s->v[s->n++] = v;
+}
+
+/* A StringSlice flag's value: its comma-separated items, the empty ones dropped. */
+static void strings_add_list(strings *s, char *list)
+{
+    for (char *item = strtok(list, ","); item; item = strtok(NULL, ","))
+        strings_add(s, item);
+}
+
+/* --service-account-issuer, as kube validates it: not empty, not given twice. */
+static bool add_issuer(options *o, const char *arg)
+{
+    for (size_t i = 0; i < o->sa_issuers.n; i++)
+        if (strcmp(o->sa_issuers.v[i], arg) == 0) {
+            fprintf(stderr, "kapi: service-account-issuer \"%s\" is already specified\n", arg);
+            return false;
+        }
+    if (!*arg) {
+        fputs("kapi: service-account-issuer should not be an empty string\n", stderr);
+        return false;
+    }
+    strings_add(&o->sa_issuers, arg);
+    return true;
+}
+
+/* --service-account-max-token-expiration: a Go duration, 0 or from 1 hour to 2^32
+ * seconds (kube's bounds), in whole seconds. */
+static bool parse_max_expiration(const char *arg, int64_t *out)
+{
+    int64_t ns;
+    char *why = kapi_cron_parse_duration(kapi_str_c(arg), &ns);
+    if (why) {
+        fprintf(stderr, "kapi: --service-account-max-token-expiration: %s\n", why);
+        free(why);
+        return false;
+    }
+    *out = ns / 1000000000;
+    if (ns == 0 || (ns >= 3600 * 1000000000LL && *out <= ((int64_t)1 << 32)))
+        return true;
+    fputs("kapi: the service-account-max-token-expiration must be between 1 hour and 2^32 "
+          "seconds\n",
+          stderr);
+    return false;
 }
 
 /* A count flag: a decimal number of what (requests, streams) from 0 to INT_MAX. */
@@ -89,6 +152,11 @@ static int parse_options(options *o, int argc, char **argv)
         MAX_MUTATING,
         REQUEST_TIMEOUT,
         HTTP2_STREAMS,
+        SA_ISSUER,
+        SA_SIGNING_KEY,
+        SA_KEY,
+        SA_MAX_EXPIRATION,
+        API_AUDIENCES,
         HELP
     };
     static const struct option longs[] = {
@@ -104,6 +172,11 @@ static int parse_options(options *o, int argc, char **argv)
         {"max-mutating-requests-inflight", required_argument, NULL, MAX_MUTATING},
         {"request-timeout", required_argument, NULL, REQUEST_TIMEOUT},
         {"http2-max-streams-per-connection", required_argument, NULL, HTTP2_STREAMS},
+        {"service-account-issuer", required_argument, NULL, SA_ISSUER},
+        {"service-account-signing-key-file", required_argument, NULL, SA_SIGNING_KEY},
+        {"service-account-key-file", required_argument, NULL, SA_KEY},
+        {"service-account-max-token-expiration", required_argument, NULL, SA_MAX_EXPIRATION},
+        {"api-audiences", required_argument, NULL, API_AUDIENCES},
         {"help", no_argument, NULL, HELP},
         {NULL, 0, NULL, 0},
     };
@@ -169,6 +242,23 @@ static int parse_options(options *o, int argc, char **argv)
             if (!parse_count("http2-max-streams-per-connection", "streams", optarg,
                              &o->http2_max_streams))
                 return 2;
+            break;
+        case SA_ISSUER:
+            if (!add_issuer(o, optarg))
+                return 2;
+            break;
+        case SA_SIGNING_KEY:
+            o->sa_signing_key = optarg;
+            break;
+        case SA_KEY:
+            strings_add(&o->sa_key_files, optarg);
+            break;
+        case SA_MAX_EXPIRATION:
+            if (!parse_max_expiration(optarg, &o->sa_max_expiration))
+                return 2;
+            break;
+        case API_AUDIENCES:
+            strings_add_list(&o->api_audiences, optarg);
             break;
         case HELP:
         case 'h':
@@ -262,15 +352,33 @@ static int run(const options *o)
     kapi_error *err = NULL;
     char *db = kapi_xprintf("%s/kapi.db", o->data_dir);
     char *kubeconfig = kapi_xprintf("%s/kubeconfig", o->data_dir);
-    char *address = NULL, *url = NULL;
+    char *address = NULL, *url = NULL, *sa_key = NULL;
     int rc = 1;
 
     umask(077);
     if ((err = kapi_pki_ensure(&pki, o->data_dir, o->bind_address)) != NULL ||
-        (err = private_data_dir(o->data_dir)) != NULL ||
-        (err = kapi_auth_new(&auth, o->data_dir, o->token_file)) != NULL ||
+        (!o->sa_signing_key && (err = kapi_pki_sa_key(&sa_key, o->data_dir)) != NULL) ||
+        (err = private_data_dir(o->data_dir)) != NULL)
+        goto done;
+    kapi_auth_config auth_config = {
+        .dir = o->data_dir,
+        .token_file = o->token_file,
+        .sa = {.issuers = o->sa_issuers.v,
+               .nissuers = o->sa_issuers.n,
+               .signing_key_file = o->sa_signing_key ? o->sa_signing_key : sa_key,
+               .key_files = o->sa_key_files.v,
+               .nkey_files = o->sa_key_files.n,
+               .audiences = o->api_audiences.v,
+               .naudiences = o->api_audiences.n,
+               .max_expiration = o->sa_max_expiration},
+    };
+    if ((err = kapi_auth_new(&auth, &auth_config)) != NULL ||
         (err = kapi_registry_new(&reg)) != NULL)
         goto done;
+    if (!kapi_jwt_verifies_own(kapi_auth_jwt(auth)))
+        fputs("kapi: warning: no --service-account-key-file holds the signing key's public "
+              "half: the ServiceAccount tokens kapi issues will not authenticate\n",
+              stderr);
     kapi_store_options so = {.path = db, .history_seconds = o->history_seconds};
     if ((err = kapi_store_open(&store, &so)) != NULL)
         goto done;
@@ -348,6 +456,7 @@ done:
     free(kubeconfig);
     free(address);
     free(url);
+    free(sa_key);
     return rc;
 }
 
@@ -356,8 +465,14 @@ int main(int argc, char **argv)
     kapi_json_setup();
     options o;
     int rc = parse_options(&o, argc, argv);
-    if (rc)
-        return rc == 1 ? 0 : rc;
-    signal(SIGPIPE, SIG_IGN);
-    return run(&o);
+    if (!rc) {
+        signal(SIGPIPE, SIG_IGN);
+        rc = run(&o);
+    } else {
+        rc = rc == 1 ? 0 : rc;
+    }
+    free(o.sa_issuers.v);
+    free(o.sa_key_files.v);
+    free(o.api_audiences.v);
+    return rc;
 }

@@ -331,6 +331,12 @@ void kapi_api__hook_cache_init(kapi_hook_cache *c);
 void kapi_api__hook_cache_dispose(kapi_hook_cache *c);
 /* Runs w; NULL, or the error of the stage that refused it. Takes w->obj. */
 kapi_error *kapi_api__write(kapi_write *w);
+/* The stages of a create that stores nothing, a TokenRequest through its subresource (the
+ * request's): obj (of the subresource's kind, decoded) gets its managedFields as manager's,
+ * then the create is admitted as one of the request's type, at the request's namespace
+ * and name. NULL, or the admission's refusal. */
+kapi_error *kapi_api__create_unstored(kapi_req *r, const kapi_subresource *sub, const char *manager,
+                                      json_t *obj);
 /* Starts a write of the request's type at the request's path, as its user. */
 void kapi_api__write_init(kapi_write *w, kapi_req *r, kapi_write_verb verb);
 /* The store stage: encodes obj (served view; borrowed) in the storage view and
@@ -405,6 +411,9 @@ const char *kapi_api__quote(kapi_arena *a, kapi_str s);
 /* s as a message shows it with %s, in the arena: its bytes, a NUL (which a C string
  * cannot carry) written as \x00. */
 const char *kapi_api__shown(kapi_arena *a, kapi_str s);
+/* The namespace rules of a write of t at namespace ns: the body's metadata (meta) may
+ * leave it out (it is filled in) or repeat it; another is kube's 400. */
+kapi_error *kapi_api__body_namespace(const kapi_type *t, kapi_str ns, json_t *meta);
 /* metadata.name of meta by its length (a JSON name may hold \u0000); empty when none. */
 kapi_str kapi_api__name_of(const json_t *meta);
 /* Parses stored bytes (they were written by kapi, so they parse). */
@@ -427,6 +436,10 @@ kapi_error *kapi_api__write_options(kapi_req *r, const char *options_kind, bool 
  * duplicate fields handled as o->fv says, Go type errors answered, zero values and
  * defaults filled in, members in Kubernetes' order. */
 kapi_error *kapi_api__decode_object(kapi_req *r, const kapi_write_opts *o, json_t **out);
+/* The same, into an object of t rather than of the request's type (a subresource's own
+ * kind). */
+kapi_error *kapi_api__decode_as(kapi_req *r, const kapi_type *t, const kapi_write_opts *o,
+                                json_t **out);
 
 /* Makes the result of a patch again (a new reference, or NULL). */
 typedef json_t *(*kapi_api_remake)(void *ctx);
@@ -471,6 +484,13 @@ kapi_error *kapi_api__apply(kapi_write *w, const json_t *live, const json_t *con
 
 /* scale.c: get, update and patch of a custom resource's scale subresource. */
 void kapi_api__serve_scale(kapi_req *r);
+
+/* serviceaccounts.c: ServiceAccount tokens. */
+/* The TokenRequest subresource (serviceaccounts/token): issues a token. */
+void kapi_api__serve_token(kapi_req *r);
+/* What authentication asks of the store about a ServiceAccount (auth.h, kapi_sa_lookup). */
+bool kapi_api__sa_get(void *ctx, kapi_str ns, kapi_str name, kapi_arena *a, const char **uid,
+                      int64_t *deleted);
 
 /* objects.c: the generic rules of every object. */
 /* Checks kind/apiVersion of a decoded body against t, filling them in when absent (a

@@ -180,15 +180,15 @@ static bool strict_errors(kapi_req *r, const kapi_write_opts *o, const kapi_dups
     return strict;
 }
 
-/* The 400 of a body that Strict field validation refuses. */
-static kapi_error *report_fields(kapi_req *r, const kapi_write_opts *o, const kapi_dups *dups,
-                                 const kapi_schema_walk *w)
+/* The 400 of a body of t that Strict field validation refuses. */
+static kapi_error *report_fields(kapi_req *r, const kapi_type *t, const kapi_write_opts *o,
+                                 const kapi_dups *dups, const kapi_schema_walk *w)
 {
     kapi_buf msg;
     kapi_buf_init(&msg);
     kapi_error *err = NULL;
     if (strict_errors(r, o, dups, w, &msg))
-        err = cannot_handle(r->type, kapi_error_new(KAPI_STATUS_BAD_REQUEST, "%s", msg.ptr));
+        err = cannot_handle(t, kapi_error_new(KAPI_STATUS_BAD_REQUEST, "%s", msg.ptr));
     kapi_buf_dispose(&msg);
     return err;
 }
@@ -222,12 +222,17 @@ static kapi_error *custom_type_meta(kapi_req *r, const kapi_write_opts *o, json_
         strncmp(av, t->group, glen) != 0)
         return NULL;
     kapi_custom_prune_as(t, slash + 1, obj, w);
-    return report_fields(r, o, dups, w);
+    return report_fields(r, t, o, dups, w);
 }
 
 kapi_error *kapi_api__decode_object(kapi_req *r, const kapi_write_opts *o, json_t **out)
 {
-    const kapi_type *t = r->type;
+    return kapi_api__decode_as(r, r->type, o, out);
+}
+
+kapi_error *kapi_api__decode_as(kapi_req *r, const kapi_type *t, const kapi_write_opts *o,
+                                json_t **out)
+{
     json_t *obj = NULL;
     kapi_dups dups;
     kapi_dups_init(&dups);
@@ -242,7 +247,7 @@ kapi_error *kapi_api__decode_object(kapi_req *r, const kapi_write_opts *o, json_
         err = cannot_handle(t, err);
         goto fail;
     }
-    if ((err = report_fields(r, o, &dups, &w)) != NULL)
+    if ((err = report_fields(r, t, o, &dups, &w)) != NULL)
         goto fail;
     kapi_dups_dispose(&dups);
     *out = obj;

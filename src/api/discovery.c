@@ -197,9 +197,12 @@ static void put_builtin_resources(kapi_req *r, kapi_buf *b, bool *first, const c
         put_resource(b, first, t->plural, "", t->namespaced, NULL, NULL, t->kind, t->verbs,
                      t->short_names, t->categories, t->storage_version_hash);
         for (size_t s = 0; s < t->nsubresources; s++) {
-            char *name = kapi_xprintf("%s/%s", t->plural, t->subresources[s].name);
-            put_resource(b, first, name, "", t->namespaced, NULL, NULL, t->kind,
-                         t->subresources[s].verbs, NULL, NULL, NULL);
+            const kapi_subresource *sub = &t->subresources[s];
+            const kapi_type *k = sub->kind;
+            char *name = kapi_xprintf("%s/%s", t->plural, sub->name);
+            put_resource(b, first, name, "", t->namespaced, k ? k->group : NULL,
+                         k ? k->version : NULL, k ? k->kind : t->kind, sub->verbs, NULL, NULL,
+                         NULL);
             free(name);
         }
     }
@@ -305,9 +308,11 @@ static void put_agg_resources(kapi_buf *b, const kapi_registry *reg, const json_
         put_strings(b, "categories", t->categories);
         if (t->nsubresources)
             kapi_buf_puts(b, ",\"subresources\":[");
-        for (size_t s = 0; s < t->nsubresources; s++)
-            put_agg_sub(b, s == 0, t->subresources[s].name, group, version, t->kind,
-                        t->subresources[s].verbs);
+        for (size_t s = 0; s < t->nsubresources; s++) {
+            const kapi_subresource *sub = &t->subresources[s];
+            const kapi_type *k = sub->kind ? sub->kind : t;
+            put_agg_sub(b, s == 0, sub->name, k->group, k->version, k->kind, sub->verbs);
+        }
         kapi_buf_puts(b, t->nsubresources ? "]}" : "}");
     }
     kapi_crd_resources l;

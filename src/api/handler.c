@@ -213,6 +213,7 @@ void kapi_api_handle(kapi_http_request *http, void *ctx)
     r->http = http;
     kapi_error *err = NULL;
     unsigned timeout_ms; /* applied by the http layer (kapi_api_classify) */
+    kapi_sa_lookup sa = {kapi_api__sa_get, r->api};
     if (http->body_too_large) {
         err = kapi_error_new(KAPI_STATUS_REQUEST_ENTITY_TOO_LARGE,
                              "Request entity too large: limit is %zu", KAPI_API_MAX_BODY);
@@ -225,7 +226,7 @@ void kapi_api_handle(kapi_http_request *http, void *ctx)
     } else if (strcmp(r->path, "/version") == 0 || strcmp(r->path, "/version/") == 0) {
         kapi_api__serve_version(r);
     } else if (!kapi_auth_authenticate(r->api->auth, kapi_http_header_get(http, "authorization"),
-                                       http->peer_certificate, &r->user)) {
+                                       http->peer_certificate, &sa, &r->arena, &r->user)) {
         kapi_api__respond_error(r, kapi_error_new(KAPI_STATUS_UNAUTHORIZED, "Unauthorized"));
     } else {
         serve_authenticated(r);

@@ -208,6 +208,14 @@ static void add_paths(json_t *paths, bool v3, const kapi_type *t)
     for (size_t s = 0; s < t->nsubresources; s++) {
         const kapi_subresource *sub = &t->subresources[s];
         json_t *sp = path_item(v3, t->namespaced, true);
+        if (sub->kind && kapi_verbs_has(sub->verbs, "create")) {
+            /* a subresource of its own kind, created (a TokenRequest) */
+            char *kdef = def_name(sub->kind);
+            json_object_set_new_nocheck(
+                sp, "post",
+                operation(v3, sub->kind, "post", "Create a subresource.", kdef, kdef, 201));
+            free(kdef);
+        }
         if (kapi_verbs_has(sub->verbs, "get"))
             json_object_set_new_nocheck(sp, "get",
                                         operation(v3, t, "get", "Read an object.", NULL, def, 200));
@@ -340,6 +348,13 @@ static json_t *definitions(const kapi_registry *reg, const char *group, const ch
         add_closure(defs, all, list_def, v3);
         free(def);
         free(list_def);
+        for (size_t s = 0; s < t->nsubresources; s++) {
+            if (!t->subresources[s].kind)
+                continue;
+            def = def_name(t->subresources[s].kind);
+            add_closure(defs, all, def, v3);
+            free(def);
+        }
     }
     return defs;
 }

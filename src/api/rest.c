@@ -129,8 +129,7 @@ static void do_get(kapi_req *r)
     kapi_api__respond_stored(r, t, 200, o);
 }
 
-/* The namespace rules of a write: the body may leave it out or repeat the path's. */
-static kapi_error *admit_namespace(const kapi_type *t, kapi_str ns, json_t *meta)
+kapi_error *kapi_api__body_namespace(const kapi_type *t, kapi_str ns, json_t *meta)
 {
     const json_t *body_ns = json_object_get(meta, "namespace");
     if (!t->namespaced) {
@@ -162,7 +161,7 @@ kapi_error *kapi_api__create_stage(kapi_write *w)
     char uid[37], suffix[6];
     w->obj = NULL;
     json_t *meta = kapi_json_object_ensure(obj, "metadata");
-    if ((err = admit_namespace(t, ns, meta)) != NULL)
+    if ((err = kapi_api__body_namespace(t, ns, meta)) != NULL)
         goto done;
     kapi_str name = kapi_api__name_of(meta);
     const json_t *gen = json_object_get(meta, "generateName");
@@ -316,7 +315,7 @@ kapi_error *kapi_api__update_stage(kapi_write *w)
                              kapi_api__shown(a, name), kapi_api__shown(a, w->name));
         goto done;
     }
-    if ((err = admit_namespace(t, w->ns, meta)) != NULL ||
+    if ((err = kapi_api__body_namespace(t, w->ns, meta)) != NULL ||
         (err = expected_rev(meta, &expect)) != NULL)
         goto done;
     kapi_str key = kapi_type_key(a, t, w->ns, name);
@@ -471,6 +470,16 @@ static const struct {
     {"patch", kapi_api__serve_patch},
 };
 
+/* The subresources with code of their own; the others (status, finalize) are served by
+ * the verbs above. */
+static const struct {
+    const char *name;
+    void (*serve)(kapi_req *r);
+} subresources[] = {
+    {"scale", kapi_api__serve_scale},
+    {"token", kapi_api__serve_token},
+};
+
 void kapi_api__serve_resource(kapi_req *r)
 {
     kapi_error *err = resolve(r);
@@ -480,9 +489,11 @@ void kapi_api__serve_resource(kapi_req *r)
         kapi_api__respond_error(r, err);
         return;
     }
-    if (strcmp(r->info.subresource, "scale") == 0) {
-        kapi_api__serve_scale(r);
-        return;
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(subresources); i++) {
+        if (strcmp(r->info.subresource, subresources[i].name) == 0) {
+            subresources[i].serve(r);
+            return;
+        }
     }
     for (size_t i = 0; i < KAPI_ARRAY_LEN(verbs); i++) {
         if (strcmp(r->info.verb, verbs[i].verb) == 0) {

@@ -89,13 +89,9 @@ void kapi_api__write_init(kapi_write *w, kapi_req *r, kapi_write_verb verb)
     };
 }
 
-kapi_error *kapi_api__write(kapi_write *w)
+/* Lends w's stages the hooks' context. */
+static void lend_hooks(kapi_write *w)
 {
-    static kapi_error *(*const stages[])(kapi_write * w) = {
-        [KAPI_WRITE_CREATE] = kapi_api__create_stage,
-        [KAPI_WRITE_UPDATE] = kapi_api__update_stage,
-        [KAPI_WRITE_DELETE] = kapi_api__delete_stage,
-    };
     w->hooks = (kapi_hook_ctx){
         .registry = w->api->registry,
         .arena = w->arena,
@@ -103,6 +99,16 @@ kapi_error *kapi_api__write(kapi_write *w)
         .get = hook_get,
         .pipeline = w,
     };
+}
+
+kapi_error *kapi_api__write(kapi_write *w)
+{
+    static kapi_error *(*const stages[])(kapi_write * w) = {
+        [KAPI_WRITE_CREATE] = kapi_api__create_stage,
+        [KAPI_WRITE_UPDATE] = kapi_api__update_stage,
+        [KAPI_WRITE_DELETE] = kapi_api__delete_stage,
+    };
+    lend_hooks(w);
     w->status = w->verb == KAPI_WRITE_CREATE ? 201 : 200;
     w->stored = NULL;
     w->stored_json = NULL;
@@ -111,6 +117,23 @@ kapi_error *kapi_api__write(kapi_write *w)
     if (!w->subresource)
         w->subresource = "";
     return stages[w->verb](w);
+}
+
+kapi_error *kapi_api__create_unstored(kapi_req *r, const kapi_subresource *sub, const char *manager,
+                                      json_t *obj)
+{
+    kapi_write w;
+    kapi_api__write_init(&w, r, KAPI_WRITE_CREATE);
+    w.type = sub->kind;
+    w.manager = manager;
+    lend_hooks(&w);
+    kapi_api__manage(&w, NULL, obj);
+    /* Admission sees the object the path names, as kube's attributes name it. */
+    json_t *named = json_pack("{s:{s:s%}}", "metadata", "name",
+                              r->info.name.ptr ? r->info.name.ptr : "", r->info.name.len);
+    kapi_error *err = kapi_type_admit(r->type, &w.hooks, KAPI_ADMIT_CREATE, r->info.ns, named);
+    json_decref(named);
+    return err;
 }
 
 /* True when bytes (with an empty resourceVersion at rv_off) are cur's but for its

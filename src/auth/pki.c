@@ -1,5 +1,6 @@
 /*
- * pki: the CA and the serving certificate kapi makes for itself (kapi_pki_ensure).
+ * pki: the CA and the serving certificate kapi makes for itself (kapi_pki_ensure), and
+ * the key it signs ServiceAccount tokens with when none is given (kapi_pki_sa_key).
  *
  * Both keys are ECDSA P-256, both certificates SHA-256 signed X.509 v3 that OpenSSL
  * (curl) and Go's crypto/x509 (kubectl, client-go) accept: the CA has critical
@@ -329,4 +330,35 @@ void kapi_pki_dispose(kapi_pki *pki)
     free(pki->server_cert);
     free(pki->server_key);
     *pki = (kapi_pki){0};
+}
+
+/* True when path holds a private key tokens can be signed with (RSA or ECDSA). */
+static bool sa_key_usable(const char *path)
+{
+    BIO *b = BIO_new_file(path, "r");
+    EVP_PKEY *k = b ? PEM_read_bio_PrivateKey(b, NULL, no_password, NULL) : NULL;
+    int id = k ? EVP_PKEY_get_base_id(k) : EVP_PKEY_NONE;
+    BIO_free(b);
+    EVP_PKEY_free(k);
+    ERR_clear_error();
+    return id == EVP_PKEY_RSA || id == EVP_PKEY_EC;
+}
+
+kapi_error *kapi_pki_sa_key(char **path, const char *dir)
+{
+    char *p = kapi_xprintf("%s/sa.key", dir);
+    kapi_error *err = kapi_auth__mkdir(dir);
+    if (!err && !sa_key_usable(p)) {
+        EVP_PKEY *k = EVP_EC_gen("P-256");
+        BIO *b = BIO_new(BIO_s_mem());
+        bool written = k && b && PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL);
+        err = save_bio(b, written, p, 0600);
+        EVP_PKEY_free(k);
+    }
+    if (err) {
+        free(p);
+        p = NULL;
+    }
+    *path = p;
+    return err;
 }

@@ -1,6 +1,7 @@
 /*
  * token: the kapi_auth itself: the admin token, the users of a --token-auth-file, and
- * authentication of a request by bearer token or client certificate.
+ * authentication of a request by bearer token (static or ServiceAccount) or client
+ * certificate.
  *
  * Tokens are kept as SHA-256 digests in an array sorted by digest: a lookup hashes the
  * presented token, finds the one candidate by binary search and confirms it with
@@ -31,6 +32,7 @@ struct kapi_auth {
     token_entry *tokens;
     size_t ntokens, tokens_cap;
     kapi_auth__certs *certs;
+    kapi_jwt *jwt;  /* ServiceAccount tokens */
     EVP_MD *sha256; /* fetched once: EVP_sha256() looks the digest up again on every use */
 };
 
@@ -213,7 +215,7 @@ static kapi_error *load_admin_token(kapi_auth *a, const char *dir)
     return err;
 }
 
-kapi_error *kapi_auth_new(kapi_auth **out, const char *dir, const char *token_file)
+kapi_error *kapi_auth_new(kapi_auth **out, const kapi_auth_config *c)
 {
     kapi_auth *a = kapi_xcalloc(1, sizeof(*a));
     kapi_error *err = NULL;
@@ -223,10 +225,12 @@ kapi_error *kapi_auth_new(kapi_auth **out, const char *dir, const char *token_fi
     if (!a->sha256)
         abort(); /* the default provider always has it */
     /* File tokens first: an admin token copied into the file stays the admin's. */
-    if (token_file)
-        err = load_token_file(a, token_file);
+    if (c->token_file)
+        err = load_token_file(a, c->token_file);
     if (!err)
-        err = load_admin_token(a, dir);
+        err = load_admin_token(a, c->dir);
+    if (!err)
+        err = kapi_jwt_new(&a->jwt, &c->sa);
     if (err) {
         kapi_auth_free(a);
         a = NULL;
@@ -244,6 +248,7 @@ void kapi_auth_free(kapi_auth *a)
     if (a->certs)
         kapi_auth__certs_free(a->certs);
     EVP_MD_free(a->sha256);
+    kapi_jwt_free(a->jwt);
     free(a->tokens);
     kapi_arena_dispose(&a->arena);
     free(a);
@@ -252,6 +257,11 @@ void kapi_auth_free(kapi_auth *a)
 const char *kapi_auth_admin_token(const kapi_auth *a)
 {
     return a->admin_token;
+}
+
+const kapi_jwt *kapi_auth_jwt(const kapi_auth *a)
+{
+    return a->jwt;
 }
 
 /* The token of "Bearer <token>": scheme in any case, then one or more blanks. */
@@ -270,16 +280,53 @@ static bool bearer_token(const char *header, kapi_str *out)
     return out->len > 0;
 }
 
+/* The ServiceAccount of verified claims c as sa finds it now: there, with the claims' uid,
+ * not deleted more than the leeway ago. A token bound to a Pod or a Secret names an object
+ * kapi does not serve, which kube-apiserver would not find: it is invalid. */
+static bool sa_current(const kapi_sa_lookup *sa, const kapi_jwt_claims *c, int64_t now,
+                       kapi_arena *arena)
+{
+    const char *uid = NULL;
+    int64_t deleted = 0;
+    if (!c->ns || !*c->ns || !c->sa.name || !*c->sa.name || c->pod.name || c->secret.name ||
+        !sa->get(sa->ctx, kapi_str_c(c->ns), kapi_str_c(c->sa.name), arena, &uid, &deleted))
+        return false;
+    return (!deleted || deleted >= now - KAPI_JWT_LEEWAY) && uid && c->sa.uid &&
+           strcmp(uid, c->sa.uid) == 0;
+}
+
+/* The user of a ServiceAccount token, made in arena. */
+static bool sa_user(const kapi_auth *a, kapi_str token, const kapi_sa_lookup *sa, kapi_arena *arena,
+                    kapi_user *out)
+{
+    kapi_jwt_claims c;
+    int64_t now = kapi_time_now_ns() / 1000000000;
+    if (!sa || !arena || kapi_jwt_verify(a->jwt, token, now, arena, &c) != KAPI_JWT_OK ||
+        !sa_current(sa, &c, now, arena))
+        return false;
+    const char *groups[] = {"system:serviceaccounts",
+                            kapi_arena_printf(arena, "system:serviceaccounts:%s", c.ns)};
+    *out = (kapi_user){
+        .name = kapi_arena_printf(arena, "system:serviceaccount:%s:%s", c.ns, c.sa.name),
+        .uid = c.sa.uid,
+        .groups = kapi_auth__groups(arena, groups, KAPI_ARRAY_LEN(groups)),
+    };
+    return true;
+}
+
 bool kapi_auth_authenticate(const kapi_auth *a, const char *authorization, void *peer_cert,
-                            kapi_user *out)
+                            const kapi_sa_lookup *sa, kapi_arena *arena, kapi_user *out)
 {
     kapi_str token;
     const kapi_user *u;
-    /* kube-apiserver's order: a verified client certificate first, then a bearer token. */
+    /* kube-apiserver's order: a verified client certificate first, then a bearer token:
+     * the token file's, then a ServiceAccount's. */
     if (peer_cert && kapi_auth__certs_user(a->certs, peer_cert, out))
         return true;
-    if (!bearer_token(authorization, &token) || !(u = find_token(a, token)))
+    if (!bearer_token(authorization, &token))
         return false;
+    if ((u = find_token(a, token)) == NULL)
+        return sa_user(a, token, sa, arena, out);
     *out = *u;
     return true;
 }

@@ -20,6 +20,8 @@ extern const struct {
 struct kapi_registry {
     kapi_type *types;
     size_t ntypes;
+    kapi_type *kinds; /* the subresource kinds */
+    size_t nkinds;
     kapi_schema_set *schemas;
     kapi_arena protobuf; /* the protobuf message tables */
     /* The messages of the meta kinds (kapi_registry_pb_message). */
@@ -213,6 +215,8 @@ kapi_error *kapi_registry__load_type(kapi_type *t, const char *name, json_t *def
     t->short_names = string_vector(json_object_get(def, "shortNames"));
     t->categories = string_vector(json_object_get(def, "categories"));
     t->verbs = string_vector(json_object_get(def, "verbs"));
+    /* A subresource is its verbs, or {"verbs": [...], "kind": "<group/version/Kind>"}
+     * (its kind is found once every type file is read: kapi_registry_new). */
     json_t *subs = json_object_get(def, "subresources");
     kapi_subresource *sv = kapi_xcalloc(json_object_size(subs) + 1, sizeof(*sv));
     const char *key;
@@ -220,15 +224,19 @@ kapi_error *kapi_registry__load_type(kapi_type *t, const char *name, json_t *def
     json_object_foreach(subs, key, val)
     {
         sv[t->nsubresources].name = key;
-        sv[t->nsubresources].verbs = string_vector(val);
+        sv[t->nsubresources].verbs =
+            string_vector(json_is_array(val) ? val : json_object_get(val, "verbs"));
         t->nsubresources++;
     }
     t->subresources = sv;
     json_t *storage = json_object_get(def, "storage");
+    bool stored = !json_is_true(json_object_get(def, "subresourceKind"));
     t->storage_group = kapi_json_path_str(storage, "group");
     t->storage_resource = kapi_json_path_str(storage, "resource");
-    if (!t->storage_group || !t->storage_resource)
+    if (stored && (!t->storage_group || !t->storage_resource))
         return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type file %s: bad \"storage\"", name);
+    t->storage_group = t->storage_group ? t->storage_group : "";
+    t->storage_resource = t->storage_resource ? t->storage_resource : "";
     t->storage_version_hash =
         kapi_registry_storage_hash(t->storage_group, kapi_json_path_str(storage, "version") ?: "",
                                    kapi_json_path_str(storage, "kind") ?: "");
@@ -280,16 +288,22 @@ static kapi_error *meta_message(kapi_registry *r, const char *def, const kapi_pb
     return kapi_schema_protobuf(s, &r->protobuf, out);
 }
 
-/* Compiles the definitions and gives each type its own, its protobuf message and its
- * List's. */
+/* The type or subresource kind at index i of both lists. */
+static kapi_type *type_or_kind(kapi_registry *r, size_t i)
+{
+    return i < r->ntypes ? &r->types[i] : &r->kinds[i - r->ntypes];
+}
+
+/* Compiles the definitions and gives each type (and subresource kind) its own, its
+ * protobuf message and its List's. */
 static kapi_error *attach_schemas(kapi_registry *r)
 {
     kapi_error *err = kapi_schema_set_compile(r->schemas);
     if (err)
         return err;
     bool have_defs = json_object_size(kapi_schema_set_definitions(r->schemas)) > 0;
-    for (size_t i = 0; i < r->ntypes && have_defs && !err; i++) {
-        kapi_type *t = &r->types[i];
+    for (size_t i = 0; i < r->ntypes + r->nkinds && have_defs && !err; i++) {
+        kapi_type *t = type_or_kind(r, i);
         const char *name = t->openapi_name;
         t->schema = name ? kapi_schema_set_get(r->schemas, name) : NULL;
         if (!t->schema)
@@ -339,6 +353,9 @@ const kapi_pb_message *kapi_registry_pb_message(const kapi_registry *r, const ch
         return r->pb_scale;
     if (strcmp(kind, "DeleteOptions") == 0) /* registered in every group version */
         return r->pb_delete_options;
+    const kapi_type *sk = kapi_registry_subresource_kind(r, api_version, kind);
+    if (sk)
+        return sk->protobuf;
     size_t n = strlen(kind);
     bool list = n > 4 && strcmp(kind + n - 4, "List") == 0;
     for (size_t i = 0; i < r->ntypes; i++) {
@@ -349,6 +366,45 @@ const kapi_pb_message *kapi_registry_pb_message(const kapi_registry *r, const ch
             return t->protobuf;
         if (list && strlen(t->kind) == n - 4 && strncmp(t->kind, kind, n - 4) == 0)
             return t->protobuf_list;
+    }
+    return NULL;
+}
+
+/* Moves the subresource kinds out of r->types into r->kinds. */
+static void set_kinds_apart(kapi_registry *r)
+{
+    size_t n = 0;
+    r->kinds = kapi_xcalloc(r->ntypes + 1, sizeof(*r->kinds));
+    for (size_t i = 0; i < r->ntypes; i++) {
+        if (json_is_true(json_object_get(r->types[i].def, "subresourceKind")))
+            r->kinds[r->nkinds++] = r->types[i];
+        else
+            r->types[n++] = r->types[i];
+    }
+    r->ntypes = n;
+}
+
+/* Points each subresource that names a kind ("group/version/Kind") at that subresource
+ * kind; a name that is none is an error. */
+static kapi_error *link_subresource_kinds(kapi_registry *r)
+{
+    for (size_t i = 0; i < r->ntypes; i++) {
+        kapi_type *t = &r->types[i];
+        const json_t *subs = json_object_get(t->def, "subresources");
+        for (size_t s = 0; s < t->nsubresources; s++) {
+            kapi_subresource *sub = (kapi_subresource *)&t->subresources[s];
+            const char *ref = kapi_json_path_str(json_object_get(subs, sub->name), "kind");
+            const char *slash = ref ? strrchr(ref, '/') : NULL;
+            if (!ref)
+                continue;
+            char *gv = slash ? kapi_xstrndup(ref, (size_t)(slash - ref)) : NULL;
+            sub->kind = gv ? kapi_registry_subresource_kind(r, gv, slash + 1) : NULL;
+            free(gv);
+            if (!sub->kind)
+                return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
+                                      "type %s/%s: subresource %s: no subresource kind %s",
+                                      t->group_version, t->plural, sub->name, ref);
+        }
     }
     return NULL;
 }
@@ -389,6 +445,9 @@ kapi_error *kapi_registry_new(kapi_registry **out)
                                             def)) != NULL)
             goto done;
     }
+    set_kinds_apart(r);
+    if ((err = link_subresource_kinds(r)) != NULL)
+        goto done;
     qsort(r->types, r->ntypes, sizeof(*r->types), type_order);
     index_served(r);
     r->namespaces = kapi_registry_lookup(r, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("namespaces"));
@@ -417,7 +476,10 @@ void kapi_registry_free(kapi_registry *r)
     kapi_registry__cache_free(r->custom);
     for (size_t i = 0; i < r->ntypes; i++)
         kapi_registry__type_dispose(&r->types[i]);
+    for (size_t i = 0; i < r->nkinds; i++)
+        kapi_registry__type_dispose(&r->kinds[i]);
     free(r->types);
+    free(r->kinds);
     kapi_map_free(r->served);
     kapi_arena_dispose(&r->protobuf);
     kapi_arena_dispose(&r->fields);
@@ -525,6 +587,16 @@ const kapi_type *kapi_registry_crds(const kapi_registry *r)
 const kapi_type *kapi_registry_serviceaccounts(const kapi_registry *r)
 {
     return r->serviceaccounts;
+}
+
+const kapi_type *kapi_registry_subresource_kind(const kapi_registry *r, const char *group_version,
+                                                const char *kind)
+{
+    for (size_t i = 0; i < r->nkinds; i++)
+        if (strcmp(r->kinds[i].group_version, group_version) == 0 &&
+            strcmp(r->kinds[i].kind, kind) == 0)
+            return &r->kinds[i];
+    return NULL;
 }
 
 const char *kapi_crd_name(kapi_arena *a, const char *group, const char *plural)

@@ -155,6 +155,10 @@ typedef struct kapi_column {
 typedef struct kapi_subresource {
     const char *name;
     const char *const *verbs; /* NULL-terminated */
+    /* The kind its requests and answers are, when not the resource's own (a
+     * ServiceAccount's token subresource takes and answers a TokenRequest): a subresource
+     * kind of the registry (kapi_registry_subresource_kind); NULL otherwise. */
+    const kapi_type *kind;
     /* The fields a write through it resets, which nobody owns (smd.h): the type file's
      * "resetFields" entry of its name. */
     const kapi_smd_set *reset;
@@ -271,6 +275,14 @@ bool kapi_type_key_parse(const kapi_type *t, kapi_str key, kapi_str *ns, kapi_st
 const kapi_type *kapi_registry_namespaces(const kapi_registry *r);
 const kapi_type *kapi_registry_crds(const kapi_registry *r);
 const kapi_type *kapi_registry_serviceaccounts(const kapi_registry *r);
+
+/* A subresource kind: a kind that is only ever the body and answer of a subresource
+ * (authentication.k8s.io/v1 TokenRequest), built from a type file with "subresourceKind":
+ * true. It has a type's schema, protobuf message, merge type and zero value, but it is
+ * neither served nor stored, nor counted among the types above. NULL when there is none
+ * of that group/version and kind. */
+const kapi_type *kapi_registry_subresource_kind(const kapi_registry *r, const char *group_version,
+                                                const char *kind);
 
 /* The protobuf message of objects of apiVersion and kind that kapi reads or writes in
  * protobuf: a built-in type's objects and lists, v1 Status, meta.k8s.io/v1 and v1beta1

@@ -13,7 +13,11 @@ void api_env_start(api_env *e)
                              .history_seconds = e->history_seconds ? e->history_seconds : 300};
     CHECK(kapi_store_open(&e->store, &so) == NULL);
     CHECK(kapi_registry_new(&e->reg) == NULL);
-    CHECK(kapi_auth_new(&e->auth, test_tmpdir(), NULL) == NULL);
+    /* Tokens signed with a key made for the tests: generating one would slow every test. */
+    kapi_auth_config auth = {.dir = test_tmpdir(),
+                             .sa = {.signing_key_file = "tests/data/auth/sa-rsa.key",
+                                    .max_expiration = e->sa_max_expiration}};
+    CHECK(kapi_auth_new(&e->auth, &auth) == NULL);
     kapi_api_config ac = {.store = e->store, .registry = e->reg, .auth = e->auth};
     e->api = kapi_api_new(&ac);
     kapi_http_config hc = fixture_config(kapi_api_handle);

@@ -12,7 +12,7 @@ static kapi_auth *new_auth(const char *token_csv)
         file = tmp_path("tokens.csv");
         spit(file, token_csv);
     }
-    CHECK_OK(kapi_auth_new(&a, dir, file));
+    CHECK_OK(kapi_auth_new(&a, &(kapi_auth_config){.dir = dir, .token_file = file}));
     free(dir);
     free(file);
     return a;
@@ -40,7 +40,7 @@ static char *groups_of(const kapi_user *u)
 #define CHECK_USER(a, header, name_, uid_, groups_)                                                \
     do {                                                                                           \
         kapi_user u_;                                                                              \
-        CHECK(kapi_auth_authenticate((a), (header), NULL, &u_));                                   \
+        CHECK(kapi_auth_authenticate((a), (header), NULL, NULL, NULL, &u_));                       \
         char *g_ = groups_of(&u_);                                                                 \
         CHECK_STR_EQ(u_.name, name_);                                                              \
         CHECK_STR_EQ(u_.uid, uid_);                                                                \
@@ -79,7 +79,7 @@ TEST(auth_admin_token_empty_file_is_an_error)
     kapi_auth *a = (kapi_auth *)1;
     CHECK(mkdir(dir, 0700) == 0);
     spit(path, "\n");
-    kapi_error *err = kapi_auth_new(&a, dir, NULL);
+    kapi_error *err = kapi_auth_new(&a, &(kapi_auth_config){.dir = dir});
     CHECK(err != NULL && a == NULL);
     CHECK_CONTAINS(err->message, "admin-token");
     kapi_error_free(err);
@@ -103,15 +103,15 @@ TEST(auth_bearer_header_forms)
     for (size_t i = 0; i < KAPI_ARRAY_LEN(cases); i++) {
         char *h = kapi_xprintf(cases[i].fmt, tok);
         kapi_user u = {0};
-        if (kapi_auth_authenticate(a, h, NULL, &u) != cases[i].ok)
+        if (kapi_auth_authenticate(a, h, NULL, NULL, NULL, &u) != cases[i].ok)
             test_fail(__FILE__, __LINE__, "header \"%s\": want %d", cases[i].fmt, cases[i].ok);
         if (cases[i].ok && !is_master(&u))
             test_fail(__FILE__, __LINE__, "header \"%s\": not admin", cases[i].fmt);
         free(h);
     }
     kapi_user u;
-    CHECK(!kapi_auth_authenticate(a, NULL, NULL, &u));
-    CHECK(!kapi_auth_authenticate(a, "Bearer wrong-token", NULL, &u));
+    CHECK(!kapi_auth_authenticate(a, NULL, NULL, NULL, NULL, &u));
+    CHECK(!kapi_auth_authenticate(a, "Bearer wrong-token", NULL, NULL, NULL, &u));
     char *h = kapi_xprintf("Bearer %s", tok);
     CHECK_USER(a, h, "admin", "admin", "system:masters,system:authenticated");
     free(h);
@@ -143,10 +143,10 @@ TEST(auth_token_file_users)
     CHECK_USER(a, "Bearer tok7", "gina", "uid-g", "system:masters,system:authenticated");
     CHECK_USER(a, "Bearer tok8", "hal", "uid-h", "system:authenticated");
     kapi_user u;
-    CHECK(kapi_auth_authenticate(a, "Bearer tok7", NULL, &u) && is_master(&u));
-    CHECK(kapi_auth_authenticate(a, "Bearer tok2", NULL, &u) && !is_master(&u));
-    CHECK(!kapi_auth_authenticate(a, "Bearer tok", NULL, &u));
-    CHECK(!kapi_auth_authenticate(a, "Bearer \"tok,3\"", NULL, &u));
+    CHECK(kapi_auth_authenticate(a, "Bearer tok7", NULL, NULL, NULL, &u) && is_master(&u));
+    CHECK(kapi_auth_authenticate(a, "Bearer tok2", NULL, NULL, NULL, &u) && !is_master(&u));
+    CHECK(!kapi_auth_authenticate(a, "Bearer tok", NULL, NULL, NULL, &u));
+    CHECK(!kapi_auth_authenticate(a, "Bearer \"tok,3\"", NULL, NULL, NULL, &u));
     /* The admin token still works beside the file's. */
     char *h = kapi_xprintf("Bearer %s", kapi_auth_admin_token(a));
     CHECK_USER(a, h, "admin", "admin", "system:masters,system:authenticated");
@@ -173,7 +173,7 @@ TEST(auth_token_file_errors)
     for (size_t i = 0; i < KAPI_ARRAY_LEN(cases); i++) {
         kapi_auth *a = NULL;
         spit(file, cases[i].csv);
-        kapi_error *err = kapi_auth_new(&a, dir, file);
+        kapi_error *err = kapi_auth_new(&a, &(kapi_auth_config){.dir = dir, .token_file = file});
         if (!err)
             test_fail(__FILE__, __LINE__, "case %zu: no error", i);
         CHECK(a == NULL);
@@ -186,7 +186,7 @@ TEST(auth_token_file_errors)
     }
     kapi_auth *a = NULL;
     char *missing = tmp_path("nope.csv");
-    kapi_error *err = kapi_auth_new(&a, dir, missing);
+    kapi_error *err = kapi_auth_new(&a, &(kapi_auth_config){.dir = dir, .token_file = missing});
     CHECK(err != NULL);
     CHECK_CONTAINS(err->message, "nope.csv");
     kapi_error_free(err);
@@ -232,28 +232,28 @@ TEST(auth_client_certificate)
     kapi_auth *a = new_auth(NULL);
     X509 *cert = issue_client_cert("jane", orgs);
     kapi_user u, v;
-    CHECK(kapi_auth_authenticate(a, NULL, cert, &u));
+    CHECK(kapi_auth_authenticate(a, NULL, cert, NULL, NULL, &u));
     char *g = groups_of(&u);
     CHECK_STR_EQ(u.name, "jane");
     CHECK_STR_EQ(u.uid, "");
     CHECK_STR_EQ(g, "devs,system:masters,system:authenticated");
     CHECK(is_master(&u));
     /* The same identity again is the same interned user. */
-    CHECK(kapi_auth_authenticate(a, "Bearer nonsense", cert, &v));
+    CHECK(kapi_auth_authenticate(a, "Bearer nonsense", cert, NULL, NULL, &v));
     CHECK(v.name == u.name && v.groups == u.groups);
     /* A certificate comes first, as in kube-apiserver. */
     char *h = kapi_xprintf("Bearer %s", kapi_auth_admin_token(a));
-    CHECK(kapi_auth_authenticate(a, h, cert, &v) && strcmp(v.name, "jane") == 0);
+    CHECK(kapi_auth_authenticate(a, h, cert, NULL, NULL, &v) && strcmp(v.name, "jane") == 0);
     X509_free(cert);
 
     /* No CN: not a certificate user; a token can still authenticate. */
     cert = issue_client_cert(NULL, orgs);
-    CHECK(!kapi_auth_authenticate(a, NULL, cert, &v));
-    CHECK(kapi_auth_authenticate(a, h, cert, &v) && strcmp(v.name, "admin") == 0);
+    CHECK(!kapi_auth_authenticate(a, NULL, cert, NULL, NULL, &v));
+    CHECK(kapi_auth_authenticate(a, h, cert, NULL, NULL, &v) && strcmp(v.name, "admin") == 0);
     X509_free(cert);
 
     cert = issue_client_cert("ci-bot", NULL);
-    CHECK(kapi_auth_authenticate(a, NULL, cert, &v));
+    CHECK(kapi_auth_authenticate(a, NULL, cert, NULL, NULL, &v));
     CHECK_STR_EQ(v.name, "ci-bot");
     CHECK(v.groups[0] && strcmp(v.groups[0], "system:authenticated") == 0 && !v.groups[1]);
     CHECK(!is_master(&v));
@@ -277,7 +277,8 @@ static void *race_main(void *arg)
     for (int i = 0; i < 2000; i++) {
         kapi_user u;
         int k = i % 4;
-        if (!kapi_auth_authenticate(r->a, NULL, r->certs[k], &u) || strcmp(u.name, r->names[k]))
+        if (!kapi_auth_authenticate(r->a, NULL, r->certs[k], NULL, NULL, &u) ||
+            strcmp(u.name, r->names[k]))
             r->ok = false;
     }
     return NULL;

@@ -103,3 +103,26 @@ TEST(registry_typed_facts)
         CHECK(kapi_registry_at(r, i - 1)->group_priority <= kapi_registry_at(r, i)->group_priority);
     kapi_registry_free(r);
 }
+
+/* A subresource of its own kind: serviceaccounts/token takes and answers a TokenRequest,
+ * a kind with a schema and a protobuf message that is neither served nor stored. */
+TEST(registry_subresource_kind)
+{
+    kapi_registry *r = load();
+    const kapi_type *sa = kapi_registry_serviceaccounts(r);
+    const kapi_type *tr =
+        kapi_registry_subresource_kind(r, "authentication.k8s.io/v1", "TokenRequest");
+    CHECK(sa && tr && sa->namespaced);
+    CHECK_STR_EQ(sa->short_names[0], "sa");
+    const kapi_subresource *token = kapi_type_subresource(sa, KAPI_STR("token"));
+    CHECK(token && token->kind == tr && kapi_verbs_has(token->verbs, "create"));
+    CHECK(tr->schema && tr->protobuf && tr->smd && tr->zero);
+    CHECK(kapi_registry_pb_message(r, "authentication.k8s.io/v1", "TokenRequest") == tr->protobuf);
+    CHECK(!kapi_registry_lookup(r, KAPI_STR("authentication.k8s.io"), KAPI_STR("v1"),
+                                KAPI_STR("tokenrequests")));
+    CHECK(!kapi_registry_has_group(r, KAPI_STR("authentication.k8s.io")));
+    for (size_t i = 0; i < kapi_registry_count(r); i++)
+        CHECK(kapi_registry_at(r, i) != tr);
+    CHECK(!kapi_registry_subresource_kind(r, "v1", "ServiceAccount"));
+    kapi_registry_free(r);
+}
