@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "api/api.h"
@@ -31,7 +32,7 @@ typedef struct options {
     const char *data_dir, *bind_address, *cert_file, *key_file, *token_file, *client_ca_file;
     /* ServiceAccount tokens: kube-apiserver's --service-account-* and --api-audiences */
     strings sa_issuers, sa_key_files, api_audiences;
-    const char *sa_signing_key;
+    const char *sa_signing_key, *sa_jwks_uri;
     int64_t sa_max_expiration; /* seconds; 0: none */
     int port;
     long history_seconds; /* --watch-history: the changes kept for watches and past reads */
@@ -59,7 +60,8 @@ static void usage(FILE *f)
           "            [--request-timeout 1m0s] [--http2-max-streams-per-connection 1000]\n"
           "            [--service-account-issuer URL]... [--service-account-signing-key-file F]\n"
           "            [--service-account-key-file F]... [--api-audiences A,B]\n"
-          "            [--service-account-max-token-expiration DURATION]\n",
+          "            [--service-account-max-token-expiration DURATION]\n"
+          "            [--service-account-jwks-uri URL]\n",
           f);
 }
 
@@ -112,6 +114,15 @@ static bool parse_max_expiration(const char *arg, int64_t *out)
     return false;
 }
 
+/* --service-account-jwks-uri: an https URL. */
+static bool check_jwks_uri(const char *arg)
+{
+    if (strncasecmp(arg, "https://", 8) == 0)
+        return true;
+    fprintf(stderr, "kapi: service-account-jwks-uri requires https scheme, parsed as: %s\n", arg);
+    return false;
+}
+
 /* A count flag: a decimal number of what (requests, streams) from 0 to INT_MAX. */
 static bool parse_count(const char *flag, const char *what, const char *arg, long *out)
 {
@@ -156,6 +167,7 @@ static int parse_options(options *o, int argc, char **argv)
         SA_SIGNING_KEY,
         SA_KEY,
         SA_MAX_EXPIRATION,
+        SA_JWKS_URI,
         API_AUDIENCES,
         HELP
     };
@@ -176,6 +188,7 @@ static int parse_options(options *o, int argc, char **argv)
         {"service-account-signing-key-file", required_argument, NULL, SA_SIGNING_KEY},
         {"service-account-key-file", required_argument, NULL, SA_KEY},
         {"service-account-max-token-expiration", required_argument, NULL, SA_MAX_EXPIRATION},
+        {"service-account-jwks-uri", required_argument, NULL, SA_JWKS_URI},
         {"api-audiences", required_argument, NULL, API_AUDIENCES},
         {"help", no_argument, NULL, HELP},
         {NULL, 0, NULL, 0},
@@ -256,6 +269,11 @@ static int parse_options(options *o, int argc, char **argv)
         case SA_MAX_EXPIRATION:
             if (!parse_max_expiration(optarg, &o->sa_max_expiration))
                 return 2;
+            break;
+        case SA_JWKS_URI:
+            if (!check_jwks_uri(optarg))
+                return 2;
+            o->sa_jwks_uri = optarg;
             break;
         case API_AUDIENCES:
             strings_add_list(&o->api_audiences, optarg);
@@ -370,7 +388,8 @@ static int run(const options *o)
                .nkey_files = o->sa_key_files.n,
                .audiences = o->api_audiences.v,
                .naudiences = o->api_audiences.n,
-               .max_expiration = o->sa_max_expiration},
+               .max_expiration = o->sa_max_expiration,
+               .jwks_uri = o->sa_jwks_uri},
     };
     if ((err = kapi_auth_new(&auth, &auth_config)) != NULL ||
         (err = kapi_registry_new(&reg)) != NULL)

@@ -488,6 +488,9 @@ void kapi_api__serve_scale(kapi_req *r);
 /* serviceaccounts.c: ServiceAccount tokens. */
 /* The TokenRequest subresource (serviceaccounts/token): issues a token. */
 void kapi_api__serve_token(kapi_req *r);
+/* Answers /.well-known/openid-configuration and /openid/v1/jwks (and their paths with a
+ * trailing '/'): true when path is one of them. */
+bool kapi_api__serve_openid(kapi_req *r);
 /* What authentication asks of the store about a ServiceAccount (auth.h, kapi_sa_lookup). */
 bool kapi_api__sa_get(void *ctx, kapi_str ns, kapi_str name, kapi_arena *a, const char **uid,
                       int64_t *deleted);

@@ -111,6 +111,8 @@ static void serve_authenticated(kapi_req *r)
         kapi_api__serve_openapi(r);
         return;
     }
+    if (!in->is_resource && kapi_api__serve_openid(r))
+        return;
     bool api_root = strcmp(r->path, "/api") == 0 || strcmp(r->path, "/api/") == 0;
     bool apis_root = strcmp(r->path, "/apis") == 0 || strcmp(r->path, "/apis/") == 0;
     bool group_doc = !in->is_resource && strcmp(in->prefix, "apis") == 0 && *in->group;

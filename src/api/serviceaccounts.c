@@ -1,7 +1,7 @@
 /*
  * api/serviceaccounts: what the api does for ServiceAccount tokens (auth.h, "ServiceAccount
- * tokens"): the TokenRequest subresource that issues them, and the store's answer when one
- * authenticates.
+ * tokens"): the TokenRequest subresource that issues them, the store's answer when one
+ * authenticates, and the OpenID discovery documents that let others verify them.
  *
  * A TokenRequest is a create that stores nothing. It is read and answered as
  * kube-apiserver's create handler and TokenREST do: the body decoded as a TokenRequest
@@ -233,4 +233,93 @@ void kapi_api__serve_token(kapi_req *r)
     else
         respond_token(r, sub->kind, obj);
     json_decref(obj);
+}
+
+/* ---- OpenID discovery ---- */
+
+/* s without the blanks around it. */
+static kapi_str trim(kapi_str s)
+{
+    while (s.len && s.ptr[0] == ' ')
+        s.ptr++, s.len--;
+    while (s.len && s.ptr[s.len - 1] == ' ')
+        s.len--;
+    return s;
+}
+
+/* A discovery document's Accept: absent, or with a range (its parameters aside) that is
+ * * / *, the document's type, or the type's main part and *, as go-restful matches the
+ * type a route produces; else kube's 406. */
+static kapi_error *accepts(kapi_req *r, const char *type)
+{
+    const char *accept = kapi_http_header_get(r->http, "accept");
+    size_t main_len = strcspn(type, "/");
+    kapi_str rest = kapi_str_c(accept ? accept : ""), part, range;
+    if (!rest.len)
+        return NULL;
+    while (rest.len) {
+        kapi_str_cut(&rest, ',', &part);
+        kapi_str_cut(&part, ';', &range);
+        range = trim(range);
+        bool main_star = range.len == main_len + 2 && memcmp(range.ptr, type, main_len) == 0 &&
+                         memcmp(range.ptr + main_len, "/*", 2) == 0;
+        if (kapi_str_eqc(range, "*/*") || kapi_str_eqc(range, type) || main_star)
+            return NULL;
+    }
+    kapi_error *err = kapi_error_new(KAPI_STATUS_NOT_ACCEPTABLE,
+                                     "406: Not Acceptable\n\nAvailable representations: %s", type);
+    kapi_media m;
+    err->has_details = true;
+    if (kapi_api__choose_media(accept, false, false, &m))
+        r->error_format = m.format; /* the Status in the form asked for (YAML) */
+    return err;
+}
+
+/* Which discovery document path is (0 the configuration, 1 the keys, -1 neither); *below
+ * says it is a path under one, which go-restful answers with its 404 Status. A trailing
+ * '/' is no part of the path. */
+static int openid_doc(const char *path, bool *below)
+{
+    static const char *const docs[] = {"/.well-known/openid-configuration", "/openid/v1/jwks"};
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(docs); i++) {
+        size_t len = strlen(docs[i]);
+        *below = n > len && path[len] == '/';
+        if (n >= len && memcmp(path, docs[i], len) == 0 && (n == len || *below))
+            return (int)i;
+    }
+    *below = false;
+    return -1;
+}
+
+bool kapi_api__serve_openid(kapi_req *r)
+{
+    static const kapi_http_header cache = {"Cache-Control", "public, max-age=3600"};
+    static const char *const types[] = {"application/json", "application/jwk-set+json"};
+    const kapi_jwt *j = kapi_auth_jwt(r->api->auth);
+    bool below;
+    int doc = openid_doc(r->path, &below);
+    kapi_buf b;
+    kapi_buf_init(&b);
+    if (doc < 0 || !(doc == 0 ? kapi_jwt_openid_config(j, r->api->server_address, &b)
+                              : kapi_jwt_jwks(j, &b))) {
+        kapi_buf_dispose(&b); /* discovery is off: the path is unknown */
+        return false;
+    }
+    kapi_error *err = below                                 ? kapi_api__err_not_found_resource()
+                      : strcmp(r->http->method, "GET") != 0 ? kapi_api__err_method_not_allowed()
+                                                            : accepts(r, types[doc]);
+    if (err) {
+        kapi_buf_dispose(&b);
+        kapi_api__respond_error(r, err);
+        return true;
+    }
+    size_t len;
+    char *p = kapi_buf_detach(&b, &len);
+    kapi_http_header h[] = {{"Content-Type", types[doc]}, cache};
+    kapi_http_chunk c = kapi_http_chunk_take(p, len);
+    kapi_http_respond(r->http, 200, h, KAPI_ARRAY_LEN(h), &c, 1);
+    return true;
 }

@@ -76,6 +76,7 @@ typedef struct kapi_sa_config {
     const char *const *audiences;
     size_t naudiences;
     int64_t max_expiration; /* --service-account-max-token-expiration, seconds; 0: none */
+    const char *jwks_uri;   /* --service-account-jwks-uri; NULL: from the server address */
 } kapi_sa_config;
 
 /* kube-apiserver's own default for a local cluster (kubeadm's and local-up-cluster's). */
@@ -138,6 +139,13 @@ const char *kapi_jwt_sign(const kapi_jwt *j, const kapi_jwt_claims *c, kapi_aren
  * KAPI_JWT_OK. */
 kapi_jwt_rc kapi_jwt_verify(const kapi_jwt *j, kapi_str token, int64_t now, kapi_arena *a,
                             kapi_jwt_claims *out);
+/* The OpenID discovery documents of /.well-known/openid-configuration and
+ * /openid/v1/jwks, as kube-apiserver writes them; external_address (host:port) makes the
+ * jwks_uri unless --service-account-jwks-uri gave one. False when discovery is off, as
+ * kube-apiserver turns it off: the issuer is not an https URL without query and
+ * fragment. */
+bool kapi_jwt_openid_config(const kapi_jwt *j, const char *external_address, kapi_buf *out);
+bool kapi_jwt_jwks(const kapi_jwt *j, kapi_buf *out);
 
 /* ---- the authenticator ---- */
 

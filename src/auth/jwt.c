@@ -27,6 +27,7 @@
 #include <openssl/x509.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "codec/json.h"
 
@@ -51,6 +52,7 @@ struct kapi_jwt {
     jwt_key *keys;
     size_t nkeys;
     int64_t max_expiration;
+    char *jwks_uri; /* NULL: made from the server's address */
 };
 
 /* The algorithms a token may be signed with: what go-jose verifies with an RSA key, and
@@ -224,6 +226,7 @@ kapi_error *kapi_jwt_new(kapi_jwt **out, const kapi_sa_config *c)
     j->audiences =
         copy_strings(own ? c->audiences : (const char *const *)j->issuers, j->naudiences);
     j->max_expiration = c->max_expiration;
+    j->jwks_uri = c->jwks_uri ? kapi_xstrdup(c->jwks_uri) : NULL;
     if (c->signing_key_file)
         err = load_signing_key(j, c->signing_key_file);
     for (size_t i = 0; !err && i < c->nkey_files; i++)
@@ -255,6 +258,7 @@ void kapi_jwt_free(kapi_jwt *j)
     for (size_t i = 0; i < j->nkeys; i++)
         EVP_PKEY_free(j->keys[i].pkey);
     free(j->keys);
+    free(j->jwks_uri);
     free(j);
 }
 
@@ -700,4 +704,105 @@ kapi_jwt_rc kapi_jwt_verify(const kapi_jwt *j, kapi_str token, int64_t now, kapi
         rc = KAPI_JWT_EXPIRED;
     *out = p.claims;
     return rc;
+}
+
+/* ---- OpenID discovery ---- */
+
+/* Go's url.Parse of the issuer as NewOpenIDMetadata checks it: https, no query, no
+ * fragment (and nothing url.Parse refuses: controls and spaces). */
+static bool discovery_issuer(const char *iss)
+{
+    const char *q = strchr(iss, '?'), *f = strchr(iss, '#');
+    for (const char *c = iss; *c; c++)
+        if ((unsigned char)*c <= ' ' || *c == 0x7f)
+            return false;
+    return strncasecmp(iss, "https://", 8) == 0 && (!q || q[1] == '\0' || q[1] == '#') &&
+           (!f || f[1] == '\0');
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+bool kapi_jwt_openid_config(const kapi_jwt *j, const char *external_address, kapi_buf *out)
+{
+    if (!discovery_issuer(j->issuers[0]) || j->nkeys == 0)
+        return false;
+    kapi_buf_puts(out, "{\"issuer\":");
+    put_str(out, j->issuers[0]);
+    kapi_buf_puts(out, ",\"jwks_uri\":");
+    if (j->jwks_uri) {
+        put_str(out, j->jwks_uri);
+    } else {
+        char *uri = kapi_xprintf("https://%s/openid/v1/jwks", external_address);
+        put_str(out, uri);
+        free(uri);
+    }
+    kapi_buf_puts(out, ",\"response_types_supported\":[\"id_token\"],"
+                       "\"subject_types_supported\":[\"public\"],"
+                       "\"id_token_signing_alg_values_supported\":[");
+    const char **names = kapi_xcalloc(j->nkeys, sizeof(*names));
+    for (size_t i = 0; i < j->nkeys; i++)
+        names[i] = j->keys[i].alg;
+    qsort(names, j->nkeys, sizeof(*names), cmp_str);
+    for (size_t i = 0; i < j->nkeys; i++)
+        if (i == 0 || strcmp(names[i], names[i - 1]) != 0)
+            kapi_buf_printf(out, "%s\"%s\"", i ? "," : "", names[i]);
+    free(names);
+    kapi_buf_puts(out, "]}");
+    return true;
+}
+
+/* A member holding a big number in unpadded base64url, its bytes padded to pad (0: as
+ * few as hold it). */
+static bool put_bn(kapi_buf *b, const char *member, const EVP_PKEY *k, const char *param, int pad)
+{
+    BIGNUM *bn = NULL;
+    if (!EVP_PKEY_get_bn_param(k, param, &bn))
+        return false;
+    int n = pad ? pad : BN_num_bytes(bn);
+    unsigned char *bytes = kapi_xmalloc((size_t)n + 1);
+    bool ok = BN_bn2binpad(bn, bytes, n) == n;
+    if (ok) {
+        kapi_buf_printf(b, ",\"%s\":\"", member);
+        put_b64url(b, bytes, (size_t)n);
+        kapi_buf_putc(b, '"');
+    }
+    free(bytes);
+    BN_free(bn);
+    return ok;
+}
+
+/* One key as go-jose writes a public JSONWebKey: use, kty, kid, crv, alg, then x and y
+ * or n and e. */
+static bool put_jwk(kapi_buf *b, const jwt_key *k)
+{
+    kapi_buf_printf(b, "{\"use\":\"sig\",\"kty\":\"%s\",\"kid\":\"%s\"", k->rsa ? "RSA" : "EC",
+                    k->kid);
+    if (!k->rsa)
+        kapi_buf_printf(b, ",\"crv\":\"%s\"", k->crv);
+    kapi_buf_printf(b, ",\"alg\":\"%s\"", k->alg);
+    bool ok = k->rsa ? put_bn(b, "n", k->pkey, OSSL_PKEY_PARAM_RSA_N, 0) &&
+                           put_bn(b, "e", k->pkey, OSSL_PKEY_PARAM_RSA_E, 0)
+                     : put_bn(b, "x", k->pkey, OSSL_PKEY_PARAM_EC_PUB_X, k->ec_bytes) &&
+                           put_bn(b, "y", k->pkey, OSSL_PKEY_PARAM_EC_PUB_Y, k->ec_bytes);
+    kapi_buf_putc(b, '}');
+    return ok;
+}
+
+bool kapi_jwt_jwks(const kapi_jwt *j, kapi_buf *out)
+{
+    if (!discovery_issuer(j->issuers[0]) || j->nkeys == 0)
+        return false;
+    kapi_buf_puts(out, "{\"keys\":[");
+    bool ok = true;
+    for (size_t i = 0; ok && i < j->nkeys; i++) {
+        if (i)
+            kapi_buf_putc(out, ',');
+        ok = put_jwk(out, &j->keys[i]);
+    }
+    kapi_buf_puts(out, "]}");
+    ERR_clear_error();
+    return ok;
 }

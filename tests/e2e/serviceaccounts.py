@@ -1,12 +1,13 @@
 #!/usr/bin/python3
-"""ServiceAccount tokens seen by a client library.
+"""ServiceAccount tokens seen by a client library and by a relying party.
 
 Usage: serviceaccounts.py KUBECONFIG DATA_DIR NAMESPACE TOKEN
 
 With Debian's python3-kubernetes (a real client): the admin mints a TokenRequest; that
 token and the one kubectl made (TOKEN) each read the namespace's ServiceAccounts as the
-account. With kapi's own key (DATA_DIR/sa.key), a token of valid claims authenticates and
-the same claims expired, or from another issuer, do not. Prints PASS/FAIL lines.
+account. As an OpenID relying party would, the token's signature is verified with the key
+/openid/v1/jwks publishes. With kapi's own key (DATA_DIR/sa.key), a token of valid claims
+authenticates and the same claims expired do not. Prints PASS/FAIL lines.
 """
 import base64
 import json
@@ -15,7 +16,7 @@ import time
 
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
-from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
@@ -34,6 +35,24 @@ def b64d(s):
 
 def b64e(b):
     return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+
+
+def public_key(jwk):
+    """The key a JWK (RSA or EC P-256) describes."""
+    num = lambda m: int.from_bytes(b64d(jwk[m]), "big")
+    if jwk["kty"] == "RSA":
+        return rsa.RSAPublicNumbers(num("e"), num("n")).public_key()
+    return ec.EllipticCurvePublicNumbers(num("x"), num("y"), ec.SECP256R1()).public_key()
+
+
+def verify(pub, sig, data):
+    """Checks a JWS signature (RS256, or ES256 as r||s) over data."""
+    if isinstance(pub, rsa.RSAPublicKey):
+        pub.verify(sig, data, padding.PKCS1v15(), hashes.SHA256())
+    else:
+        half = len(sig) // 2
+        der = encode_dss_signature(int.from_bytes(sig[:half], "big"), int.from_bytes(sig[half:], "big"))
+        pub.verify(der, data, ec.ECDSA(hashes.SHA256()))
 
 
 def sign(key, data):
@@ -78,8 +97,20 @@ def main():
     ok, what = reads_accounts(admin_cfg, ns, kubectl_token[:-4] + "AAAA")
     check("python: a token with another signature is 401", not ok and what == 401, what)
 
+    # A relying party: the key of the token's kid, from the JWKS, verifies its signature.
+    api = client.ApiClient()
+    jwks = json.loads(api.call_api("/openid/v1/jwks", "GET", auth_settings=["BearerToken"],
+                                   _preload_content=False)[0].data)
     head, payload, sig = out.status.token.split(".")
     kid = json.loads(b64d(head))["kid"]
+    jwk = [k for k in jwks["keys"] if k["kid"] == kid]
+    check("jwks: the token's kid is published", len(jwk) == 1, jwks)
+    if jwk:
+        try:
+            verify(public_key(jwk[0]), b64d(sig), (head + "." + payload).encode())
+            check("jwks: the published key verifies the token", True)
+        except Exception as e:  # InvalidSignature
+            check("jwks: the published key verifies the token", False, e)
 
     # Tokens made here with kapi's own key: the same claims, valid and then expired.
     key = serialization.load_pem_private_key(open(data + "/sa.key", "rb").read(), None)

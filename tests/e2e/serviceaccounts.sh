@@ -2,8 +2,8 @@
 # ServiceAccounts and their tokens as a user meets them: the "default" account in every
 # namespace, `kubectl create serviceaccount` and `kubectl create token` (audience and
 # duration honoured), the token used with curl, kubectl and the Python client, a bad,
-# tampered, expired or orphaned token refused with 401, the signing key kept across a
-# restart, and the --service-account-* flags.
+# tampered, expired or orphaned token refused with 401, the OpenID discovery documents,
+# the signing key kept across a restart, and the --service-account-* flags.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -85,6 +85,20 @@ while IFS= read -r line; do
 done <"$work/py"
 [ "$rc" -eq 0 ] || [ "$E2E_FAILED" -gt 0 ] || fail "serviceaccounts.py exited with $rc"
 
+admin=$(cat "$data/admin-token")
+doc=$(curl -s --cacert "$cacert" -H "Authorization: Bearer $admin" "$url/.well-known/openid-configuration")
+expect_eq "openid-configuration" \
+    "https://kubernetes.default.svc.cluster.local $url/openid/v1/jwks id_token public ES256" \
+    "$(echo "$doc" | jq -r '"\(.issuer) \(.jwks_uri) \(.response_types_supported[0]) \(.subject_types_supported[0]) \(.id_token_signing_alg_values_supported | join(","))"')"
+head=$(curl -s -D - -o /dev/null --cacert "$cacert" -H "Authorization: Bearer $token" "$url/openid/v1/jwks" |
+    tr -d '\r' | tr 'A-Z' 'a-z')
+case $head in
+*"content-type: application/jwk-set+json"*"cache-control: public, max-age=3600"*) pass "jwks: its type and caching, for a ServiceAccount" ;;
+*) fail "jwks: its type and caching, for a ServiceAccount" "$head" ;;
+esac
+expect_eq "jwks without credentials is 401" 401 \
+    "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$cacert" "$url/openid/v1/jwks")"
+
 stop_kapi
 start_kapi "$bin" "$data" "$port" || exit 1
 expect_eq "after a restart: the same key, the token still works" 200 \
@@ -104,7 +118,8 @@ openssl pkey -in "$work/ec.key" -pubout -out "$work/ec.pub" 2>/dev/null
 start_kapi "$bin" "$work/flags" "$port" --service-account-issuer https://kapi.example.com \
     --service-account-signing-key-file "$work/rsa.key" --service-account-key-file "$work/rsa.key" \
     --service-account-key-file "$work/ec.pub" --api-audiences api-one,api-two \
-    --service-account-max-token-expiration 2h || exit 1
+    --service-account-max-token-expiration 2h \
+    --service-account-jwks-uri https://keys.example.com/jwks || exit 1
 export KUBECONFIG=$work/flags/kubeconfig
 cacert=$work/flags/ca.crt
 check "flags: the default namespace's account" eventually kubectl -n default get sa default
@@ -116,6 +131,11 @@ expect_eq "flags: the cap is a warning" \
     "Warning: requested expiration of 18000 seconds shortened to 7200 seconds" "$(cat "$work/warn")"
 expect_eq "flags: the token authenticates" 200 "$(status_as "$tok" /api/v1/namespaces)"
 expect_eq "flags: no key is generated when one is given" "" "$(ls "$work/flags/sa.key" 2>/dev/null)"
+expect_eq "flags: jwks lists both keys, openid-configuration both algorithms and the jwks-uri" \
+    "2 ES256,RS256 https://keys.example.com/jwks" \
+    "$(echo "$(curl -s --cacert "$cacert" -H "Authorization: Bearer $tok" "$url/openid/v1/jwks")" \
+        "$(curl -s --cacert "$cacert" -H "Authorization: Bearer $tok" "$url/.well-known/openid-configuration")" |
+        jq -rs '"\(.[0].keys | length) \(.[1].id_token_signing_alg_values_supported | join(",")) \(.[1].jwks_uri)"')"
 stop_kapi
 out=$("$bin" --data-dir "$work/bad" --secure-port 0 --service-account-max-token-expiration 30m 2>&1)
 expect_eq "flags: a cap under an hour is refused" \

@@ -1,7 +1,7 @@
 /*
  * Unit tests for api/serviceaccounts.c over the api test server: the TokenRequest
- * subresource (its answer, kube's errors, the lifetime's cap), and a token it issues
- * authenticating until its ServiceAccount goes.
+ * subresource (its answer, kube's errors, the lifetime's cap), a token it issues
+ * authenticating until its ServiceAccount goes, and the OpenID discovery documents.
  */
 #include "api_call.h"
 #include "test.h"
@@ -158,5 +158,34 @@ TEST(api_token_request_max_expiration)
     CHECK(strstr(a.head.ptr, "Warning: 299 - \"requested expiration of 90000 seconds shortened "
                              "to 7200 seconds\"") != NULL);
     api_answer_dispose(&a);
+    api_env_stop(&e);
+}
+
+TEST(api_openid_discovery_documents)
+{
+    api_env e = {0};
+    env_start(&e);
+    api_answer a;
+    CHECK_INT_EQ(api_call(&e, "GET", "/.well-known/openid-configuration", "", NULL, &a), 200);
+    CHECK_STR_EQ(api_str(&a, "jwks_uri"), "https://127.0.0.1:6443/openid/v1/jwks");
+    CHECK_STR_EQ(api_str(&a, "issuer"), "https://kubernetes.default.svc.cluster.local");
+    CHECK(strstr(a.head.ptr, "Cache-Control: public, max-age=3600\r\n") != NULL);
+    CHECK(strstr(a.head.ptr, "Content-Type: application/json\r\n") != NULL);
+    api_answer_dispose(&a);
+    CHECK_INT_EQ(api_call(&e, "GET", "/openid/v1/jwks/", "Accept: */*\r\n", NULL, &a), 200);
+    CHECK(strstr(a.head.ptr, "Content-Type: application/jwk-set+json\r\n") != NULL);
+    CHECK_STR_EQ(kapi_json_path_str(json_array_get(kapi_json_path(a.json, "keys"), 0), "alg"),
+                 "RS256");
+    api_answer_dispose(&a);
+    CHECK_INT_EQ(api_call(&e, "GET", "/openid/v1/jwks", "Accept: application/json\r\n", NULL, &a),
+                 406);
+    CHECK_STR_EQ(api_str(&a, "message"),
+                 "406: Not Acceptable\n\nAvailable representations: application/jwk-set+json");
+    api_answer_dispose(&a);
+    CHECK_INT_EQ(api_status(&e, "POST", "/openid/v1/jwks", "{}"), 405);
+    CHECK_INT_EQ(api_call(&e, "GET", "/openid/v1/jwks/x", "", NULL, &a), 404);
+    CHECK_STR_EQ(api_str(&a, "kind"), "Status");
+    api_answer_dispose(&a);
+    CHECK_INT_EQ(status_as(&e, "nobody", "/openid/v1/jwks"), 401);
     api_env_stop(&e);
 }

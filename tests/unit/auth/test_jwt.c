@@ -1,7 +1,7 @@
 /*
  * Unit tests for src/auth/jwt.c and the ServiceAccount part of token.c: tokens signed and
- * verified (RS256, ES256), each reason a token is refused, kube-apiserver's own token
- * (tests/data/auth), and the user a valid token authenticates as.
+ * verified (RS256, ES256), each reason a token is refused, kube-apiserver's own token and
+ * discovery documents (tests/data/auth), and the user a valid token authenticates as.
  */
 #include "auth_test.h"
 
@@ -326,6 +326,44 @@ TEST(jwt_kube_token_verifies)
     kapi_arena_dispose(&a);
     kapi_jwt_free(j);
     free(tok);
+}
+
+/* The discovery documents for kube's key are kube's bytes. */
+TEST(jwt_openid_documents_as_kube)
+{
+    kapi_jwt *j = new_jwt(NULL, DATA "kube-sa.pub", NULL);
+    kapi_buf cfg, keys;
+    kapi_buf_init(&cfg);
+    kapi_buf_init(&keys);
+    CHECK(kapi_jwt_openid_config(j, "192.0.2.1:16443", &cfg));
+    CHECK(kapi_jwt_jwks(j, &keys));
+    char *kube_cfg = test_slurp(DATA "kube-openid-configuration.json", NULL);
+    char *kube_keys = test_slurp(DATA "kube-jwks.json", NULL);
+    CHECK_STR_EQ(cfg.ptr, kube_cfg);
+    CHECK_STR_EQ(keys.ptr, kube_keys);
+    free(kube_cfg);
+    free(kube_keys);
+    kapi_jwt_free(j);
+    /* an ECDSA key: crv and x, y padded to the curve's size; both algs listed, sorted */
+    const char *files[] = {DATA "sa-ec.pub", DATA "kube-sa.pub"};
+    kapi_sa_config c = {.key_files = files, .nkey_files = 2};
+    CHECK_OK(kapi_jwt_new(&j, &c));
+    kapi_buf_clear(&cfg);
+    kapi_buf_clear(&keys);
+    CHECK(kapi_jwt_openid_config(j, "h:1", &cfg));
+    CHECK_CONTAINS(cfg.ptr, "\"id_token_signing_alg_values_supported\":[\"ES256\",\"RS256\"]}");
+    CHECK(kapi_jwt_jwks(j, &keys));
+    static const char ec_first[] = "{\"keys\":[{\"use\":\"sig\",\"kty\":\"EC\",\"kid\":\"";
+    CHECK(strncmp(keys.ptr, ec_first, sizeof(ec_first) - 1) == 0);
+    CHECK_CONTAINS(keys.ptr, "\"crv\":\"P-256\",\"alg\":\"ES256\",\"x\":\"");
+    kapi_jwt_free(j);
+    /* an issuer that is no https URL turns discovery off, as in kube */
+    j = new_jwt(NULL, DATA "kube-sa.pub", "kapi");
+    CHECK(!kapi_jwt_openid_config(j, "h:1", &cfg));
+    CHECK(!kapi_jwt_jwks(j, &keys));
+    kapi_jwt_free(j);
+    kapi_buf_dispose(&cfg);
+    kapi_buf_dispose(&keys);
 }
 
 TEST(jwt_key_files)
