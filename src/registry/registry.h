@@ -179,6 +179,10 @@ struct kapi_type {
     size_t nsubresources;
     /* Where objects are stored (the key layout: kapi_type_key). */
     const char *storage_group, *storage_resource;
+    /* kube-apiserver stores the objects in protobuf, so what it answers has been through a
+     * protobuf round trip (kapi_schema_protobuf_nulls): every built-in type but those
+     * whose type file's "storage" has "mediaType": "application/json" (CRDs). */
+    bool protobuf_storage;
     /* Discovery's storageVersionHash: the storage group/version/kind, hashed. */
     const char *storage_version_hash;
     const kapi_type_strategy *strategy;

@@ -98,6 +98,8 @@ TEST(registry_typed_facts)
     CHECK(ev->create_on_update && ev->max_name_length == 0);
     CHECK(ns->name_rule == KAPI_NAME_RULE_LABEL && !ns->create_on_update);
     CHECK(cj->openapi_name == NULL || strstr(cj->openapi_name, "CronJob") != NULL);
+    /* kube-apiserver keeps built-in objects in protobuf, CRDs in JSON */
+    CHECK(cj->protobuf_storage && ns->protobuf_storage && !kapi_registry_crds(r)->protobuf_storage);
     /* discovery order: groups by priority */
     for (size_t i = 1; i < kapi_registry_count(r); i++)
         CHECK(kapi_registry_at(r, i - 1)->group_priority <= kapi_registry_at(r, i)->group_priority);
