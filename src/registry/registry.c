@@ -172,6 +172,7 @@ static bool load_name_rule(kapi_type *t, const json_t *def)
         [KAPI_NAME_RULE_SUBDOMAIN] = "subdomain",
         [KAPI_NAME_RULE_LABEL] = "label",
         [KAPI_NAME_RULE_DNS1035] = "dns1035",
+        [KAPI_NAME_RULE_RBAC] = "rbac",
     };
     const char *rule = kapi_json_path_str(def, "nameRule");
     t->name_rule = KAPI_NAME_RULE_SUBDOMAIN;

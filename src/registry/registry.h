@@ -71,6 +71,7 @@ typedef enum kapi_name_rule {
     KAPI_NAME_RULE_SUBDOMAIN, /* "subdomain" (the default): a DNS-1123 subdomain */
     KAPI_NAME_RULE_LABEL,     /* "label": a DNS-1123 label */
     KAPI_NAME_RULE_DNS1035,   /* "dns1035": a DNS-1035 label */
+    KAPI_NAME_RULE_RBAC,      /* "rbac": a path segment, generateName held to it too */
 } kapi_name_rule;
 
 /* Code special to a type. Every hook is optional. obj is the whole object in the

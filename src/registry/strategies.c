@@ -145,6 +145,8 @@ static const kapi_type_strategy strategies[] = {
      .validate = kapi_registry__validate_cronjob,
      .warnings = kapi_registry__cronjob_warnings},
     {.name = "clustercidr", .validate = kapi_registry__validate_clustercidr},
+    {.name = "rbac-role", .validate = kapi_registry__validate_role},
+    {.name = "rbac-binding", .validate = kapi_registry__validate_binding},
     {.name = "event",
      .prepare_create = event_create,
      .prepare_update = event_update,
