@@ -145,14 +145,24 @@ static bool same_bytes(const kapi_obj *cur, const char *bytes, size_t len, size_
            memcmp(cur->data + cur->rv_off + cur->rv_len, bytes + rv_off, tail) == 0;
 }
 
+/* obj as the store keeps it (a new reference): what kube-apiserver's protobuf storage
+ * reads back, in the storage view. */
+static json_t *storage_view(const kapi_type *t, json_t *obj)
+{
+    json_t *stored = json_incref(obj);
+    if (t->protobuf_storage)
+        kapi_schema_protobuf_nulls(t->schema, stored);
+    if (t->strategy->to_storage)
+        stored = t->strategy->to_storage(t, stored);
+    return stored;
+}
+
 kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type *t, json_t *obj,
                                   kapi_store_op op, int64_t expect_rev, kapi_obj *cur,
                                   kapi_obj **out, json_t **json, json_t **dry)
 {
     if (dry) {
-        json_t *stored = json_incref(obj);
-        if (t->strategy->to_storage)
-            stored = t->strategy->to_storage(t, stored);
+        json_t *stored = storage_view(t, obj);
         json_t *meta = kapi_json_object_ensure(stored, "metadata");
         if (op == KAPI_STORE_CREATE)
             json_object_del(meta, "resourceVersion");
@@ -164,9 +174,7 @@ kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type 
         *out = NULL;
         return NULL;
     }
-    json_t *stored = json_incref(obj);
-    if (t->strategy->to_storage)
-        stored = t->strategy->to_storage(t, stored);
+    json_t *stored = storage_view(t, obj);
     json_object_set_new_nocheck(kapi_json_object_ensure(stored, "metadata"), "resourceVersion",
                                 json_string_nocheck(""));
     json_t *canon = kapi_api__canonical(t, stored);

@@ -204,6 +204,27 @@ static void crd_spec(json_t *obj)
         json_object_set_new_nocheck(names, "listKind", json_sprintf("%sList", kind));
 }
 
+#define RBAC_GROUP "rbac.authorization.k8s.io"
+
+/* A binding's roleRef is in the RBAC group unless it names a group. */
+static void role_ref(json_t *obj)
+{
+    const char *group = json_string_value(json_object_get(obj, "apiGroup"));
+    if (!group || !*group)
+        json_object_set_new_nocheck(obj, "apiGroup", json_string_nocheck(RBAC_GROUP));
+}
+
+/* A User or Group subject is in the RBAC group unless it names a group (a ServiceAccount
+ * stays in the core group, ""). */
+static void subject(json_t *obj)
+{
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    const char *group = json_string_value(json_object_get(obj, "apiGroup"));
+    if ((group && *group) || !kind || (strcmp(kind, "User") != 0 && strcmp(kind, "Group") != 0))
+        return;
+    json_object_set_new_nocheck(obj, "apiGroup", json_string_nocheck(RBAC_GROUP));
+}
+
 void kapi_registry__defaulters(kapi_schema_set *s)
 {
     static const struct {
@@ -218,6 +239,8 @@ void kapi_registry__defaulters(kapi_schema_set *s)
         {"batch.v1.Job", job},
         {"apiextensions.v1.CustomResourceDefinition", crd},
         {"apiextensions.v1.CustomResourceDefinitionSpec", crd_spec},
+        {"rbac.v1.RoleRef", role_ref},
+        {"rbac.v1.Subject", subject},
     };
     for (size_t i = 0; i < KAPI_ARRAY_LEN(all); i++)
         kapi_schema_set_defaulter(s, all[i].name, all[i].fn);

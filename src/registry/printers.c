@@ -735,6 +735,53 @@ static json_t *cell_event_source(const json_t *v, const json_t *obj, int64_t now
     return *host ? json_sprintf("%s, %s", comp, host) : json_string(comp);
 }
 
+/* The RoleBinding and ClusterRoleBinding printers' Role: "Kind/name" of the roleRef. */
+static json_t *cell_role_ref(const json_t *v, const json_t *obj, int64_t now_ns)
+{
+    (void)obj, (void)now_ns;
+    return json_sprintf("%s/%s", go_string(json_object_get(v, "kind")),
+                        go_string(json_object_get(v, "name")));
+}
+
+/* The subjects of one kind, as rbac.SubjectsStrings lists them, joined by ", ": a
+ * ServiceAccount as "namespace/name", the others by name. */
+static json_t *subjects_of_kind(const json_t *subjects, const char *kind)
+{
+    bool sa = strcmp(kind, "ServiceAccount") == 0;
+    kapi_buf b;
+    kapi_buf_init(&b);
+    for (size_t i = 0; i < json_array_size(subjects); i++) {
+        const json_t *s = json_array_get(subjects, i);
+        if (strcmp(go_string(json_object_get(s, "kind")), kind) != 0)
+            continue;
+        kapi_buf_puts(&b, b.len ? ", " : "");
+        if (sa)
+            kapi_buf_printf(&b, "%s/", go_string(json_object_get(s, "namespace")));
+        kapi_buf_puts(&b, go_string(json_object_get(s, "name")));
+    }
+    json_t *out = json_stringn(b.ptr, b.len);
+    kapi_buf_dispose(&b);
+    return out;
+}
+
+static json_t *cell_subject_users(const json_t *v, const json_t *obj, int64_t now_ns)
+{
+    (void)obj, (void)now_ns;
+    return subjects_of_kind(v, "User");
+}
+
+static json_t *cell_subject_groups(const json_t *v, const json_t *obj, int64_t now_ns)
+{
+    (void)obj, (void)now_ns;
+    return subjects_of_kind(v, "Group");
+}
+
+static json_t *cell_subject_service_accounts(const json_t *v, const json_t *obj, int64_t now_ns)
+{
+    (void)obj, (void)now_ns;
+    return subjects_of_kind(v, "ServiceAccount");
+}
+
 static const struct {
     const char *name;
     kapi_cell_fn fn;
@@ -757,6 +804,10 @@ static const struct {
     {"eventCount", cell_event_count},
     {"eventObject", cell_event_object},
     {"eventSource", cell_event_source},
+    {"roleRef", cell_role_ref},
+    {"subjectUsers", cell_subject_users},
+    {"subjectGroups", cell_subject_groups},
+    {"subjectServiceAccounts", cell_subject_service_accounts},
 };
 
 /* ---- loading ---- */

@@ -174,6 +174,7 @@ static bool load_name_rule(kapi_type *t, const json_t *def)
         [KAPI_NAME_RULE_SUBDOMAIN] = "subdomain",
         [KAPI_NAME_RULE_LABEL] = "label",
         [KAPI_NAME_RULE_DNS1035] = "dns1035",
+        [KAPI_NAME_RULE_RBAC] = "rbac",
     };
     const char *rule = kapi_json_path_str(def, "nameRule");
     t->name_rule = KAPI_NAME_RULE_SUBDOMAIN;
@@ -243,6 +244,8 @@ kapi_error *kapi_registry__load_type(kapi_type *t, const char *name, json_t *def
     t->go_type = kapi_json_path_str(def, "goType");
     t->builtin = t->go_type != NULL;
     t->go_type = t->builtin ? t->go_type : "unstructured.Unstructured";
+    const char *media = kapi_json_path_str(storage, "mediaType");
+    t->protobuf_storage = t->builtin && (!media || strcmp(media, "application/json") != 0);
     t->strategy = kapi_registry__strategy(kapi_json_path_str(def, "strategy"));
     if (!t->strategy)
         return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type file %s: unknown strategy", name);

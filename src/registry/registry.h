@@ -71,6 +71,7 @@ typedef enum kapi_name_rule {
     KAPI_NAME_RULE_SUBDOMAIN, /* "subdomain" (the default): a DNS-1123 subdomain */
     KAPI_NAME_RULE_LABEL,     /* "label": a DNS-1123 label */
     KAPI_NAME_RULE_DNS1035,   /* "dns1035": a DNS-1035 label */
+    KAPI_NAME_RULE_RBAC,      /* "rbac": a path segment, generateName held to it too */
 } kapi_name_rule;
 
 /* Code special to a type. Every hook is optional. obj is the whole object in the
@@ -183,6 +184,10 @@ struct kapi_type {
     size_t nsubresources;
     /* Where objects are stored (the key layout: kapi_type_key). */
     const char *storage_group, *storage_resource;
+    /* kube-apiserver stores the objects in protobuf, so what it answers has been through a
+     * protobuf round trip (kapi_schema_protobuf_nulls): every built-in type but those
+     * whose type file's "storage" has "mediaType": "application/json" (CRDs). */
+    bool protobuf_storage;
     /* Discovery's storageVersionHash: the storage group/version/kind, hashed. */
     const char *storage_version_hash;
     const kapi_type_strategy *strategy;

@@ -99,7 +99,7 @@ void kapi_registry__free_columns(kapi_type *t);
 /* ---- validate.c ---- */
 
 /* The metadata rules of a built-in type from its file's "nameRule" (label, subdomain,
- * dns1035; subdomain when absent), with core's finalizer rule when kube is set. */
+ * dns1035, rbac; subdomain when absent), with core's finalizer rule when kube is set. */
 void kapi_registry__meta_rules(const kapi_type *t, bool kube, kapi_meta_rules *out);
 /* field.Invalid(path, v, "must be greater than or equal to 0") when v < 0. */
 void kapi_registry__nonnegative(kapi_error *err, const char *path, long long v);
@@ -114,6 +114,12 @@ void kapi_registry__cronjob_warnings(const kapi_type *t, const json_t *obj, cons
 /* validate_networking.c: ClusterCIDR (networking.k8s.io/v1alpha1). */
 void kapi_registry__validate_clustercidr(const kapi_type *t, const json_t *obj, const json_t *old,
                                          kapi_error *err);
+/* validate_rbac.c: Role and ClusterRole (rbac.authorization.k8s.io/v1), then
+ * RoleBinding and ClusterRoleBinding; the type's scope picks the rules of each pair. */
+void kapi_registry__validate_role(const kapi_type *t, const json_t *obj, const json_t *old,
+                                  kapi_error *err);
+void kapi_registry__validate_binding(const kapi_type *t, const json_t *obj, const json_t *old,
+                                     kapi_error *err);
 /* validate_events.c: Event, core/v1 and events.k8s.io/v1 (each with its own rules). */
 void kapi_registry__validate_event(const kapi_type *t, const json_t *obj, const json_t *old,
                                    kapi_error *err);

@@ -172,6 +172,8 @@ static const kapi_type_strategy strategies[] = {
      .prepare_create = serviceaccount_create,
      .prepare_update = serviceaccount_update,
      .validate = kapi_registry__validate_serviceaccount},
+    {.name = "rbac-role", .validate = kapi_registry__validate_role},
+    {.name = "rbac-binding", .validate = kapi_registry__validate_binding},
     {.name = "event",
      .prepare_create = event_create,
      .prepare_update = event_update,

@@ -10,12 +10,21 @@
  */
 #include "registry/registry_int.h"
 
+/* ValidateRBACName: a path segment; a generateName is held to the rule of a whole name
+ * (so "." is refused there too). */
+static size_t rbac_name(void *ctx, const char *name, bool prefix, const char **out)
+{
+    (void)prefix;
+    return kapi_name_path_segment(ctx, name, false, out);
+}
+
 void kapi_registry__meta_rules(const kapi_type *t, bool kube, kapi_meta_rules *out)
 {
     static const kapi_name_fn rules[] = {
         [KAPI_NAME_RULE_SUBDOMAIN] = kapi_name_dns_subdomain,
         [KAPI_NAME_RULE_LABEL] = kapi_name_dns_label,
         [KAPI_NAME_RULE_DNS1035] = kapi_name_dns1035_label,
+        [KAPI_NAME_RULE_RBAC] = rbac_name,
     };
     *out = (kapi_meta_rules){rules[t->name_rule], NULL, t->namespaced, kube};
 }

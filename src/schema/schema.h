@@ -198,6 +198,12 @@ typedef struct kapi_schema_walk {
  * ... cannot be handled as ..." prefix, which the caller knows). */
 kapi_error *kapi_schema_decode(const kapi_schema *s, json_t *obj, kapi_schema_walk *w);
 
+/* What a protobuf round trip does to obj (a whole object, decoded by the walk above), as
+ * kube-apiserver's storage in protobuf does to a built-in object before anyone reads it
+ * back: an empty list or map in a field Go writes without omitempty (x-kapi-emit null)
+ * has no bytes in protobuf, reads back as nil, and is written as null. */
+void kapi_schema_protobuf_nulls(const kapi_schema *s, json_t *obj);
+
 /* ---- value validation (custom resources; validate.c) ---- */
 
 /* Validates v against s as kube-apiserver 1.26 validates a custom resource: kube-openapi's

@@ -449,6 +449,29 @@ static kapi_error *walk(walker *k, const kapi_schema *s, json_t *v, const char *
     return go ? check_scalar(k, s, v, go_struct) : NULL;
 }
 
+void kapi_schema_protobuf_nulls(const kapi_schema *s, json_t *v)
+{
+    size_t i;
+    json_t *x;
+    if (s->or_schema || is_any_node(s))
+        return;
+    if (json_is_array(v) && s->items) {
+        json_array_foreach(v, i, x) kapi_schema_protobuf_nulls(s->items, x);
+        return;
+    }
+    if (!json_is_object(v))
+        return;
+    for (void *it = json_object_iter(v); it; it = json_object_iter_next(v, it)) {
+        const kapi_schema_prop *p = find_prop(s, json_object_iter_key(it));
+        const kapi_schema *child = p ? p->schema : s->additional;
+        x = json_object_iter_value(it);
+        if (p && json_is_null(p->emit) && (json_is_array(x) || json_is_object(x)) && is_zero(x))
+            json_object_iter_set_new(v, it, json_null());
+        else if (child)
+            kapi_schema_protobuf_nulls(child, x);
+    }
+}
+
 kapi_error *kapi_schema_decode(const kapi_schema *s, json_t *obj, kapi_schema_walk *w)
 {
     walker k = {.w = w};

@@ -3,9 +3,10 @@
 # managedFields and server-side apply compared, skipping the features later issues build
 # (CEL, RBAC). Every id in tests/golden/passing.txt must
 # pass (deliberate differences are listed in tests/golden/exceptions.txt); the whole-
-# corpus count is printed for information. Then tests/golden/fields, kapi's own corpus of
-# field-manager and server-side apply cases recorded from kube-apiserver 1.26 (README
-# there), on a second fresh kapi: every id must pass or be listed in its exceptions.
+# corpus count is printed for information. Then kapi's own corpora recorded from
+# kube-apiserver 1.26 (README in each), each on a fresh kapi of its own: tests/golden/fields
+# (field manager and server-side apply) and tests/golden/rbac (the RBAC types): every id
+# must pass or be listed in its exceptions.
 # Ends with "N passed, N failed" over the ids that must pass.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,20 +33,22 @@ while read -r id; do
         failed=$((failed + 1))
     fi
 done <"$here/passing.txt"
-stop_kapi
-start_kapi "$bin" "$work/data2" "$port" || exit 1
-python3 "$corpus/replay.py" --server "https://127.0.0.1:$port" \
-    --token "$(cat "$work/data2/admin-token")" --cacert "$work/data2/ca.crt" \
-    --requests "$here/fields/requests.jsonl" --responses "$here/fields/responses.jsonl" \
-    --exceptions "$here/fields/exceptions.txt" >"$work/fields.txt" 2>&1
-while read -r line; do
-    case $line in
-    PASS* | KNOWN*) passed=$((passed + 1)) ;;
-    FAIL*)
-        echo "$line"
-        failed=$((failed + 1))
-        ;;
-    esac
-done <"$work/fields.txt"
+for own in fields rbac; do
+    stop_kapi
+    start_kapi "$bin" "$work/data-$own" "$port" || exit 1
+    python3 "$corpus/replay.py" --server "https://127.0.0.1:$port" \
+        --token "$(cat "$work/data-$own/admin-token")" --cacert "$work/data-$own/ca.crt" \
+        --requests "$here/$own/requests.jsonl" --responses "$here/$own/responses.jsonl" \
+        --exceptions "$here/$own/exceptions.txt" >"$work/$own.txt" 2>&1
+    while read -r line; do
+        case $line in
+        PASS* | KNOWN*) passed=$((passed + 1)) ;;
+        FAIL*)
+            echo "$line"
+            failed=$((failed + 1))
+            ;;
+        esac
+    done <"$work/$own.txt"
+done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,6 +1,7 @@
 /* Unit tests for registry/printers: kube's human durations, the CRD rules of a jsonPath
  * column by type, the computed cells of the built-in printers (CronJob, ClusterCIDR,
- * Event, the default table) and the columns' loading. Cells are compared as compact JSON. */
+ * Event, RoleBinding, the default table) and the columns' loading. Cells are compared as compact
+ * JSON. */
 #include <jansson.h>
 
 #include "codec/json.h"
@@ -226,6 +227,34 @@ TEST(registry_printer_default_table)
                         "\"2023-01-02T04:04:05+01:00\"}}"),
                  "[\"x\",\"2023-01-02T03:04:05Z\"]");
     CHECK_STR_EQ(row(t, "{\"metadata\":{\"name\":\"x\"}}"), "[\"x\",\"0001-01-01T00:00:00Z\"]");
+    kapi_registry_free(reg);
+}
+
+/* RoleBinding and ClusterRoleBinding: the role as Kind/name, then the subjects of each
+ * kind in their order (a ServiceAccount as namespace/name, its namespace possibly empty);
+ * a subject of another kind shows nowhere. Roles have kube's default table. */
+TEST(registry_printer_rbac)
+{
+    static const char *const plurals[] = {"rolebindings", "clusterrolebindings"};
+    kapi_registry *reg;
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(plurals); i++) {
+        const kapi_type *t = builtin(&reg, "rbac.authorization.k8s.io", plurals[i]);
+        CHECK_INT_EQ(t->ncolumns, 6);
+        CHECK_INT_EQ(t->columns[3].priority, 1);
+        CHECK_STR_EQ(
+            row(t, "{\"metadata\":{\"name\":\"b\",\"creationTimestamp\":\"2023-01-02T03:03:05Z\"},"
+                   "\"subjects\":[{\"kind\":\"User\",\"name\":\"alice\"},{\"kind\":"
+                   "\"ServiceAccount\",\"name\":\"sa\",\"namespace\":\"ci\"},{\"kind\":\"Robot\","
+                   "\"name\":\"r\"},{\"kind\":\"User\",\"name\":\"bob\"},{\"kind\":"
+                   "\"ServiceAccount\",\"name\":\"default\"}],\"roleRef\":{\"kind\":\"Role\","
+                   "\"name\":\"reader\"}}"),
+            "[\"b\",\"Role/reader\",\"60s\",\"alice, bob\",\"\",\"ci/sa, /default\"]");
+        CHECK_STR_EQ(row(t, "{\"metadata\":{\"name\":\"b\"}}"),
+                     "[\"b\",\"/\",\"<unknown>\",\"\",\"\",\"\"]");
+        kapi_registry_free(reg);
+    }
+    const kapi_type *t = builtin(&reg, "rbac.authorization.k8s.io", "clusterroles");
+    CHECK(t->default_table);
     kapi_registry_free(reg);
 }
 

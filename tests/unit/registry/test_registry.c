@@ -98,6 +98,12 @@ TEST(registry_typed_facts)
     CHECK(ev->create_on_update && ev->max_name_length == 0);
     CHECK(ns->name_rule == KAPI_NAME_RULE_LABEL && !ns->create_on_update);
     CHECK(cj->openapi_name == NULL || strstr(cj->openapi_name, "CronJob") != NULL);
+    /* kube-apiserver keeps built-in objects in protobuf, CRDs in JSON */
+    CHECK(cj->protobuf_storage && ns->protobuf_storage && !kapi_registry_crds(r)->protobuf_storage);
+    const kapi_type *rb = kapi_registry_lookup(r, KAPI_STR("rbac.authorization.k8s.io"),
+                                               KAPI_STR("v1"), KAPI_STR("rolebindings"));
+    CHECK(rb->name_rule == KAPI_NAME_RULE_RBAC && rb->create_on_update && rb->namespaced);
+    CHECK(rb->all_namespaces && rb->short_names[0] == NULL && !rb->generation);
     /* discovery order: groups by priority */
     for (size_t i = 1; i < kapi_registry_count(r); i++)
         CHECK(kapi_registry_at(r, i - 1)->group_priority <= kapi_registry_at(r, i)->group_priority);

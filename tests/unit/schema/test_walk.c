@@ -20,12 +20,16 @@ static const char defs_json[] =
     "  \"zone\":{\"type\":\"string\",\"x-kapi-emit\":\"\"},"
     "  \"when\":{\"$ref\":\"#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.Time\"},"
     "  \"items\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/definitions/io.k8s.api.x.v1.Item\"}},"
-    "  \"tags\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}}}},"
+    "  \"tags\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
+    "  \"hosts\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"x-kapi-emit\":null},"
+    "  \"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"},"
+    "           \"x-kapi-emit\":null}}},"
     " \"io.k8s.api.x.v1.ThingStatus\":{\"type\":\"object\",\"properties\":{"
     "  \"active\":{\"type\":\"integer\"}}},"
     " \"io.k8s.api.x.v1.Item\":{\"type\":\"object\",\"x-kapi-defaulter\":\"item\","
     "  \"properties\":{\"name\":{\"type\":\"string\"},\"image\":{\"type\":\"string\"},"
     "  \"policy\":{\"type\":\"string\"},"
+    "  \"args\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"x-kapi-emit\":null},"
     "  \"path\":{\"type\":\"string\",\"default\":\"/dev/termination-log\"}}},"
     " \"io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta\":{\"type\":\"object\",\"properties\":{"
     "  \"name\":{\"type\":\"string\"},"
@@ -138,10 +142,31 @@ TEST(schema_walk_defaults_emit_and_order)
                        &w);
     CHECK_STR_EQ(out, "{\"kind\":\"Thing\",\"metadata\":{\"creationTimestamp\":null},\"spec\":{"
                       "\"schedule\":\"s\",\"suspend\":false,\"limit\":3,\"zone\":\"\",\"items\":[{"
-                      "\"name\":\"a\",\"image\":\"x\",\"policy\":\"IfNotPresent\",\"path\":\"/dev/"
-                      "termination-log\"}],\"tags\":{\"a\":\"2\",\"b\":\"1\"}},\"status\":{}}");
+                      "\"name\":\"a\",\"image\":\"x\",\"policy\":\"IfNotPresent\",\"args\":null,"
+                      "\"path\":\"/dev/termination-log\"}],\"tags\":{\"a\":\"2\",\"b\":\"1\"},"
+                      "\"hosts\":null,\"env\":null},\"status\":{}}");
     free(out);
     kapi_arena_dispose(&a);
+}
+
+/* What protobuf storage reads back: an empty list or map of a field Go writes without
+ * omitempty is null; one with members, or of a field without x-kapi-emit, stays. */
+TEST(schema_protobuf_nulls)
+{
+    kapi_schema_set *s = load();
+    const char *body = "{\"spec\":{\"hosts\":[],\"env\":{},\"tags\":{},\"items\":[{\"args\":[]},"
+                       "{\"args\":[\"x\"]}]},\"status\":{}}";
+    json_t *obj = kapi_json_parse(body, strlen(body), NULL);
+    CHECK(obj);
+    kapi_schema_protobuf_nulls(kapi_schema_set_get(s, "io.k8s.api.x.v1.Thing"), obj);
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_json_encode(&b, obj);
+    CHECK_STR_EQ(b.ptr, "{\"spec\":{\"hosts\":null,\"env\":null,\"tags\":{},\"items\":[{\"args\":"
+                        "null},{\"args\":[\"x\"]}]},\"status\":{}}");
+    kapi_buf_dispose(&b);
+    json_decref(obj);
+    kapi_schema_set_free(s);
 }
 
 TEST(schema_walk_time_normalized)
