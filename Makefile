@@ -12,9 +12,11 @@ KAPI_CXXFLAGS = $(filter-out -std=c11,$(CFLAGS)) -std=c++17
 
 LIB_SRC   := $(filter-out src/main.c,$(wildcard src/*/*.c))
 TYPE_DATA := $(sort $(wildcard src/registry/types/*.json src/schema/defs/*.json))
-GEN_SRC   := $(BUILD)/gen/types_data.c
+GEN_SRC   := $(BUILD)/gen/types_data.c $(BUILD)/gen/rbac_data.c
+RBAC_DATA := src/controllers/rbac-bootstrap.json
 LIB_CXX   := $(wildcard src/*/*.cc)
-LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(LIB_CXX:%.cc=$(BUILD)/%.o) $(BUILD)/gen/types_data.o
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(LIB_CXX:%.cc=$(BUILD)/%.o) $(BUILD)/gen/types_data.o \
+             $(BUILD)/gen/rbac_data.o
 UNIT_SRC  := $(wildcard tests/unit/*.c tests/unit/*/*.c)
 UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 # The benchmark harness: its own sources plus src/base (buffers), none of the server.
@@ -48,11 +50,16 @@ $(BUILD)/%.o: %.cc
 	$(CXX) $(KAPI_CXXFLAGS) -c -o $@ $<
 
 # Built-in type definitions are data, embedded at build time (DESIGN.md invariant 1).
-$(GEN_SRC): $(TYPE_DATA) tools/embed.sh
+$(BUILD)/gen/types_data.c: $(TYPE_DATA) tools/embed.sh
 	@mkdir -p $(dir $@)
 	tools/embed.sh $(TYPE_DATA) > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/gen/types_data.o: $(GEN_SRC)
+# The RBAC policy kube-apiserver bootstraps: data too, reconciled at start.
+$(BUILD)/gen/rbac_data.c: $(RBAC_DATA) tools/embed.sh
+	@mkdir -p $(dir $@)
+	tools/embed.sh -s kapi_rbac_bootstrap_files $(RBAC_DATA) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 deps:
@@ -124,7 +131,7 @@ FUZZ_CFLAGS   := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitiz
                  $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -pthread
 FUZZ_LD       := $(if $(LIB_CXX),clang++,clang)
 FUZZ_OBJ      := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o) $(LIB_CXX:%.cc=$(FUZZ_DIR)/%.o) \
-                 $(FUZZ_DIR)/gen/types_data.o
+                 $(FUZZ_DIR)/gen/types_data.o $(FUZZ_DIR)/gen/rbac_data.o
 FUZZ_TARGETS  := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_MAIN_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_RUN      := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/fuzz/run.sh
@@ -139,7 +146,7 @@ $(FUZZ_DIR)/%.o: %.cc
 	@mkdir -p $(dir $@)
 	clang++ -std=c++17 $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(FUZZ_DIR)/gen/types_data.o: $(GEN_SRC)
+$(FUZZ_DIR)/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
 	clang -std=c11 $(FUZZ_CFLAGS) -c -o $@ $<
 

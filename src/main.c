@@ -41,6 +41,9 @@ typedef struct options {
     long max_inflight, max_mutating_inflight;
     unsigned request_timeout_ms;
     long http2_max_streams; /* --http2-max-streams-per-connection (0: Go's 250) */
+    kapi_authz_mode authz_modes[KAPI_AUTHZ_MAX_MODES]; /* --authorization-mode */
+    size_t nauthz_modes;
+    bool anonymous; /* --anonymous-auth */
 } options;
 
 typedef struct server {
@@ -61,7 +64,8 @@ static void usage(FILE *f)
           "            [--service-account-issuer URL]... [--service-account-signing-key-file F]\n"
           "            [--service-account-key-file F]... [--api-audiences A,B]\n"
           "            [--service-account-max-token-expiration DURATION]\n"
-          "            [--service-account-jwks-uri URL]\n",
+          "            [--service-account-jwks-uri URL]\n"
+          "            [--authorization-mode RBAC] [--anonymous-auth=true]\n",
           f);
 }
 
@@ -134,6 +138,57 @@ static bool parse_count(const char *flag, const char *what, const char *arg, lon
     return false;
 }
 
+/* --authorization-mode: a comma-separated list of AlwaysAllow, AlwaysDeny and RBAC, each
+ * at most once, in the order they are asked (kube-apiserver's words for a bad one). */
+static bool parse_modes(const char *arg, options *o)
+{
+    static const struct {
+        const char *name;
+        kapi_authz_mode mode;
+    } known[] = {{"AlwaysAllow", KAPI_AUTHZ_ALWAYS_ALLOW},
+                 {"AlwaysDeny", KAPI_AUTHZ_ALWAYS_DENY},
+                 {"RBAC", KAPI_AUTHZ_RBAC}};
+    kapi_str rest = kapi_str_c(arg), item;
+    o->nauthz_modes = 0;
+    while (rest.len > 0 || o->nauthz_modes == 0) {
+        size_t k = 0;
+        kapi_str_cut(&rest, ',', &item);
+        while (k < KAPI_ARRAY_LEN(known) && !kapi_str_eqc(item, known[k].name))
+            k++;
+        if (k == KAPI_ARRAY_LEN(known)) {
+            fprintf(stderr,
+                    "kapi: --authorization-mode: authorization-mode %.*s is not a valid "
+                    "mode (AlwaysAllow, AlwaysDeny, RBAC)\n",
+                    (int)item.len, item.ptr);
+            return false;
+        }
+        for (size_t i = 0; i < o->nauthz_modes; i++) {
+            if (o->authz_modes[i] == known[k].mode) {
+                fprintf(stderr, "kapi: --authorization-mode: %s specified more than once\n",
+                        known[k].name);
+                return false;
+            }
+        }
+        o->authz_modes[o->nauthz_modes++] = known[k].mode;
+    }
+    return true;
+}
+
+/* A Go bool flag's value (strconv.ParseBool). */
+static bool parse_bool(const char *flag, const char *arg, bool *out)
+{
+    static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
+    static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(yes); i++) {
+        if (strcmp(arg, yes[i]) == 0 || strcmp(arg, no[i]) == 0) {
+            *out = strcmp(arg, yes[i]) == 0;
+            return true;
+        }
+    }
+    fprintf(stderr, "kapi: --%s: not a bool: %s\n", flag, arg);
+    return false;
+}
+
 /* --request-timeout: a positive Go duration ("60s", "1m30s"), in milliseconds. */
 static bool parse_timeout(const char *arg, unsigned *out)
 {
@@ -169,6 +224,8 @@ static int parse_options(options *o, int argc, char **argv)
         SA_MAX_EXPIRATION,
         SA_JWKS_URI,
         API_AUDIENCES,
+        AUTHZ_MODE,
+        ANONYMOUS,
         HELP
     };
     static const struct option longs[] = {
@@ -190,6 +247,8 @@ static int parse_options(options *o, int argc, char **argv)
         {"service-account-max-token-expiration", required_argument, NULL, SA_MAX_EXPIRATION},
         {"service-account-jwks-uri", required_argument, NULL, SA_JWKS_URI},
         {"api-audiences", required_argument, NULL, API_AUDIENCES},
+        {"authorization-mode", required_argument, NULL, AUTHZ_MODE},
+        {"anonymous-auth", optional_argument, NULL, ANONYMOUS},
         {"help", no_argument, NULL, HELP},
         {NULL, 0, NULL, 0},
     };
@@ -200,7 +259,10 @@ static int parse_options(options *o, int argc, char **argv)
                    .max_inflight = 400,
                    .max_mutating_inflight = 200,
                    .request_timeout_ms = 60000,
-                   .http2_max_streams = KAPI_HTTP_HTTP2_MAX_STREAMS};
+                   .http2_max_streams = KAPI_HTTP_HTTP2_MAX_STREAMS,
+                   .authz_modes = {KAPI_AUTHZ_RBAC},
+                   .nauthz_modes = 1,
+                   .anonymous = true};
     int c;
     char *end;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -277,6 +339,16 @@ static int parse_options(options *o, int argc, char **argv)
             break;
         case API_AUDIENCES:
             strings_add_list(&o->api_audiences, optarg);
+            break;
+        case AUTHZ_MODE:
+            if (!parse_modes(optarg, o))
+                return 2;
+            break;
+        case ANONYMOUS:
+            if (optarg && !parse_bool("anonymous-auth", optarg, &o->anonymous))
+                return 2;
+            if (!optarg)
+                o->anonymous = true;
             break;
         case HELP:
         case 'h':
@@ -367,6 +439,7 @@ static int run(const options *o)
     kapi_registry *reg = NULL;
     kapi_store *store = NULL;
     kapi_controller *namespaces = NULL, *crds = NULL, *serviceaccounts = NULL;
+    kapi_controller *aggregation = NULL;
     kapi_error *err = NULL;
     char *db = kapi_xprintf("%s/kapi.db", o->data_dir);
     char *kubeconfig = kapi_xprintf("%s/kubeconfig", o->data_dir);
@@ -422,12 +495,18 @@ static int run(const options *o)
         .busy = kapi_api_busy_answer,
         .timeout = kapi_api_timeout_answer,
     };
-    kapi_api_config ac = {
-        .store = store, .registry = reg, .auth = auth, .request_timeout_ms = o->request_timeout_ms};
+    kapi_api_config ac = {.store = store,
+                          .registry = reg,
+                          .auth = auth,
+                          .request_timeout_ms = o->request_timeout_ms,
+                          .nauthz_modes = o->nauthz_modes,
+                          .anonymous = o->anonymous};
+    memcpy(ac.authz_modes, o->authz_modes, sizeof(ac.authz_modes));
     s.api = kapi_api_new(&ac);
     namespaces = kapi_namespace_controller_start(s.api);
     crds = kapi_crd_controller_start(s.api);
     serviceaccounts = kapi_serviceaccount_controller_start(s.api);
+    aggregation = kapi_rbac_aggregation_controller_start(s.api);
     hc.handler_ctx = s.api;
     if ((err = kapi_http_server_new(&s.http, &s.loop, &hc)) != NULL)
         goto done_loop;
@@ -437,6 +516,7 @@ static int run(const options *o)
     /* Known only once bound (--secure-port 0); no request is served before the loop runs. */
     kapi_api_set_server_address(s.api, address);
     if ((err = ensure_default_namespaces(s.api)) != NULL ||
+        (err = kapi_rbac_bootstrap(s.api)) != NULL ||
         (err = kapi_kubeconfig_write(kubeconfig, url, o->cert_file ? o->cert_file : pki.ca_cert,
                                      kapi_auth_admin_token(auth))) != NULL) {
         kapi_http_server_shutdown(s.http, NULL, NULL);
@@ -464,6 +544,7 @@ done:
         kapi_error_free(err);
     }
     kapi_controller_stop(serviceaccounts);
+    kapi_controller_stop(aggregation);
     kapi_controller_stop(crds);
     kapi_controller_stop(namespaces);
     kapi_api_free(s.api);

@@ -37,11 +37,23 @@ typedef struct kapi_api kapi_api;
  * reading it, and kapi_api_handle answers that 413 naming this limit. */
 #define KAPI_API_MAX_BODY ((size_t)3 << 20)
 
+/* The authorizers of --authorization-mode (system:masters is always allowed first). */
+typedef enum kapi_authz_mode {
+    KAPI_AUTHZ_ALWAYS_ALLOW,
+    KAPI_AUTHZ_ALWAYS_DENY,
+    KAPI_AUTHZ_RBAC,
+} kapi_authz_mode;
+#define KAPI_AUTHZ_MAX_MODES 3
+
 typedef struct kapi_api_config {
     kapi_store *store;
     const kapi_registry *registry;
     const kapi_auth *auth;
     unsigned request_timeout_ms; /* --request-timeout: the longest a request may take */
+    /* --authorization-mode, in order; none: RBAC */
+    kapi_authz_mode authz_modes[KAPI_AUTHZ_MAX_MODES];
+    size_t nauthz_modes;
+    bool anonymous; /* --anonymous-auth: a request without credentials is system:anonymous */
 } kapi_api_config;
 
 kapi_api *kapi_api_new(const kapi_api_config *cfg);

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 
 #include "api/api.h"
+#include "authz/authz.h"
 #include "codec/json.h"
 #include "patch/patch.h"
 
@@ -31,6 +32,9 @@ typedef struct kapi_hook_cache {
     size_t next;
 } kapi_hook_cache;
 
+/* The authorization stage (authorize.c). */
+typedef struct kapi_authorizer kapi_authorizer;
+
 struct kapi_api {
     kapi_store *store;
     kapi_hook_cache hook_cache;
@@ -41,6 +45,8 @@ struct kapi_api {
     kapi_watch_reaper *watches; /* the open watches and their reaper */
     atomic_bool shutting_down;
     unsigned request_timeout_ms; /* --request-timeout */
+    kapi_authorizer *authorizer;
+    bool anonymous; /* --anonymous-auth */
 };
 
 typedef struct kapi_query_param {
@@ -195,6 +201,33 @@ const char *kapi_api__query(const kapi_req *r, const char *key);
  * it is; a bad value is the 400 of strconv's error, as DecodeParameters answers). */
 bool kapi_api__query_bool(const kapi_req *r, const char *key);
 kapi_error *kapi_api__query_int(const kapi_req *r, const char *key, int64_t *out);
+
+/* authorize.c */
+/* The authorizer of the modes given (none: RBAC), watching the RBAC types. */
+kapi_authorizer *kapi_api__authorizer_new(kapi_api *api, const kapi_authz_mode *modes, size_t n);
+void kapi_api__authorizer_free(kapi_authorizer *z);
+/* The attributes of r as user asks it (a non-resource request: its lower-cased method
+ * and path; a namespace's own name is its namespace, as RequestInfo has it). */
+void kapi_api__authz_attrs(kapi_req *r, const kapi_user *user, kapi_authz_attrs *a);
+/* Whether system:masters or the modes allow a; reason gets the reason of the one that
+ * allowed, or else the reasons they all gave, one per line (kube's union). */
+bool kapi_api__authorized(kapi_api *api, const kapi_authz_attrs *a, kapi_buf *reason);
+/* kube's escalation check of a request's write of an RBAC object (its policy-based
+ * storage): a Role or ClusterRole may grant only what the writer holds unless it may
+ * "escalate"; a binding may name only a role whose rules the writer holds unless it may
+ * "bind" it. old is the stored object of an update, NULL on create. NULL when allowed (or
+ * not a request's write of an RBAC object). */
+kapi_error *kapi_api__escalation_check(kapi_write *w, const json_t *obj, const json_t *old);
+/* kube's 403 for a denied a: the Forbidden message, details group, kind and name. */
+kapi_error *kapi_api__forbidden(const kapi_authz_attrs *a, const char *reason);
+/* The authorization filter for r as r->user: NULL when allowed, else the 403. */
+kapi_error *kapi_api__authorize(kapi_req *r);
+
+/* impersonate.c */
+/* The impersonation filter: true when r goes on (as the user its Impersonate-* headers
+ * ask for, if any, in r->user); false when it has been answered (403, or kube's 500 for
+ * groups, extras or a uid without a user). */
+bool kapi_api__impersonate(kapi_req *r);
 
 /* respond.c: each answers the request; the request must not be answered twice. */
 void kapi_api__respond_error(kapi_req *r, kapi_error *err);           /* takes err */

@@ -33,11 +33,16 @@ kapi_api *kapi_api_new(const kapi_api_config *cfg)
     api->registry = cfg->registry;
     api->auth = cfg->auth;
     api->request_timeout_ms = cfg->request_timeout_ms;
+    api->anonymous = cfg->anonymous;
     api->server_address = kapi_xstrdup("");
     api->openapi = kapi_api__openapi_new(cfg->registry);
     kapi_api__hook_cache_init(&api->hook_cache);
     atomic_init(&api->shutting_down, false);
     kapi_api__watch_reaper_new(api);
+    static const kapi_authz_mode rbac = KAPI_AUTHZ_RBAC;
+    api->authorizer = cfg->nauthz_modes
+                          ? kapi_api__authorizer_new(api, cfg->authz_modes, cfg->nauthz_modes)
+                          : kapi_api__authorizer_new(api, &rbac, 1);
     return api;
 }
 
@@ -45,6 +50,7 @@ void kapi_api_free(kapi_api *api)
 {
     if (!api)
         return;
+    kapi_api__authorizer_free(api->authorizer);
     kapi_api__watch_reaper_free(api);
     free((void *)api->server_address);
     kapi_api__openapi_free(api->openapi);
@@ -205,6 +211,23 @@ kapi_http_admission kapi_api_classify(const kapi_http_request *http, void *ctx)
     return a;
 }
 
+/* kube's authenticators: a client certificate, then a bearer token; a request with
+ * neither is system:anonymous when --anonymous-auth allows it; a credential that is not
+ * valid is a 401, never anonymous. */
+static kapi_error *authenticate(kapi_req *r)
+{
+    const char *authorization = kapi_http_header_get(r->http, "authorization");
+    kapi_sa_lookup sa = {kapi_api__sa_get, r->api};
+    if (kapi_auth_authenticate(r->api->auth, authorization, r->http->peer_certificate, &sa,
+                               &r->arena, &r->user))
+        return NULL;
+    if (r->api->anonymous && !kapi_auth_bearer_present(authorization)) {
+        r->user = kapi_auth_anonymous;
+        return NULL;
+    }
+    return kapi_error_new(KAPI_STATUS_UNAUTHORIZED, "Unauthorized");
+}
+
 void kapi_api_handle(kapi_http_request *http, void *ctx)
 {
     kapi_arena arena;
@@ -215,7 +238,6 @@ void kapi_api_handle(kapi_http_request *http, void *ctx)
     r->http = http;
     kapi_error *err = NULL;
     unsigned timeout_ms; /* applied by the http layer (kapi_api_classify) */
-    kapi_sa_lookup sa = {kapi_api__sa_get, r->api};
     if (http->body_too_large) {
         err = kapi_error_new(KAPI_STATUS_REQUEST_ENTITY_TOO_LARGE,
                              "Request entity too large: limit is %zu", KAPI_API_MAX_BODY);
@@ -223,13 +245,16 @@ void kapi_api_handle(kapi_http_request *http, void *ctx)
     } else if ((err = kapi_api__parse_request(r)) != NULL ||
                (!long_running(r) && (err = request_timeout(r, &timeout_ms)) != NULL)) {
         kapi_api__respond_error(r, err);
+    } else if ((err = authenticate(r)) != NULL) {
+        kapi_api__respond_error(r, err);
+    } else if (!kapi_api__impersonate(r)) {
+        /* answered */
+    } else if ((err = kapi_api__authorize(r)) != NULL) {
+        kapi_api__respond_error(r, err);
     } else if (kapi_api__health_endpoint(r->path)) {
         kapi_api__serve_health(r);
     } else if (strcmp(r->path, "/version") == 0 || strcmp(r->path, "/version/") == 0) {
         kapi_api__serve_version(r);
-    } else if (!kapi_auth_authenticate(r->api->auth, kapi_http_header_get(http, "authorization"),
-                                       http->peer_certificate, &sa, &r->arena, &r->user)) {
-        kapi_api__respond_error(r, kapi_error_new(KAPI_STATUS_UNAUTHORIZED, "Unauthorized"));
     } else {
         serve_authenticated(r);
     }

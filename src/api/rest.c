@@ -180,7 +180,8 @@ kapi_error *kapi_api__create_stage(kapi_write *w)
                              "resourceVersion should not be set on objects to be created");
         goto done;
     }
-    if ((err = kapi_type_admit(t, &w->hooks, KAPI_ADMIT_CREATE, ns, obj)) != NULL)
+    if ((err = kapi_api__escalation_check(w, obj, NULL)) != NULL ||
+        (err = kapi_type_admit(t, &w->hooks, KAPI_ADMIT_CREATE, ns, obj)) != NULL)
         goto done;
     kapi_api__manage(w, NULL, obj);
     kapi_uuid_v4(uid);
@@ -349,6 +350,8 @@ kapi_error *kapi_api__update_stage(kapi_write *w)
         if (t->strategy->from_storage)
             old = t->strategy->from_storage(t, old);
     }
+    if (!*sub && (err = kapi_api__escalation_check(w, obj, old)) != NULL)
+        goto done;
     kapi_api__manage(w, old, obj);
     if (*sub) {
         kapi_type_prepare_subresource(t, sub, obj, old);

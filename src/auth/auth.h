@@ -193,6 +193,14 @@ typedef struct kapi_sa_lookup {
 bool kapi_auth_authenticate(const kapi_auth *a, const char *authorization, void *peer_cert,
                             const kapi_sa_lookup *sa, kapi_arena *arena, kapi_user *out);
 
+/* Whether an Authorization header carries a bearer token at all ("Bearer" and a
+ * non-empty token): one that kapi_auth_authenticate refuses is then a 401, where a
+ * request without one may be anonymous. */
+bool kapi_auth_bearer_present(const char *authorization);
+
+/* kube's anonymous user: system:anonymous in the group system:unauthenticated. */
+extern const kapi_user kapi_auth_anonymous;
+
 /* Writes a kubeconfig (cluster "kapi", user "admin", context "kapi") for server_url
  * with the CA certificate's PEM embedded and the bearer token, mode 0600. */
 kapi_error *kapi_kubeconfig_write(const char *path, const char *server_url,

@@ -314,6 +314,15 @@ static bool sa_user(const kapi_auth *a, kapi_str token, const kapi_sa_lookup *sa
     return true;
 }
 
+bool kapi_auth_bearer_present(const char *authorization)
+{
+    kapi_str token;
+    return bearer_token(authorization, &token);
+}
+
+static const char *const unauthenticated[] = {"system:unauthenticated", NULL};
+const kapi_user kapi_auth_anonymous = {"system:anonymous", "", unauthenticated};
+
 bool kapi_auth_authenticate(const kapi_auth *a, const char *authorization, void *peer_cert,
                             const kapi_sa_lookup *sa, kapi_arena *arena, kapi_user *out)
 {

@@ -35,6 +35,14 @@ kapi_error *kapi_namespace_ensure(kapi_api *api, const char *name);
  * ServiceAccount named "default", created when it is missing (a new namespace, or the
  * account deleted). */
 kapi_controller *kapi_serviceaccount_controller_start(kapi_api *api);
+/* Reconciles the RBAC policy kube-apiserver bootstraps (roles, bindings, their
+ * aggregation rules) with what is stored, as kube-apiserver does at every start
+ * (rbac.c); before serving. */
+kapi_error *kapi_rbac_bootstrap(kapi_api *api);
+/* ClusterRole aggregation: a ClusterRole with an aggregationRule gets the rules of every
+ * other ClusterRole its selectors pick (admin, edit and view are made so), as
+ * kube-controller-manager's clusterrole-aggregation controller does (rbac.c). */
+kapi_controller *kapi_rbac_aggregation_controller_start(kapi_api *api);
 /* CRD naming and establishing: a new CustomResourceDefinition gets its accepted names and
  * the NamesAccepted and Established conditions (a /status write). A deleted one has its
  * custom resources deleted, then its cleanup finalizer removed. */

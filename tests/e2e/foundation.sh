@@ -57,7 +57,7 @@ expect_eq "deleted CronJob is gone" "404" "$(curl_code "${auth[@]}" "$api/apis/b
 # Errors are Status bodies with the right code and reason.
 status_reason() { jq -r '"\(.kind) \(.code) \(.reason)"' "$work/body"; }
 code=$(curl_code "$api/api/v1/namespaces")
-expect_eq "no token: 401 Unauthorized" "401 Status 401 Unauthorized" "$code $(status_reason)"
+expect_eq "no token: anonymous, 403 Forbidden" "403 Status 403 Forbidden" "$code $(status_reason)"
 code=$(curl_code -H "Authorization: Bearer wrong" "$api/api/v1/namespaces")
 expect_eq "wrong token: 401" "401 Status 401 Unauthorized" "$code $(status_reason)"
 code=$(curl_code "${auth[@]}" "$api/apis/batch/v1/namespaces/demo/cronjobs/nope")

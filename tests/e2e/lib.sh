@@ -16,8 +16,11 @@ start_kapi() {
     KAPI_LOG=$2.log
     "$1" --data-dir "$2" --secure-port "$3" "${@:4}" >"$2.log" 2>&1 &
     KAPI_PID=$!
+    # Anonymous, or as the admin once there is one (a kapi run with --anonymous-auth=false)
+    local auth=()
+    [ -f "$2/admin-token" ] && auth=(-H "Authorization: Bearer $(cat "$2/admin-token")")
     for _ in $(seq 1 100); do
-        if curl -sk "https://127.0.0.1:$3/readyz" 2>/dev/null | grep -q ok; then
+        if curl -sk "${auth[@]}" "https://127.0.0.1:$3/readyz" 2>/dev/null | grep -q ok; then
             return 0
         fi
         sleep 0.05

@@ -64,7 +64,8 @@ TEST(api_token_request_issues_a_working_token)
     CHECK(tok && strncmp(tok, "eyJ", 3) == 0);
     char *token = kapi_xstrdup(tok);
     api_answer_dispose(&a);
-    CHECK_INT_EQ(status_as(&e, token, "/api/v1/namespaces"), 200);
+    /* authenticated: forbidden (the account holds no role), where a bad token is 401 */
+    CHECK_INT_EQ(status_as(&e, token, "/api/v1/namespaces"), 403);
     CHECK_INT_EQ(status_as(&e, "not-a-token", "/api/v1/namespaces"), 401);
     CHECK(api_status(&e, "DELETE", "/api/v1/namespaces/default/serviceaccounts/robot", NULL) ==
           200);
