@@ -407,6 +407,8 @@ static void h2_init(kapi_conn *c)
     nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
     nghttp2_session_callbacks_set_send_data_callback(cb, send_data);
     nghttp2_session_callbacks_set_data_source_read_length_callback(cb, frame_length);
+    /* Go takes a header value with spaces around it ("Bearer " and the like) */
+    nghttp2_option_set_no_rfc9113_leading_and_trailing_ws_validation(opt, 1);
     if (nghttp2_session_server_new2(&h->session, cb, c, opt) != 0)
         abort();
     nghttp2_option_del(opt);
