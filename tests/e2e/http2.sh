@@ -58,14 +58,20 @@ out=$(/usr/bin/python3 - "$api" "$token" "$data/ca.crt" <<'EOF' 2>&1
 import json, subprocess, sys, threading, time
 import httpx
 api, token, ca = sys.argv[1:4]
-client = httpx.Client(http2=True, verify=ca, headers={"Authorization": "Bearer " + token})
+# The informer's connection lists and watches; the writes go on a second one (httpcore's
+# sync client serves one connection's streams from whichever thread reads, so a write
+# sharing the watch's connection waits on the watch's reads).
+def connect():
+    return httpx.Client(http2=True, verify=ca, timeout=30,
+                        headers={"Authorization": "Bearer " + token})
+client, writer = connect(), connect()
 lst = client.get(api + "/apis/batch/v1/namespaces/h2/cronjobs")
 names = sorted(i["metadata"]["name"] for i in lst.json()["items"])
 rv = lst.json()["metadata"]["resourceVersion"]
 seen = []
 def watch():
     with client.stream("GET", api + "/apis/batch/v1/namespaces/h2/cronjobs",
-                       params={"watch": "1", "resourceVersion": rv, "timeoutSeconds": "5",
+                       params={"watch": "1", "resourceVersion": rv, "timeoutSeconds": "8",
                                "allowWatchBookmarks": "true"}) as r:
         for line in r.iter_lines():
             ev = json.loads(line)
@@ -77,8 +83,8 @@ time.sleep(1)
 body = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "py"},
         "spec": {"schedule": "@daily", "jobTemplate": {"spec": {"template": {"spec": {
             "restartPolicy": "OnFailure", "containers": [{"name": "c", "image": "busybox"}]}}}}}}
-created = client.post(api + "/apis/batch/v1/namespaces/h2/cronjobs", json=body)
-client.delete(api + "/apis/batch/v1/namespaces/h2/cronjobs/py")
+created = writer.post(api + "/apis/batch/v1/namespaces/h2/cronjobs", json=body)
+writer.delete(api + "/apis/batch/v1/namespaces/h2/cronjobs/py")
 t.join()
 print(lst.http_version, created.http_version, created.status_code, ",".join(names), ";".join(seen))
 EOF
