@@ -171,6 +171,8 @@ static json_t *zero_of(const kapi_pb_field *d)
     case KAPI_PB_MESSAGE:
     case KAPI_PB_FIELDS_V1:
         return json_object();
+    case KAPI_PB_LIST: /* Go's decoder starts the value as an empty, non-nil slice */
+        return json_array();
     default:
         return json_null();
     }
@@ -216,6 +218,7 @@ static const char *kind_name(const kapi_pb_field *d)
         [KAPI_PB_INT64] = "int64",
         [KAPI_PB_DOUBLE] = "double",
         [KAPI_PB_MAP] = "map",
+        [KAPI_PB_LIST] = "list",
         [KAPI_PB_TIME] = "Time",
         [KAPI_PB_MICROTIME] = "MicroTime",
         [KAPI_PB_FIELDS_V1] = "fieldsV1",
@@ -374,6 +377,29 @@ static json_t *schema_or(const kapi_pb_field *d, const field *f, int depth, char
     return d->kind == KAPI_PB_SCHEMA_OR_BOOL ? json_boolean(allows) : json_null();
 }
 
+/* A KAPI_PB_LIST message: the values of its field 1, in order, as a JSON array (empty
+ * when there are none); NULL when malformed (*err set). */
+static json_t *list_value(const kapi_pb_field *d, const field *f, int depth, char **err)
+{
+    reader r = {f->bytes, f->bytes + f->len};
+    field g;
+    json_t *arr = json_array();
+    while (r.p < r.end && !*err) {
+        if (!next_field(&r, &g)) {
+            *err = kapi_xprintf("field %u: malformed list", f->num);
+        } else if (g.num == 1) {
+            json_t *v = value(d->value, &g, depth, err);
+            if (v)
+                json_array_append_new(arr, v);
+        }
+    }
+    if (*err) {
+        json_decref(arr);
+        return NULL;
+    }
+    return arr;
+}
+
 /* A length-delimited value. */
 static json_t *bytes_value(const kapi_pb_field *d, const field *f, int depth, char **err)
 {
@@ -400,6 +426,8 @@ static json_t *bytes_value(const kapi_pb_field *d, const field *f, int depth, ch
         return first_bytes(f, &p, &n, &set) ? json_stringn((const char *)p, n) : NULL;
     case KAPI_PB_RAW:
         return raw_value(f, err);
+    case KAPI_PB_LIST:
+        return list_value(d, f, depth, err);
     case KAPI_PB_SCHEMA_OR_ARRAY:
     case KAPI_PB_SCHEMA_OR_BOOL:
     case KAPI_PB_SCHEMA_OR_STRINGS:
@@ -418,6 +446,7 @@ static const uint32_t wire_of[] = {
     [KAPI_PB_INT64] = 0,
     [KAPI_PB_DOUBLE] = 1,
     [KAPI_PB_MAP] = 2,
+    [KAPI_PB_LIST] = 2,
     [KAPI_PB_TIME] = 2,
     [KAPI_PB_MICROTIME] = 2,
     [KAPI_PB_FIELDS_V1] = 2,
@@ -704,6 +733,20 @@ static bool write_schema_or(writer *w, const kapi_pb_field *d, const json_t *v, 
     return ok;
 }
 
+static bool write_value(writer *w, const kapi_pb_field *d, uint32_t num, const json_t *v,
+                        int depth);
+
+/* The body of a KAPI_PB_LIST message: each element of v as field 1 (nothing for null). */
+static bool write_list(writer *w, const kapi_pb_field *d, const json_t *v, int depth)
+{
+    size_t i;
+    json_t *e;
+    if (v && !json_is_null(v) && !json_is_array(v))
+        return fail(w, d, "not a list");
+    json_array_foreach(v, i, e) if (!write_value(w, d->value, 1, e, depth)) return false;
+    return true;
+}
+
 /* The body of a length-delimited value v (NULL: the kind's zero) of kind d, without its
  * tag and length; false when v does not fit. */
 static bool write_body(writer *w, const kapi_pb_field *d, const json_t *v, int depth)
@@ -763,6 +806,8 @@ static bool write_body(writer *w, const kapi_pb_field *d, const json_t *v, int d
         if (v && !json_is_null(v))
             put_json_bytes(b, 1, v);
         return true;
+    case KAPI_PB_LIST:
+        return write_list(w, d, v, depth);
     case KAPI_PB_SCHEMA_OR_ARRAY:
     case KAPI_PB_SCHEMA_OR_BOOL:
     case KAPI_PB_SCHEMA_OR_STRINGS:

@@ -30,6 +30,8 @@ typedef enum kapi_pb_kind {
     KAPI_PB_INT64,
     KAPI_PB_DOUBLE,
     KAPI_PB_MAP,               /* map<string, value>: repeated entries {key = 1, value = 2} */
+    KAPI_PB_LIST,              /* a Go named slice type (ExtraValue): a message of its own
+                                  holding the values of a JSON array as field 1, one each */
     KAPI_PB_TIME,              /* metav1.Time: RFC 3339 in JSON */
     KAPI_PB_MICROTIME,         /* metav1.MicroTime: RFC 3339 with microseconds */
     KAPI_PB_FIELDS_V1,         /* metav1.FieldsV1: its raw JSON bytes */
@@ -62,7 +64,8 @@ struct kapi_pb_field {
                        embedded inline: json is NULL) */
     const kapi_pb_message *message; /* KAPI_PB_MESSAGE, and the JSONSchemaProps of the
                                        KAPI_PB_SCHEMA_OR_* kinds */
-    const kapi_pb_field *value;     /* KAPI_PB_MAP: its values (number 2) */
+    const kapi_pb_field *value;     /* KAPI_PB_MAP: its values (number 2); KAPI_PB_LIST:
+                                       its elements (number 1) */
 };
 
 /* A message: its name (its schema definition's) and its fields in ascending number

@@ -47,7 +47,8 @@ kapi_error *kapi_type_admit(const kapi_type *t, const kapi_hook_ctx *c, kapi_adm
                             kapi_str ns, const json_t *obj)
 {
     kapi_error *err;
-    if (op == KAPI_ADMIT_CREATE && t->namespaced && (err = namespace_open(t, c, ns, obj)) != NULL)
+    if (op == KAPI_ADMIT_CREATE && t->namespaced && t->namespace_lifecycle &&
+        (err = namespace_open(t, c, ns, obj)) != NULL)
         return err;
     return t->strategy->admit ? t->strategy->admit(t, c, op, obj) : NULL;
 }

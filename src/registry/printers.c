@@ -833,8 +833,9 @@ static json_t *parse_text(const char *text)
 }
 
 /* The full column list of def: a built-in type's "printerColumns" are its columns (kube's
- * default table when absent); a custom resource's are its CRD's additionalPrinterColumns,
- * after a Name column, and an Age column when there are none. Written back into def. */
+ * default table when absent, no Table when empty); a custom resource's are its CRD's
+ * additionalPrinterColumns, after a Name column, and an Age column when there are none.
+ * Written back into def. */
 static json_t *full_columns(kapi_type *t, json_t *def)
 {
     json_t *cols = json_object_get(def, "printerColumns");
@@ -893,7 +894,7 @@ kapi_error *kapi_registry__load_columns(kapi_type *t, const char *name, json_t *
     kapi_column *v = kapi_xcalloc(n ? n : 1, sizeof(*v));
     t->columns = v;
     t->ncolumns = n;
-    if (!json_is_array(cols) || !n)
+    if (!json_is_array(cols) || (!n && !t->builtin))
         return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type %s: bad \"printerColumns\"", name);
     for (size_t i = 0; i < n; i++) {
         kapi_error *err = load_column(&v[i], name, json_array_get(cols, i));

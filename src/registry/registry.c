@@ -207,6 +207,8 @@ kapi_error *kapi_registry__load_type(kapi_type *t, const char *name, json_t *def
     t->all_namespaces = json_is_true(json_object_get(def, "allNamespaces"));
     t->conditional_update = json_is_false(json_object_get(def, "unconditionalUpdate"));
     t->create_on_update = json_is_true(json_object_get(def, "createOnUpdate"));
+    t->persisted = !json_is_false(json_object_get(def, "persisted"));
+    t->namespace_lifecycle = !json_is_false(json_object_get(def, "namespaceLifecycle"));
     t->max_name_length = (long long)json_integer_value(json_object_get(def, "maxNameLength"));
     t->group_priority = (int)json_integer_value(json_object_get(def, "groupPriority"));
     t->openapi_name = kapi_json_path_str(def, "openapiName");
@@ -231,16 +233,17 @@ kapi_error *kapi_registry__load_type(kapi_type *t, const char *name, json_t *def
     }
     t->subresources = sv;
     json_t *storage = json_object_get(def, "storage");
-    bool stored = !json_is_true(json_object_get(def, "subresourceKind"));
-    t->storage_group = kapi_json_path_str(storage, "group");
-    t->storage_resource = kapi_json_path_str(storage, "resource");
-    if (stored && (!t->storage_group || !t->storage_resource))
+    bool stored = t->persisted && !json_is_true(json_object_get(def, "subresourceKind"));
+    t->storage_group = t->persisted ? kapi_json_path_str(storage, "group") : t->group;
+    t->storage_resource = t->persisted ? kapi_json_path_str(storage, "resource") : t->plural;
+    if ((stored && (!t->storage_group || !t->storage_resource)) || (!t->persisted && storage))
         return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type file %s: bad \"storage\"", name);
     t->storage_group = t->storage_group ? t->storage_group : "";
     t->storage_resource = t->storage_resource ? t->storage_resource : "";
-    t->storage_version_hash =
-        kapi_registry_storage_hash(t->storage_group, kapi_json_path_str(storage, "version") ?: "",
-                                   kapi_json_path_str(storage, "kind") ?: "");
+    if (t->persisted)
+        t->storage_version_hash = kapi_registry_storage_hash(
+            t->storage_group, kapi_json_path_str(storage, "version") ?: "",
+            kapi_json_path_str(storage, "kind") ?: "");
     t->go_type = kapi_json_path_str(def, "goType");
     t->builtin = t->go_type != NULL;
     t->go_type = t->builtin ? t->go_type : "unstructured.Unstructured";

@@ -97,7 +97,9 @@ typedef struct kapi_type_strategy {
     /* Kubernetes' Validate / ValidateUpdate of the type: appends to err the causes of obj
      * (served view, after defaulting and prepare_*), old NULL on create, else the stored
      * object in the served view; metadata included where Kubernetes checks it. Without
-     * the hook a type's metadata is checked by its nameRule. */
+     * the hook a type's metadata is checked by its nameRule. A type whose REST refuses a
+     * body outright (kube's BadRequest of a TokenReview without a token) makes err that
+     * error instead (kapi_registry__refuse), and it is answered as it is. */
     void (*validate)(const kapi_type *t, const json_t *obj, const json_t *old, kapi_error *err);
     /* The same for a write to subresource sub ("status", "finalize"): obj is the object
      * as it would be stored, old the stored one. */
@@ -207,9 +209,11 @@ struct kapi_type {
      * "unconditionalUpdate": false; CRDs and custom resources). */
     bool conditional_update;
     /* The Table columns, from "printerColumns": a built-in type's own list (without one,
-     * kube's default table, Name and Created At, and default_table is set); for a custom
-     * resource, its CRD version's additionalPrinterColumns, after Name (Name and Age when
-     * it has none), as apiextensions serves them. */
+     * kube's default table, Name and Created At, and default_table is set; an empty one,
+     * no Table at all: kube answers a Table request for the type 406, its REST having no
+     * table convertor); for a custom resource, its CRD version's
+     * additionalPrinterColumns, after Name (Name and Age when it has none), as
+     * apiextensions serves them. */
     const kapi_column *columns;
     size_t ncolumns;
     bool default_table;
@@ -223,8 +227,18 @@ struct kapi_type {
     kapi_name_rule name_rule;
     long long max_name_length; /* "maxNameLength": a name's limit beyond its rule; 0 none */
     bool create_on_update;     /* "createOnUpdate": an update of a missing object creates it */
-    int group_priority;        /* "groupPriority": the group's place in discovery */
-    const char *openapi_name;  /* "openapiName": the object's definition, or NULL */
+    /* "persisted" (true when absent): objects are stored. False for the types kube-apiserver
+     * answers a create of with what it makes of the body, keeping nothing (the access and
+     * token reviews): such a type has no "storage" (its keys and messages name its own
+     * group and resource, and discovery shows no storageVersionHash), and its validation
+     * is its REST Create's alone (kapi_type_validate). */
+    bool persisted;
+    /* "namespaceLifecycle" (true when absent): a namespaced create needs its namespace to
+     * exist and not be terminating (kapi_type_admit). False for LocalSubjectAccessReviews,
+     * which kube admits in any namespace so that they cannot tell which namespaces exist. */
+    bool namespace_lifecycle;
+    int group_priority;       /* "groupPriority": the group's place in discovery */
+    const char *openapi_name; /* "openapiName": the object's definition, or NULL */
     /* The parsed type file (owned): the strings above are borrowed from it. Read only
      * while the type is built. */
     json_t *def;
@@ -330,7 +344,11 @@ void kapi_type_prepare_subresource(const kapi_type *t, const char *sub, json_t *
 /* Validates obj before it is stored, as kube-apiserver's rest.BeforeCreate (old NULL)
  * and rest.BeforeUpdate do: on create the type's validation, then, only if it passed,
  * the generic metadata checks; on update the generic metadata and update checks, then
- * the type's. Returns NULL, or the 422 Invalid error with every cause. */
+ * the type's. Returns NULL, or the 422 Invalid error with every cause. A type that is
+ * not persisted has no rest.BeforeCreate: only its own hook runs, if it has one, and
+ * its 422 names no kind and no object, as the reviews' REST Create words it (the kind
+ * of the decoded internal object, which has none, and no name). A hook's refusal
+ * (kapi_registry__refuse) is returned as the hook made it. */
 kapi_error *kapi_type_validate(const kapi_type *t, const json_t *obj, const json_t *old);
 /* Validates a write to subresource sub as rest.BeforeUpdate does with the subresource's
  * strategy: the generic metadata and update checks, then the type's subresource rules. */

@@ -103,6 +103,10 @@ void kapi_registry__free_columns(kapi_type *t);
 void kapi_registry__meta_rules(const kapi_type *t, bool kube, kapi_meta_rules *out);
 /* field.Invalid(path, v, "must be greater than or equal to 0") when v < 0. */
 void kapi_registry__nonnegative(kapi_error *err, const char *path, long long v);
+/* Makes err, the 422 a validate hook adds its causes to, the error that refuses the
+ * object outright instead (kube's BadRequest from a REST Create before it validates):
+ * status and message, answered as they are. */
+void kapi_registry__refuse(kapi_error *err, kapi_status status, const char *message);
 
 /* ---- the validate hooks of the strategies ---- */
 
@@ -144,6 +148,21 @@ extern const kapi_gotype kapi_registry__go_node_selector;
 /* validate_apiextensions.c: CustomResourceDefinition (apiextensions.k8s.io/v1). */
 void kapi_registry__validate_crd(const kapi_type *t, const json_t *obj, const json_t *old,
                                  kapi_error *err);
+
+/* validate_authorization.c: the access reviews (authorization.k8s.io/v1), on create only:
+ * SubjectAccessReview, SelfSubjectAccessReview, LocalSubjectAccessReview,
+ * SelfSubjectRulesReview. */
+void kapi_registry__validate_sar(const kapi_type *t, const json_t *obj, const json_t *old,
+                                 kapi_error *err);
+void kapi_registry__validate_self_sar(const kapi_type *t, const json_t *obj, const json_t *old,
+                                      kapi_error *err);
+void kapi_registry__validate_local_sar(const kapi_type *t, const json_t *obj, const json_t *old,
+                                       kapi_error *err);
+void kapi_registry__validate_self_srr(const kapi_type *t, const json_t *obj, const json_t *old,
+                                      kapi_error *err);
+/* validate_authentication.c: TokenReview (authentication.k8s.io/v1), on create only. */
+void kapi_registry__validate_tokenreview(const kapi_type *t, const json_t *obj, const json_t *old,
+                                         kapi_error *err);
 
 /* validate_pod.c: core's ValidatePodTemplateSpec of a pod template (metadata labels and
  * annotations, then the pod spec) at path, reading every defaulted field as its default

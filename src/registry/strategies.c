@@ -182,6 +182,11 @@ static const kapi_type_strategy strategies[] = {
      .to_storage = events_v1_to_storage,
      .from_storage = events_v1_from_storage,
      .validate = kapi_registry__validate_event},
+    {.name = "subjectaccessreview", .validate = kapi_registry__validate_sar},
+    {.name = "selfsubjectaccessreview", .validate = kapi_registry__validate_self_sar},
+    {.name = "localsubjectaccessreview", .validate = kapi_registry__validate_local_sar},
+    {.name = "selfsubjectrulesreview", .validate = kapi_registry__validate_self_srr},
+    {.name = "tokenreview", .validate = kapi_registry__validate_tokenreview},
 };
 
 const kapi_type_strategy *kapi_registry__strategy(const char *name)

@@ -4,10 +4,13 @@
  *
  * Create: the type's validation; only when it finds nothing, the generic metadata checks
  * with the path-segment name rule (they catch what a type does not check itself, e.g. the
- * name of a core/v1 Event). Update: the generic metadata and metadata-update checks first,
- * then the type's, in one list (so a rule both make, like "no new finalizers", shows in
- * two causes and once in the message, as Kubernetes shows it).
+ * name of a core/v1 Event). A type that is not persisted (the reviews) has only its own
+ * validation, as kube's REST Create of such a type has no rest.BeforeCreate. Update: the generic
+ * metadata and metadata-update checks first, then the type's, in one list (so a rule both make,
+ * like "no new finalizers", shows in two causes and once in the message, as Kubernetes shows it).
  */
+#include <stdlib.h>
+
 #include "registry/registry_int.h"
 
 /* ValidateRBACName: a path segment; a generateName is held to the rule of a whole name
@@ -55,7 +58,7 @@ static void type_validate(const kapi_type *t, const json_t *obj, const json_t *o
 {
     if (t->strategy->validate)
         t->strategy->validate(t, obj, old, err);
-    else
+    else if (t->persisted)
         default_validate(t, obj, old, err, a);
 }
 
@@ -69,15 +72,27 @@ static void common_update(const kapi_type *t, const json_t *obj, const json_t *o
     kapi_meta_validate_update(err, a, meta, json_object_get(old, "metadata"), "metadata", false);
 }
 
-/* The 422 for the causes in err, or NULL (err freed) when there are none. Kubernetes
- * names the kind of the stored (internal) object: events.k8s.io Events answer as core
- * Events; a custom resource's, the kind its body names. */
+void kapi_registry__refuse(kapi_error *err, kapi_status status, const char *message)
+{
+    free(err->message);
+    err->message = kapi_xstrdup(message);
+    err->status = status;
+}
+
+/* The 422 for the causes in err, or NULL (err freed) when there are none; a hook's
+ * refusal as it is. Kubernetes names the kind of the stored (internal) object:
+ * events.k8s.io Events answer as core Events; a custom resource's, the kind its body
+ * names; a type that is not persisted, none and no name (kapi_type_validate). */
 static kapi_error *finish(const kapi_type *t, const json_t *obj, kapi_error *err)
 {
+    if (err->status != KAPI_STATUS_INVALID)
+        return err;
     if (err->ncauses == 0) {
         kapi_error_free(err);
         return NULL;
     }
+    if (!t->persisted)
+        return kapi_field_finish_invalid_n(err, "", t->storage_group, KAPI_STR(""));
     const char *kind = t->custom ? kapi_registry__str(obj, "kind") : t->kind;
     const json_t *name = json_object_get(json_object_get(obj, "metadata"), "name");
     return kapi_field_finish_invalid_n(
@@ -97,7 +112,7 @@ kapi_error *kapi_type_validate(const kapi_type *t, const json_t *obj, const json
         type_validate(t, obj, old, err, &a);
     } else {
         type_validate(t, obj, NULL, err, &a);
-        if (err->ncauses == 0)
+        if (err->ncauses == 0 && err->status == KAPI_STATUS_INVALID && t->persisted)
             kapi_meta_validate(err, &a, json_object_get(obj, "metadata"), "metadata", &common);
     }
     kapi_arena_dispose(&a);

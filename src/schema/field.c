@@ -54,6 +54,7 @@ const char *kapi_path_key(kapi_arena *a, const char *parent, const char *key)
 #define GO_FAKE_ADDRESS "0xc000000000"
 
 static void gofmt_field(kapi_buf *b, const kapi_gofield *f, const json_t *v);
+static void gofmt_gotime(kapi_buf *b, const json_t *v);
 
 void kapi_gofmt_strings(kapi_buf *b, const json_t *v)
 {
@@ -137,6 +138,18 @@ static void gofmt_field(kapi_buf *b, const kapi_gofield *f, const json_t *v)
         kapi_buf_printf(b, "(*%s)(%s)", f->sub ? f->sub->name : f->ptr_type,
                         absent ? "nil" : GO_FAKE_ADDRESS);
         break;
+    case KAPI_GO_INT64:
+        kapi_buf_printf(b, "%lld", (long long)json_integer_value(v));
+        break;
+    case KAPI_GO_TIME_PTR: /* fmt prints <nil> for a nil pointer with a GoString method */
+        if (absent)
+            kapi_buf_puts(b, "<nil>");
+        else
+            gofmt_gotime(b, v);
+        break;
+    case KAPI_GO_TIME:
+        gofmt_gotime(b, v);
+        break;
     }
 }
 
@@ -148,6 +161,27 @@ static long long days_from_civil(long long y, int m, int d)
     long long yoe = y - era * 400;
     long long doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
     return era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+}
+
+/* A time split as Go's calendar splits it. */
+typedef struct civil {
+    long long year;
+    int month, day, hour, min, sec;
+} civil;
+
+/* The UTC date and clock of t seconds since 1970-01-01 (H. Hinnant's algorithm). */
+static civil civil_of(long long t)
+{
+    long long days = t >= 0 ? t / 86400 : (t - 86399) / 86400, rem = t - days * 86400;
+    long long z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
+    long long doe = z - era * 146097;
+    long long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    long long doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+    civil c = {.day = (int)(doy - (153 * mp + 2) / 5 + 1),
+               .month = (int)(mp < 10 ? mp + 3 : mp - 9)};
+    c.year = yoe + era * 400 + (c.month <= 2);
+    c.hour = (int)(rem / 3600), c.min = (int)(rem / 60 % 60), c.sec = (int)(rem % 60);
+    return c;
 }
 
 void kapi_gofmt_time(kapi_buf *b, const char *s)
@@ -173,16 +207,27 @@ void kapi_gofmt_time(kapi_buf *b, const char *s)
         sscanf(p + 1, "%2d:%2d", &oh, &om);
         off = (*p == '-' ? -1 : 1) * (oh * 3600LL + om * 60);
     }
-    long long t = days_from_civil(y, mo, d) * 86400 + h * 3600LL + mi * 60 + sec - off;
-    long long days = t >= 0 ? t / 86400 : (t - 86399) / 86400, rem = t - days * 86400;
-    long long z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
-    long long doe = z - era * 146097;
-    long long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    long long doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
-    int dd = (int)(doy - (153 * mp + 2) / 5 + 1), mm = (int)(mp < 10 ? mp + 3 : mp - 9);
-    kapi_buf_printf(b, "%04lld-%02d-%02d %02lld:%02lld:%02lld%s%s +0000 UTC",
-                    yoe + era * 400 + (mm <= 2), mm, dd, rem / 3600, rem / 60 % 60, rem % 60,
-                    nf ? "." : "", frac);
+    civil c = civil_of(days_from_civil(y, mo, d) * 86400 + h * 3600LL + mi * 60 + sec - off);
+    kapi_buf_printf(b, "%04lld-%02d-%02d %02d:%02d:%02d%s%s +0000 UTC", c.year, c.month, c.day,
+                    c.hour, c.min, c.sec, nf ? "." : "", frac);
+}
+
+/* Go's time.Time.GoString of the RFC 3339 time v, in UTC as kube-apiserver keeps its
+ * times ("time.Date(2024, time.January, 2, 3, 4, 5, 0, time.UTC)"); the zero time when v
+ * is absent or does not parse. */
+static void gofmt_gotime(kapi_buf *b, const json_t *v)
+{
+    static const char *const months[] = {"January",   "February", "March",    "April",
+                                         "May",       "June",     "July",     "August",
+                                         "September", "October",  "November", "December"};
+    int64_t secs;
+    int32_t nsec;
+    const char *s = json_string_value(v);
+    if (!s || !kapi_gotime_parse(s, &secs, &nsec))
+        secs = -62135596800, nsec = 0; /* Go's zero time, 0001-01-01 */
+    civil c = civil_of(secs);
+    kapi_buf_printf(b, "time.Date(%lld, time.%s, %d, %d, %d, %d, %d, time.UTC)", c.year,
+                    months[c.month - 1], c.day, c.hour, c.min, c.sec, (int)nsec);
 }
 
 static const kapi_gofield label_requirement_fields[] = {
@@ -222,6 +267,38 @@ static const kapi_gofield owner_reference_fields[] = {
 };
 const kapi_gotype kapi_go_owner_reference = {"v1.OwnerReference", owner_reference_fields,
                                              KAPI_ARRAY_LEN(owner_reference_fields)};
+
+static const kapi_gofield managed_fields_entry_fields[] = {
+    {"Manager", "manager", KAPI_GO_STRING, NULL, NULL},
+    {"Operation", "operation", KAPI_GO_STRING, NULL, NULL},
+    {"APIVersion", "apiVersion", KAPI_GO_STRING, NULL, NULL},
+    {"Time", "time", KAPI_GO_TIME_PTR, NULL, NULL},
+    {"FieldsType", "fieldsType", KAPI_GO_STRING, NULL, NULL},
+    {"FieldsV1", "fieldsV1", KAPI_GO_PTR, NULL, "v1.FieldsV1"},
+    {"Subresource", "subresource", KAPI_GO_STRING, NULL, NULL},
+};
+static const kapi_gotype managed_fields_entry = {"v1.ManagedFieldsEntry",
+                                                 managed_fields_entry_fields,
+                                                 KAPI_ARRAY_LEN(managed_fields_entry_fields)};
+static const kapi_gofield object_meta_fields[] = {
+    {"Name", "name", KAPI_GO_STRING, NULL, NULL},
+    {"GenerateName", "generateName", KAPI_GO_STRING, NULL, NULL},
+    {"Namespace", "namespace", KAPI_GO_STRING, NULL, NULL},
+    {"SelfLink", "selfLink", KAPI_GO_STRING, NULL, NULL},
+    {"UID", "uid", KAPI_GO_STRING, NULL, NULL},
+    {"ResourceVersion", "resourceVersion", KAPI_GO_STRING, NULL, NULL},
+    {"Generation", "generation", KAPI_GO_INT64, NULL, NULL},
+    {"CreationTimestamp", "creationTimestamp", KAPI_GO_TIME, NULL, NULL},
+    {"DeletionTimestamp", "deletionTimestamp", KAPI_GO_TIME_PTR, NULL, NULL},
+    {"DeletionGracePeriodSeconds", "deletionGracePeriodSeconds", KAPI_GO_PTR, NULL, "int64"},
+    {"Labels", "labels", KAPI_GO_STRING_MAP, NULL, NULL},
+    {"Annotations", "annotations", KAPI_GO_STRING_MAP, NULL, NULL},
+    {"OwnerReferences", "ownerReferences", KAPI_GO_STRUCTS, &kapi_go_owner_reference, NULL},
+    {"Finalizers", "finalizers", KAPI_GO_STRINGS, NULL, NULL},
+    {"ManagedFields", "managedFields", KAPI_GO_STRUCTS, &managed_fields_entry, NULL},
+};
+const kapi_gotype kapi_go_object_meta = {"v1.ObjectMeta", object_meta_fields,
+                                         KAPI_ARRAY_LEN(object_meta_fields)};
 
 /* ---- field errors ---- */
 

@@ -69,6 +69,9 @@ typedef enum kapi_gokind {
     KAPI_GO_STRUCT,     /* a struct value (sub) */
     KAPI_GO_STRUCTS,    /* []sub */
     KAPI_GO_PTR,        /* *sub, or *<scalar> when sub is NULL (name gives the type) */
+    KAPI_GO_INT64,      /* int64 */
+    KAPI_GO_TIME,       /* metav1.Time: its GoString, time.Date(...) in UTC */
+    KAPI_GO_TIME_PTR,   /* *metav1.Time: the same, <nil> when absent */
 } kapi_gokind;
 
 typedef struct kapi_gotype kapi_gotype;
@@ -105,6 +108,7 @@ bool kapi_gotime_parse(const char *s, int64_t *secs, int32_t *nsec);
 extern const kapi_gotype kapi_go_label_selector;   /* v1.LabelSelector */
 extern const kapi_gotype kapi_go_object_reference; /* core.ObjectReference */
 extern const kapi_gotype kapi_go_owner_reference;  /* v1.OwnerReference */
+extern const kapi_gotype kapi_go_object_meta;      /* v1.ObjectMeta */
 
 /* ---- field errors: each appends one cause to err ---- */
 

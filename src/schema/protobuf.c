@@ -88,6 +88,18 @@ static bool map_kind(deriver *d, const kapi_schema *s, kapi_pb_field *f, kapi_er
     return field_kind(d, s, v, err) && !v->repeated && v->kind != KAPI_PB_MAP;
 }
 
+/* f is an array protobuf holds in a message of its own (x-kapi-protobuf-wrap), whose
+ * elements have schema s: its element field, number 1. */
+static bool list_kind(deriver *d, const kapi_schema *s, kapi_pb_field *f, kapi_error **err)
+{
+    kapi_pb_field *v = kapi_arena_alloc(d->arena, sizeof(*v));
+    *v = (kapi_pb_field){.number = 1, .json = "items"};
+    f->kind = KAPI_PB_LIST;
+    f->value = v;
+    return field_kind(d, s, v, err) && !v->repeated && v->kind != KAPI_PB_MAP &&
+           v->kind != KAPI_PB_LIST;
+}
+
 /* The kind of a field whose value has schema s; false when it has no protobuf form. */
 static bool field_kind(deriver *d, const kapi_schema *s, kapi_pb_field *f, kapi_error **err)
 {
@@ -98,6 +110,9 @@ static bool field_kind(deriver *d, const kapi_schema *s, kapi_pb_field *f, kapi_
                 f->message = schema_props(d, err);
             return true;
         }
+    if (s->types == KAPI_SCHEMA_ARRAY && s->items &&
+        json_is_true(json_object_get(s->src, "x-kapi-protobuf-wrap")))
+        return list_kind(d, s->items, f, err);
     if (s->types == KAPI_SCHEMA_ARRAY && s->items && !f->repeated) {
         f->repeated = true;
         return field_kind(d, s->items, f, err) && f->kind != KAPI_PB_MAP;

@@ -17,6 +17,9 @@
  *   x-kapi-protobuf-embed      a definition's properties that protobuf holds in a message
  *                              of their own (a Go struct embedded inline): {"field": N,
  *                              "message": its definition name, "properties": [...]}
+ *   x-kapi-protobuf-wrap       an array protobuf holds in a message of its own, the
+ *                              elements as its field 1 (a Go named slice type:
+ *                              ExtraValue {items = 1})
  *   x-kapi-emit                the value Go's encoder writes for an absent property
  *                              (non-pointer structs, fields without omitempty)
  *   x-kapi-omitempty           a value field Go writes only when it is not zero ("", 0,

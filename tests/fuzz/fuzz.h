@@ -42,6 +42,21 @@ static inline const kapi_registry *fuzz_registry(void)
     return reg;
 }
 
+/* Built-in type i of those that are stored, counted round, in registry order: what the
+ * create, patch and selector targets pick with a byte of their input. The reviews are
+ * left out: they are only ever created and answered, never updated, patched or listed. */
+static inline const kapi_type *fuzz_stored_type(size_t i)
+{
+    const kapi_registry *reg = fuzz_registry();
+    size_t n = 0;
+    for (size_t j = 0; j < kapi_registry_count(reg); j++)
+        n += kapi_registry_at(reg, j)->persisted;
+    i %= n;
+    for (size_t j = 0;; j++)
+        if (kapi_registry_at(reg, j)->persisted && i-- == 0)
+            return kapi_registry_at(reg, j);
+}
+
 static char fuzz_dir[64];
 
 /* Removes the store's directory at exit. */

@@ -1,11 +1,11 @@
 /*
- * fuzz_create: a create body of every built-in type, through the api's own create path:
- * decoded (JSON, YAML or protobuf) and checked against the type's schema, defaulted,
+ * fuzz_create: a create body of every stored built-in type, through the api's own create
+ * path: decoded (JSON, YAML or protobuf) and checked against the type's schema, defaulted,
  * validated and encoded for storage (kapi_api__decode_object, kapi_api__write of a create
  * with dryRun), then written back as the client reads it (JSON, YAML, Table cells), and
  * validated again as an update of itself. What would be stored must parse again.
  *
- * The first byte picks: bits 0-2 the type (modulo their number), bits 3-4 the
+ * The first byte picks: bits 0-2 the type (fuzz_stored_type), bits 3-4 the
  * Content-Type, bits 5-6 fieldValidation. The rest is the body.
  */
 #include "codec/protobuf.h"
@@ -68,8 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1 || size > FUZZ_MAX_INPUT)
         return 0;
     kapi_api *api = fuzz_api();
-    const kapi_registry *reg = fuzz_registry();
-    const kapi_type *t = kapi_registry_at(reg, (data[0] & 7) % kapi_registry_count(reg));
+    const kapi_type *t = fuzz_stored_type(data[0] & 7);
     fuzz_req f;
     fuzz_req_init(&f, "POST", KAPI_STR("/"), kapi_str_c(validations[(data[0] >> 5) & 3]),
                   content_types[(data[0] >> 3) & 3], NULL, data + 1, size - 1);

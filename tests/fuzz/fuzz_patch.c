@@ -4,7 +4,7 @@
  * defaulted and validated as an update of the type (kapi_api__decode_patched).
  *
  * The first byte picks: bits 0-1 the patch format (3 is a strategic merge patch without
- * a schema), bit 2 strict decoding, bits 3-5 the type (modulo their number). The rest is
+ * a schema), bit 2 strict decoding, bits 3-5 the type (fuzz_stored_type). The rest is
  * the document, a NUL byte, and the patch; without a NUL the document is {}.
  */
 #include "fuzz.h"
@@ -37,8 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1 || size > FUZZ_MAX_INPUT)
         return 0;
-    const kapi_registry *reg = fuzz_registry();
-    const kapi_type *t = kapi_registry_at(reg, ((data[0] >> 3) & 7) % kapi_registry_count(reg));
+    const kapi_type *t = fuzz_stored_type((data[0] >> 3) & 7);
     int format = data[0] & 3;
     kapi_patch_type type = format == 3 ? KAPI_PATCH_STRATEGIC : (kapi_patch_type)format;
     const char *p = (const char *)data + 1, *nul = memchr(p, '\0', size - 1);

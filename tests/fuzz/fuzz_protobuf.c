@@ -24,8 +24,10 @@ static void add_message(const kapi_pb_message *m, const kapi_pb_message ***v, si
     }
 }
 
-/* Every message kapi reads or writes, once: each type's own and its List's (in registry
- * order), the meta kinds, then the ones they reach. */
+/* Every message kapi reads or writes, once, each followed by the ones it reaches: each
+ * stored type's own and its List's (in registry order), the meta kinds, then the
+ * reviews' (which have no List; last, so that a seed's first byte still names the
+ * message it named before they came). */
 static const kapi_pb_message **messages_of(size_t *n)
 {
     static const char *const metas[][2] = {{"v1", "Status"},
@@ -37,11 +39,17 @@ static const kapi_pb_message **messages_of(size_t *n)
     static bool listed;
     const kapi_registry *reg = fuzz_registry();
     for (size_t i = 0; !listed && i < kapi_registry_count(reg); i++) {
-        add_message(kapi_registry_at(reg, i)->protobuf, &msgs, &count);
-        add_message(kapi_registry_at(reg, i)->protobuf_list, &msgs, &count);
+        const kapi_type *t = kapi_registry_at(reg, i);
+        if (t->persisted) {
+            add_message(t->protobuf, &msgs, &count);
+            add_message(t->protobuf_list, &msgs, &count);
+        }
     }
     for (size_t i = 0; !listed && i < KAPI_ARRAY_LEN(metas); i++)
         add_message(kapi_registry_pb_message(reg, metas[i][0], metas[i][1]), &msgs, &count);
+    for (size_t i = 0; !listed && i < kapi_registry_count(reg); i++)
+        if (!kapi_registry_at(reg, i)->persisted)
+            add_message(kapi_registry_at(reg, i)->protobuf, &msgs, &count);
     listed = true;
     *n = count;
     return msgs;

@@ -4,7 +4,7 @@
  * type), matched against a stored object; then the parsers alone against hand-made
  * labels and field values.
  *
- * The first byte picks the type (modulo their number); the rest is the label selector,
+ * The first byte picks the type (fuzz_stored_type); the rest is the label selector,
  * a newline, and the field selector.
  */
 #include "fuzz.h"
@@ -42,7 +42,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1 || size > FUZZ_MAX_INPUT)
         return 0;
     kapi_api *api = fuzz_api();
-    const kapi_registry *reg = fuzz_registry();
     char *text = fuzz_strndup(data + 1, size - 1);
     char *nl = strchr(text, '\n');
     const char *fields = "";
@@ -54,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_req f;
     fuzz_req_init(&f, "GET", KAPI_STR("/"), KAPI_STR(""), NULL, NULL, NULL, 0);
     f.r.api = api;
-    f.r.type = kapi_registry_at(reg, data[0] % kapi_registry_count(reg));
+    f.r.type = fuzz_stored_type(data[0]);
     f.r.query = q;
     f.r.nquery = 2;
     kapi_filter *filter = NULL;

@@ -1,7 +1,8 @@
 /* Unit tests for the strategy hooks of the types kapi itself looks after, driven without
  * the api through a kapi_hook_ctx of the test's own (registry/lifecycle.c, namespace.c,
- * crd.c): the namespace lifecycle of a create, the immortal namespaces, the delete phases
- * of namespaces and CRDs, and when a deleted namespace may go. */
+ * crd.c): the namespace lifecycle of a create (and the access reviews it lets through),
+ * the immortal namespaces, the delete phases of namespaces and CRDs, and when a deleted
+ * namespace may go. */
 #include <jansson.h>
 
 #include "codec/json.h"
@@ -78,6 +79,28 @@ TEST(hooks_create_needs_an_open_namespace)
           NULL);
     CHECK(kapi_type_admit(cj, &c, KAPI_ADMIT_DELETE, KAPI_STR("open"), obj) == NULL);
     CHECK_INT_EQ(s.gets, gets);
+    json_decref(obj);
+    kapi_arena_dispose(&a);
+    kapi_registry_free(reg);
+}
+
+/* A LocalSubjectAccessReview is admitted in a namespace that is missing or terminating:
+ * kube's NamespaceLifecycle lets access reviews through, so as not to tell which
+ * namespaces exist. */
+TEST(hooks_access_review_in_any_namespace)
+{
+    kapi_registry *reg;
+    kapi_arena a;
+    fake_store s = {"closing", "Terminating", 0};
+    CHECK(kapi_registry_new(&reg) == NULL);
+    kapi_arena_init(&a);
+    kapi_hook_ctx c = hook_ctx(reg, &a, &s);
+    const kapi_type *lsar = type(reg, "authorization.k8s.io", "localsubjectaccessreviews");
+    json_t *obj = json_pack("{s:{}}", "metadata");
+    CHECK(!lsar->namespace_lifecycle && lsar->namespaced);
+    CHECK(kapi_type_admit(lsar, &c, KAPI_ADMIT_CREATE, KAPI_STR("gone"), obj) == NULL);
+    CHECK(kapi_type_admit(lsar, &c, KAPI_ADMIT_CREATE, KAPI_STR("closing"), obj) == NULL);
+    CHECK_INT_EQ(s.gets, 0);
     json_decref(obj);
     kapi_arena_dispose(&a);
     kapi_registry_free(reg);

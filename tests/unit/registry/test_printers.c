@@ -120,7 +120,6 @@ TEST(registry_printer_bad_columns)
         "[{\"name\":\"A\",\"type\":\"string\",\"cell\":\"nosuch\"}]",
         "[{\"name\":\"A\",\"type\":\"string\"}]",
         "[{\"type\":\"string\",\"jsonPath\":\".a\"}]",
-        "[]",
     };
     for (size_t i = 0; i < KAPI_ARRAY_LEN(bad); i++) {
         kapi_type t;
@@ -133,6 +132,27 @@ TEST(registry_printer_bad_columns)
         kapi_error_free(err);
         unload(&t);
     }
+}
+
+/* An empty list is a built-in type with no Table (the reviews: kube answers 406), not
+ * kube's default table. */
+TEST(registry_printer_no_table)
+{
+    kapi_type t;
+    memset(&t, 0, sizeof(t));
+    t.builtin = true;
+    t.def = json_object();
+    json_object_set_new(t.def, "printerColumns", json_array());
+    CHECK(kapi_registry__load_columns(&t, "test", t.def) == NULL);
+    CHECK_INT_EQ(t.ncolumns, 0);
+    CHECK(!t.default_table);
+    unload(&t);
+    kapi_registry *reg;
+    CHECK(kapi_registry_new(&reg) == NULL);
+    const kapi_type *sar = kapi_registry_lookup(reg, KAPI_STR("authorization.k8s.io"),
+                                                KAPI_STR("v1"), KAPI_STR("subjectaccessreviews"));
+    CHECK(sar && sar->ncolumns == 0 && !sar->default_table);
+    kapi_registry_free(reg);
 }
 
 /* The built-in type group/plural of the registry. */

@@ -126,9 +126,55 @@ TEST(registry_subresource_kind)
     CHECK(kapi_registry_pb_message(r, "authentication.k8s.io/v1", "TokenRequest") == tr->protobuf);
     CHECK(!kapi_registry_lookup(r, KAPI_STR("authentication.k8s.io"), KAPI_STR("v1"),
                                 KAPI_STR("tokenrequests")));
-    CHECK(!kapi_registry_has_group(r, KAPI_STR("authentication.k8s.io")));
     for (size_t i = 0; i < kapi_registry_count(r); i++)
         CHECK(kapi_registry_at(r, i) != tr);
     CHECK(!kapi_registry_subresource_kind(r, "v1", "ServiceAccount"));
+    kapi_registry_free(r);
+}
+
+/* The reviews: served for create only and never stored ("persisted": false), so they have
+ * no storage of their own and no storageVersionHash, as kube-apiserver's discovery shows
+ * them; their groups come between events.k8s.io and batch, as in kube's /apis. */
+TEST(registry_review_types)
+{
+    static const struct {
+        const char *group, *plural, *kind;
+        bool namespaced;
+    } reviews[] = {
+        {"authentication.k8s.io", "tokenreviews", "TokenReview", false},
+        {"authentication.k8s.io", "selfsubjectreviews", "SelfSubjectReview", false},
+        {"authorization.k8s.io", "subjectaccessreviews", "SubjectAccessReview", false},
+        {"authorization.k8s.io", "selfsubjectaccessreviews", "SelfSubjectAccessReview", false},
+        {"authorization.k8s.io", "localsubjectaccessreviews", "LocalSubjectAccessReview", true},
+        {"authorization.k8s.io", "selfsubjectrulesreviews", "SelfSubjectRulesReview", false},
+    };
+    kapi_registry *r = load();
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(reviews); i++) {
+        const kapi_type *t = kapi_registry_lookup(r, kapi_str_c(reviews[i].group), KAPI_STR("v1"),
+                                                  kapi_str_c(reviews[i].plural));
+        CHECK(t != NULL && !t->persisted && t->builtin);
+        CHECK_STR_EQ(t->kind, reviews[i].kind);
+        CHECK(t->namespaced == reviews[i].namespaced);
+        CHECK(t->namespace_lifecycle == !t->namespaced);
+        CHECK(t->verbs[0] && strcmp(t->verbs[0], "create") == 0 && !t->verbs[1]);
+        CHECK(t->nsubresources == 0 && !t->short_names[0] && !t->categories[0]);
+        CHECK(t->storage_version_hash == NULL);
+        CHECK_STR_EQ(t->storage_group, t->group);
+        CHECK_STR_EQ(t->storage_resource, t->plural);
+    }
+    size_t events = 0, authn = 0, authz = 0, batch = 0;
+    for (size_t i = 0; i < kapi_registry_count(r); i++) {
+        const kapi_type *t = kapi_registry_at(r, i);
+        size_t *at = !strcmp(t->group, "events.k8s.io")           ? &events
+                     : !strcmp(t->group, "authentication.k8s.io") ? &authn
+                     : !strcmp(t->group, "authorization.k8s.io")  ? &authz
+                     : !strcmp(t->group, "batch")                 ? &batch
+                                                                  : NULL;
+        if (at)
+            *at = i;
+        CHECK(t->persisted == (t->storage_version_hash != NULL));
+        CHECK(t->namespace_lifecycle || !t->persisted);
+    }
+    CHECK(events < authn && authn < authz && authz < batch);
     kapi_registry_free(r);
 }

@@ -89,6 +89,30 @@ TEST(field_gofmt)
     kapi_buf_dispose(&b);
 }
 
+/* An ObjectMeta as %#v prints it: int64 bare, a metav1.Time by its GoString (the zero
+ * time when absent), a *metav1.Time <nil> when absent. */
+TEST(field_gofmt_object_meta)
+{
+    kapi_buf b;
+    kapi_buf_init(&b);
+    json_t *meta = json_loads("{\"name\":\"n\",\"generation\":7,\"deletionTimestamp\":"
+                              "\"2024-02-29T23:59:58.5Z\",\"managedFields\":[{\"manager\":\"m\"}]}",
+                              0, NULL);
+    kapi_gofmt(&b, &kapi_go_object_meta, meta);
+    CHECK_STR_EQ(b.ptr,
+                 "v1.ObjectMeta{Name:\"n\", GenerateName:\"\", Namespace:\"\", SelfLink:\"\", "
+                 "UID:\"\", ResourceVersion:\"\", Generation:7, CreationTimestamp:time.Date(1, "
+                 "time.January, 1, 0, 0, 0, 0, time.UTC), DeletionTimestamp:time.Date(2024, "
+                 "time.February, 29, 23, 59, 58, 500000000, time.UTC), "
+                 "DeletionGracePeriodSeconds:(*int64)(nil), Labels:map[string]string(nil), "
+                 "Annotations:map[string]string(nil), OwnerReferences:[]v1.OwnerReference(nil), "
+                 "Finalizers:[]string(nil), ManagedFields:[]v1.ManagedFieldsEntry{"
+                 "v1.ManagedFieldsEntry{Manager:\"m\", Operation:\"\", APIVersion:\"\", "
+                 "Time:<nil>, FieldsType:\"\", FieldsV1:(*v1.FieldsV1)(nil), Subresource:\"\"}}}");
+    json_decref(meta);
+    kapi_buf_dispose(&b);
+}
+
 TEST(field_cause_texts)
 {
     static const char *const valid[] = {"a", "b", NULL};
