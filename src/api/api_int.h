@@ -212,6 +212,11 @@ void kapi_api__authz_attrs(kapi_req *r, const kapi_user *user, kapi_authz_attrs 
 /* Whether system:masters or the modes allow a; reason gets the reason of the one that
  * allowed, or else the reasons they all gave, one per line (kube's union). */
 bool kapi_api__authorized(kapi_api *api, const kapi_authz_attrs *a, kapi_buf *reason);
+/* The rules the modes that resolve rules grant user in ns (kube's union RuleResolver:
+ * AlwaysAllow everything, RBAC its bindings' rules); fn as kapi_rbac_visit's. */
+void kapi_api__rules_for(kapi_api *api, const kapi_user *user, kapi_str ns,
+                         bool (*fn)(void *ctx, const kapi_rbac_rule *rule, const char *err),
+                         void *ctx);
 /* kube's escalation check of a request's write of an RBAC object (its policy-based
  * storage): a Role or ClusterRole may grant only what the writer holds unless it may
  * "escalate"; a binding may name only a role whose rules the writer holds unless it may
@@ -222,6 +227,11 @@ kapi_error *kapi_api__escalation_check(kapi_write *w, const json_t *obj, const j
 kapi_error *kapi_api__forbidden(const kapi_authz_attrs *a, const char *reason);
 /* The authorization filter for r as r->user: NULL when allowed, else the 403. */
 kapi_error *kapi_api__authorize(kapi_req *r);
+
+/* review.c */
+/* The answer to a create of a type that is never stored (an access review, a token
+ * review, ...): obj (validated) with its status, or a new object (a new reference). */
+json_t *kapi_api__review(kapi_write *w, json_t *obj);
 
 /* impersonate.c */
 /* The impersonation filter: true when r goes on (as the user its Impersonate-* headers
@@ -267,9 +277,12 @@ void kapi_api__serve_health(kapi_req *r);
 kapi_error *kapi_api__negotiate(kapi_req *r);
 /* The handler's choice for Accept header accept (not empty): the first range, in
  * goautoneg's order, that matches JSON, YAML or (when protobuf is set) protobuf with
- * parameters the endpoint allows (as= only when convert is set); false when there is
+ * parameters the endpoint allows (as= only the conversions convert names); false when there is
  * none. */
-bool kapi_api__choose_media(const char *accept, bool convert, bool protobuf, kapi_media *out);
+bool kapi_api__choose_media(const char *accept, unsigned convert, bool protobuf, kapi_media *out);
+/* The conversions of kapi_api__choose_media's convert. */
+#define KAPI_CONVERT_METADATA 1u /* as=PartialObjectMetadata(List) */
+#define KAPI_CONVERT_TABLE 2u    /* as=Table */
 /* The form /api and /apis answer Accept header accept in: 2 the aggregated discovery of
  * apidiscovery.k8s.io/v2, 1 of v2beta1 (JSON, as=APIGroupDiscoveryList), 0 the old
  * APIVersions and APIGroupList documents (also when nothing else is acceptable). */

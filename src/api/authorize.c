@@ -227,6 +227,27 @@ bool kapi_api__authorized(kapi_api *api, const kapi_authz_attrs *a, kapi_buf *re
     return allowed;
 }
 
+void kapi_api__rules_for(kapi_api *api, const kapi_user *user, kapi_str ns,
+                         bool (*fn)(void *ctx, const kapi_rbac_rule *rule, const char *err),
+                         void *ctx)
+{
+    static const char *const all[] = {"*", NULL};
+    static const kapi_rbac_rule everything = {all, all, all, NULL, NULL};
+    static const kapi_rbac_rule every_url = {all, NULL, NULL, NULL, all};
+    kapi_authorizer *z = api->authorizer;
+    for (size_t i = 0; i < z->nmodes; i++) {
+        if (z->modes[i] == KAPI_AUTHZ_ALWAYS_ALLOW) {
+            if (!fn(ctx, &everything, NULL) || !fn(ctx, &every_url, NULL))
+                return;
+        } else if (z->modes[i] == KAPI_AUTHZ_RBAC) {
+            snapshot *s = acquire(z);
+            if (s)
+                kapi_rbac_visit(s->policy, user, ns, fn, ctx);
+            release(z, s);
+        }
+    }
+}
+
 kapi_error *kapi_api__forbidden(const kapi_authz_attrs *a, const char *reason)
 {
     char *msg = kapi_authz_forbidden_message(a, reason);

@@ -166,7 +166,7 @@ static const struct {
 };
 
 /* The conversion a range asks for, or false when the endpoint does not allow it. */
-static bool read_target(const media_range *m, size_t type, kapi_media *out)
+static bool read_target(const media_range *m, size_t type, unsigned convert, kapi_media *out)
 {
     static const struct {
         const char *as;
@@ -180,14 +180,16 @@ static bool read_target(const media_range *m, size_t type, kapi_media *out)
         if (kapi_str_eqc(m->as, kinds[i].as)) {
             out->target = kinds[i].target;
             out->v1beta1 = kapi_str_eqc(m->v, "v1beta1");
-            return type != PROTOBUF || out->target != KAPI_TARGET_TABLE;
+            if (out->target == KAPI_TARGET_TABLE)
+                return (convert & KAPI_CONVERT_TABLE) && type != PROTOBUF;
+            return true;
         }
     }
     return false;
 }
 
 /* acceptMediaTypeOptions with the restrictions of a resource endpoint. */
-static bool acceptable(const media_range *m, size_t type, bool convert, bool protobuf,
+static bool acceptable(const media_range *m, size_t type, unsigned convert, bool protobuf,
                        kapi_media *out)
 {
     memset(out, 0, sizeof(*out));
@@ -199,7 +201,7 @@ static bool acceptable(const media_range *m, size_t type, bool convert, bool pro
     if (m->sv.len && !kapi_str_eqc(m->sv, "v1"))
         return false;
     if (m->convert)
-        return convert && read_target(m, type, out);
+        return convert && read_target(m, type, convert, out);
     return true;
 }
 
@@ -211,7 +213,7 @@ static bool matches(const media_range *m, size_t type)
            (kapi_str_eqc(m->subtype, "*") || kapi_str_eqc(m->subtype, accepted[type].subtype));
 }
 
-bool kapi_api__choose_media(const char *accept, bool convert, bool protobuf, kapi_media *out)
+bool kapi_api__choose_media(const char *accept, unsigned convert, bool protobuf, kapi_media *out)
 {
     size_t n;
     bool found = false;
@@ -281,9 +283,12 @@ kapi_error *kapi_api__negotiate(kapi_req *r)
     }
     if (!*accept)
         return NULL;
-    if (kapi_api__choose_media(accept, false, true, &plain))
+    if (kapi_api__choose_media(accept, 0, true, &plain))
         r->error_format = plain.format;
-    if (!kapi_api__choose_media(accept, true, r->type->protobuf != NULL, &r->media))
+    /* a type without a Table (the reviews) takes no as=Table, as kube's has no convertor */
+    unsigned convert = KAPI_CONVERT_METADATA |
+                       (r->type->ncolumns || r->type->default_table ? KAPI_CONVERT_TABLE : 0);
+    if (!kapi_api__choose_media(accept, convert, r->type->protobuf != NULL, &r->media))
         return kapi_error_new(KAPI_STATUS_NOT_ACCEPTABLE,
                               "only the following media types are accepted: " SERVED_TYPES);
     if (watch && r->media.format == KAPI_FORMAT_YAML)

@@ -187,6 +187,13 @@ static void add_paths(json_t *paths, bool v3, const kapi_type *t)
                                : kapi_xprintf("%s/%s", base, t->plural);
     char *item = kapi_xprintf("%s/{name}", coll);
     json_t *c = path_item(v3, t->namespaced, false), *it = path_item(v3, t->namespaced, true);
+    if (!t->persisted) { /* a review: created and answered, nothing else */
+        json_object_set_new_nocheck(c, "post",
+                                    operation(v3, t, "post", "Create an object.", def, def, 201));
+        json_object_set_new_nocheck(paths, coll, c);
+        json_decref(it);
+        goto done;
+    }
     json_object_set_new_nocheck(c, "get",
                                 operation(v3, t, "list", "List objects.", NULL, list_def, 200));
     json_object_set_new_nocheck(c, "post",
@@ -238,6 +245,7 @@ static void add_paths(json_t *paths, bool v3, const kapi_type *t)
         json_object_set_new_nocheck(paths, all, a);
         free(all);
     }
+done:
     free(def);
     free(list_def);
     free(base);

@@ -163,6 +163,12 @@ kapi_error *kapi_api__create_stage(kapi_write *w)
     json_t *meta = kapi_json_object_ensure(obj, "metadata");
     if ((err = kapi_api__body_namespace(t, ns, meta)) != NULL)
         goto done;
+    if (!t->persisted) { /* a review: its managedFields, validation, then its answer */
+        kapi_api__manage(w, NULL, obj);
+        if ((err = kapi_type_validate(t, obj, NULL)) == NULL)
+            w->unstored = kapi_api__review(w, obj);
+        goto done;
+    }
     kapi_str name = kapi_api__name_of(meta);
     const json_t *gen = json_object_get(meta, "generateName");
     size_t gen_len = json_string_length(gen);

@@ -270,7 +270,7 @@ static kapi_error *accepts(kapi_req *r, const char *type)
                                      "406: Not Acceptable\n\nAvailable representations: %s", type);
     kapi_media m;
     err->has_details = true;
-    if (kapi_api__choose_media(accept, false, false, &m))
+    if (kapi_api__choose_media(accept, 0, false, &m))
         r->error_format = m.format; /* the Status in the form asked for (YAML) */
     return err;
 }

@@ -33,7 +33,7 @@ static const kapi_type *namespace_type(kapi_api *api)
 static bool first_of_storage(const kapi_registry *reg, size_t i)
 {
     const kapi_type *t = kapi_registry_at(reg, i);
-    if (!t->namespaced)
+    if (!t->namespaced || !t->persisted) /* a review (LocalSubjectAccessReview) is never stored */
         return false;
     for (size_t j = 0; j < i; j++) {
         const kapi_type *u = kapi_registry_at(reg, j);

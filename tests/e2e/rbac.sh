@@ -69,6 +69,79 @@ check "alice (in devs) now creates in team" \
 check "bob (not in devs) still cannot" \
     sh -c "! kubectl --token=bob-token get cronjobs -n team"
 
+# ---- kubectl auth can-i agrees with what requests get ----
+alice_can() { # VERB RESOURCE NS: kubectl auth can-i's yes or no for alice
+    kubectl --token=alice-token auth can-i "$1" "$2" ${3:+-n "$3"} 2>/dev/null
+}
+cj='{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"probe"},"spec":{"schedule":"@daily","jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"OnFailure","containers":[{"name":"c","image":"busybox"}]}}}}}}'
+ns_body='{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"probe"}}'
+role_body='{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"probe"},"rules":[]}'
+sa_body='{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"probe"}}'
+# verb resource namespace (- for none), then the request: method, path, body (a variable's
+# name; writes are dry runs). A namespace's own namespace is its name, as RequestInfo has
+# it: alice, an editor in team, may read the namespace team.
+matrix=(
+    "get cronjobs team GET /apis/batch/v1/namespaces/team/cronjobs/in-team"
+    "list cronjobs team GET /apis/batch/v1/namespaces/team/cronjobs"
+    "watch cronjobs team GET /apis/batch/v1/namespaces/team/cronjobs?watch=1&timeoutSeconds=1"
+    "create cronjobs team POST /apis/batch/v1/namespaces/team/cronjobs?dryRun=All cj"
+    "delete cronjobs team DELETE /apis/batch/v1/namespaces/team/cronjobs/in-team?dryRun=All"
+    "get cronjobs other GET /apis/batch/v1/namespaces/other/cronjobs/in-other"
+    "list cronjobs other GET /apis/batch/v1/namespaces/other/cronjobs"
+    "create cronjobs other POST /apis/batch/v1/namespaces/other/cronjobs?dryRun=All cj"
+    "list cronjobs - GET /apis/batch/v1/cronjobs"
+    "get namespaces/team team GET /api/v1/namespaces/team"
+    "list namespaces - GET /api/v1/namespaces"
+    "create namespaces - POST /api/v1/namespaces?dryRun=All ns_body"
+    "list events team GET /api/v1/namespaces/team/events"
+    "list events other GET /api/v1/namespaces/other/events"
+    "create roles team POST /apis/rbac.authorization.k8s.io/v1/namespaces/team/roles?dryRun=All role_body"
+    "list roles team GET /apis/rbac.authorization.k8s.io/v1/namespaces/team/roles"
+    "list serviceaccounts team GET /api/v1/namespaces/team/serviceaccounts"
+    "create serviceaccounts team POST /api/v1/namespaces/team/serviceaccounts?dryRun=All sa_body"
+    "list clustercidrs - GET /apis/networking.k8s.io/v1alpha1/clustercidrs"
+    "list clusterroles - GET /apis/rbac.authorization.k8s.io/v1/clusterroles"
+)
+agree=0
+table=""
+for row in "${matrix[@]}"; do
+    read -r verb res ns method path body <<<"$row"
+    [ "$ns" = - ] && ns=
+    said=$(alice_can "$verb" "$res" "$ns")
+    got=$(curl -s --cacert "$data/ca.crt" -H 'Authorization: Bearer alice-token' -o /dev/null \
+        -w '%{http_code}' -X "$method" ${body:+-H 'Content-Type: application/json' -d "${!body}"} \
+        --max-time 5 "$api$path")
+    actual=$([ "$got" = 403 ] && echo no || echo yes)
+    table="$table $verb/$res/${ns:-*}=$said"
+    if [ "$said" = "$actual" ]; then agree=$((agree + 1)); else echo "disagree: $row: can-i $said, request $got"; fi
+done
+expect_eq "kubectl auth can-i agrees with 20 requests' answers" 20 "$agree"
+expect_eq "the matrix is what was granted" \
+    " get/cronjobs/team=yes list/cronjobs/team=yes watch/cronjobs/team=yes create/cronjobs/team=yes delete/cronjobs/team=yes get/cronjobs/other=no list/cronjobs/other=no create/cronjobs/other=no list/cronjobs/*=no get/namespaces/team/team=yes list/namespaces/*=no create/namespaces/*=no list/events/team=yes list/events/other=no create/roles/team=no list/roles/team=no list/serviceaccounts/team=yes create/serviceaccounts/team=yes list/clustercidrs/*=no list/clusterroles/*=no" \
+    "$table"
+list=$(kubectl --token=alice-token auth can-i --list -n team 2>&1)
+case $list in
+*"cronjobs.batch "*"[get list watch]"*) pass "can-i --list shows the Role's rule" ;;
+*) fail "can-i --list shows the Role's rule" "$(echo "$list" | head -5 | tr '\n' ' ')" ;;
+esac
+case $list in
+*"selfsubjectaccessreviews.authorization.k8s.io"*"[create]"*) pass "can-i --list shows system:basic-user's" ;;
+*) fail "can-i --list shows system:basic-user's" "$(echo "$list" | head -3 | tr '\n' ' ')" ;;
+esac
+expect_eq "kubectl auth whoami as alice" "alice devs,system:authenticated" \
+    "$(kubectl --token=alice-token auth whoami -o json | jq -r '"\(.status.userInfo.username) \(.status.userInfo.groups | join(","))"')"
+review() { kubectl create -o jsonpath="$1" -f -; }
+expect_eq "a SubjectAccessReview for bob (the admin asks)" "false" \
+    "$(echo '{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":"bob","resourceAttributes":{"verb":"list","group":"batch","resource":"cronjobs","namespace":"team"}}}' | review '{.status.allowed}')"
+expect_eq "its reason when allowed names the binding" \
+    'true RBAC: allowed by RoleBinding "alice-reads/team" of Role "cj-reader" to User "alice"' \
+    "$(echo '{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":"alice","resourceAttributes":{"verb":"list","group":"batch","resource":"cronjobs","namespace":"team"}}}' | review '{.status.allowed} {.status.reason}')"
+expect_eq "a TokenReview of alice's token" "true alice" \
+    "$(echo '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"alice-token"}}' | review '{.status.authenticated} {.status.user.username}')"
+expect_eq "reviews are answered, never stored: a list is 405" 405 \
+    "$(curl -s --cacert "$data/ca.crt" -H "Authorization: Bearer $(cat "$data/admin-token")" \
+        -o /dev/null -w '%{http_code}' "$api/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")"
+
 # ---- escalation ----
 check "alice cannot make a ClusterRole granting everything" \
     sh -c "! kubectl --token=alice-token create clusterrole everything --verb='*' --resource='*'"

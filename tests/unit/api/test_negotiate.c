@@ -80,7 +80,8 @@ TEST(api_negotiate_choose_media)
 {
     for (size_t i = 0; i < KAPI_ARRAY_LEN(cases); i++) {
         kapi_media m;
-        bool ok = kapi_api__choose_media(cases[i].accept, cases[i].convert, cases[i].pb, &m);
+        unsigned convert = cases[i].convert ? KAPI_CONVERT_METADATA | KAPI_CONVERT_TABLE : 0;
+        bool ok = kapi_api__choose_media(cases[i].accept, convert, cases[i].pb, &m);
         if (ok != cases[i].ok)
             test_fail(__FILE__, __LINE__, "%s: chosen %d, want %d", cases[i].accept, ok,
                       cases[i].ok);
