@@ -8,7 +8,8 @@
  *   on the server side): HTTP/1.1 keep-alive with http-parser for the answers, or HTTP/2
  *   (ALPN h2) with nghttp2's client session; a closed-loop batch runner that keeps N
  *   conns busy with one request each.
- * - server.c: a kapi the harness starts itself (exec to /readyz, RSS, kill).
+ * - server.c: a kapi the harness starts itself (exec to /readyz, RSS, kill), which also
+ *   knows a user who is not an admin (KAPI_BENCH_READER).
  * - scenarios.c, watch.c: the scenarios; report.c: the Markdown table and the JSON.
  *
  * Why one event loop and not threads: the watch scenario holds 1,000 streams open at once,
@@ -186,16 +187,21 @@ int kapi_bench_batch_run(kapi_bench_client *cl, kapi_bench_batch *b);
 
 /* ---- server.c ---- */
 
+/* The user of the get-rbac scenario: in no group, so that only RBAC lets it read. */
+#define KAPI_BENCH_READER "kapi-bench-reader"
+
 /* A kapi the harness runs itself on a data dir of its own. */
 typedef struct kapi_bench_server {
     const char *bin;
-    char *dir;      /* temporary; holds data/ and kapi.log */
-    char *data_dir; /* dir/data */
+    char *dir;          /* temporary; holds data/, kapi.log and tokens.csv */
+    char *data_dir;     /* dir/data */
+    char *reader_token; /* KAPI_BENCH_READER's bearer token, listed in tokens.csv */
     int port;
     pid_t pid;
 } kapi_bench_server;
 
-/* Makes the temporary dir and picks a free port; does not start kapi. */
+/* Makes the temporary dir, writes tokens.csv (kapi's --token-auth-file) and picks a free
+ * port; does not start kapi. */
 int kapi_bench_server_init(kapi_bench_server *s, const char *bin, kapi_buf *err);
 /* Stops kapi if running and removes the dir. */
 void kapi_bench_server_dispose(kapi_bench_server *s);
@@ -251,8 +257,9 @@ void kapi_bench_sizes_scale(kapi_bench_sizes *out, double scale);
 typedef struct kapi_bench_run {
     kapi_bench_client *client;
     kapi_bench_report *report;
-    kapi_bench_server *server; /* the kapi the harness started, or NULL */
-    const char *kapi_bin;      /* for the start and memory scenario, or NULL */
+    const kapi_bench_target *target; /* the server, and the admin's credentials */
+    kapi_bench_server *server;       /* the kapi the harness started, or NULL */
+    const char *kapi_bin;            /* for the start and memory scenario, or NULL */
     kapi_bench_sizes size;
     char ns[64], watch_ns[64];
     size_t cronjobs; /* CronJobs cj-NNNNN created so far in ns */
@@ -264,6 +271,9 @@ typedef int (*kapi_bench_scenario_fn)(kapi_bench_run *r);
 
 int kapi_bench_scenario_create(kapi_bench_run *r);
 int kapi_bench_scenario_get(kapi_bench_run *r);
+/* The get scenario as KAPI_BENCH_READER, whom only a RoleBinding lets read the CronJobs,
+ * among a few dozen bindings of other users and groups (needs r->server). */
+int kapi_bench_scenario_get_rbac(kapi_bench_run *r);
 int kapi_bench_scenario_get_protobuf(kapi_bench_run *r);
 /* The get scenario over HTTP/2: the same requests in flight, size.h2_streams to a
  * connection. */

@@ -23,24 +23,32 @@ typedef struct options {
     size_t h2_streams; /* 0: the size's own */
 } options;
 
+/* What a scenario runs on. */
+typedef enum server_need {
+    ANY_SERVER, /* the target, whichever it is */
+    OUR_KAPI,   /* the kapi the harness started, with the others; skipped on any other */
+    OWN_KAPIS,  /* kapis it starts itself, after the others (needs --kapi) */
+} server_need;
+
 typedef struct scenario {
     const char *name;
     kapi_bench_scenario_fn fn;
-    bool needs_kapi; /* only when the harness runs the server itself */
+    server_need needs;
 } scenario;
 
 static const scenario scenarios[] = {
-    {"create", kapi_bench_scenario_create, false},
-    {"get", kapi_bench_scenario_get, false},
-    {"get-pb", kapi_bench_scenario_get_protobuf, false},
-    {"get-h2", kapi_bench_scenario_get_h2, false},
-    {"update", kapi_bench_scenario_update, false},
-    {"apply", kapi_bench_scenario_apply, false},
-    {"list", kapi_bench_scenario_list, false},
-    {"watch", kapi_bench_scenario_watch, false},
-    {"watch-pb", kapi_bench_scenario_watch_protobuf, false},
-    {"watch-h2", kapi_bench_scenario_watch_h2, false},
-    {"memory", kapi_bench_scenario_memory_start, true},
+    {"create", kapi_bench_scenario_create, ANY_SERVER},
+    {"get", kapi_bench_scenario_get, ANY_SERVER},
+    {"get-rbac", kapi_bench_scenario_get_rbac, OUR_KAPI},
+    {"get-pb", kapi_bench_scenario_get_protobuf, ANY_SERVER},
+    {"get-h2", kapi_bench_scenario_get_h2, ANY_SERVER},
+    {"update", kapi_bench_scenario_update, ANY_SERVER},
+    {"apply", kapi_bench_scenario_apply, ANY_SERVER},
+    {"list", kapi_bench_scenario_list, ANY_SERVER},
+    {"watch", kapi_bench_scenario_watch, ANY_SERVER},
+    {"watch-pb", kapi_bench_scenario_watch_protobuf, ANY_SERVER},
+    {"watch-h2", kapi_bench_scenario_watch_h2, ANY_SERVER},
+    {"memory", kapi_bench_scenario_memory_start, OWN_KAPIS},
 };
 
 static void usage(FILE *f)
@@ -50,14 +58,14 @@ static void usage(FILE *f)
           "                   [--insecure-skip-tls-verify])\n"
           "                  [--quick | --smoke | --scale X] [--json FILE] [--only a,b]\n"
           "                  [--h2-streams N]\n"
-          "  --kapi BIN     start BIN on a temporary data dir; adds the memory and start\n"
-          "                 scenarios\n"
+          "  --kapi BIN     start BIN on a temporary data dir; adds the get-rbac, memory\n"
+          "                 and start scenarios\n"
           "  --kubeconfig   any Kubernetes API server (default: $KUBECONFIG)\n"
           "  --quick        every scenario at a tenth of its size (--scale 0.1)\n"
           "  --smoke        a few hundred requests per scenario (--scale 0.01)\n"
-          "  --only         scenarios to run, of create,get,get-pb,get-h2,update,apply,list,\n"
-          "                 watch,watch-pb,watch-h2,memory (the default: all of these; the\n"
-          "                 -h2 ones over HTTP/2, ALPN h2)\n"
+          "  --only         scenarios to run, of create,get,get-rbac,get-pb,get-h2,update,\n"
+          "                 apply,list,watch,watch-pb,watch-h2,memory (the default: all of\n"
+          "                 these; the -h2 ones over HTTP/2, ALPN h2)\n"
           "  --h2-streams   get-h2's requests in flight per HTTP/2 connection (default 8:\n"
           "                 get's 32 over 4 connections); watch-h2's watchers share 32\n"
           "                 connections\n",
@@ -242,7 +250,8 @@ static int run_api_scenarios(const options *o, kapi_bench_run *r, bool owned)
         return 1;
     for (size_t i = 0; i < KAPI_ARRAY_LEN(scenarios); i++) {
         const scenario *s = &scenarios[i];
-        if (!s->needs_kapi && selected(o, s->name)) {
+        bool runs = s->needs == ANY_SERVER || (s->needs == OUR_KAPI && r->server);
+        if (runs && selected(o, s->name)) {
             fprintf(stderr, "kapi-bench: == %s\n", s->name);
             failed += s->fn(r) < 0;
         }
@@ -336,6 +345,7 @@ static int run(const options *o)
         failed = 1;
         goto done;
     }
+    r.target = &t;
     r.server = o->kapi ? &s : NULL;
     failed += run_api_scenarios(o, &r, o->kapi != NULL);
     kapi_bench_client_free(r.client);

@@ -1,11 +1,13 @@
 /*
  * scenarios: create, get, update and list (issue 6, scenarios 1 to 4), server-side apply
- * (issue 14), the get scenario in protobuf and over HTTP/2, and what every scenario
- * shares: the sizes, the objects' bodies, creating them in bulk.
+ * (issue 14), the get scenario in protobuf, over HTTP/2 and as a user whom RBAC lets
+ * read (issue 16), and what every scenario shares: the sizes, the objects' bodies,
+ * creating them in bulk.
  *
  * Objects live in the run's namespace: Events e-NNNNNNN (scenario 1), CronJobs cj-NNNNN
  * (made once, as many as the largest scenario that needs them, and reused). CronJobs are
- * created suspended, so that a real cluster's controller starts no Jobs for them.
+ * created suspended, so that a real cluster's controller starts no Jobs for them. get-rbac
+ * adds a Role and RoleBindings there, and ClusterRoleBindings named after it.
  */
 #include "bench.h"
 
@@ -291,6 +293,157 @@ int kapi_bench_scenario_get_h2(kapi_bench_run *r)
                                   "get_h2_cpu_us"};
     return run_over_cronjobs(r, r->size.gets, r->size.h2_streams, send_get, "get CronJobs over h2",
                              "get-h2", "gets", keys);
+}
+
+/* ---- get as a user whom RBAC lets read ---- */
+
+#define RBAC_API "/apis/rbac.authorization.k8s.io/v1"
+#define READER_ROLE "kapi-bench-cronjob-reader"
+#define OTHER_BINDINGS 24 /* RoleBindings, and as many ClusterRoleBindings, of others */
+#define GRANT_WAIT_MS 10000
+
+/* A binding of one subject to one role. */
+typedef struct rbac_binding {
+    bool cluster; /* a ClusterRoleBinding, else a RoleBinding in the run's namespace */
+    const char *subject_kind, *subject, *role_kind, *role;
+} rbac_binding;
+
+/* POSTs one object as the admin; -1 unless it was created. */
+static int create_object(kapi_bench_run *r, const char *path, const char *body)
+{
+    kapi_buf answer;
+    kapi_buf_init(&answer);
+    int status = kapi_bench_request(r->client, "POST", path, "application/json", body, &answer);
+    if (status != 201)
+        fprintf(stderr, "kapi-bench: POST %s: %d %.300s\n", path, status, answer.ptr);
+    kapi_buf_dispose(&answer);
+    return status == 201 ? 0 : -1;
+}
+
+/* Creates b, named name, as the admin. */
+static int create_binding(kapi_bench_run *r, const char *name, const rbac_binding *b)
+{
+    kapi_buf path, body;
+    kapi_buf_init(&path);
+    kapi_buf_init(&body);
+    if (b->cluster)
+        kapi_buf_puts(&path, RBAC_API "/clusterrolebindings");
+    else
+        kapi_buf_printf(&path, RBAC_API "/namespaces/%s/rolebindings", r->ns);
+    kapi_buf_printf(&body,
+                    "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"%s\","
+                    "\"metadata\":{\"name\":\"%s\"},"
+                    "\"subjects\":[{\"kind\":\"%s\",\"apiGroup\":\"rbac.authorization.k8s.io\","
+                    "\"name\":\"%s\"}],"
+                    "\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"%s\","
+                    "\"name\":\"%s\"}}",
+                    b->cluster ? "ClusterRoleBinding" : "RoleBinding", name, b->subject_kind,
+                    b->subject, b->role_kind, b->role);
+    int rc = create_object(r, path.ptr, body.ptr);
+    kapi_buf_dispose(&path);
+    kapi_buf_dispose(&body);
+    return rc;
+}
+
+/* Bindings of other users and groups, as a cluster in use holds them: the i-th binds
+ * user-NN or group-NN, in turn, to one of these roles. */
+static const struct {
+    const char *kind, *name;
+} other_roles[] = {{"Role", READER_ROLE}, {"ClusterRole", "view"}, {"ClusterRole", "edit"}};
+
+static int create_other_bindings(kapi_bench_run *r, bool cluster)
+{
+    char name[96], subject[32];
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < OTHER_BINDINGS; i++) {
+        /* A ClusterRoleBinding cannot name a Role: the cluster ones skip it. */
+        size_t k =
+            cluster ? 1 + i % (KAPI_ARRAY_LEN(other_roles) - 1) : i % KAPI_ARRAY_LEN(other_roles);
+        snprintf(subject, sizeof(subject), "%s-%02zu", i % 2 ? "group" : "user", i);
+        snprintf(name, sizeof(name), "%s-other-%02zu", r->ns, i);
+        rbac_binding b = {cluster, i % 2 ? "Group" : "User", subject, other_roles[k].kind,
+                          other_roles[k].name};
+        rc = create_binding(r, name, &b);
+    }
+    return rc;
+}
+
+/* Lets KAPI_BENCH_READER get, list and watch the run's CronJobs, through a Role and a
+ * RoleBinding made after the bindings of others. */
+static int grant_reader(kapi_bench_run *r)
+{
+    static const rbac_binding reader = {false, "User", KAPI_BENCH_READER, "Role", READER_ROLE};
+    char *path = kapi_xprintf(RBAC_API "/namespaces/%s/roles", r->ns);
+    int rc = create_object(r, path,
+                           "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"Role\","
+                           "\"metadata\":{\"name\":\"" READER_ROLE "\"},"
+                           "\"rules\":[{\"apiGroups\":[\"batch\"],\"resources\":[\"cronjobs\"],"
+                           "\"verbs\":[\"get\",\"list\",\"watch\"]}]}");
+    free(path);
+    if (rc < 0 || create_other_bindings(r, false) < 0 || create_other_bindings(r, true) < 0)
+        return -1;
+    return create_binding(r, KAPI_BENCH_READER, &reader);
+}
+
+/* One GET of cj-00000 in ns on cl: the status. */
+static int get_first_cronjob(kapi_bench_client *cl, const char *ns)
+{
+    char *path = kapi_xprintf("/apis/batch/v1/namespaces/%s/cronjobs/cj-00000", ns);
+    int status = kapi_bench_request(cl, "GET", path, NULL, NULL, NULL);
+    free(path);
+    return status;
+}
+
+/* Fails unless the reader may get a CronJob of the run's namespace and not one of another.
+ * A new binding takes effect a moment after it is written (kube-apiserver's RBAC reads an
+ * informer's cache), so a 403 is retried for a while first. */
+static int check_reader(kapi_bench_run *r, kapi_bench_client *reader)
+{
+    int status = get_first_cronjob(reader, r->ns);
+    for (int waited = 0; status == 403 && waited < GRANT_WAIT_MS; waited += 100) {
+        kapi_bench_client_sleep(reader, 100);
+        status = get_first_cronjob(reader, r->ns);
+    }
+    if (status != 200) {
+        fprintf(stderr, "kapi-bench: GET a CronJob in %s as %s: %d, want 200\n", r->ns,
+                KAPI_BENCH_READER, status);
+        return -1;
+    }
+    status = get_first_cronjob(reader, r->watch_ns);
+    if (status != 403) {
+        fprintf(stderr, "kapi-bench: GET a CronJob in %s as %s: %d, want 403\n", r->watch_ns,
+                KAPI_BENCH_READER, status);
+        return -1;
+    }
+    return 0;
+}
+
+int kapi_bench_scenario_get_rbac(kapi_bench_run *r)
+{
+    static const char *keys[4] = {"get_rbac_per_s", "get_rbac_p50_ms", "get_rbac_p99_ms",
+                                  "get_rbac_cpu_us"};
+    kapi_bench_client *admin = r->client, *reader = NULL;
+    kapi_bench_target as = *r->target; /* the admin's, strings borrowed, but for the token */
+    kapi_buf err;
+    int rc = -1;
+    kapi_buf_init(&err);
+    as.token = r->server->reader_token;
+    if (ensure_cronjobs(r, r->size.get_objects) < 0 || grant_reader(r) < 0)
+        goto done;
+    if (kapi_bench_client_new(&reader, &as, &err) < 0) {
+        fprintf(stderr, "kapi-bench: %s\n", err.ptr);
+        goto done;
+    }
+    if (check_reader(r, reader) < 0)
+        goto done;
+    r->client = reader; /* the batch's connections are the reader's */
+    rc = run_over_cronjobs(r, r->size.gets, 0, send_get, "get CronJobs as " KAPI_BENCH_READER,
+                           "get-rbac", "gets", keys);
+    r->client = admin;
+done:
+    kapi_bench_client_free(reader);
+    kapi_buf_dispose(&err);
+    return rc;
 }
 
 /* The get scenario's requests with Accept protobuf, as client-go's typed clients send

@@ -5,6 +5,11 @@
  * /readyz is polled with a blocking socket and TLS without verification (it needs no
  * credentials, and on a first start the CA does not exist until kapi made it), once per
  * millisecond while the port refuses connections.
+ *
+ * kapi's admin token is in system:masters, which RBAC never evaluates. So that a scenario
+ * can measure requests that it does evaluate, kapi also gets a --token-auth-file listing
+ * KAPI_BENCH_READER (in no group) with a token made for this run; what that user may do
+ * is for the scenario to grant.
  */
 #include "bench.h"
 
@@ -25,6 +30,8 @@
 #include <unistd.h>
 
 #define READY_TIMEOUT_MS 60000
+#define TOKEN_FILE "tokens.csv"
+#define TOKEN_BYTES 16
 
 static int free_port(void)
 {
@@ -37,6 +44,27 @@ static int free_port(void)
     if (fd >= 0)
         close(fd);
     return port;
+}
+
+/* Writes TOKEN_FILE in s->dir: KAPI_BENCH_READER with a new random token (uid the name). */
+static int write_tokens(kapi_bench_server *s, kapi_buf *err)
+{
+    unsigned char raw[TOKEN_BYTES];
+    char hex[2 * TOKEN_BYTES + 1];
+    kapi_random_bytes(raw, sizeof(raw));
+    for (size_t i = 0; i < sizeof(raw); i++)
+        snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+    char *path = kapi_xprintf("%s/" TOKEN_FILE, s->dir);
+    FILE *f = fopen(path, "w");
+    int rc = f && fprintf(f, "%s,%s,%s\n", hex, KAPI_BENCH_READER, KAPI_BENCH_READER) > 0 ? 0 : -1;
+    if (f && fclose(f) != 0)
+        rc = -1;
+    if (rc < 0)
+        kapi_buf_printf(err, "%s: %s", path, strerror(errno));
+    else
+        s->reader_token = kapi_xstrdup(hex);
+    free(path);
+    return rc;
 }
 
 int kapi_bench_server_init(kapi_bench_server *s, const char *bin, kapi_buf *err)
@@ -53,7 +81,7 @@ int kapi_bench_server_init(kapi_bench_server *s, const char *bin, kapi_buf *err)
     }
     s->dir = kapi_xstrdup(tmpl);
     s->data_dir = kapi_xprintf("%s/data", tmpl);
-    return 0;
+    return write_tokens(s, err);
 }
 
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -72,6 +100,7 @@ void kapi_bench_server_dispose(kapi_bench_server *s)
         nftw(s->dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
     free(s->dir);
     free(s->data_dir);
+    free(s->reader_token);
     *s = (kapi_bench_server){.pid = -1};
 }
 
@@ -112,6 +141,7 @@ static int readyz_once(SSL_CTX *ctx, int port)
 static pid_t spawn(kapi_bench_server *s)
 {
     char port[16], *log = kapi_xprintf("%s/kapi.log", s->dir);
+    char *tokens = kapi_xprintf("%s/" TOKEN_FILE, s->dir);
     snprintf(port, sizeof(port), "%d", s->port);
     pid_t pid = fork();
     if (pid == 0) {
@@ -120,10 +150,12 @@ static pid_t spawn(kapi_bench_server *s)
             dup2(fd, 1);
             dup2(fd, 2);
         }
-        execl(s->bin, s->bin, "--data-dir", s->data_dir, "--secure-port", port, (char *)NULL);
+        execl(s->bin, s->bin, "--data-dir", s->data_dir, "--secure-port", port, "--token-auth-file",
+              tokens, (char *)NULL);
         _exit(127);
     }
     free(log);
+    free(tokens);
     return pid;
 }
 
