@@ -210,8 +210,10 @@ void kapi_api__authorizer_free(kapi_authorizer *z);
  * and path; a namespace's own name is its namespace, as RequestInfo has it). */
 void kapi_api__authz_attrs(kapi_req *r, const kapi_user *user, kapi_authz_attrs *a);
 /* Whether system:masters or the modes allow a; reason gets the reason of the one that
- * allowed, or else the reasons they all gave, one per line (kube's union). */
-bool kapi_api__authorized(kapi_api *api, const kapi_authz_attrs *a, kapi_buf *reason);
+ * allowed (only when why_allowed: it costs), or else the reasons they all gave, one per
+ * line (kube's union). */
+bool kapi_api__authorized(kapi_api *api, const kapi_authz_attrs *a, kapi_buf *reason,
+                          bool why_allowed);
 /* The rules the modes that resolve rules grant user in ns (kube's union RuleResolver:
  * AlwaysAllow everything, RBAC its bindings' rules); fn as kapi_rbac_visit's. */
 void kapi_api__rules_for(kapi_api *api, const kapi_user *user, kapi_str ns,

@@ -19,14 +19,14 @@
 typedef struct snapshot {
     kapi_rbac_policy *policy;
     uint64_t changes; /* the count it was built at */
-    int refs;         /* guarded by the authorizer's mu */
+    atomic_int refs;
 } snapshot;
 
 struct kapi_authorizer {
     kapi_api *api;
     kapi_authz_mode modes[KAPI_AUTHZ_MAX_MODES];
     size_t nmodes;
-    pthread_mutex_t mu;       /* guards cur and every snapshot's refs */
+    pthread_mutex_t mu;       /* guards cur (a snapshot's count is atomic) */
     pthread_mutex_t build_mu; /* one build at a time */
     snapshot *cur;
     atomic_uint_fast64_t changes;
@@ -66,13 +66,8 @@ kapi_authorizer *kapi_api__authorizer_new(kapi_api *api, const kapi_authz_mode *
 
 static void release(kapi_authorizer *z, snapshot *s)
 {
-    bool last;
-    if (!s)
-        return;
-    pthread_mutex_lock(&z->mu);
-    last = --s->refs == 0;
-    pthread_mutex_unlock(&z->mu);
-    if (last) {
+    (void)z;
+    if (s && atomic_fetch_sub(&s->refs, 1) == 1) {
         kapi_rbac_policy_free(s->policy);
         free(s);
     }
@@ -98,7 +93,7 @@ static snapshot *current(kapi_authorizer *z, uint64_t changes)
     pthread_mutex_lock(&z->mu);
     s = z->cur && z->cur->changes == changes ? z->cur : NULL;
     if (s)
-        s->refs++;
+        atomic_fetch_add(&s->refs, 1);
     pthread_mutex_unlock(&z->mu);
     return s;
 }
@@ -143,13 +138,13 @@ static snapshot *acquire(kapi_authorizer *z)
         pthread_mutex_lock(&z->mu);
         old = z->cur;
         z->cur = s;
-        s->refs = 2; /* current, and the caller's */
+        atomic_init(&s->refs, 2); /* current, and the caller's */
         pthread_mutex_unlock(&z->mu);
         release(z, old);
     } else if (!s) { /* the store failed: decide with what there is */
         pthread_mutex_lock(&z->mu);
         if ((s = z->cur) != NULL)
-            s->refs++;
+            atomic_fetch_add(&s->refs, 1);
         pthread_mutex_unlock(&z->mu);
     }
     pthread_mutex_unlock(&z->build_mu);
@@ -198,7 +193,8 @@ static bool privileged(const kapi_user *u)
     return false;
 }
 
-bool kapi_api__authorized(kapi_api *api, const kapi_authz_attrs *a, kapi_buf *reason)
+bool kapi_api__authorized(kapi_api *api, const kapi_authz_attrs *a, kapi_buf *reason,
+                          bool why_allowed)
 {
     kapi_authorizer *z = api->authorizer;
     bool allowed = privileged(a->user);
@@ -212,7 +208,7 @@ bool kapi_api__authorized(kapi_api *api, const kapi_authz_attrs *a, kapi_buf *re
         } else {
             snapshot *s = acquire(z);
             if (s)
-                allowed = kapi_rbac_allows(s->policy, a, &why);
+                allowed = kapi_rbac_allows(s->policy, a, &why, why_allowed);
             release(z, s);
         }
         if (allowed) /* the union answers with the reason of the one that allowed */
@@ -267,7 +263,7 @@ kapi_error *kapi_api__authorize(kapi_req *r)
     kapi_error *err = NULL;
     kapi_api__authz_attrs(r, &r->user, &a);
     kapi_buf_init(&reason);
-    if (!kapi_api__authorized(r->api, &a, &reason))
+    if (!kapi_api__authorized(r->api, &a, &reason, false))
         err = kapi_api__forbidden(&a, reason.ptr ? reason.ptr : "");
     kapi_buf_dispose(&reason);
     return err;
@@ -487,7 +483,7 @@ static bool allowed_to(kapi_req *r, const char *verb, const char *group, const c
     kapi_buf reason;
     bool ok;
     kapi_buf_init(&reason);
-    ok = kapi_api__authorized(r->api, &a, &reason);
+    ok = kapi_api__authorized(r->api, &a, &reason, false);
     kapi_buf_dispose(&reason);
     return ok;
 }

@@ -222,7 +222,7 @@ bool kapi_api__impersonate(kapi_req *r)
         kapi_authz_attrs a = check_of(r, x);
         kapi_buf reason;
         kapi_buf_init(&reason);
-        if (!kapi_api__authorized(r->api, &a, &reason)) {
+        if (!kapi_api__authorized(r->api, &a, &reason, false)) {
             kapi_api__respond_error(r, kapi_api__forbidden(&a, reason.ptr ? reason.ptr : ""));
             kapi_buf_dispose(&reason);
             return false;

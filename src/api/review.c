@@ -68,7 +68,8 @@ static void access_review(kapi_write *w, json_t *obj, const kapi_user *u)
     kapi_buf reason;
     json_t *status = json_object();
     kapi_buf_init(&reason);
-    json_object_set_new(status, "allowed", json_boolean(kapi_api__authorized(w->api, &a, &reason)));
+    json_object_set_new(status, "allowed",
+                        json_boolean(kapi_api__authorized(w->api, &a, &reason, true)));
     if (reason.len > 0)
         json_object_set_new(status, "reason", json_stringn(reason.ptr, reason.len));
     json_object_set_new(obj, "status", status);

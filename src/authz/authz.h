@@ -80,10 +80,11 @@ bool kapi_rbac_role_rules(const kapi_rbac_policy *p, bool cluster, const char *n
 
 /* Whether the policy's RBAC rules allow a request (system:masters is the caller's:
  * kube asks its own authorizer first). reason gets kube's words for the decision:
- * "RBAC: allowed by ClusterRoleBinding ..." when allowed; when not, the roles that
- * bindings applying to the user name and that do not exist ("RBAC: ... not found"), or
- * nothing. */
-bool kapi_rbac_allows(const kapi_rbac_policy *p, const kapi_authz_attrs *a, kapi_buf *reason);
+ * "RBAC: allowed by ClusterRoleBinding ..." when allowed and why_allowed is set (an access
+ * review wants it, a request does not); when not allowed, the roles that bindings
+ * applying to the user name and that do not exist ("RBAC: ... not found"), or nothing. */
+bool kapi_rbac_allows(const kapi_rbac_policy *p, const kapi_authz_attrs *a, kapi_buf *reason,
+                      bool why_allowed);
 
 /* Calls fn for each rule that applies to user in ns (cluster-wide bindings first, then
  * those of ns when not empty), until fn returns false; a binding whose role is missing

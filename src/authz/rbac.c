@@ -28,6 +28,7 @@ typedef struct binding {
     const char *ns;    /* "" for a ClusterRoleBinding */
     bool cluster_role; /* its role is a ClusterRole, else a Role of its namespace */
     const char *role;
+    const char *role_key; /* the key of its role in roles or cluster_roles */
     subject *subjects;
     size_t nsubjects;
 } binding;
@@ -178,6 +179,9 @@ static void add_binding(kapi_rbac_policy *p, const json_t *obj, const char *ns)
         .ns = kapi_arena_strdup(&p->arena, ns),
         .cluster_role = strcmp(str_of(ref, "kind"), "ClusterRole") == 0,
         .role = kapi_arena_strdup(&p->arena, str_of(ref, "name")),
+        .role_key = strcmp(str_of(ref, "kind"), "ClusterRole") == 0
+                        ? kapi_arena_strdup(&p->arena, str_of(ref, "name"))
+                        : kapi_arena_printf(&p->arena, "%s/%s", ns, str_of(ref, "name")),
         .subjects = kapi_arena_alloc(&p->arena, (n ? n : 1) * sizeof(subject)),
         .nsubjects = n};
     for (size_t i = 0; i < n; i++) {
@@ -392,13 +396,7 @@ static void visit_binding(visit *v, size_t i)
     if (v->seen[i])
         return;
     v->seen[i] = true;
-    if (b->cluster_role) {
-        r = kapi_map_get(v->p->cluster_roles, b->role);
-    } else {
-        char *key = kapi_xprintf("%s/%s", b->ns, b->role);
-        r = kapi_map_get(v->p->roles, key);
-        free(key);
-    }
+    r = kapi_map_get(b->cluster_role ? v->p->cluster_roles : v->p->roles, b->role_key);
     if (!r) {
         char *err = kapi_xprintf("%s.rbac.authorization.k8s.io \"%s\" not found",
                                  b->cluster_role ? "clusterrole" : "role", b->role);
@@ -414,19 +412,24 @@ static void visit_binding(visit *v, size_t i)
 static void visit_key(visit *v, const char *scope, size_t scope_len, const char *kind,
                       const char *name)
 {
-    kapi_buf key;
+    char small[256], *key = small, *p;
+    size_t name_len = strlen(name), len = (scope ? scope_len + 1 : 0) + 2 + name_len;
     const grants *gs;
-    kapi_buf_init(&key);
+    if (len + 1 > sizeof(small)) /* a key of a usual length is made on the stack */
+        key = kapi_xmalloc(len + 1);
+    p = key;
     if (scope) {
-        kapi_buf_put(&key, scope, scope_len);
-        kapi_buf_putc(&key, '/');
+        memcpy(p, scope, scope_len);
+        p += scope_len;
+        *p++ = '/';
     }
-    kapi_buf_puts(&key, kind);
-    kapi_buf_puts(&key, name);
-    gs = key.ptr ? kapi_map_get(v->p->subjects, key.ptr) : NULL;
+    memcpy(p, kind, 2);
+    memcpy(p + 2, name, name_len + 1);
+    gs = kapi_map_get(v->p->subjects, key);
     for (size_t i = 0; gs && i < gs->n && !v->stop; i++)
         visit_binding(v, gs->v[i].binding);
-    kapi_buf_dispose(&key);
+    if (key != small)
+        free(key);
 }
 
 static void visit_scope(visit *v, const kapi_user *user, const char *scope, size_t scope_len)
@@ -439,12 +442,18 @@ static void visit_scope(visit *v, const kapi_user *user, const char *scope, size
 static void visit_all(const kapi_rbac_policy *p, const kapi_user *user, kapi_str ns, visit_fn fn,
                       void *ctx)
 {
-    visit v = {p, fn, ctx, kapi_xcalloc(p->nbindings + 1, sizeof(bool)), false};
+    bool small[512];
+    visit v = {p, fn, ctx, small, false};
+    if (p->nbindings > KAPI_ARRAY_LEN(small)) /* the usual policy's marks fit the stack */
+        v.seen = kapi_xcalloc(p->nbindings, sizeof(bool));
+    else
+        memset(small, 0, p->nbindings * sizeof(bool));
     visit_scope(&v, user, NULL, 0);
     /* A namespace holding '/' or a NUL names no binding (no namespace can hold one). */
     if (!v.stop && ns.len > 0 && !memchr(ns.ptr, '/', ns.len) && !memchr(ns.ptr, 0, ns.len))
         visit_scope(&v, user, ns.ptr, ns.len);
-    free(v.seen);
+    if (v.seen != small)
+        free(v.seen);
 }
 
 typedef struct public_visit {
@@ -562,12 +571,13 @@ static bool decide_rule(void *ctx, const kapi_rbac_rule *rule, const char *err, 
     return !d->allowed;
 }
 
-bool kapi_rbac_allows(const kapi_rbac_policy *p, const kapi_authz_attrs *a, kapi_buf *reason)
+bool kapi_rbac_allows(const kapi_rbac_policy *p, const kapi_authz_attrs *a, kapi_buf *reason,
+                      bool why_allowed)
 {
     decide d = {.p = p, .a = a};
     kapi_buf_init(&d.errors);
     visit_all(p, a->user, a->ns, decide_rule, &d);
-    if (d.allowed)
+    if (d.allowed && why_allowed)
         describe(reason, &p->bindings[d.by], a->user);
     else if (d.nerrors > 0) /* Go's aggregate: one error alone, else a list */
         kapi_buf_printf(reason, d.nerrors == 1 ? "RBAC: %s" : "RBAC: [%s]", d.errors.ptr);

@@ -116,7 +116,7 @@ static bool allows(const kapi_rbac_policy *p, kapi_authz_attrs a)
 {
     kapi_buf reason;
     kapi_buf_init(&reason);
-    bool ok = kapi_rbac_allows(p, &a, &reason);
+    bool ok = kapi_rbac_allows(p, &a, &reason, true);
     CHECK(ok == (reason.len > 0)); /* allowed says by what; nothing is missing here */
     kapi_buf_dispose(&reason);
     return ok;
@@ -126,7 +126,7 @@ static void check_reason(const kapi_rbac_policy *p, kapi_authz_attrs a, const ch
 {
     kapi_buf reason;
     kapi_buf_init(&reason);
-    CHECK(kapi_rbac_allows(p, &a, &reason));
+    CHECK(kapi_rbac_allows(p, &a, &reason, true));
     CHECK_STR_EQ(reason.ptr, want);
     kapi_buf_dispose(&reason);
 }
@@ -172,14 +172,14 @@ TEST(rbac_missing_role_reason)
            "\"subjects\":[{\"kind\":\"User\",\"name\":\"alice\"},"
            "{\"kind\":\"Group\",\"name\":\"devs\"}]}");
     kapi_buf_init(&reason);
-    CHECK(!kapi_rbac_allows(p, &a, &reason));
+    CHECK(!kapi_rbac_allows(p, &a, &reason, true));
     CHECK_STR_EQ(reason.ptr, "RBAC: clusterrole.rbac.authorization.k8s.io \"gone\" not found");
     add(p, "{\"kind\":\"RoleBinding\",\"metadata\":{\"name\":\"b\",\"namespace\":\"ns\"},"
            "\"roleRef\":{\"kind\":\"Role\",\"name\":\"nope\"},"
            "\"subjects\":[{\"kind\":\"Group\",\"name\":\"devs\"}]}");
     a.ns = KAPI_STR("ns");
     kapi_buf_clear(&reason);
-    CHECK(!kapi_rbac_allows(p, &a, &reason));
+    CHECK(!kapi_rbac_allows(p, &a, &reason, true));
     CHECK_STR_EQ(reason.ptr, "RBAC: [clusterrole.rbac.authorization.k8s.io \"gone\" not found, "
                              "role.rbac.authorization.k8s.io \"nope\" not found]");
     kapi_buf_dispose(&reason);
