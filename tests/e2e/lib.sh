@@ -90,6 +90,12 @@ check() {
     fi
 }
 
+# eventually COMMAND...: polls up to 5 s for the command to succeed.
+eventually() {
+    for _ in $(seq 1 50); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+    return 1
+}
+
 # expect_eq NAME EXPECTED ACTUAL
 expect_eq() {
     if [ "$2" = "$3" ]; then

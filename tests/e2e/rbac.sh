@@ -146,6 +146,36 @@ expect_eq "reviews are answered, never stored: a list is 405" 405 \
 check "alice cannot make a ClusterRole granting everything" \
     sh -c "! kubectl --token=alice-token create clusterrole everything --verb='*' --resource='*'"
 
+# ---- escalation: a namespace admin may write roles, but not grant more than it holds ----
+check "alice becomes admin of team" kubectl create rolebinding alice-admin -n team --clusterrole=admin --user=alice
+check "alice makes a Role within what she holds" \
+    alice create role readers -n team --verb=get,list --resource=cronjobs
+alice create role everything -n team --verb='*' --resource='*' >/dev/null 2>"$work/err"
+expect_eq "a Role granting more is kube's escalation 403" \
+    'Error from server (Forbidden): roles.rbac.authorization.k8s.io "everything" is forbidden: user "alice" (groups=["devs" "system:authenticated"]) is attempting to grant RBAC permissions not currently held:' \
+    "$(head -1 "$work/err")"
+expect_eq "listing what is missing as kube does (kubectl asks for the core group)" \
+    '{APIGroups:[""], Resources:["*"], Verbs:["*"]}' \
+    "$(sed -n 2p "$work/err")"
+alice create rolebinding to-admin -n team --clusterrole=cluster-admin --user=alice >/dev/null 2>"$work/err"
+case $(cat "$work/err") in
+*'rolebindings.rbac.authorization.k8s.io "to-admin" is forbidden: user "alice"'*'not currently held'*) pass "binding cluster-admin is an escalation too" ;;
+*) fail "binding cluster-admin is an escalation too" "$(head -2 "$work/err" | tr '\n' ' ')" ;;
+esac
+check "a binding to a role she holds is fine" \
+    alice create rolebinding bob-reads -n team --role=readers --user=bob
+check "with the bind verb on cluster-admin she may bind it" \
+    kubectl create clusterrole binder --verb=bind --resource=clusterroles --resource-name=cluster-admin
+kubectl create rolebinding alice-binds -n team --clusterrole=binder --user=alice >/dev/null
+check "and then binds it" alice create rolebinding to-admin -n team --clusterrole=cluster-admin --user=bob
+
+# ---- aggregation ----
+check "edit is filled by aggregation" test "$(kubectl get clusterrole edit -o jsonpath='{.rules[0].verbs}')" != ""
+kubectl create clusterrole widgets-view --verb=get,list --resource=cronjobs.batch >/dev/null
+kubectl label clusterrole widgets-view rbac.authorization.k8s.io/aggregate-to-view=true >/dev/null
+check "a role labeled aggregate-to-view joins view" eventually sh -c \
+    "kubectl get clusterrole view -o json | jq -e '.rules | map(select(.apiGroups == [\"batch\"] and .resources == [\"cronjobs\"] and .verbs == [\"get\",\"list\"])) | length == 1'"
+
 # ---- client certificates ----
 cert() { curl -s --cacert "$data/ca.crt" --cert "$work/pki/$1.crt" --key "$work/pki/$1.key" \
     -o /dev/null -w '%{http_code}' "${@:2}"; }

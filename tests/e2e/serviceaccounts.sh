@@ -15,11 +15,6 @@ cacert=$data/ca.crt
 part() { echo "$1" | cut -d. -f"$2" | tr '_-' '/+' | base64 -d 2>/dev/null; }
 # The status of GET path with a bearer token.
 status_as() { curl -s -o /dev/null -w '%{http_code}' --cacert "$cacert" -H "Authorization: Bearer $1" "$url$2"; }
-# Polls up to 5 s for kubectl to succeed.
-eventually() {
-    for _ in $(seq 1 50); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-    return 1
-}
 
 expect_eq "the signing key is made in the data dir, private" 600 "$(stat -c %a "$data/sa.key")"
 for ns in default kube-system kube-public kube-node-lease; do
