@@ -435,11 +435,11 @@ static kapi_error *confirm_no_escalation(kapi_req *r, kapi_arena *a, snapshot *s
         kapi_buf_puts(&msg, " (groups=");
         quote_list(&msg, r->user.groups);
         kapi_buf_puts(&msg, ") is attempting to grant RBAC permissions not currently held:\n");
-        for (size_t i = 0; i < nl; i++) {
+        for (size_t i = 0; i < nl; i++)
             if (i == 0 || strcmp(lines[i], lines[i - 1]) != 0) /* a set */
                 kapi_buf_printf(&msg, "%s%s", i ? "\n" : "", lines[i]);
+        for (size_t i = 0; i < nl; i++)
             free(lines[i]);
-        }
         free(lines);
         if (o.nerrors > 0)
             kapi_buf_printf(

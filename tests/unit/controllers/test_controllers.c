@@ -3,7 +3,8 @@
  * namespace controller empties a namespace being deleted and removes it once its last
  * object has gone; the CRD controller establishes a new CRD and, once it is deleted,
  * removes its custom resources and then the CRD; the serviceaccounts controller keeps a
- * "default" ServiceAccount in every Active namespace.
+ * "default" ServiceAccount in every Active namespace; the ClusterRole aggregation
+ * controller fills an aggregated role from the roles its selectors pick.
  */
 #include <stdio.h>
 #include <time.h>
@@ -225,6 +226,58 @@ TEST(controllers_serviceaccount_default_in_every_namespace)
     nanosleep(&ms300, NULL);
     json_t *none = get(&e, sat, "going", "default");
     CHECK(none == NULL);
+    kapi_controller_stop(c);
+    api_env_stop(&e);
+}
+
+/* Waits up to 5 s for the ClusterRole name's rules to be want (compact JSON). */
+static bool wait_rules(api_env *e, const kapi_type *cr, const char *name, const char *want)
+{
+    struct timespec ms10 = {0, 10 * 1000000};
+    for (int i = 0; i < 500; i++) {
+        json_t *role = get(e, cr, "", name);
+        char *rules = json_dumps(json_object_get(role, "rules"), JSON_COMPACT);
+        bool same = rules && strcmp(rules, want) == 0;
+        free(rules);
+        json_decref(role);
+        if (same)
+            return true;
+        nanosleep(&ms10, NULL);
+    }
+    return false;
+}
+
+/* The ClusterRole aggregation controller: a role with an aggregationRule gets, in name
+ * order and each once, the rules of the other ClusterRoles its selectors pick
+ * (matchLabels and matchExpressions), and follows them when they change. */
+TEST(controllers_clusterrole_aggregation)
+{
+    api_env e = {0};
+    api_env_start(&e);
+    const kapi_type *cr = type_of(&e, "rbac.authorization.k8s.io", "clusterroles");
+    create(&e, cr, "",
+           "{\"metadata\":{\"name\":\"b-view\",\"labels\":{\"agg\":\"yes\"}},\"rules\":[{"
+           "\"verbs\":[\"get\"],\"apiGroups\":[\"batch\"],\"resources\":[\"cronjobs\"]}]}");
+    create(&e, cr, "",
+           "{\"metadata\":{\"name\":\"a-view\",\"labels\":{\"tier\":\"gold\"}},\"rules\":[{"
+           "\"verbs\":[\"list\"],\"apiGroups\":[\"\"],\"resources\":[\"namespaces\"]},{"
+           "\"verbs\":[\"get\"],\"apiGroups\":[\"batch\"],\"resources\":[\"cronjobs\"]}]}");
+    create(&e, cr, "",
+           "{\"metadata\":{\"name\":\"c-other\",\"labels\":{\"tier\":\"tin\"}},\"rules\":[{"
+           "\"verbs\":[\"delete\"],\"apiGroups\":[\"\"],\"resources\":[\"namespaces\"]}]}");
+    create(&e, cr, "",
+           "{\"metadata\":{\"name\":\"agg\",\"labels\":{\"agg\":\"yes\"}},\"aggregationRule\":{"
+           "\"clusterRoleSelectors\":[{\"matchLabels\":{\"agg\":\"yes\"}},{\"matchExpressions\":"
+           "[{\"key\":\"tier\",\"operator\":\"In\",\"values\":[\"gold\",\"silver\"]}]}]}}");
+    kapi_controller *c = kapi_rbac_aggregation_controller_start(e.api);
+    const char *want =
+        "[{\"verbs\":[\"list\"],\"apiGroups\":[\"\"],\"resources\":[\"namespaces\"]},"
+        "{\"verbs\":[\"get\"],\"apiGroups\":[\"batch\"],\"resources\":[\"cronjobs\"]}]";
+    /* a-view's two rules, then b-view's (the same as one of them): nothing of c-other's */
+    CHECK(wait_rules(&e, cr, "agg", want));
+    CHECK(delete (&e, cr, "", "a-view"));
+    want = "[{\"verbs\":[\"get\"],\"apiGroups\":[\"batch\"],\"resources\":[\"cronjobs\"]}]";
+    CHECK(wait_rules(&e, cr, "agg", want)); /* it follows the roles it picks */
     kapi_controller_stop(c);
     api_env_stop(&e);
 }
