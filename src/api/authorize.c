@@ -431,7 +431,8 @@ static kapi_error *confirm_no_escalation(kapi_req *r, kapi_arena *a, snapshot *s
         }
         qsort(lines, nl, sizeof(*lines), cmp_lines);
         kapi_buf_puts(&msg, "user ");
-        kapi_go_quote(&msg, r->user.name, strlen(r->user.name));
+        const char *user = r->user.name ? r->user.name : "";
+        kapi_go_quote(&msg, user, strlen(user));
         kapi_buf_puts(&msg, " (groups=");
         quote_list(&msg, r->user.groups);
         kapi_buf_puts(&msg, ") is attempting to grant RBAC permissions not currently held:\n");

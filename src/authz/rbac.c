@@ -434,7 +434,7 @@ static void visit_key(visit *v, const char *scope, size_t scope_len, const char 
 
 static void visit_scope(visit *v, const kapi_user *user, const char *scope, size_t scope_len)
 {
-    visit_key(v, scope, scope_len, "u:", user->name);
+    visit_key(v, scope, scope_len, "u:", user->name ? user->name : "");
     for (const char *const *g = user->groups; g && *g && !v->stop; g++)
         visit_key(v, scope, scope_len, "g:", *g);
 }
@@ -504,8 +504,10 @@ static bool in_groups(const kapi_user *u, const char *g)
 }
 
 /* appliesToUser: whether subject s of a binding in ns names u. */
-static bool applies(const subject *s, const char *ns, const kapi_user *u)
+static bool applies(const subject *s, const char *ns, const kapi_user *user)
 {
+    kapi_user named = *user, *u = &named;
+    named.name = user->name ? user->name : "";
     if (strcmp(s->kind, "User") == 0)
         return strcmp(s->name, u->name) == 0;
     if (strcmp(s->kind, "Group") == 0)
