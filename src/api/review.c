@@ -24,14 +24,6 @@ static const char *str_at(const json_t *obj, const char *key)
     return s ? s : "";
 }
 
-static json_t *strings_json(const char *const *v)
-{
-    json_t *a = json_array();
-    for (; v && *v; v++)
-        json_array_append_new(a, json_string(*v));
-    return a;
-}
-
 /* The user a SubjectAccessReview's spec names (strings borrowed from spec). */
 static kapi_user spec_user(kapi_arena *a, const json_t *spec)
 {
@@ -91,21 +83,13 @@ static bool collect_rule(void *ctx, const kapi_rbac_rule *rule, const char *err)
         kapi_buf_puts(&r->errors, err);
         return true;
     }
-    if (rule->resources && *rule->resources) {
-        json_t *j = json_object();
-        json_object_set_new(j, "verbs", strings_json(rule->verbs));
-        if (rule->groups)
-            json_object_set_new(j, "apiGroups", strings_json(rule->groups));
-        json_object_set_new(j, "resources", strings_json(rule->resources));
-        if (rule->names)
-            json_object_set_new(j, "resourceNames", strings_json(rule->names));
-        json_array_append_new(r->resource, j);
+    if (rule->resources && *rule->resources) { /* a ResourceRule */
+        kapi_rbac_rule res = {rule->verbs, rule->groups, rule->resources, rule->names, NULL};
+        json_array_append_new(r->resource, kapi_rbac_rule_json(&res));
     }
-    if (rule->urls && *rule->urls) {
-        json_t *j = json_object();
-        json_object_set_new(j, "verbs", strings_json(rule->verbs));
-        json_object_set_new(j, "nonResourceURLs", strings_json(rule->urls));
-        json_array_append_new(r->non_resource, j);
+    if (rule->urls && *rule->urls) { /* a NonResourceRule */
+        kapi_rbac_rule non = {rule->verbs, NULL, NULL, NULL, rule->urls};
+        json_array_append_new(r->non_resource, kapi_rbac_rule_json(&non));
     }
     return true;
 }
@@ -144,7 +128,7 @@ static json_t *user_info(const kapi_user *u)
     if (u->uid && *u->uid)
         json_object_set_new(j, "uid", json_string(u->uid));
     if (u->groups && *u->groups)
-        json_object_set_new(j, "groups", strings_json(u->groups));
+        json_object_set_new(j, "groups", kapi_json_strings(u->groups));
     return j;
 }
 

@@ -66,6 +66,10 @@ bool kapi_rbac_rule_allows(const kapi_rbac_rule *r, const kapi_authz_attrs *a);
 /* The rules of a role's "rules" array, strings copied into a (an array in a). */
 void kapi_rbac_rules_parse(kapi_arena *a, const json_t *rules, kapi_rbac_rule **out, size_t *n);
 
+/* A rule as kube's PolicyRule writes it: verbs, then apiGroups, resources, resourceNames
+ * and nonResourceURLs when not empty (a new reference). */
+json_t *kapi_rbac_rule_json(const kapi_rbac_rule *r);
+
 /* Whether owner's rules cover rule, as kube's validation.Covers decides: every atomic
  * piece of rule (one API group, resource, verb and resource name, or one URL and verb) is
  * allowed by one owner rule. missing (may be NULL) gets each piece that is not, in kube's

@@ -10,6 +10,7 @@
 #include "authz/authz.h"
 #include "base/map.h"
 #include "codec/go.h"
+#include "codec/json.h"
 
 /* The rules of one role. */
 typedef struct role {
@@ -290,6 +291,21 @@ bool kapi_rbac_rule_allows(const kapi_rbac_rule *r, const kapi_authz_attrs *a)
     return has_or_all(r->groups, a->group, "*") &&
            resource_matches(r->resources, a->resource_name, a->subresource) &&
            name_matches(r->names, a->name);
+}
+
+json_t *kapi_rbac_rule_json(const kapi_rbac_rule *r)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "verbs", kapi_json_strings(r->verbs));
+    if (r->groups && *r->groups)
+        json_object_set_new(j, "apiGroups", kapi_json_strings(r->groups));
+    if (r->resources && *r->resources)
+        json_object_set_new(j, "resources", kapi_json_strings(r->resources));
+    if (r->names && *r->names)
+        json_object_set_new(j, "resourceNames", kapi_json_strings(r->names));
+    if (r->urls && *r->urls)
+        json_object_set_new(j, "nonResourceURLs", kapi_json_strings(r->urls));
+    return j;
 }
 
 /* ---- covering (kube's validation.Covers) ---- */

@@ -97,6 +97,14 @@ void kapi_json_setup(void)
 #endif
 }
 
+json_t *kapi_json_strings(const char *const *v)
+{
+    json_t *a = json_array();
+    for (; v && *v; v++)
+        json_array_append_new(a, json_string(*v));
+    return a;
+}
+
 json_t *kapi_json_parse(const char *p, size_t n, char **err_out)
 {
     json_t *v = kapi_codec__json_parse(p, n);

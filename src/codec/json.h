@@ -34,6 +34,9 @@
  * made it). Under AddressSanitizer it does nothing, so that ASan sees every allocation. */
 void kapi_json_setup(void);
 
+/* A NULL-terminated list of strings (NULL: none) as a JSON array (a new reference). */
+json_t *kapi_json_strings(const char *const *v);
+
 /* Parses one JSON document of any type. On a syntax error returns NULL and writes a
  * message worded like Go's encoding/json ("unexpected end of JSON input", "invalid
  * character 'x' looking for beginning of value") into err_out (heap, caller frees). */

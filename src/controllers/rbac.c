@@ -95,28 +95,10 @@ static bool merge_items(json_t *have_obj, const json_t *want_obj, const char *ke
     return changed;
 }
 
-static json_t *strings_json(const char *const *v)
-{
-    json_t *a = json_array();
-    for (; v && *v; v++)
-        json_array_append_new(a, json_string(*v));
-    return a;
-}
-
 /* A piece of a rule the existing role lacks, appended to its rules. */
 static void append_piece(void *ctx, const kapi_rbac_rule *piece)
 {
-    json_t *rules = ctx, *r = json_object();
-    json_object_set_new(r, "verbs", strings_json(piece->verbs));
-    if (piece->urls) {
-        json_object_set_new(r, "nonResourceURLs", strings_json(piece->urls));
-    } else {
-        json_object_set_new(r, "apiGroups", strings_json(piece->groups));
-        json_object_set_new(r, "resources", strings_json(piece->resources));
-        if (piece->names)
-            json_object_set_new(r, "resourceNames", strings_json(piece->names));
-    }
-    json_array_append_new(rules, r);
+    json_array_append_new(ctx, kapi_rbac_rule_json(piece));
 }
 
 /* Adds to have's rules the pieces of want's that they do not cover. */
