@@ -213,7 +213,8 @@ kapi_http_admission kapi_api_classify(const kapi_http_request *http, void *ctx)
 
 /* kube's authenticators: a client certificate, then a bearer token; a request with
  * neither is system:anonymous when --anonymous-auth allows it; a credential that is not
- * valid is a 401, never anonymous. */
+ * valid (a bearer token, a client certificate that does not verify) is a 401, never
+ * anonymous, unless another one authenticates. */
 static kapi_error *authenticate(kapi_req *r)
 {
     const char *authorization = kapi_http_header_get(r->http, "authorization");
@@ -221,7 +222,8 @@ static kapi_error *authenticate(kapi_req *r)
     if (kapi_auth_authenticate(r->api->auth, authorization, r->http->peer_certificate, &sa,
                                &r->arena, &r->user))
         return NULL;
-    if (r->api->anonymous && !kapi_auth_bearer_present(authorization)) {
+    if (r->api->anonymous && !kapi_auth_bearer_present(authorization) &&
+        !r->http->peer_certificate_rejected) {
         r->user = kapi_auth_anonymous;
         return NULL;
     }

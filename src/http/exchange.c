@@ -65,6 +65,7 @@ void kapi_http__exchange_headers(kapi_http_exchange *ex)
     ex->pub.nheaders = ex->nheaders;
     ex->pub.remote_addr = kapi_arena_strdup(&ex->arena, c->remote_addr);
     ex->pub.peer_certificate = kapi_http__tls_peer_cert(c);
+    ex->pub.peer_certificate_rejected = kapi_http__tls_peer_cert_rejected(c);
     if (cfg->classify)
         a = cfg->classify(&ex->pub, cfg->handler_ctx);
     ex->cls = a.cls;

@@ -74,8 +74,9 @@ typedef struct kapi_http_request {
     const char *body; /* NUL-terminated for convenience; body_len excludes the NUL */
     size_t body_len;
     bool body_too_large;
-    const char *remote_addr; /* "127.0.0.1:54321" */
-    void *peer_certificate;  /* X509 * verified against the client CA, or NULL; borrowed */
+    const char *remote_addr;        /* "127.0.0.1:54321" */
+    void *peer_certificate;         /* X509 * verified against the client CA, or NULL; borrowed */
+    bool peer_certificate_rejected; /* a client certificate came and did not verify */
 } kapi_http_request;
 
 /* The value of a request header (case-insensitive name), or NULL. */

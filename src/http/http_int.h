@@ -392,6 +392,8 @@ bool kapi_http__tls_encrypt(kapi_conn *c, const char *p, size_t n, kapi_buf *out
 void kapi_http__tls_close_notify(kapi_conn *c);
 /* The verified client certificate, or NULL. */
 void *kapi_http__tls_peer_cert(kapi_conn *c);
+/* Whether the client sent a certificate that did not verify. */
+bool kapi_http__tls_peer_cert_rejected(kapi_conn *c);
 
 /* ex's deadline for its current phase (the proto keeps it). */
 void kapi_http__exchange_arm(kapi_http_exchange *ex, uint64_t at);

@@ -280,6 +280,12 @@ void kapi_http__tls_close_notify(kapi_conn *c)
     flush(c);
 }
 
+bool kapi_http__tls_peer_cert_rejected(kapi_conn *c)
+{
+    return c->ssl && SSL_get0_peer_certificate(c->ssl) &&
+           SSL_get_verify_result(c->ssl) != X509_V_OK;
+}
+
 void *kapi_http__tls_peer_cert(kapi_conn *c)
 {
     if (!c->ssl || SSL_get_verify_result(c->ssl) != X509_V_OK)

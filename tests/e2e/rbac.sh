@@ -24,6 +24,9 @@ client_cert() {
 }
 client_cert carol "/O=system:masters/CN=carol"
 client_cert dave "/CN=dave"
+# A certificate the client CA did not sign.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=eve \
+    -keyout "$work/pki/eve.key" -out "$work/pki/eve.crt" 2>/dev/null
 start_kapi "$bin" "$data" "$port" --token-auth-file "$work/tokens.csv" \
     --client-ca-file "$work/pki/ca.crt" || exit 1
 export KUBECONFIG=$data/kubeconfig
@@ -182,6 +185,10 @@ cert() { curl -s --cacert "$data/ca.crt" --cert "$work/pki/$1.crt" --key "$work/
 expect_eq "carol (system:masters) lists namespaces" 200 "$(cert carol "$api/api/v1/namespaces")"
 expect_eq "dave (no group) may not" 403 "$(cert dave "$api/api/v1/namespaces")"
 expect_eq "dave may read discovery (system:discovery)" 200 "$(cert dave "$api/apis")"
+expect_eq "a certificate that does not verify is 401, not anonymous" 401 \
+    "$(cert eve "$api/version")"
+expect_eq "unless a token authenticates beside it" 200 \
+    "$(cert eve -H 'Authorization: Bearer alice-token' "$api/apis")"
 
 # ---- anonymous ----
 for p in /version /healthz /livez /readyz; do
