@@ -57,28 +57,6 @@ static void review_spec(kapi_error *err, const json_t *spec, bool subject)
                                "at least one of user or group must be specified");
 }
 
-/* True when v is the zero value of its Go field, as Semantic.DeepEqual compares: an empty
- * map or slice counts as nil. */
-static bool go_zero(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return json_object_size(v) == 0;
-    case JSON_ARRAY:
-        return json_array_size(v) == 0;
-    case JSON_STRING:
-        return json_string_length(v) == 0;
-    case JSON_INTEGER:
-        return json_integer_value(v) == 0;
-    case JSON_REAL:
-        return json_real_value(v) == 0;
-    case JSON_TRUE:
-        return false;
-    default: /* false, null */
-        return true;
-    }
-}
-
 /* The review's ObjectMeta as its REST Create sees it (a new reference): what the create
  * handler wipes left out, and the namespace too when the review is cluster-scoped. */
 static json_t *meta_seen(const kapi_type *t, const json_t *obj)
@@ -107,7 +85,7 @@ static void empty_meta(kapi_error *err, const kapi_type *t, const json_t *obj,
     {
         bool ignored = strcmp(key, "managedFields") == 0 ||
                        (except_namespace && strcmp(key, "namespace") == 0);
-        empty = empty && (ignored || go_zero(v));
+        empty = empty && (ignored || json_is_null(v) || kapi_schema_go_zero(v));
     }
     if (!empty) {
         kapi_buf b;

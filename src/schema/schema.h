@@ -200,6 +200,9 @@ typedef struct kapi_schema_walk {
  * first type mismatch when go_types is set (its message lacks the "<Kind> in version
  * ... cannot be handled as ..." prefix, which the caller knows). */
 kapi_error *kapi_schema_decode(const kapi_schema *s, json_t *obj, kapi_schema_walk *w);
+/* Whether v is a Go zero value, which an omitempty field does not write: "", 0, false, and
+ * an empty list or map (null is not: a field that is null was not zero, it was absent). */
+bool kapi_schema_go_zero(const json_t *v);
 
 /* What a protobuf round trip does to obj (a whole object, decoded by the walk above), as
  * kube-apiserver's storage in protobuf does to a built-in object before anyone reads it

@@ -27,8 +27,7 @@ typedef struct walker {
 static kapi_error *walk(walker *k, const kapi_schema *s, json_t *v, const char *go_struct);
 static void pop(kapi_buf *p, size_t len);
 
-/* Go's zero values, which an omitempty field does not write. */
-static bool is_zero(const json_t *v)
+bool kapi_schema_go_zero(const json_t *v)
 {
     switch (json_typeof(v)) {
     case JSON_STRING:
@@ -360,7 +359,7 @@ static kapi_error *walk_object(walker *k, const kapi_schema *s, json_t *obj, con
         }
         if ((err = walk_member(k, child, v, key, p != NULL, go_struct)) != NULL)
             return err;
-        if (p && p->omitempty && !p->keep_empty && w->go_types && is_zero(v))
+        if (p && p->omitempty && !p->keep_empty && w->go_types && kapi_schema_go_zero(v))
             json_object_del(obj, key);
     }
     if (w->defaults) {
@@ -465,7 +464,8 @@ void kapi_schema_protobuf_nulls(const kapi_schema *s, json_t *v)
         const kapi_schema_prop *p = find_prop(s, json_object_iter_key(it));
         const kapi_schema *child = p ? p->schema : s->additional;
         x = json_object_iter_value(it);
-        if (p && json_is_null(p->emit) && (json_is_array(x) || json_is_object(x)) && is_zero(x))
+        if (p && json_is_null(p->emit) && (json_is_array(x) || json_is_object(x)) &&
+            kapi_schema_go_zero(x))
             json_object_iter_set_new(v, it, json_null());
         else if (child)
             kapi_schema_protobuf_nulls(child, x);
