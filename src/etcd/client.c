@@ -765,9 +765,10 @@ static bool service_watch(kapi_etcd_client *c, kapi_etcd_watch *w, int64_t now)
         kapi_etcd__watch_progress_req(&w->s->out);
         nghttp2_session_resume_data(c->h2, w->s->id);
     }
-    if (w->s && !w->stalled && w->s->unconsumed) {
+    if (w->s && w->s->unconsumed && w->queued <= c->watch_queue) {
         nghttp2_session_consume_stream(c->h2, w->s->id, w->s->unconsumed);
         w->s->unconsumed = 0;
+        w->stalled = false;
     }
     return false;
 }

@@ -116,7 +116,9 @@ static void wait_ready(etcd_fixture *f, int i)
     for (;;) {
         kapi_etcd_response *r = NULL;
         int status;
-        if (kapi_etcd_range(c, &get, kapi_time_mono_ns() + 300 * MS, &r, NULL) == KAPI_ETCD_OK)
+        kapi_etcd_rc rc = kapi_etcd_range(c, &get, kapi_time_mono_ns() + 300 * MS, &r, NULL);
+        kapi_etcd_response_free(r);
+        if (rc == KAPI_ETCD_OK)
             break;
         if (waitpid(m->pid, &status, WNOHANG) == m->pid)
             test_fail(__FILE__, __LINE__, "etcd %s exited (status %d); its log: %s.log", m->name,
@@ -149,7 +151,7 @@ void etcd_fixture_start(etcd_fixture *f)
         snprintf(m->name, sizeof(m->name), "m%d", i);
         snprintf(m->url, sizeof(m->url), "%s://127.0.0.1:%d", f->tls ? "https" : "http",
                  m->client_port);
-        snprintf(m->dir, sizeof(m->dir), "%s/%s", test_tmpdir(), m->name);
+        snprintf(m->dir, sizeof(m->dir), "%s/m%d", test_tmpdir(), i);
         sl += snprintf(f->servers + sl, sizeof(f->servers) - sl, "%s%s", i ? "," : "", m->url);
         cl += snprintf(f->cluster + cl, sizeof(f->cluster) - cl, "%s%s=http://127.0.0.1:%d",
                        i ? "," : "", m->name, m->peer_port);
