@@ -171,6 +171,12 @@ static kapi_pb_reader reader_of(const void *p, size_t n)
     return (kapi_pb_reader){u, u + n};
 }
 
+/* The bytes of a length-delimited field (of any other, none: its caller refuses it). */
+static kapi_pb_reader reader_in(const kapi_pb_wire *f)
+{
+    return f->wire == LEN ? reader_of(f->bytes, f->len) : (kapi_pb_reader){NULL, NULL};
+}
+
 /* The next field; *ok goes false on malformed input, and the walk stops. */
 static bool next(kapi_pb_reader *r, kapi_pb_wire *f, bool *ok)
 {
@@ -208,7 +214,7 @@ static bool str_field(const kapi_pb_wire *f, kapi_str *v)
 /* ResponseHeader {cluster_id 1, member_id 2, revision 3, raft_term 4}: its revision. */
 static bool header(const kapi_pb_wire *f, int64_t *revision)
 {
-    kapi_pb_reader r = reader_of(f->bytes, f->len);
+    kapi_pb_reader r = reader_in(f);
     kapi_pb_wire g;
     bool ok = f->wire == LEN;
     while (ok && next(&r, &g, &ok))
@@ -220,7 +226,7 @@ static bool header(const kapi_pb_wire *f, int64_t *revision)
 /* mvccpb.KeyValue {key 1, create_revision 2, mod_revision 3, version 4, value 5, lease 6}. */
 static bool key_value(const kapi_pb_wire *f, kapi_etcd_kv *kv)
 {
-    kapi_pb_reader r = reader_of(f->bytes, f->len);
+    kapi_pb_reader r = reader_in(f);
     kapi_pb_wire g;
     bool ok = f->wire == LEN;
     memset(kv, 0, sizeof(*kv));
@@ -265,7 +271,7 @@ static bool count(const unsigned char *p, size_t n, uint32_t num, size_t *out)
 /* The repeated KeyValue field num of a message into op->kvs. */
 static bool kvs_of(kapi_arena *a, const kapi_pb_wire *m, uint32_t num, kapi_etcd_op_result *op)
 {
-    kapi_pb_reader r = reader_of(m->bytes, m->len);
+    kapi_pb_reader r = reader_in(m);
     kapi_pb_wire f;
     bool ok = true;
     size_t n;
@@ -283,7 +289,7 @@ static bool kvs_of(kapi_arena *a, const kapi_pb_wire *m, uint32_t num, kapi_etcd
  * by kvs_of). */
 static bool op_scalars(const kapi_pb_wire *m, kapi_etcd_op_result *op, int64_t *revision)
 {
-    kapi_pb_reader r = reader_of(m->bytes, m->len);
+    kapi_pb_reader r = reader_in(m);
     kapi_pb_wire f;
     bool ok = true;
     while (ok && next(&r, &f, &ok)) {
@@ -323,7 +329,7 @@ bool kapi_etcd__range_resp(kapi_etcd_response *r, const char *p, size_t n)
  * response_txn 4}: a nested Txn is never asked for, so it is malformed here. */
 static bool response_op(kapi_arena *a, const kapi_pb_wire *f, kapi_etcd_op_result *op)
 {
-    kapi_pb_reader r = reader_of(f->bytes, f->len);
+    kapi_pb_reader r = reader_in(f);
     kapi_pb_wire g;
     bool ok = f->wire == LEN, seen = false;
     int64_t ignored = 0;
@@ -403,7 +409,7 @@ static bool status_field(kapi_etcd_status *s, const kapi_pb_wire *f)
 
 static bool member_id(const kapi_pb_wire *f, uint64_t *id)
 {
-    kapi_pb_reader r = reader_of(f->bytes, f->len);
+    kapi_pb_reader r = reader_in(f);
     kapi_pb_wire g;
     bool ok = true;
     while (ok && next(&r, &g, &ok))
@@ -430,7 +436,7 @@ bool kapi_etcd__status_resp(kapi_etcd_status *s, const char *p, size_t n)
 /* mvccpb.Event {type 1, kv 2, prev_kv 3}. */
 static bool event(const kapi_pb_wire *f, kapi_etcd_event *ev)
 {
-    kapi_pb_reader r = reader_of(f->bytes, f->len);
+    kapi_pb_reader r = reader_in(f);
     kapi_pb_wire g;
     bool ok = f->wire == LEN;
     int64_t type = 0;
