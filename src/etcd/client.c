@@ -121,9 +121,10 @@ struct kapi_etcd_client {
     kapi_buf outb;         /* bytes nghttp2 made: outb[outb_off..] not yet written */
     size_t outb_off;
     kapi_etcd__link streams;
-    int64_t last_recv; /* when the connection last received bytes */
-    int64_t ping_at;   /* when the unanswered PING went; 0: none */
-    char last_error[256];
+    int64_t last_recv;    /* when the connection last received bytes */
+    int64_t ping_at;      /* when the unanswered PING went; 0: none */
+    char last_error[256]; /* why the last connection or attempt ended */
+    char drain_why[200];  /* why the connection is draining */
 };
 
 /* ---- lists ---- */
@@ -262,6 +263,9 @@ static kapi_etcd_rc outcome(kapi_etcd_client *c, const kapi_etcd__strm *s, uint3
         return KAPI_ETCD_OK;
     if (s->grpc_status > 0) {
         kapi_etcd_rc rc = grpc_rc(s->grpc_status, s->grpc_message, &rotate);
+        if (rotate && !c->draining)
+            snprintf(c->drain_why, sizeof(c->drain_why), "the member cannot serve: %s",
+                     s->grpc_message);
         c->draining |= rotate;
         *why = kapi_xprintf("gRPC status %d: %s", s->grpc_status,
                             s->grpc_message ? s->grpc_message : "");
@@ -556,15 +560,15 @@ static int on_header(nghttp2_session *h2, const nghttp2_frame *f, const uint8_t 
     return 0;
 }
 
-/* The length a message prefix in s->in announces is within bounds (checked as soon as
- * the prefix is in, so that nothing larger is buffered). */
+/* A call's answer is within bounds: its message's announced length is checked as soon
+ * as the prefix is in, so that nothing larger is buffered. */
 static bool within_bounds(kapi_etcd_client *c, const kapi_etcd__strm *s)
 {
     const unsigned char *p = (const unsigned char *)s->in.ptr;
     if (s->in.len < KAPI_ETCD__PREFIX)
         return true;
     size_t n = (size_t)p[1] << 24 | (size_t)p[2] << 16 | (size_t)p[3] << 8 | p[4];
-    return n <= c->max_recv && s->in.len <= c->max_recv + 2 * KAPI_ETCD__PREFIX + READ_CHUNK;
+    return n <= c->max_recv && s->in.len <= c->max_recv + KAPI_ETCD__PREFIX;
 }
 
 static int on_data(nghttp2_session *h2, uint8_t flags, int32_t id, const uint8_t *data, size_t len,
@@ -574,21 +578,17 @@ static int on_data(nghttp2_session *h2, uint8_t flags, int32_t id, const uint8_t
     kapi_etcd__strm *s = strm_of(h2, id);
     (void)flags;
     nghttp2_session_consume_connection(h2, len);
-    if (!s || !s->owner || s->too_large || !s->watch) {
+    if (!s || !s->owner || s->too_large || !s->watch)
         nghttp2_session_consume_stream(h2, id, len);
-        if (!s || s->too_large)
-            return 0;
-    } else {
+    else
         s->unconsumed += len;
-    }
+    if (!s || !s->owner || s->too_large)
+        return 0;
     kapi_buf_put(&s->in, data, len);
-    if (s->watch && s->owner && !watch_frame(c, s->owner, s))
-        s->too_large = true;
-    if (!s->too_large && !within_bounds(c, s))
-        s->too_large = true;
+    s->too_large = s->watch ? !watch_frame(c, s->owner, s) : !within_bounds(c, s);
     if (s->too_large)
         nghttp2_submit_rst_stream(h2, NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL);
-    else if (s->watch && s->owner)
+    else if (s->watch)
         watch_window(c, s->owner, s);
     return 0;
 }
@@ -599,7 +599,8 @@ static int on_frame_recv(nghttp2_session *h2, const nghttp2_frame *f, void *user
     (void)h2;
     if (f->hd.type == NGHTTP2_GOAWAY) {
         c->draining = true;
-        set_last_error(c, "etcd sent GOAWAY (%s)", nghttp2_http2_strerror(f->goaway.error_code));
+        snprintf(c->drain_why, sizeof(c->drain_why), "etcd sent GOAWAY (%s)",
+                 nghttp2_http2_strerror(f->goaway.error_code));
     } else if (f->hd.type == NGHTTP2_PING && (f->hd.flags & NGHTTP2_FLAG_ACK)) {
         c->ping_at = 0;
     }
@@ -665,13 +666,17 @@ static ssize_t read_body(nghttp2_session *h2, int32_t id, uint8_t *buf, size_t l
     kapi_etcd__strm *s = src->ptr;
     size_t n = s->out.len - s->out_off;
     (void)h2, (void)id, (void)user;
+    if (!s->owner) {
+        *flags |= NGHTTP2_DATA_FLAG_EOF;
+        return 0;
+    }
     if (n > len)
         n = len;
     memcpy(buf, s->out.ptr + s->out_off, n);
     s->out_off += n;
     if (s->out_off < s->out.len)
         return (ssize_t)n;
-    if (!s->watch || !s->owner) {
+    if (!s->watch) {
         *flags |= NGHTTP2_DATA_FLAG_EOF;
         return (ssize_t)n;
     }
@@ -720,6 +725,7 @@ static kapi_etcd__strm *strm_open(kapi_etcd_client *c, const char *path, const k
     if (s->id > 0)
         return s;
     c->draining = true; /* stream ids ran out: a new connection starts them again */
+    snprintf(c->drain_why, sizeof(c->drain_why), "HTTP/2 stream ids ran out");
     strm_free(s);
     return NULL;
 }
@@ -1024,9 +1030,10 @@ static void conn_tend(kapi_etcd_client *c, int64_t now, int64_t *due)
 {
     bool calls = false, busy = !list_empty(&c->streams);
     for (kapi_etcd__link *l = c->streams.next; l != &c->streams && !calls; l = l->next)
-        calls = !CONTAINER(l, kapi_etcd__strm, link)->watch;
+        calls = CONTAINER(l, kapi_etcd__strm, link)->owner &&
+                !CONTAINER(l, kapi_etcd__strm, link)->watch;
     if (c->draining && !calls) {
-        conn_drop(c, now, c->last_error[0] ? c->last_error : "draining");
+        conn_drop(c, now, c->drain_why);
         return;
     }
     if (c->ping_at && now - c->ping_at >= c->keepalive) {

@@ -30,7 +30,7 @@ typedef struct etcd_fixture {
     char servers[256]; /* the members' client URLs, comma-separated */
     char cluster[512]; /* --initial-cluster */
     char tls_dir[300];
-    const char *extra[4]; /* more etcd flags, NULL-terminated */
+    const char *extra[8]; /* more etcd flags, NULL-terminated */
 } etcd_fixture;
 
 /* Starts f->n members (1 when 0) with f->tls and f->extra as set, and waits until every

@@ -331,7 +331,7 @@ static int follow(kapi_etcd_client *c, kapi_etcd_watch **w, int64_t rev, int64_t
 
 TEST(etcd_failover_cluster_kill)
 {
-    etcd_fixture f = {.n = 3};
+    etcd_fixture f = {.n = 3, .extra = {"--heartbeat-interval", "10", "--election-timeout", "100"}};
     etcd_fixture_start(&f);
     kapi_etcd_client *c = etcd_fixture_client(&f, f.servers);
     kapi_etcd_watch_options o = {
@@ -344,13 +344,13 @@ TEST(etcd_failover_cluster_kill)
         wr[i] = (writer){.c = c, .id = i, .stop = &stop};
         pthread_create(&th[i], NULL, write_loop, &wr[i]);
     }
-    sleep_ms(400);
+    sleep_ms(300);
     const char *before = kapi_etcd_client_endpoint(c);
     int victim = 0;
     while (strcmp(f.m[victim].url, before) != 0)
         victim++;
     etcd_fixture_kill(&f, victim);
-    sleep_ms(1200);
+    sleep_ms(600);
     stop = true;
     int acked = 0, unknown = 0, retried = 0;
     for (int i = 0; i < WRITERS; i++) {
@@ -401,6 +401,10 @@ TEST(etcd_deadline_and_keepalive)
     kapi_etcd_watch_response *wr;
     CHECK_INT_EQ(kapi_etcd_watch_next(w, kapi_time_mono_ns() + 3000 * MS, &wr, NULL), KAPI_ETCD_OK);
     kapi_etcd_watch_response_free(wr);
+
+    /* a member that answers the PINGs keeps the idle watch */
+    CHECK_INT_EQ(kapi_etcd_watch_next(w, kapi_time_mono_ns() + 700 * MS, &wr, NULL),
+                 KAPI_ETCD_WAIT);
 
     int status;
     kill(f.m[0].pid, SIGSTOP);
@@ -470,6 +474,31 @@ TEST(etcd_tls_client_certificates)
     snprintf(ca, sizeof(ca), "%s/ca.crt", f.tls_dir);
     CHECK(kapi_etcd_client_new(&c, &o) == NULL);
     CHECK(kapi_etcd_range(c, &get, kapi_time_mono_ns() + 500 * MS, &r, NULL) != KAPI_ETCD_OK);
+    kapi_etcd_client_free(c);
+    etcd_fixture_stop(&f);
+}
+
+/* A member that loses its quorum ends the watches that asked for a leader ("hasleader"):
+ * the watch reports BROKEN rather than going silent, and the client leaves the member. */
+TEST(etcd_watch_no_leader)
+{
+    /* a short election timeout: etcd ends such watches after a few of them without leader */
+    etcd_fixture f = {.n = 3, .extra = {"--heartbeat-interval", "10", "--election-timeout", "100"}};
+    etcd_fixture_start(&f);
+    kapi_etcd_client *c = etcd_fixture_client(&f, f.m[0].url);
+    kapi_etcd_watch_options o = {.key = KAPI_STR("/n")};
+    kapi_etcd_watch *w = kapi_etcd_watch_new(c, &o);
+    kapi_etcd_watch_response *r;
+    kapi_error *err = NULL;
+    CHECK_INT_EQ(kapi_etcd_watch_next(w, kapi_time_mono_ns() + 3000 * MS, &r, NULL), KAPI_ETCD_OK);
+    kapi_etcd_watch_response_free(r);
+    etcd_fixture_kill(&f, 1);
+    etcd_fixture_kill(&f, 2);
+    CHECK_INT_EQ(kapi_etcd_watch_next(w, kapi_time_mono_ns() + 5000 * MS, &r, &err),
+                 KAPI_ETCD_BROKEN);
+    CHECK(strstr(err->message, "no leader") != NULL);
+    kapi_error_free(err);
+    kapi_etcd_watch_free(w);
     kapi_etcd_client_free(c);
     etcd_fixture_stop(&f);
 }
