@@ -1123,20 +1123,23 @@ static void io_wait(kapi_etcd_client *c, int64_t due)
     struct pollfd p[2] = {{.fd = c->wake, .events = POLLIN}, {.fd = c->fd}};
     int64_t now = kapi_time_mono_ns();
     int timeout = due > now ? (int)((due - now + MS - 1) / MS) : 0;
+    /* TLS may hold decrypted bytes the socket no longer signals */
+    bool tls_pending = c->state == CONN_READY && c->ssl && SSL_pending(c->ssl) > 0;
     p[1].events = c->state == CONN_TCP ? POLLOUT : POLLIN;
     if (c->want_write)
         p[1].events |= POLLOUT;
     pthread_mutex_lock(&c->mu);
-    c->sleeping = !c->dirty;
+    bool sleep = !c->dirty && !tls_pending;
+    c->sleeping = sleep;
     pthread_mutex_unlock(&c->mu);
-    poll(p, c->fd >= 0 ? 2 : 1, c->sleeping ? timeout : 0);
+    poll(p, c->fd >= 0 ? 2 : 1, sleep ? timeout : 0);
     pthread_mutex_lock(&c->mu);
     c->sleeping = false;
     pthread_mutex_unlock(&c->mu);
     uint64_t kicks;
     if (p[0].revents & POLLIN)
         (void)!read(c->wake, &kicks, sizeof(kicks));
-    if (c->fd < 0 || !p[1].revents)
+    if (c->fd < 0 || (!p[1].revents && !tls_pending))
         return;
     now = kapi_time_mono_ns();
     if (c->state == CONN_TCP)

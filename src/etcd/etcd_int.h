@@ -59,7 +59,7 @@ bool kapi_etcd__watch_resp(kapi_etcd_watch_response *r, kapi_etcd__watch_meta *m
 kapi_etcd_rc kapi_etcd__call(kapi_etcd_client *c, const char *path, kapi_buf *req, int64_t deadline,
                              char **body, size_t *len, kapi_error **err);
 /* Sets *err (when not NULL) to a new error of rc's status: "etcd <endpoint>: <what>". */
-void kapi_etcd__error(kapi_error **err, kapi_etcd_rc rc, const char *endpoint, const char *fmt, ...)
+void kapi_etcd__error(kapi_error **err, kapi_etcd_rc rc, const char *where, const char *fmt, ...)
     KAPI_PRINTF(4, 5);
 
 /* ---- the client's insides (client.c, watch.c) ---- */

@@ -254,7 +254,7 @@ TEST(etcd_failover_restart)
 typedef struct writer {
     kapi_etcd_client *c;
     int id;
-    volatile bool *stop;
+    bool *stop; /* read and written atomically */
     int acked, unknown, retried;
     bool lost;
 } writer;
@@ -290,7 +290,7 @@ static bool create_surely(writer *wr, const char *key)
 static void *write_loop(void *arg)
 {
     writer *wr = arg;
-    for (int i = 0; !*wr->stop; i++) {
+    for (int i = 0; !__atomic_load_n(wr->stop, __ATOMIC_ACQUIRE); i++) {
         char key[32];
         snprintf(key, sizeof(key), "/l/%d/%05d", wr->id, i);
         if (!create_surely(wr, key)) {
@@ -337,7 +337,7 @@ TEST(etcd_failover_cluster_kill)
     kapi_etcd_watch_options o = {
         .key = KAPI_STR("/l/"), .range_end = KAPI_STR("/l0"), .start_revision = 1};
     kapi_etcd_watch *w = kapi_etcd_watch_new(c, &o);
-    volatile bool stop = false;
+    bool stop = false;
     writer wr[WRITERS];
     pthread_t th[WRITERS];
     for (int i = 0; i < WRITERS; i++) {
@@ -351,7 +351,7 @@ TEST(etcd_failover_cluster_kill)
         victim++;
     etcd_fixture_kill(&f, victim);
     sleep_ms(600);
-    stop = true;
+    __atomic_store_n(&stop, true, __ATOMIC_RELEASE);
     int acked = 0, unknown = 0, retried = 0;
     for (int i = 0; i < WRITERS; i++) {
         pthread_join(th[i], NULL);
