@@ -15,7 +15,8 @@
  * calls (the backend's group commit runs a batch of writes as concurrent Txns) share it.
  * A call blocks its thread until the answer, or an error, is there: the caller encodes
  * its request and decodes the answer on its own thread; the I/O thread only frames and
- * moves bytes. A watch is read by one consumer thread at a time.
+ * moves bytes (it blocks only in poll, and in getaddrinfo when it resolves an endpoint's
+ * name). A watch is read by one consumer thread at a time.
  *
  * Deadlines. Every call takes a deadline, a kapi_time_mono_ns() instant (0: now plus the
  * client's call_timeout_ms). It bounds the whole call: waiting for a connection, sending,
@@ -35,8 +36,8 @@
  * keepalive PING within keepalive_ms) moves to the next, round and round, pausing 50 ms
  * doubling to 1 s between rounds in which none could be reached. A GOAWAY from etcd, or
  * an answer saying this member cannot serve ("no leader", "server stopped", "not
- * capable", "unhealthy cluster"), makes the client finish the calls on the connection,
- * then close it and move on. Calls not yet sent when a connection ends wait for the
+ * capable", "unhealthy cluster"), makes the client let the calls on the connection
+ * finish, then close it and move on. Calls not yet sent when a connection ends wait for the
  * next one (up to their deadline); calls sent on it end with UNKNOWN; watches on it end
  * with BROKEN. The client never repeats a call that may have been applied, and never
  * re-creates a watch by itself: the consumer re-creates it from
