@@ -471,8 +471,13 @@ static int run(const options *o)
         fputs("kapi: warning: no --service-account-key-file holds the signing key's public "
               "half: the ServiceAccount tokens kapi issues will not authenticate\n",
               stderr);
+    kapi_arena keys;
+    kapi_arena_init(&keys);
     kapi_store_options so = {.path = db, .history_seconds = o->history_seconds};
-    if ((err = kapi_store_open(&store, &so)) != NULL)
+    so.rekeys = kapi_registry_rekeys(reg, &keys, &so.nrekeys);
+    err = kapi_store_open(&store, &so);
+    kapi_arena_dispose(&keys);
+    if (err)
         goto done;
     uv_loop_init(&s.loop);
     const char *host = client_host(o->bind_address);

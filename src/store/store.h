@@ -128,11 +128,20 @@ typedef struct kapi_store_event {
  * itself); reads are fine. */
 typedef void (*kapi_store_observer)(void *ctx, const kapi_store_event *ev);
 
+/* A move of keys: each key that starts with `from` is renamed to start with `to`. */
+typedef struct kapi_store_rekey {
+    kapi_str from, to;
+} kapi_store_rekey;
+
 typedef struct kapi_store_options {
     const char *path;             /* SQLite database file */
     int64_t history_seconds;      /* how long old revisions are kept (default 300) */
     kapi_store_observer observer; /* optional; sees every committed change */
     void *observer_ctx;
+    /* The key prefixes of the layout before kube-apiserver's (kapi_registry_rekeys):
+     * SQLite data written under it is moved once, at open, before it is read. */
+    const kapi_store_rekey *rekeys;
+    size_t nrekeys;
 } kapi_store_options;
 
 typedef struct kapi_store kapi_store;
