@@ -1,4 +1,5 @@
-/* codec/protobuf: protobuf wire format decoding into JSON by message tables. */
+/* codec/protobuf: the protobuf wire format, and its transcoding to and from JSON by message
+ * tables. */
 #include "codec/protobuf.h"
 
 #include <stdlib.h>
@@ -9,11 +10,10 @@
 
 #define MAX_DEPTH 64
 
-typedef struct reader {
-    const unsigned char *p, *end;
-} reader;
+typedef kapi_pb_reader reader;
+typedef kapi_pb_wire field;
 
-static bool varint(reader *r, uint64_t *out)
+bool kapi_pb_varint(kapi_pb_reader *r, uint64_t *out)
 {
     uint64_t v = 0;
     for (int shift = 0; shift < 64 && r->p < r->end; shift += 7) {
@@ -27,25 +27,16 @@ static bool varint(reader *r, uint64_t *out)
     return false;
 }
 
-/* One field: its number, wire type and value (varint or the bytes of a length-delimited
- * field; fixed32/fixed64 come back as varint-like integers). */
-typedef struct field {
-    uint32_t num, wire;
-    uint64_t u;
-    const unsigned char *bytes;
-    size_t len;
-} field;
-
-static bool next_field(reader *r, field *f)
+bool kapi_pb_next_field(kapi_pb_reader *r, kapi_pb_wire *f)
 {
     uint64_t key;
-    if (!varint(r, &key) || key >> 3 == 0 || key >> 3 > UINT32_MAX)
+    if (!kapi_pb_varint(r, &key) || key >> 3 == 0 || key >> 3 > UINT32_MAX)
         return false;
     f->num = (uint32_t)(key >> 3);
     f->wire = (uint32_t)(key & 7);
     switch (f->wire) {
     case 0:
-        return varint(r, &f->u);
+        return kapi_pb_varint(r, &f->u);
     case 1:
     case 5: {
         size_t w = f->wire == 1 ? 8 : 4;
@@ -57,7 +48,7 @@ static bool next_field(reader *r, field *f)
         return true;
     }
     case 2:
-        if (!varint(r, &f->u) || f->u > (uint64_t)(r->end - r->p))
+        if (!kapi_pb_varint(r, &f->u) || f->u > (uint64_t)(r->end - r->p))
             return false;
         f->bytes = r->p;
         f->len = (size_t)f->u;
@@ -80,7 +71,7 @@ bool kapi_pb_envelope(const char *p, size_t n, kapi_str *api_version, kapi_str *
     reader r = {(const unsigned char *)p + 4, (const unsigned char *)p + n};
     field f;
     while (r.p < r.end) {
-        if (!next_field(&r, &f) || (f.num <= 2 && f.wire != 2))
+        if (!kapi_pb_next_field(&r, &f) || (f.num <= 2 && f.wire != 2))
             goto bad;
         if (f.num == 2) {
             *raw = (kapi_str){(const char *)f.bytes, f.len};
@@ -88,7 +79,7 @@ bool kapi_pb_envelope(const char *p, size_t n, kapi_str *api_version, kapi_str *
             reader tm = {f.bytes, f.bytes + f.len};
             field g;
             while (tm.p < tm.end) {
-                if (!next_field(&tm, &g) || g.wire != 2)
+                if (!kapi_pb_next_field(&tm, &g) || g.wire != 2)
                     goto bad;
                 if (g.num == 1)
                     *api_version = (kapi_str){(const char *)g.bytes, g.len};
@@ -121,7 +112,7 @@ static json_t *time_value(const field *f, bool micro, char **err)
     if (!f->len)
         return json_null();
     while (r.p < r.end) {
-        if (!next_field(&r, &g) || g.wire != 0)
+        if (!kapi_pb_next_field(&r, &g) || g.wire != 0)
             return NULL;
         if (g.num == 1)
             secs = (int64_t)g.u;
@@ -187,7 +178,7 @@ static bool map_entry(json_t *obj, const kapi_pb_field *d, const field *f, int d
     json_t *val = NULL;
     bool ok = true;
     while (ok && r.p < r.end) {
-        if (!next_field(&r, &g)) {
+        if (!kapi_pb_next_field(&r, &g)) {
             ok = false;
         } else if (g.num == 1) {
             ok = g.wire == 2;
@@ -238,7 +229,7 @@ static json_t *fields_v1(const field *f)
 {
     reader r = {f->bytes, f->bytes + f->len};
     field g;
-    while (r.p < r.end && next_field(&r, &g))
+    while (r.p < r.end && kapi_pb_next_field(&r, &g))
         if (g.num == 1 && g.wire == 2) {
             json_t *v = kapi_json_parse((const char *)g.bytes, g.len, NULL);
             if (!json_is_object(v)) {
@@ -280,7 +271,8 @@ static json_t *int_or_string(const field *f)
     const unsigned char *str = NULL;
     size_t len = 0;
     while (r.p < r.end) {
-        if (!next_field(&r, &g) || (g.num <= 2 && g.wire != 0) || (g.num == 3 && g.wire != 2))
+        if (!kapi_pb_next_field(&r, &g) || (g.num <= 2 && g.wire != 0) ||
+            (g.num == 3 && g.wire != 2))
             return NULL;
         if (g.num == 1)
             type = g.u;
@@ -304,7 +296,7 @@ static bool first_bytes(const field *f, const unsigned char **p, size_t *n, bool
     *n = 0;
     *set = false;
     while (r.p < r.end) {
-        if (!next_field(&r, &g))
+        if (!kapi_pb_next_field(&r, &g))
             return false;
         if (g.num == 1) {
             if (g.wire != 2)
@@ -345,7 +337,7 @@ static json_t *schema_or(const kapi_pb_field *d, const field *f, int depth, char
     json_t *schema = NULL, *list = NULL;
     bool allows = false;
     while (r.p < r.end && !*err) {
-        if (!next_field(&r, &g)) {
+        if (!kapi_pb_next_field(&r, &g)) {
             *err = kapi_xprintf("malformed protobuf in %s", kind_name(d));
             break;
         }
@@ -385,7 +377,7 @@ static json_t *list_value(const kapi_pb_field *d, const field *f, int depth, cha
     field g;
     json_t *arr = json_array();
     while (r.p < r.end && !*err) {
-        if (!next_field(&r, &g)) {
+        if (!kapi_pb_next_field(&r, &g)) {
             *err = kapi_xprintf("field %u: malformed list", f->num);
         } else if (g.num == 1) {
             json_t *v = value(d->value, &g, depth, err);
@@ -527,7 +519,7 @@ static bool packed(json_t *obj, const kapi_pb_field *d, const field *f)
                 return false;
             memcpy(&g.u, r.p, 8);
             r.p += 8;
-        } else if (!varint(&r, &g.u)) {
+        } else if (!kapi_pb_varint(&r, &g.u)) {
             return false;
         }
         put_field(obj, d, number_value(d->kind, &g));
@@ -546,7 +538,7 @@ static json_t *message(const kapi_pb_message *m, const unsigned char *p, size_t 
     reader r = {p, p + n};
     field f;
     while (r.p < r.end && !*err) {
-        if (!next_field(&r, &f)) {
+        if (!kapi_pb_next_field(&r, &f)) {
             *err = kapi_xprintf("malformed protobuf in %s", m->name);
             break;
         }
@@ -592,7 +584,7 @@ typedef struct writer {
     char *err;
 } writer;
 
-static void put_varint(kapi_buf *b, uint64_t v)
+void kapi_pb_put_varint(kapi_buf *b, uint64_t v)
 {
     char tmp[10];
     size_t n = 0;
@@ -604,21 +596,19 @@ static void put_varint(kapi_buf *b, uint64_t v)
     kapi_buf_put(b, tmp, n);
 }
 
-static void put_tag(kapi_buf *b, uint32_t num, uint32_t wire)
+void kapi_pb_put_tag(kapi_buf *b, uint32_t num, uint32_t wire)
 {
-    put_varint(b, (uint64_t)num << 3 | wire);
+    kapi_pb_put_varint(b, (uint64_t)num << 3 | wire);
 }
 
-static void put_bytes(kapi_buf *b, uint32_t num, const void *p, size_t n)
+void kapi_pb_put_bytes(kapi_buf *b, uint32_t num, const void *p, size_t n)
 {
-    put_tag(b, num, 2);
-    put_varint(b, n);
+    kapi_pb_put_tag(b, num, 2);
+    kapi_pb_put_varint(b, n);
     kapi_buf_put(b, p, n);
 }
 
-/* A length-delimited field whose bytes are written from start on: moves them to make
- * room for the tag and length before them. */
-static void close_delimited(kapi_buf *b, uint32_t num, size_t start)
+void kapi_pb_close_delimited(kapi_buf *b, uint32_t num, size_t start)
 {
     size_t n = b->len - start;
     char head[16];
@@ -691,7 +681,7 @@ static void put_json_bytes(kapi_buf *b, uint32_t num, const json_t *v)
 {
     size_t start = b->len;
     kapi_json_encode(b, v);
-    close_delimited(b, num, start);
+    kapi_pb_close_delimited(b, num, start);
 }
 
 /* Field num holding the message bytes of a JSONSchemaPropsOr* value v. */
@@ -701,19 +691,19 @@ static bool write_schema_or(writer *w, const kapi_pb_field *d, const json_t *v, 
     bool ok = true;
     if (d->kind == KAPI_PB_SCHEMA_OR_BOOL) {
         /* {allows = 1, schema = 2}: an object is a schema that allows. */
-        put_tag(b, 1, 0);
-        put_varint(b, json_is_object(v) || json_is_true(v));
+        kapi_pb_put_tag(b, 1, 0);
+        kapi_pb_put_varint(b, json_is_object(v) || json_is_true(v));
         if (json_is_object(v)) {
             size_t start = b->len;
             ok = write_message(w, d->message, v, depth + 1);
-            close_delimited(b, 2, start);
+            kapi_pb_close_delimited(b, 2, start);
         }
         return ok;
     }
     if (json_is_object(v)) {
         size_t start = b->len;
         ok = write_message(w, d->message, v, depth + 1);
-        close_delimited(b, 1, start);
+        kapi_pb_close_delimited(b, 1, start);
         return ok;
     }
     size_t i;
@@ -723,11 +713,11 @@ static bool write_schema_or(writer *w, const kapi_pb_field *d, const json_t *v, 
         if (d->kind == KAPI_PB_SCHEMA_OR_STRINGS) {
             if (!json_is_string(e))
                 return fail(w, d, "a list of names holds a non-string");
-            put_bytes(b, 2, json_string_value(e), json_string_length(e));
+            kapi_pb_put_bytes(b, 2, json_string_value(e), json_string_length(e));
         } else {
             size_t start = b->len;
             ok = ok && write_message(w, d->message, e, depth + 1);
-            close_delimited(b, 2, start);
+            kapi_pb_close_delimited(b, 2, start);
         }
     }
     return ok;
@@ -774,10 +764,10 @@ static bool write_body(writer *w, const kapi_pb_field *d, const json_t *v, int d
             return true;
         if (!json_is_string(v) || !parse_time(json_string_value(v), &secs, &nanos))
             return fail(w, d, "not an RFC 3339 time");
-        put_tag(b, 1, 0);
-        put_varint(b, (uint64_t)secs);
-        put_tag(b, 2, 0);
-        put_varint(b, d->kind == KAPI_PB_MICROTIME ? (uint64_t)(int64_t)nanos : 0);
+        kapi_pb_put_tag(b, 1, 0);
+        kapi_pb_put_varint(b, (uint64_t)secs);
+        kapi_pb_put_tag(b, 2, 0);
+        kapi_pb_put_varint(b, d->kind == KAPI_PB_MICROTIME ? (uint64_t)(int64_t)nanos : 0);
         return true;
     case KAPI_PB_FIELDS_V1:
         if (v)
@@ -787,20 +777,21 @@ static bool write_body(writer *w, const kapi_pb_field *d, const json_t *v, int d
         /* {type = 1, intVal = 2, strVal = 3}, all three always. */
         if (v && !json_is_string(v) && !json_is_integer(v))
             return fail(w, d, "neither an integer nor a string");
-        put_tag(b, 1, 0);
-        put_varint(b, json_is_string(v));
-        put_tag(b, 2, 0);
-        put_varint(b, json_is_integer(v) ? (uint64_t)(int64_t)(int32_t)json_integer_value(v) : 0);
-        put_bytes(b, 3, json_is_string(v) ? json_string_value(v) : "",
-                  json_is_string(v) ? json_string_length(v) : 0);
+        kapi_pb_put_tag(b, 1, 0);
+        kapi_pb_put_varint(b, json_is_string(v));
+        kapi_pb_put_tag(b, 2, 0);
+        kapi_pb_put_varint(b, json_is_integer(v) ? (uint64_t)(int64_t)(int32_t)json_integer_value(v)
+                                                 : 0);
+        kapi_pb_put_bytes(b, 3, json_is_string(v) ? json_string_value(v) : "",
+                          json_is_string(v) ? json_string_length(v) : 0);
         return true;
     case KAPI_PB_QUANTITY:
         if (v && !json_is_string(v))
             return fail(w, d, "a quantity that is not a string");
         if (v)
-            put_bytes(b, 1, json_string_value(v), json_string_length(v));
+            kapi_pb_put_bytes(b, 1, json_string_value(v), json_string_length(v));
         else
-            put_bytes(b, 1, "0", 1);
+            kapi_pb_put_bytes(b, 1, "0", 1);
         return true;
     case KAPI_PB_RAW:
         if (v && !json_is_null(v))
@@ -825,30 +816,31 @@ static bool write_value(writer *w, const kapi_pb_field *d, uint32_t num, const j
     case KAPI_PB_BOOL:
         if (v && !json_is_boolean(v))
             return fail(w, d, "not a boolean");
-        put_tag(b, num, 0);
-        put_varint(b, json_is_true(v));
+        kapi_pb_put_tag(b, num, 0);
+        kapi_pb_put_varint(b, json_is_true(v));
         return true;
     case KAPI_PB_INT32:
     case KAPI_PB_INT64: {
         if (v && !json_is_integer(v))
             return fail(w, d, "not an integer");
         json_int_t i = v ? json_integer_value(v) : 0;
-        put_tag(b, num, 0);
-        put_varint(b, d->kind == KAPI_PB_INT32 ? (uint64_t)(int64_t)(int32_t)i : (uint64_t)i);
+        kapi_pb_put_tag(b, num, 0);
+        kapi_pb_put_varint(b,
+                           d->kind == KAPI_PB_INT32 ? (uint64_t)(int64_t)(int32_t)i : (uint64_t)i);
         return true;
     }
     case KAPI_PB_DOUBLE: {
         if (v && !json_is_number(v))
             return fail(w, d, "not a number");
         double x = v ? json_number_value(v) : 0;
-        put_tag(b, num, 1);
+        kapi_pb_put_tag(b, num, 1);
         kapi_buf_put(b, &x, sizeof(x));
         return true;
     }
     default: {
         size_t start = b->len;
         bool ok = write_body(w, d, v, depth);
-        close_delimited(b, num, start);
+        kapi_pb_close_delimited(b, num, start);
         return ok;
     }
     }
@@ -864,9 +856,9 @@ static bool write_map(writer *w, const kapi_pb_field *d, const json_t *v, int de
     bool ok = true;
     for (size_t i = 0; i < n && ok; i++) {
         size_t start = w->out->len;
-        put_bytes(w->out, 1, m[i].key, m[i].len);
+        kapi_pb_put_bytes(w->out, 1, m[i].key, m[i].len);
         ok = write_value(w, d->value, 2, m[i].value, depth);
-        close_delimited(w->out, d->number, start);
+        kapi_pb_close_delimited(w->out, d->number, start);
     }
     free(m);
     return ok;
@@ -927,7 +919,7 @@ bool kapi_pb_put_message(kapi_buf *out, uint32_t num, const kapi_pb_message *m, 
 {
     size_t start = out->len;
     bool ok = kapi_pb_from_json(m, obj, out, err_out);
-    close_delimited(out, num, start);
+    kapi_pb_close_delimited(out, num, start);
     return ok;
 }
 
@@ -935,10 +927,10 @@ void kapi_pb_watch_frame(kapi_buf *out, const char *type, const char *obj, size_
 {
     size_t at = out->len;
     kapi_buf_put(out, "\0\0\0\0", 4);
-    put_bytes(out, 1, type, strlen(type));
+    kapi_pb_put_bytes(out, 1, type, strlen(type));
     size_t start = out->len;
-    put_bytes(out, 1, obj, n);
-    close_delimited(out, 2, start);
+    kapi_pb_put_bytes(out, 1, obj, n);
+    kapi_pb_close_delimited(out, 2, start);
     uint32_t len = (uint32_t)(out->len - at - 4);
     unsigned char be[4] = {len >> 24, len >> 16 & 0xff, len >> 8 & 0xff, len & 0xff};
     memcpy(out->ptr + at, be, 4);
@@ -949,10 +941,10 @@ void kapi_pb_envelope_write(kapi_buf *out, const char *api_version, const char *
 {
     kapi_buf_put(out, "k8s", 4);
     size_t start = out->len;
-    put_bytes(out, 1, api_version, strlen(api_version));
-    put_bytes(out, 2, kind, strlen(kind));
-    close_delimited(out, 1, start);
-    put_bytes(out, 2, raw, n);
-    put_bytes(out, 3, "", 0);
-    put_bytes(out, 4, "", 0);
+    kapi_pb_put_bytes(out, 1, api_version, strlen(api_version));
+    kapi_pb_put_bytes(out, 2, kind, strlen(kind));
+    kapi_pb_close_delimited(out, 1, start);
+    kapi_pb_put_bytes(out, 2, raw, n);
+    kapi_pb_put_bytes(out, 3, "", 0);
+    kapi_pb_put_bytes(out, 4, "", 0);
 }

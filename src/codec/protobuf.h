@@ -1,5 +1,6 @@
 /*
- * codec/protobuf: Kubernetes' protobuf encoding read into JSON values.
+ * codec/protobuf: Kubernetes' protobuf encoding read into JSON values, and the wire format
+ * (varints, tags, length-delimited fields) for messages written by hand.
  *
  * A protobuf body is the 4-byte magic "k8s\0" and a runtime.Unknown message (typeMeta,
  * raw, contentEncoding, contentType); raw holds the object's own message. The object's
@@ -106,5 +107,35 @@ void kapi_pb_watch_frame(kapi_buf *out, const char *type, const char *obj, size_
  * items are written; false and *err_out as kapi_pb_from_json. */
 bool kapi_pb_put_message(kapi_buf *out, uint32_t num, const kapi_pb_message *m, const json_t *obj,
                          char **err_out);
+
+/* ---- the wire format, for messages written by hand (src/etcd) ---- */
+
+/* A reader over bytes it does not own: p advances towards end. */
+typedef struct kapi_pb_reader {
+    const unsigned char *p, *end;
+} kapi_pb_reader;
+
+/* One field as read: its number, wire type and value (a varint; fixed32 and fixed64 as
+ * integers; for a length-delimited field its length in u and its bytes, pointing into the
+ * reader's input). */
+typedef struct kapi_pb_wire {
+    uint32_t num, wire;
+    uint64_t u;
+    const unsigned char *bytes;
+    size_t len;
+} kapi_pb_wire;
+
+/* Reads a varint; false when the input ends inside it or it is longer than ten bytes. */
+bool kapi_pb_varint(kapi_pb_reader *r, uint64_t *out);
+/* Reads the next field; false on malformed input (a bad tag, an unknown wire type, a
+ * length past the end). */
+bool kapi_pb_next_field(kapi_pb_reader *r, kapi_pb_wire *f);
+/* Append a varint; a tag (field number and wire type); a length-delimited field. */
+void kapi_pb_put_varint(kapi_buf *b, uint64_t v);
+void kapi_pb_put_tag(kapi_buf *b, uint32_t num, uint32_t wire);
+void kapi_pb_put_bytes(kapi_buf *b, uint32_t num, const void *p, size_t n);
+/* Makes field num of the bytes appended from start on (a nested message written in
+ * place): moves them to make room for the tag and length before them. */
+void kapi_pb_close_delimited(kapi_buf *b, uint32_t num, size_t start);
 
 #endif
