@@ -339,7 +339,7 @@ done:
 static int follow_row(void *ctx, const kapi_store_row *row)
 {
     sqlite_backend *b = ctx;
-    b->follow(b->follow_ctx, row, 1);
+    b->follow(b->follow_ctx, row, 1, row->rev);
     return 0;
 }
 
@@ -533,7 +533,7 @@ static int backend_commit(void *p, kapi_store_txn_write *t, size_t n)
         goto fail;
     b->rev += (int64_t)nrows;
     if (nrows && b->follow)
-        b->follow(b->follow_ctx, b->rows, nrows);
+        b->follow(b->follow_ctx, b->rows, nrows, b->rev);
     return 0;
 fail:
     if (!sqlite3_get_autocommit(b->db))

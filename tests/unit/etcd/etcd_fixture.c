@@ -149,7 +149,7 @@ void etcd_fixture_start(etcd_fixture *f)
         snprintf(m->name, sizeof(m->name), "m%d", i);
         snprintf(m->url, sizeof(m->url), "%s://127.0.0.1:%d", f->tls ? "https" : "http",
                  m->client_port);
-        snprintf(m->dir, sizeof(m->dir), "%s/%s", test_tmpdir(), m->name);
+        snprintf(m->dir, sizeof(m->dir), "%s/m%d", test_tmpdir(), i);
         sl += snprintf(f->servers + sl, sizeof(f->servers) - sl, "%s%s", i ? "," : "", m->url);
         cl += snprintf(f->cluster + cl, sizeof(f->cluster) - cl, "%s%s=http://127.0.0.1:%d",
                        i ? "," : "", m->name, m->peer_port);

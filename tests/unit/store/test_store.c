@@ -927,10 +927,10 @@ TEST(store_backend_failure)
 static kapi_store_backend_ops twice_ops;
 static kapi_store_follow_fn twice_fn;
 
-static void follow_twice(void *ctx, const kapi_store_row *rows, size_t n)
+static void follow_twice(void *ctx, const kapi_store_row *rows, size_t n, int64_t rev)
 {
-    twice_fn(ctx, rows, n);
-    twice_fn(ctx, rows, n);
+    twice_fn(ctx, rows, n, rev);
+    twice_fn(ctx, rows, n, rev);
 }
 
 static int twice_follow(void *b, int64_t after, kapi_store_follow_fn fn, void *ctx)
