@@ -68,9 +68,11 @@ deps:
 test-deps:
 	@scripts/deps.sh test
 
-run: deps
+# ETCD=1: on a single-member etcd started in DATA_DIR/etcd instead of SQLite.
+run:
+	@scripts/deps.sh build $(if $(ETCD),etcd)
 	$(MAKE) $(BUILD)/kapi
-	$(BUILD)/kapi --data-dir $(DATA_DIR)
+	$(if $(ETCD),scripts/run-etcd.sh $(BUILD)/kapi $(DATA_DIR),$(BUILD)/kapi --data-dir $(DATA_DIR))
 
 test: test-deps
 	$(MAKE) format-check

@@ -44,6 +44,9 @@ typedef struct options {
     kapi_authz_mode authz_modes[KAPI_AUTHZ_MAX_MODES]; /* --authorization-mode */
     size_t nauthz_modes;
     bool anonymous; /* --anonymous-auth */
+    /* kube-apiserver's --etcd-servers, --etcd-prefix, --etcd-cafile, --etcd-certfile,
+     * --etcd-keyfile, --etcd-compaction-interval: the store on etcd instead of SQLite */
+    kapi_store_etcd_options etcd;
 } options;
 
 typedef struct server {
@@ -65,7 +68,10 @@ static void usage(FILE *f)
           "            [--service-account-key-file F]... [--api-audiences A,B]\n"
           "            [--service-account-max-token-expiration DURATION]\n"
           "            [--service-account-jwks-uri URL]\n"
-          "            [--authorization-mode RBAC] [--anonymous-auth=true]\n",
+          "            [--authorization-mode RBAC] [--anonymous-auth=true]\n"
+          "            [--etcd-servers URL,URL --etcd-prefix /registry]\n"
+          "            [--etcd-cafile F] [--etcd-certfile F --etcd-keyfile F]\n"
+          "            [--etcd-compaction-interval 5m0s]\n",
           f);
 }
 
@@ -203,6 +209,20 @@ static bool parse_timeout(const char *arg, unsigned *out)
     return false;
 }
 
+/* --etcd-compaction-interval: a Go duration, 0 (never) or positive, in whole seconds. */
+static bool parse_compaction_interval(const char *arg, int64_t *out)
+{
+    int64_t ns;
+    char *why = kapi_cron_parse_duration(kapi_str_c(arg), &ns);
+    if (!why && ns >= 0) {
+        *out = ns ? (ns + 999999999) / 1000000000 : 0;
+        return true;
+    }
+    fprintf(stderr, "kapi: --etcd-compaction-interval: %s\n", why ? why : "must not be negative");
+    free(why);
+    return false;
+}
+
 static int parse_options(options *o, int argc, char **argv)
 {
     enum {
@@ -226,6 +246,12 @@ static int parse_options(options *o, int argc, char **argv)
         API_AUDIENCES,
         AUTHZ_MODE,
         ANONYMOUS,
+        ETCD_SERVERS,
+        ETCD_PREFIX,
+        ETCD_CA,
+        ETCD_CERT,
+        ETCD_KEY,
+        ETCD_COMPACTION,
         HELP
     };
     static const struct option longs[] = {
@@ -249,6 +275,12 @@ static int parse_options(options *o, int argc, char **argv)
         {"api-audiences", required_argument, NULL, API_AUDIENCES},
         {"authorization-mode", required_argument, NULL, AUTHZ_MODE},
         {"anonymous-auth", optional_argument, NULL, ANONYMOUS},
+        {"etcd-servers", required_argument, NULL, ETCD_SERVERS},
+        {"etcd-prefix", required_argument, NULL, ETCD_PREFIX},
+        {"etcd-cafile", required_argument, NULL, ETCD_CA},
+        {"etcd-certfile", required_argument, NULL, ETCD_CERT},
+        {"etcd-keyfile", required_argument, NULL, ETCD_KEY},
+        {"etcd-compaction-interval", required_argument, NULL, ETCD_COMPACTION},
         {"help", no_argument, NULL, HELP},
         {NULL, 0, NULL, 0},
     };
@@ -262,7 +294,8 @@ static int parse_options(options *o, int argc, char **argv)
                    .http2_max_streams = KAPI_HTTP_HTTP2_MAX_STREAMS,
                    .authz_modes = {KAPI_AUTHZ_RBAC},
                    .nauthz_modes = 1,
-                   .anonymous = true};
+                   .anonymous = true,
+                   .etcd = {.prefix = "/registry", .compaction_interval_s = 300}};
     int c;
     char *end;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -350,6 +383,25 @@ static int parse_options(options *o, int argc, char **argv)
             if (!optarg)
                 o->anonymous = true;
             break;
+        case ETCD_SERVERS:
+            o->etcd.servers = *optarg ? optarg : NULL;
+            break;
+        case ETCD_PREFIX:
+            o->etcd.prefix = optarg;
+            break;
+        case ETCD_CA:
+            o->etcd.ca_file = optarg;
+            break;
+        case ETCD_CERT:
+            o->etcd.cert_file = optarg;
+            break;
+        case ETCD_KEY:
+            o->etcd.key_file = optarg;
+            break;
+        case ETCD_COMPACTION:
+            if (!parse_compaction_interval(optarg, &o->etcd.compaction_interval_s))
+                return 2;
+            break;
         case HELP:
         case 'h':
             usage(stdout);
@@ -359,9 +411,11 @@ static int parse_options(options *o, int argc, char **argv)
             return 2;
         }
     }
-    if (optind < argc || !o->cert_file != !o->key_file) {
+    if (optind < argc || !o->cert_file != !o->key_file || !o->etcd.cert_file != !o->etcd.key_file) {
         if (!o->cert_file != !o->key_file)
             fputs("kapi: --tls-cert-file and --tls-private-key-file go together\n", stderr);
+        if (!o->etcd.cert_file != !o->etcd.key_file)
+            fputs("kapi: --etcd-certfile and --etcd-keyfile go together\n", stderr);
         usage(stderr);
         return 2;
     }
@@ -425,6 +479,29 @@ static kapi_error *private_data_dir(const char *dir)
     return err;
 }
 
+static kapi_error *share_through_store(void *ctx, kapi_str mine, kapi_buf *theirs)
+{
+    return kapi_store_share(ctx, "identity", mine, theirs);
+}
+
+/* Instances on one etcd are one cluster: they share the files of the data dir that no
+ * flag gives (kapi_auth_share_identity). */
+static kapi_error *share_identity(const options *o, kapi_store *store)
+{
+    const char *names[6];
+    size_t n = 0;
+    names[n++] = "ca.crt";
+    names[n++] = "ca.key";
+    if (!o->cert_file) {
+        names[n++] = "server.crt";
+        names[n++] = "server.key";
+    }
+    names[n++] = "admin-token";
+    if (!o->sa_signing_key)
+        names[n++] = "sa.key";
+    return kapi_auth_share_identity(o->data_dir, names, n, share_through_store, store);
+}
+
 /* The address clients use: a wildcard bind is reached through loopback. */
 static const char *client_host(const char *bind)
 {
@@ -464,16 +541,21 @@ static int run(const options *o)
                .max_expiration = o->sa_max_expiration,
                .jwks_uri = o->sa_jwks_uri},
     };
-    if ((err = kapi_auth_new(&auth, &auth_config)) != NULL ||
-        (err = kapi_registry_new(&reg)) != NULL)
+    if ((err = kapi_registry_new(&reg)) != NULL)
+        goto done;
+    kapi_arena keys;
+    kapi_arena_init(&keys);
+    kapi_store_options so = {.path = db, .history_seconds = o->history_seconds, .etcd = o->etcd};
+    so.rekeys = kapi_registry_rekeys(reg, &keys, &so.nrekeys);
+    err = kapi_store_open(&store, &so);
+    kapi_arena_dispose(&keys);
+    if (err || (o->etcd.servers && (err = share_identity(o, store)) != NULL) ||
+        (err = kapi_auth_new(&auth, &auth_config)) != NULL)
         goto done;
     if (!kapi_jwt_verifies_own(kapi_auth_jwt(auth)))
         fputs("kapi: warning: no --service-account-key-file holds the signing key's public "
               "half: the ServiceAccount tokens kapi issues will not authenticate\n",
               stderr);
-    kapi_store_options so = {.path = db, .history_seconds = o->history_seconds};
-    if ((err = kapi_store_open(&store, &so)) != NULL)
-        goto done;
     uv_loop_init(&s.loop);
     const char *host = client_host(o->bind_address);
     bool v6 = strchr(host, ':') != NULL;

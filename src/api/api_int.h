@@ -343,6 +343,10 @@ kapi_error *kapi_api__decode_continue(kapi_arena *a, const char *token, kapi_str
 /* Waits briefly for the store to reach rev; the 504 "Too large resource version" when it
  * does not. */
 kapi_error *kapi_api__wait_for_revision(kapi_api *api, int64_t rev);
+/* A read with no resourceVersion is consistent (kapi_store_sync): it sees every write
+ * acknowledged before it, also by other kapi instances sharing etcd. An error when the
+ * store could not make it so in time. */
+kapi_error *kapi_api__consistent(kapi_api *api);
 /* The list verb. */
 void kapi_api__serve_list(kapi_req *r);
 /* What a list's metadata says besides its revision: a continue token (NULL: none) and,

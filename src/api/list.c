@@ -131,6 +131,20 @@ kapi_error *kapi_api__wait_for_revision(kapi_api *api, int64_t rev)
     return err;
 }
 
+kapi_error *kapi_api__consistent(kapi_api *api)
+{
+    kapi_store_rc rc = kapi_store_sync(api->store, TOO_NEW_WAIT_MS);
+    if (rc == KAPI_STORE_OK)
+        return NULL;
+    if (rc == KAPI_STORE_TOO_NEW)
+        return kapi_error_new(KAPI_STATUS_TIMEOUT,
+                              "Timeout: the store has not caught up with the latest writes "
+                              "(at revision %lld)",
+                              (long long)kapi_store_revision(api->store));
+    return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
+                          "the store cannot tell its latest revision; try again");
+}
+
 /* ---- continue tokens ----
  * base64url (raw) of {"v":"meta.k8s.io/v1","rv":<revision>,"start":"<key after prefix>\u0000"},
  * as kube-apiserver's etcd store writes them; rv -1 continues at the latest revision. */
@@ -349,7 +363,7 @@ static kapi_error *plan_list(kapi_req *r, const kapi_list_opts *o, kapi_str pref
         return NULL;
     }
     if (!o->rv || !*o->rv)
-        return NULL;
+        return kapi_api__consistent(r->api);
     if (strcmp(o->rv, "0") == 0) {
         plan->paged = false; /* served whole, as from kube-apiserver's watch cache */
         return NULL;

@@ -108,15 +108,19 @@ void kapi_api__respond_stored(kapi_req *r, const kapi_type *t, int status, kapi_
 }
 
 /* get honours resourceVersion (reference 4.6): "0" is any, another value not older than
- * it (waited for briefly when the store has not reached it). */
+ * it (waited for briefly when the store has not reached it), none the latest
+ * (kapi_api__consistent). */
 static void do_get(kapi_req *r)
 {
     const kapi_type *t = r->type;
     kapi_obj *o = NULL;
     int64_t rv;
-    kapi_error *err = kapi_api__parse_rv(kapi_api__query(r, "resourceVersion"), &rv);
+    const char *given = kapi_api__query(r, "resourceVersion");
+    kapi_error *err = kapi_api__parse_rv(given, &rv);
     if (!err && rv > 0)
         err = kapi_api__wait_for_revision(r->api, rv);
+    else if (!err && (!given || !*given))
+        err = kapi_api__consistent(r->api);
     if (err) {
         kapi_api__respond_error(r, err);
         return;

@@ -153,6 +153,16 @@ bool kapi_jwt_jwks(const kapi_jwt *j, kapi_buf *out);
  * certificates seen so far. */
 typedef struct kapi_auth kapi_auth;
 
+/* Offers mine (a JSON object) to the place instances share; *theirs gets what is there:
+ * mine when it was the first offer, else the first one. */
+typedef kapi_error *(*kapi_auth_share_fn)(void *ctx, kapi_str mine, kapi_buf *theirs);
+/* Instances of one cluster share their identity: the files names[0..n) of DIR (the CA,
+ * the serving certificate and key, admin-token, sa.key: those not given by flags) are
+ * offered through share, and those of the first instance to offer replace this one's.
+ * Makes the admin token first when DIR has none, so that it is shared too. */
+kapi_error *kapi_auth_share_identity(const char *dir, const char *const *names, size_t n,
+                                     kapi_auth_share_fn share, void *ctx);
+
 /* What kapi_auth_new needs. */
 typedef struct kapi_auth_config {
     const char *dir;        /* the data dir: the admin token is kept in it */

@@ -25,6 +25,9 @@ kapi_error *kapi_auth__write_file(const char *path, const void *data, size_t len
  * *exists says whether it was there. */
 kapi_error *kapi_auth__read_file(const char *path, kapi_buf *out, bool *exists);
 
+/* Makes DIR/admin-token (a new random token) unless it is there. */
+kapi_error *kapi_auth__ensure_admin_token(const char *dir);
+
 /* The columns of a record the token file uses; later columns are read and dropped. */
 #define KAPI_AUTH__CSV_KEEP 4
 

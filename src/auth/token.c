@@ -164,19 +164,45 @@ static kapi_error *load_token_file(kapi_auth *a, const char *path)
     return err;
 }
 
-/* A new admin token: ADMIN_TOKEN_BYTES random bytes in lowercase hex, saved to PATH. */
-static kapi_error *make_admin_token(kapi_auth *a, const char *path)
+/* A new admin token: ADMIN_TOKEN_BYTES random bytes in lowercase hex and a newline in
+ * hex (2 * ADMIN_TOKEN_BYTES + 2 bytes: a NUL follows), saved to PATH. */
+static kapi_error *make_admin_token(char *hex, const char *path)
 {
     unsigned char raw[ADMIN_TOKEN_BYTES];
-    char *hex = kapi_arena_alloc(&a->arena, 2 * sizeof(raw) + 2);
     kapi_random_bytes(raw, sizeof(raw));
     for (size_t i = 0; i < sizeof(raw); i++)
         snprintf(hex + 2 * i, 3, "%02x", raw[i]);
     OPENSSL_cleanse(raw, sizeof(raw));
-    a->admin_token = hex;
     hex[2 * sizeof(raw)] = '\n';
-    kapi_error *err = kapi_auth__write_file(path, hex, 2 * sizeof(raw) + 1, 0600);
-    hex[2 * sizeof(raw)] = '\0';
+    hex[2 * sizeof(raw) + 1] = '\0';
+    return kapi_auth__write_file(path, hex, 2 * sizeof(raw) + 1, 0600);
+}
+
+kapi_error *kapi_auth__ensure_admin_token(const char *dir)
+{
+    char *path = kapi_xprintf("%s/admin-token", dir);
+    char hex[2 * ADMIN_TOKEN_BYTES + 2];
+    kapi_buf b;
+    bool exists = false;
+    kapi_buf_init(&b);
+    kapi_error *err = kapi_auth__mkdir(dir);
+    if (!err)
+        err = kapi_auth__read_file(path, &b, &exists);
+    if (!err && !exists)
+        err = make_admin_token(hex, path);
+    OPENSSL_cleanse(hex, sizeof(hex));
+    OPENSSL_cleanse(b.ptr, b.len);
+    kapi_buf_dispose(&b);
+    free(path);
+    return err;
+}
+
+static kapi_error *new_admin_token(kapi_auth *a, const char *path)
+{
+    char *hex = kapi_arena_alloc(&a->arena, 2 * ADMIN_TOKEN_BYTES + 2);
+    kapi_error *err = make_admin_token(hex, path);
+    hex[2 * ADMIN_TOKEN_BYTES] = '\0';
+    a->admin_token = hex;
     return err;
 }
 
@@ -206,7 +232,7 @@ static kapi_error *load_admin_token(kapi_auth *a, const char *dir)
     if (!err)
         err = kapi_auth__read_file(path, &b, &exists);
     if (!err)
-        err = exists ? parse_admin_token(a, path, &b) : make_admin_token(a, path);
+        err = exists ? parse_admin_token(a, path, &b) : new_admin_token(a, path);
     if (!err)
         add_token(a, a->admin_token, strlen(a->admin_token), admin_user);
     OPENSSL_cleanse(b.ptr, b.len);

@@ -107,6 +107,17 @@ char *kapi_registry_storage_hash(const char *group, const char *version, const c
     return kapi_xstrdup((char *)out);
 }
 
+/* kube-apiserver's resource prefix in etcd: the type file's "prefix" when it has one, else
+ * the resource for a built-in type and group/resource for a custom one. */
+static char *storage_prefix(const kapi_type *t, const char *given)
+{
+    if (given)
+        return kapi_xstrdup(given);
+    if (t->builtin || !*t->storage_group)
+        return kapi_xstrdup(t->storage_resource);
+    return kapi_xprintf("%s/%s", t->storage_group, t->storage_resource);
+}
+
 /* A Kubernetes-like version name: v<major>[(alpha|beta)<minor>]. */
 static bool kube_version(const char *v, long *major, int *stage, long *minor)
 {
@@ -246,6 +257,7 @@ kapi_error *kapi_registry__load_type(kapi_type *t, const char *name, json_t *def
             kapi_json_path_str(storage, "kind") ?: "");
     t->go_type = kapi_json_path_str(def, "goType");
     t->builtin = t->go_type != NULL;
+    t->storage_prefix = storage_prefix(t, kapi_json_path_str(storage, "prefix"));
     t->go_type = t->builtin ? t->go_type : "unstructured.Unstructured";
     const char *media = kapi_json_path_str(storage, "mediaType");
     t->protobuf_storage = t->builtin && (!media || strcmp(media, "application/json") != 0);
@@ -268,6 +280,7 @@ void kapi_registry__type_dispose(kapi_type *t)
     free((void *)t->categories);
     free((void *)t->verbs);
     free((void *)t->storage_version_hash);
+    free((void *)t->storage_prefix);
     kapi_registry__free_columns(t);
     json_decref(t->zero);
     json_decref(t->def);
@@ -543,14 +556,12 @@ static char *key_put(char *at, kapi_str s)
 
 kapi_str kapi_type_key(kapi_arena *a, const kapi_type *t, kapi_str ns, kapi_str name)
 {
-    kapi_str group = kapi_str_c(t->storage_group), res = kapi_str_c(t->storage_resource);
+    kapi_str prefix = kapi_str_c(t->storage_prefix);
     bool with_ns = t->namespaced && ns.len > 0;
-    size_t n = 3 + group.len + res.len + (with_ns ? ns.len + 1 : 0) + name.len;
+    size_t n = 2 + prefix.len + (with_ns ? ns.len + 1 : 0) + name.len;
     char *key = kapi_arena_alloc(a, n + 1), *at = key;
     *at++ = '/';
-    at = key_put(at, group);
-    *at++ = '/';
-    at = key_put(at, res);
+    at = key_put(at, prefix);
     *at++ = '/';
     if (with_ns) {
         at = key_put(at, ns);
@@ -563,21 +574,40 @@ kapi_str kapi_type_key(kapi_arena *a, const kapi_type *t, kapi_str ns, kapi_str 
 
 bool kapi_type_key_parse(const kapi_type *t, kapi_str key, kapi_str *ns, kapi_str *name)
 {
-    kapi_str group = kapi_str_c(t->storage_group), res = kapi_str_c(t->storage_resource);
-    kapi_str n = KAPI_STR(""), rest = key, head;
-    bool ok = rest.len > 0 && rest.ptr[0] == '/';
+    kapi_str prefix = kapi_str_c(t->storage_prefix);
+    kapi_str n = KAPI_STR(""), rest = key;
+    bool ok = rest.len > prefix.len + 1 && rest.ptr[0] == '/' &&
+              memcmp(rest.ptr + 1, prefix.ptr, prefix.len) == 0 && rest.ptr[prefix.len + 1] == '/';
     if (ok) {
-        rest.ptr++;
-        rest.len--;
+        rest.ptr += prefix.len + 2;
+        rest.len -= prefix.len + 2;
     }
-    ok = ok && kapi_str_cut(&rest, '/', &head) && kapi_str_eq(head, group);
-    ok = ok && kapi_str_cut(&rest, '/', &head) && kapi_str_eq(head, res);
     ok = ok && (!t->namespaced || kapi_str_cut(&rest, '/', &n));
     if (ns)
         *ns = ok ? n : KAPI_STR("");
     if (name)
         *name = ok ? rest : KAPI_STR("");
     return ok;
+}
+
+kapi_store_rekey *kapi_registry_rekeys(const kapi_registry *r, kapi_arena *a, size_t *n)
+{
+    size_t count = kapi_registry_count(r), k = 0;
+    kapi_store_rekey *out = kapi_arena_alloc(a, (count ? count : 1) * sizeof(*out));
+    for (size_t i = 0; i < count; i++) {
+        const kapi_type *t = kapi_registry_at(r, i);
+        if (!t->persisted)
+            continue;
+        char *from = kapi_arena_printf(a, "/%s/%s/", t->storage_group, t->storage_resource);
+        char *to = kapi_arena_printf(a, "/%s/", t->storage_prefix);
+        bool seen = strcmp(from, to) == 0;
+        for (size_t j = 0; j < k && !seen; j++)
+            seen = kapi_str_eqc(out[j].from, from);
+        if (!seen)
+            out[k++] = (kapi_store_rekey){kapi_str_c(from), kapi_str_c(to)};
+    }
+    *n = k;
+    return out;
 }
 
 const kapi_type *kapi_registry_namespaces(const kapi_registry *r)

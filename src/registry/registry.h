@@ -31,6 +31,7 @@
 #include "schema/schema.h"
 #include "select/select.h"
 #include "smd/smd.h"
+#include "store/store.h"
 
 typedef struct kapi_type kapi_type;
 typedef struct kapi_custom kapi_custom;
@@ -184,8 +185,10 @@ struct kapi_type {
     const char *const *verbs;       /* NULL-terminated, discovery order */
     const kapi_subresource *subresources;
     size_t nsubresources;
-    /* Where objects are stored (the key layout: kapi_type_key). */
-    const char *storage_group, *storage_resource;
+    /* Where objects are stored (the key layout: kapi_type_key): the storage group and
+     * resource, and kube-apiserver's prefix of their keys ("cronjobs",
+     * "apiextensions.k8s.io/customresourcedefinitions", "example.com/widgets"). */
+    const char *storage_group, *storage_resource, *storage_prefix;
     /* kube-apiserver stores the objects in protobuf, so what it answers has been through a
      * protobuf round trip (kapi_schema_protobuf_nulls): every built-in type but those
      * whose type file's "storage" has "mediaType": "application/json" (CRDs). */
@@ -274,9 +277,11 @@ const kapi_type *kapi_registry_at(const kapi_registry *r, size_t i);
 
 /* ---- store keys: their layout is known here and nowhere else ----
  *
- * A key is "/<storage group>/<storage resource>/[<namespace>/]<name>" (the core group is
- * "", so core keys start with "//"); a collection's prefix is the same up to and with
- * the '/' before the name. Keys are slices by length: a name may hold a NUL byte. */
+ * A key is "/<storage prefix>/[<namespace>/]<name>", kube-apiserver's layout under its
+ * etcd prefix: "/cronjobs/default/a", "/namespaces/kube-system",
+ * "/apiextensions.k8s.io/customresourcedefinitions/widgets.example.com",
+ * "/example.com/widgets/default/w". A collection's prefix is the same up to and with the
+ * '/' before the name. Keys are slices by length: a name may hold a NUL byte. */
 
 /* The store key of an object of t, or the prefix of a collection, in the arena, by
  * length: the namespace and the name are copied whole, whatever bytes they hold (a NUL
@@ -287,6 +292,10 @@ kapi_str kapi_type_key(kapi_arena *a, const kapi_type *t, kapi_str ns, kapi_str 
  * type) and name, slices of key (either pointer may be NULL). False, with both empty,
  * when key is not under t's prefix. */
 bool kapi_type_key_parse(const kapi_type *t, kapi_str key, kapi_str *ns, kapi_str *name);
+/* The moves from the layout before this one ("/<storage group>/<storage resource>/...")
+ * for the stored built-in types whose prefix changed, in the arena, for
+ * kapi_store_options.rekeys; *n gets how many. */
+kapi_store_rekey *kapi_registry_rekeys(const kapi_registry *r, kapi_arena *a, size_t *n);
 
 /* The built-in types the server itself reads and writes: core/v1 Namespaces,
  * apiextensions.k8s.io/v1 CustomResourceDefinitions and core/v1 ServiceAccounts (a loaded

@@ -10,6 +10,9 @@
  * Table `marks` records when (wall clock) the store was at which revision, so that after a
  * restart the history window still ends where it would have.
  *
+ * Table `meta` also records the key layout: 1 for keys written before the registry laid
+ * them out as kube-apiserver does, moved to 2 at open by the rekeys the opener gives.
+ *
  * Compaction to C leaves at most one row per key at or before C, the key's state at C, and
  * no DELETE row there: the rows at or before C are the state at C (what load streams), and
  * the rows after it are the changes since (what follow streams).
@@ -43,6 +46,8 @@ static const char SCHEMA[] =
     "CREATE INDEX IF NOT EXISTS log_key ON log(key, rev, op);"
     "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
     "INSERT OR IGNORE INTO meta VALUES('compacted', 0);"
+    "INSERT OR IGNORE INTO meta SELECT 'layout', 1 WHERE EXISTS (SELECT 1 FROM log);"
+    "INSERT OR IGNORE INTO meta VALUES('layout', 2);"
     "CREATE TABLE IF NOT EXISTS marks(rev INTEGER PRIMARY KEY, unix_ns INTEGER NOT NULL);";
 
 static const char SQL_INSERT[] =
@@ -215,6 +220,65 @@ static void backend_close(void *p)
     free(b);
 }
 
+/* One prefix move of the layout migration: renames each key starting with r->from. */
+static int rekey(sqlite3 *db, const kapi_store_rekey *r)
+{
+    sqlite3_stmt *sel = NULL, *upd = NULL;
+    int rc = -1, step;
+    char *upper = kapi_xmalloc(r->from.len + 1);
+    kapi_buf key;
+    kapi_buf_init(&key);
+    /* The keys from `from` up to, not including, `from` with its last byte raised. */
+    memcpy(upper, r->from.ptr, r->from.len);
+    upper[r->from.len - 1]++;
+    if (sqlite3_prepare_v2(db, "SELECT rev, key FROM log WHERE key >= ?1 AND key < ?2", -1, &sel,
+                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "UPDATE log SET key = ?2 WHERE rev = ?1", -1, &upd, NULL) !=
+            SQLITE_OK)
+        goto done;
+    bind_str(sel, 1, r->from);
+    bind_str(sel, 2, (kapi_str){upper, r->from.len});
+    while ((step = sqlite3_step(sel)) == SQLITE_ROW) {
+        kapi_str old = column_str(sel, 1);
+        key.len = 0;
+        kapi_buf_put(&key, r->to.ptr, r->to.len);
+        kapi_buf_put(&key, old.ptr + r->from.len, old.len - r->from.len);
+        sqlite3_bind_int64(upd, 1, sqlite3_column_int64(sel, 0));
+        bind_str(upd, 2, (kapi_str){key.ptr, key.len});
+        if (sqlite3_step(upd) != SQLITE_DONE)
+            goto done;
+        sqlite3_reset(upd);
+    }
+    rc = step == SQLITE_DONE ? 0 : -1;
+done:
+    if (rc)
+        report(db, "moving keys to the new layout");
+    sqlite3_finalize(sel);
+    sqlite3_finalize(upd);
+    kapi_buf_dispose(&key);
+    free(upper);
+    return rc;
+}
+
+/* Moves the keys of layout 1 to layout 2 in one transaction, once. */
+static int migrate_layout(sqlite3 *db, const kapi_store_options *opts)
+{
+    int64_t layout = 0;
+    if (query_int(db, "SELECT value FROM meta WHERE name = 'layout'", &layout) != 0)
+        return -1;
+    if (layout >= 2)
+        return 0;
+    if (exec(db, "BEGIN IMMEDIATE") != 0)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < opts->nrekeys && rc == 0; i++)
+        if (opts->rekeys[i].from.len)
+            rc = rekey(db, &opts->rekeys[i]);
+    if (rc == 0)
+        rc = exec(db, "UPDATE meta SET value = 2 WHERE name = 'layout'");
+    return exec(db, rc == 0 ? "COMMIT" : "ROLLBACK") == 0 ? rc : -1;
+}
+
 static kapi_error *backend_open(void **out, const kapi_store_options *opts)
 {
     kapi_error *err = NULL;
@@ -223,6 +287,11 @@ static kapi_error *backend_open(void **out, const kapi_store_options *opts)
     pthread_mutex_init(&b->pool_lock, NULL);
     if ((err = db_open(&b->db, b->path, SCHEMA)) != NULL)
         goto done;
+    if (migrate_layout(b->db, opts) != 0) {
+        err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
+                             "store: %s: cannot move the keys to the new layout", b->path);
+        goto done;
+    }
     for (int i = 0; i < NSTMT && !err; i++) {
         if (sqlite3_prepare_v3(b->db, STMT_SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &b->stmt[i],
                                NULL) != SQLITE_OK)
@@ -270,7 +339,7 @@ done:
 static int follow_row(void *ctx, const kapi_store_row *row)
 {
     sqlite_backend *b = ctx;
-    b->follow(b->follow_ctx, row, 1);
+    b->follow(b->follow_ctx, row, 1, row->rev);
     return 0;
 }
 
@@ -464,7 +533,7 @@ static int backend_commit(void *p, kapi_store_txn_write *t, size_t n)
         goto fail;
     b->rev += (int64_t)nrows;
     if (nrows && b->follow)
-        b->follow(b->follow_ctx, b->rows, nrows);
+        b->follow(b->follow_ctx, b->rows, nrows, b->rev);
     return 0;
 fail:
     if (!sqlite3_get_autocommit(b->db))

@@ -87,6 +87,14 @@ struct kapi_store {
     pthread_mutex_t rev_lock; /* with rev_cond: waiting for a revision */
     pthread_cond_t rev_cond;
 
+    /* Consistent reads (sync): one probe of the backend's revision at a time, covering
+     * every reader that arrived before it started. */
+    pthread_mutex_t sync_lock;
+    pthread_cond_t sync_cond;
+    int64_t sync_asked, sync_covered, sync_done; /* tickets: given, probing, answered */
+    int64_t sync_rev;                            /* the last probe's answer (-1: failed) */
+    bool sync_probing;
+
     pthread_mutex_t qlock;
     pthread_cond_t qcond;
     pending *qhead, **qtail;
@@ -102,9 +110,11 @@ struct kapi_store {
     pending **batch;
     kapi_store_txn_write *txn;
 
-    /* The follower's own: the changes of one follow call. */
+    /* The follower's own: the changes of one follow call, and the revision of the last
+     * change applied (rev may be past it: a backend's progress moves rev alone). */
     applied *applied;
     size_t applied_cap;
+    int64_t row_rev;
 
     _Atomic int64_t nwrites;
     _Atomic int64_t ntransactions;
@@ -129,8 +139,9 @@ static applied apply_row(kapi_store *st, const kapi_store_row *row)
 }
 
 /* Wakes those waiting for a revision, then hands the applied changes to the watch hub and
- * the observer, in revision order, and drops the follower's references. */
-static void publish(kapi_store *st, size_t n)
+ * the observer (when the store is open), in revision order, and drops the follower's
+ * references. */
+static void publish(kapi_store *st, size_t n, kapi_store_observer observer)
 {
     pthread_mutex_lock(&st->rev_lock);
     pthread_cond_broadcast(&st->rev_cond);
@@ -139,16 +150,18 @@ static void publish(kapi_store *st, size_t n)
         applied *a = &st->applied[i];
         kapi_store_event ev = {.type = a->type, .rev = a->obj->rev, .obj = a->obj, .prev = a->prev};
         kapi_store__hub_publish(&st->hub, &ev);
-        if (st->observer)
-            st->observer(st->observer_ctx, &ev);
+        if (observer)
+            observer(st->observer_ctx, &ev);
         kapi_obj_unref(a->obj);
         kapi_obj_unref(a->prev);
     }
 }
 
 /* The follower (kapi_store_follow_fn): rows in revision order; one already applied (at or
- * below the cache's revision) is skipped, so that each change is applied once. */
-static void apply_rows(void *ctx, const kapi_store_row *rows, size_t n)
+ * below the cache's revision) is skipped, so that each change is applied once. The
+ * observer is read under the lock the open sets it under, since etcd's follower runs on
+ * its own thread while the store opens. */
+static void apply_rows(void *ctx, const kapi_store_row *rows, size_t n, int64_t upto)
 {
     kapi_store *st = ctx;
     size_t k = 0;
@@ -159,14 +172,19 @@ static void apply_rows(void *ctx, const kapi_store_row *rows, size_t n)
     pthread_rwlock_wrlock(&st->lock);
     int64_t rev = atomic_load(&st->rev);
     for (size_t i = 0; i < n; i++) {
-        if (rows[i].rev <= rev)
+        if (rows[i].rev <= st->row_rev)
             continue;
         st->applied[k++] = apply_row(st, &rows[i]);
-        rev = rows[i].rev;
+        st->row_rev = rows[i].rev;
     }
+    if (st->row_rev > rev)
+        rev = st->row_rev;
+    if (upto > rev)
+        rev = upto;
     atomic_store(&st->rev, rev);
+    kapi_store_observer observer = st->observer;
     pthread_rwlock_unlock(&st->lock);
-    publish(st, k);
+    publish(st, k, observer);
 }
 
 /* ---- committing a batch ---- */
@@ -359,15 +377,18 @@ static kapi_error *fill_cache(kapi_store *st, const kapi_store_options *opts)
     if (err)
         return err;
     atomic_store(&st->rev, base);
+    st->row_rev = base;
     atomic_store(&st->compacted, compacted);
     st->compact_target = compacted;
     st->hub.floor = st->hub.published = base;
+    st->observer_ctx = opts->observer_ctx;
     if (st->ops->follow(st->backend, base, apply_rows, st) != 0)
         return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
                               "store: cannot recover the history after revision %lld",
                               (long long)base);
+    pthread_rwlock_wrlock(&st->lock);
     st->observer = opts->observer;
-    st->observer_ctx = opts->observer_ctx;
+    pthread_rwlock_unlock(&st->lock);
     return NULL;
 }
 
@@ -383,6 +404,8 @@ static void store_free_parts(kapi_store *st)
     pthread_mutex_destroy(&st->backend_lock);
     pthread_mutex_destroy(&st->qlock);
     pthread_cond_destroy(&st->qcond);
+    pthread_mutex_destroy(&st->sync_lock);
+    pthread_cond_destroy(&st->sync_cond);
     free(st->batch);
     free(st->txn);
     free(st->applied);
@@ -402,6 +425,8 @@ static kapi_store *store_alloc(const kapi_store_options *opts, const kapi_store_
     pthread_mutex_init(&st->backend_lock, NULL);
     pthread_mutex_init(&st->qlock, NULL);
     pthread_cond_init(&st->qcond, NULL);
+    pthread_mutex_init(&st->sync_lock, NULL);
+    pthread_cond_init(&st->sync_cond, NULL);
     pthread_mutex_init(&st->rev_lock, NULL);
     pthread_cond_init(&st->rev_cond, NULL);
     kapi_store__hub_init(&st->hub, 0);
@@ -437,11 +462,12 @@ done:
 
 kapi_error *kapi_store_open(kapi_store **out, const kapi_store_options *opts)
 {
-    if (!opts->path || !*opts->path) {
+    if (!opts->etcd.servers && (!opts->path || !*opts->path)) {
         *out = NULL;
         return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "store: no path given");
     }
-    return kapi_store__open_with(out, opts, &kapi_store__sqlite_ops);
+    return kapi_store__open_with(
+        out, opts, opts->etcd.servers ? &kapi_store__etcd_ops : &kapi_store__sqlite_ops);
 }
 
 void kapi_store_free(kapi_store *st)
@@ -458,10 +484,27 @@ void kapi_store_free(kapi_store *st)
 
 /* ---- writes ---- */
 
+/* A concurrent backend's write: committed on the writer's own thread. */
+static kapi_store_rc commit_now(kapi_store *st, kapi_store_write *w)
+{
+    kapi_store_txn_write t = {.w = w};
+    int rc = st->ops->commit(st->backend, &t, 1);
+    atomic_fetch_add(&st->ntransactions, 1);
+    atomic_store(&st->failing, rc != 0 || t.rc == KAPI_STORE_IO);
+    if (rc != 0)
+        return KAPI_STORE_IO;
+    w->result = t.obj;
+    w->current = t.current;
+    atomic_fetch_add(&st->nwrites, t.rc == KAPI_STORE_OK);
+    return t.rc;
+}
+
 kapi_store_rc kapi_store_commit(kapi_store *st, kapi_store_write *w)
 {
     pending p = {.w = w, .rc = KAPI_STORE_IO};
     w->result = w->current = NULL;
+    if (st->ops->concurrent)
+        return commit_now(st, w);
     pthread_mutex_lock(&st->qlock);
     if (st->closing) {
         pthread_mutex_unlock(&st->qlock);
@@ -512,6 +555,55 @@ bool kapi_store_wait_revision(kapi_store *st, int64_t rev, int64_t timeout_ms)
         rc = pthread_cond_timedwait(&st->rev_cond, &st->rev_lock, &ts);
     pthread_mutex_unlock(&st->rev_lock);
     return kapi_store_revision(st) >= rev;
+}
+
+/* One probe of the backend's revision for every reader waiting when it starts. */
+static int64_t probe_revision(kapi_store *st)
+{
+    pthread_mutex_lock(&st->sync_lock);
+    int64_t ticket = ++st->sync_asked;
+    while (st->sync_done < ticket) {
+        if (st->sync_probing) {
+            pthread_cond_wait(&st->sync_cond, &st->sync_lock);
+            continue;
+        }
+        st->sync_probing = true;
+        st->sync_covered = st->sync_asked;
+        pthread_mutex_unlock(&st->sync_lock);
+        int64_t rev = -1;
+        if (st->ops->current_revision(st->backend, &rev) != 0)
+            rev = -1;
+        pthread_mutex_lock(&st->sync_lock);
+        st->sync_rev = rev;
+        st->sync_done = st->sync_covered;
+        st->sync_probing = false;
+        pthread_cond_broadcast(&st->sync_cond);
+    }
+    int64_t rev = st->sync_rev;
+    pthread_mutex_unlock(&st->sync_lock);
+    return rev;
+}
+
+kapi_store_rc kapi_store_sync(kapi_store *st, int64_t timeout_ms)
+{
+    if (!st->ops->current_revision)
+        return KAPI_STORE_OK;
+    int64_t rev = probe_revision(st);
+    if (rev < 0)
+        return KAPI_STORE_IO;
+    return kapi_store_wait_revision(st, rev, timeout_ms) ? KAPI_STORE_OK : KAPI_STORE_TOO_NEW;
+}
+
+kapi_error *kapi_store_share(kapi_store *st, const char *name, kapi_str mine, kapi_buf *theirs)
+{
+    theirs->len = 0;
+    if (!st->ops->share) {
+        kapi_buf_put(theirs, mine.ptr, mine.len);
+        return NULL;
+    }
+    if (st->ops->share(st->backend, name, mine, theirs) != 0)
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "store: cannot share %s", name);
+    return NULL;
 }
 
 kapi_store_rc kapi_store_watch_start(kapi_store *st, kapi_str prefix, int64_t from,

@@ -128,11 +128,31 @@ typedef struct kapi_store_event {
  * itself); reads are fine. */
 typedef void (*kapi_store_observer)(void *ctx, const kapi_store_event *ev);
 
+/* A move of keys: each key that starts with `from` is renamed to start with `to`. */
+typedef struct kapi_store_rekey {
+    kapi_str from, to;
+} kapi_store_rekey;
+
+/* The etcd backend (kube-apiserver's --etcd-* flags). */
+typedef struct kapi_store_etcd_options {
+    const char *servers; /* comma list of endpoint URLs; NULL: SQLite at path */
+    const char *prefix;  /* every key under it; NULL: "/registry" */
+    const char *ca_file, *cert_file, *key_file;
+    /* etcd is compacted to the revision of one interval ago, every interval, by one
+     * instance of those sharing it (kube-apiserver's compactor); 0: never. */
+    int64_t compaction_interval_s;
+} kapi_store_etcd_options;
+
 typedef struct kapi_store_options {
     const char *path;             /* SQLite database file */
+    kapi_store_etcd_options etcd; /* etcd instead, when etcd.servers is set */
     int64_t history_seconds;      /* how long old revisions are kept (default 300) */
     kapi_store_observer observer; /* optional; sees every committed change */
     void *observer_ctx;
+    /* The key prefixes of the layout before kube-apiserver's (kapi_registry_rekeys):
+     * SQLite data written under it is moved once, at open, before it is read. */
+    const kapi_store_rekey *rekeys;
+    size_t nrekeys;
 } kapi_store_options;
 
 typedef struct kapi_store kapi_store;
@@ -153,6 +173,19 @@ bool kapi_store_healthy(kapi_store *st);
 
 /* Commits one write; blocks until it is durable or has failed. */
 kapi_store_rc kapi_store_commit(kapi_store *st, kapi_store_write *w);
+
+/* Makes the next reads consistent: waits (up to timeout_ms) until the cache has every
+ * change the backend had committed when sync was called, so that a read after it sees
+ * every write acknowledged before, by any kapi instance on a shared backend. OK at once
+ * with SQLite (the cache is its one writer's); TOO_NEW when the cache did not catch up in
+ * time; IO when the backend's revision cannot be learnt. Concurrent callers share one
+ * look at the backend. */
+kapi_store_rc kapi_store_sync(kapi_store *st, int64_t timeout_ms);
+
+/* Bytes every kapi instance on a shared backend agrees on (their identity: kapi_auth's
+ * share function): *theirs gets mine when this instance offers first, else the first
+ * offer; with SQLite, mine. */
+kapi_error *kapi_store_share(kapi_store *st, const char *name, kapi_str mine, kapi_buf *theirs);
 
 /* The latest object at key: *out gets a reference the caller owns. */
 kapi_store_rc kapi_store_get(kapi_store *st, kapi_str key, kapi_obj **out);

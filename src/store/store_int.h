@@ -102,9 +102,11 @@ struct kapi_store_row {
 typedef int (*kapi_store_row_fn)(void *ctx, const kapi_store_row *row);
 
 /* The follower of a backend: rows[0..n) are committed changes in revision order, valid
- * for the call only. The rows of one call are applied together (a reader sees all of
- * them or none). */
-typedef void (*kapi_store_follow_fn)(void *ctx, const kapi_store_row *rows, size_t n);
+ * for the call only, and every change up to revision rev (at least the last row's) has
+ * now been delivered: n may be 0 when the backend's revision moved without a change the
+ * cache keeps (etcd's progress). The rows of one call are applied together (a reader sees
+ * all of them or none). */
+typedef void (*kapi_store_follow_fn)(void *ctx, const kapi_store_row *rows, size_t n, int64_t rev);
 
 /* A saved (revision, wall-clock time) mark, for load_marks. */
 typedef void (*kapi_store_mark_fn)(void *ctx, int64_t rev, int64_t unix_ns);
@@ -122,12 +124,22 @@ typedef struct kapi_store_txn_write {
 } kapi_store_txn_write;
 
 /* The backend contract. Threads: open, load_marks, load, follow and close are called by
- * the opening and closing thread with nothing else running; commit, compact and save_mark
- * by one thread at a time (the committer, or a test compacting); read_history by any
- * number of threads at once, also while commits run. The backend owns its state; what it hands over
- * through an OUT pointer is the caller's, what it hands to a callback is borrowed for the call. */
+ * the opening and closing thread with nothing else running; commit (unless concurrent),
+ * compact and save_mark by one thread at a time (the committer, or a test compacting);
+ * read_history and current_revision by any number of threads at once, also while commits
+ * run. The backend owns its state; what it hands over through an OUT pointer is the
+ * caller's, what it hands to a callback is borrowed for the call.
+ *
+ * Two kinds of backend. SQLite is the only writer of its data: it commits a batch as one
+ * transaction and follows its own commits. etcd is shared by several kapi instances:
+ * it is `concurrent` (every writer calls commit with its own write, which is its own
+ * transaction, and etcd does the group commit), and its follower is a watch, fed on the
+ * backend's own thread with every instance's changes. */
 typedef struct kapi_store_backend_ops {
     const char *name;
+    /* commit is called by every writer at once with one write each, not by the store's
+     * committer with batches. */
+    bool concurrent;
     /* Opens or creates the durable store at opts->path. */
     kapi_error *(*open)(void **out, const kapi_store_options *opts);
     /* A consistent state to start the cache from: streams each key live at revision
@@ -139,17 +151,29 @@ typedef struct kapi_store_backend_ops {
      * Each write is decided in order against the backend's own state, the batch's earlier
      * writes included: CREATE fails with EXISTS when the key is live; UPDATE and DELETE
      * with NOT_FOUND when it is not, and with CONFLICT when expect_rev is not 0 and not
-     * the key's revision. The writes that pass take consecutive revisions after the last
-     * committed one, in batch order. Before commit returns 0, the transaction is durable
-     * and its rows have been handed to the follower. Returns -1 when the transaction
-     * failed: nothing of it happened, no revision was used and no OUT member is set. */
+     * the key's revision. The writes that pass take increasing revisions after the last
+     * committed one, in batch order (consecutive ones, for a backend that is not
+     * concurrent). Before commit returns 0, the transaction is durable and its rows have
+     * been handed to the follower. Returns -1 when the transaction failed: nothing of it
+     * happened, no revision was used and no OUT member is set. A concurrent backend's
+     * write whose outcome it could not learn (etcd's answer lost) is IO: it may have
+     * happened, and the follower says whether. */
     int (*commit)(void *b, kapi_store_txn_write *writes, size_t n);
     /* Makes fn the follower: it gets every change committed after revision `after`, in
-     * revision order, each once: first those committed already (on the calling thread,
-     * before follow returns), then each commit's (on the committing thread, once durable,
-     * all of one transaction in one call). Returns 0, or -1 when the changes after
-     * `after` cannot be read (nothing is followed then). */
+     * revision order, each once: those committed already, then each commit's (once
+     * durable, all of one transaction in one call). SQLite calls fn on the calling thread
+     * before follow returns and then on the committing thread; etcd on its watch thread,
+     * from the moment follow is called. Returns 0, or -1 when the changes after `after`
+     * cannot be read (nothing is followed then). */
     int (*follow)(void *b, int64_t after, kapi_store_follow_fn fn, void *ctx);
+    /* Optional (NULL: the cache is always current, as with SQLite, its one writer): the
+     * backend's current revision, as a linearizable read learns it, for a consistent read
+     * to wait for the follower to reach. Returns 0, or -1 when it cannot be learnt. */
+    int (*current_revision)(void *b, int64_t *rev);
+    /* Optional (NULL: nothing is shared, theirs is mine): the bytes every instance on the
+     * backend shares under name, outside the store's keys: mine when this is the first
+     * offer, else the first one. Returns 0 with *theirs set, or -1. */
+    int (*share)(void *b, const char *name, kapi_str mine, kapi_buf *theirs);
     /* A list at a past revision (q->rev): streams, in key order, the state at q->rev of
      * the live keys under q->prefix after q->start_after (empty: from the start), at most
      * q->limit rows (0: no limit), and counts the live keys after them into *remaining.
@@ -171,6 +195,7 @@ typedef struct kapi_store_backend_ops {
 } kapi_store_backend_ops;
 
 extern const kapi_store_backend_ops kapi_store__sqlite_ops;
+extern const kapi_store_backend_ops kapi_store__etcd_ops;
 
 /* ---- internals for tests and tools ---- */
 

@@ -9,12 +9,65 @@ free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
+# start_etcd DIR N: an etcd cluster of N members (1 when left out) on free loopback
+# ports, its data and logs in DIR; ETCD_SERVERS gets the client URLs (comma-separated),
+# ETCD_PIDS[i] member i's pid, ETCD_ARGS[i] its command line (restart_etcd_member).
+# Waits until every member answers. stop_etcd kills them.
+start_etcd() {
+    local dir=$1 n=${2:-1} cluster= i
+    ETCD_SERVERS=
+    ETCD_PIDS=()
+    ETCD_ARGS=()
+    local cports=() pports=()
+    for ((i = 0; i < n; i++)); do
+        cports[i]=$(free_port)
+        pports[i]=$(free_port)
+        cluster+="${cluster:+,}m$i=http://127.0.0.1:${pports[i]}"
+        ETCD_SERVERS+="${ETCD_SERVERS:+,}http://127.0.0.1:${cports[i]}"
+    done
+    for ((i = 0; i < n; i++)); do
+        ETCD_ARGS[i]="--name m$i --data-dir $dir/m$i --listen-client-urls http://127.0.0.1:${cports[i]} --advertise-client-urls http://127.0.0.1:${cports[i]} --listen-peer-urls http://127.0.0.1:${pports[i]} --initial-advertise-peer-urls http://127.0.0.1:${pports[i]} --initial-cluster $cluster --initial-cluster-state new --heartbeat-interval 20 --election-timeout 200"
+        mkdir -p "$dir"
+        # shellcheck disable=SC2086
+        etcd ${ETCD_ARGS[i]} >"$dir/m$i.log" 2>&1 &
+        ETCD_PIDS[i]=$!
+    done
+    for _ in $(seq 1 100); do
+        ETCDCTL_API=3 etcdctl --endpoints "$ETCD_SERVERS" endpoint health >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    echo "etcd did not become healthy"
+    return 1
+}
+
+# restart_etcd_member DIR I: starts member I again on its ports and data.
+restart_etcd_member() {
+    # shellcheck disable=SC2086
+    etcd ${ETCD_ARGS[$2]} >>"$1/m$2.log" 2>&1 &
+    ETCD_PIDS[$2]=$!
+}
+
+stop_etcd() {
+    local p
+    for p in "${ETCD_PIDS[@]:-}"; do
+        [ -n "$p" ] && kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null
+    done
+    ETCD_PIDS=()
+}
+
 # start_kapi BIN DATA_DIR PORT [FLAGS...]: starts kapi in the background and waits for
-# /readyz.
+# /readyz. With E2E_ETCD=1 (make e2e-etcd) and no --etcd-servers among the flags, the
+# kapi runs on an etcd of its own (DATA_DIR.etcd), stopped with it.
 start_kapi() {
     sanitizer_check "$2.log"
     KAPI_LOG=$2.log
-    "$1" --data-dir "$2" --secure-port "$3" "${@:4}" >"$2.log" 2>&1 &
+    local store=()
+    if [ "${E2E_ETCD:-}" = 1 ] && [[ " ${*:4} " != *" --etcd-servers "* ]]; then
+        start_etcd "$2.etcd" 1 || return 1
+        KAPI_ETCD_PIDS=("${ETCD_PIDS[@]}")
+        store=(--etcd-servers "$ETCD_SERVERS")
+    fi
+    "$1" --data-dir "$2" --secure-port "$3" "${store[@]}" "${@:4}" >"$2.log" 2>&1 &
     KAPI_PID=$!
     # Anonymous, or as the admin once there is one (a kapi run with --anonymous-auth=false)
     local auth=()
@@ -66,6 +119,11 @@ stop_kapi() {
         sanitizer_check "$KAPI_LOG"
         mv "$KAPI_LOG" "$KAPI_LOG.checked" 2>/dev/null
     fi
+    local p
+    for p in "${KAPI_ETCD_PIDS[@]:-}"; do
+        [ -n "$p" ] && kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null
+    done
+    KAPI_ETCD_PIDS=()
 }
 
 pass() {

@@ -61,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         kapi_api__filter_new(&f.r, (data[0] & 0x80) ? KAPI_STR("default") : KAPI_STR(""), &filter);
     if (!err && filter) {
         kapi_obj *o = NULL;
-        if (kapi_store_get(api->store, KAPI_STR("//namespaces/default"), &o) == KAPI_STORE_OK) {
+        if (kapi_store_get(api->store, KAPI_STR("/namespaces/default"), &o) == KAPI_STORE_OK) {
             kapi_api__filter_match(filter, o);
             kapi_obj_unref(o);
         }

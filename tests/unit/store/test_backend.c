@@ -65,10 +65,11 @@ static void keep(tb *t, const kapi_store_row *row)
         kapi_store__index_put(&t->state, kapi_store__obj_load(row));
 }
 
-static void on_follow(void *ctx, const kapi_store_row *rows, size_t n)
+static void on_follow(void *ctx, const kapi_store_row *rows, size_t n, int64_t rev)
 {
     static const char OPS[] = "CUD";
     tb *t = ctx;
+    CHECK(n == 0 || rev == rows[n - 1].rev);
     kapi_buf_putc(&t->followed, '|');
     for (size_t i = 0; i < n; i++) {
         kapi_buf_printf(&t->followed, "%c %.*s@%" PRId64 "/%" PRId64 ";", OPS[rows[i].op],

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -465,6 +466,57 @@ TEST(store_recovery)
     kapi_store_free(st);
 }
 
+/* Data written under the key layout before kube-apiserver's is moved once, at open. */
+static kapi_store *open_rekeyed(const kapi_store_rekey *rk, size_t n)
+{
+    char *path = db_path();
+    kapi_store_options opts = {.path = path, .rekeys = rk, .nrekeys = n};
+    kapi_store *st = NULL;
+    kapi_error *err = kapi_store_open(&st, &opts);
+    if (err)
+        test_fail(__FILE__, __LINE__, "open: %s", err->message);
+    free(path);
+    return st;
+}
+
+TEST(store_layout_migration)
+{
+    static const kapi_store_rekey rk[] = {
+        {KAPI_STR("//events/"), KAPI_STR("/events/")},
+        {KAPI_STR("/batch/cronjobs/"), KAPI_STR("/cronjobs/")},
+    };
+    kapi_store *st = open_store();
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "//events/ns/a", "a1", 0, NULL), KAPI_STORE_OK);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/batch/cronjobs/ns/b", "b1", 0, NULL),
+                 KAPI_STORE_OK);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/example.com/ws/ns/c", "c1", 0, NULL),
+                 KAPI_STORE_OK);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_UPDATE, "//events/ns/a", "a2", 0, NULL), KAPI_STORE_OK);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/batch/cronjobsx/ns/d", "d1", 0, NULL),
+                 KAPI_STORE_OK);
+    kapi_store_free(st);
+    /* What a database written before the move says. */
+    char *path = db_path();
+    sqlite3 *db;
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, "UPDATE meta SET value = 1 WHERE name = 'layout'", NULL, NULL, NULL) ==
+          SQLITE_OK);
+    sqlite3_close(db);
+    free(path);
+
+    for (int round = 0; round < 2; round++) {
+        st = open_rekeyed(rk, 2); /* the second open moves nothing again */
+        check_get(st, "/events/ns/a", "a2", 4);
+        check_get(st, "//events/ns/a", NULL, 0);
+        check_get(st, "/cronjobs/ns/b", "b1", 2);
+        check_get(st, "/batch/cronjobs/ns/b", NULL, 0);
+        check_get(st, "/example.com/ws/ns/c", "c1", 3);
+        check_get(st, "/batch/cronjobsx/ns/d", "d1", 5); /* a longer name is not the prefix */
+        CHECK_LIST(st, "/events/", 3, "", 0, "/events/ns/a=a1@1|0"); /* the history moved too */
+        kapi_store_free(st);
+    }
+}
+
 /* ---- keys are byte strings ---- */
 
 #define NUL_KEY(lit) ((kapi_str){(lit), sizeof(lit) - 1})
@@ -875,10 +927,10 @@ TEST(store_backend_failure)
 static kapi_store_backend_ops twice_ops;
 static kapi_store_follow_fn twice_fn;
 
-static void follow_twice(void *ctx, const kapi_store_row *rows, size_t n)
+static void follow_twice(void *ctx, const kapi_store_row *rows, size_t n, int64_t rev)
 {
-    twice_fn(ctx, rows, n);
-    twice_fn(ctx, rows, n);
+    twice_fn(ctx, rows, n, rev);
+    twice_fn(ctx, rows, n, rev);
 }
 
 static int twice_follow(void *b, int64_t after, kapi_store_follow_fn fn, void *ctx)
