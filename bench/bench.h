@@ -191,8 +191,13 @@ int kapi_bench_batch_run(kapi_bench_client *cl, kapi_bench_batch *b);
 #define KAPI_BENCH_READER "kapi-bench-reader"
 
 /* A kapi the harness runs itself on a data dir of its own. */
+#define KAPI_BENCH_MAX_FLAGS 16
+#define KAPI_BENCH_MAX_PIDS 4
+
 typedef struct kapi_bench_server {
     const char *bin;
+    const char *const *flags; /* more flags for kapi (set after init, before start) */
+    size_t nflags;
     char *dir;          /* temporary; holds data/, kapi.log and tokens.csv */
     char *data_dir;     /* dir/data */
     char *reader_token; /* KAPI_BENCH_READER's bearer token, listed in tokens.csv */
@@ -257,14 +262,20 @@ void kapi_bench_sizes_scale(kapi_bench_sizes *out, double scale);
 typedef struct kapi_bench_run {
     kapi_bench_client *client;
     kapi_bench_report *report;
-    const kapi_bench_target *target; /* the server, and the admin's credentials */
-    kapi_bench_server *server;       /* the kapi the harness started, or NULL */
-    const char *kapi_bin;            /* for the start and memory scenario, or NULL */
+    const kapi_bench_target *target;     /* the server, and the admin's credentials */
+    kapi_bench_server *server;           /* the kapi the harness started, or NULL */
+    pid_t cpu_pids[KAPI_BENCH_MAX_PIDS]; /* more processes whose CPU is the server's */
+    size_t ncpu_pids;
+    const char *kapi_bin; /* for the start and memory scenario, or NULL */
     kapi_bench_sizes size;
     char ns[64], watch_ns[64];
     size_t cronjobs; /* CronJobs cj-NNNNN created so far in ns */
     size_t events;   /* Events created so far in ns */
 } kapi_bench_run;
+
+/* The CPU seconds so far of the server under test: the kapi the harness started and the
+ * --cpu-pid processes; -1 when there is neither. */
+double kapi_bench_run_cpu(const kapi_bench_run *r);
 
 /* A scenario: 0 when it ran (figures added to the report), -1 when it could not. */
 typedef int (*kapi_bench_scenario_fn)(kapi_bench_run *r);

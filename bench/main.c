@@ -20,7 +20,11 @@ typedef struct options {
     const char *kapi, *kubeconfig, *context, *server, *token, *ca_file, *json, *only;
     bool insecure;
     double scale;
-    size_t h2_streams; /* 0: the size's own */
+    size_t h2_streams;                            /* 0: the size's own */
+    const char *kapi_flags[KAPI_BENCH_MAX_FLAGS]; /* --kapi-flag: more of kapi's flags */
+    size_t nkapi_flags;
+    pid_t cpu_pids[KAPI_BENCH_MAX_PIDS]; /* --cpu-pid: counted as the server's CPU */
+    size_t ncpu_pids;
 } options;
 
 /* What a scenario runs on. */
@@ -57,7 +61,7 @@ static void usage(FILE *f)
           "                   --server URL [--token T] [--certificate-authority F]\n"
           "                   [--insecure-skip-tls-verify])\n"
           "                  [--quick | --smoke | --scale X] [--json FILE] [--only a,b]\n"
-          "                  [--h2-streams N]\n"
+          "                  [--h2-streams N] [--kapi-flag FLAG]... [--cpu-pid PID]...\n"
           "  --kapi BIN     start BIN on a temporary data dir; adds the get-rbac, memory\n"
           "                 and start scenarios\n"
           "  --kubeconfig   any Kubernetes API server (default: $KUBECONFIG)\n"
@@ -68,7 +72,12 @@ static void usage(FILE *f)
           "                 these; the -h2 ones over HTTP/2, ALPN h2)\n"
           "  --h2-streams   get-h2's requests in flight per HTTP/2 connection (default 8:\n"
           "                 get's 32 over 4 connections); watch-h2's watchers share 32\n"
-          "                 connections\n",
+          "                 connections\n"
+          "  --kapi-flag    one more flag for the kapi --kapi starts (repeatable), e.g.\n"
+          "                 --kapi-flag=--etcd-servers=http://127.0.0.1:2379\n"
+          "  --cpu-pid      a process whose CPU counts as the server's in the CPU per\n"
+          "                 request figures (repeatable): etcd under a kapi or a\n"
+          "                 kube-apiserver, or a kube-apiserver itself\n",
           f);
 }
 
@@ -88,6 +97,8 @@ static int parse_options(options *o, int argc, char **argv)
         JSON,
         ONLY,
         H2_STREAMS,
+        KAPI_FLAG,
+        CPU_PID,
         HELP
     };
     static const struct option longs[] = {
@@ -104,6 +115,8 @@ static int parse_options(options *o, int argc, char **argv)
         {"json", required_argument, NULL, JSON},
         {"only", required_argument, NULL, ONLY},
         {"h2-streams", required_argument, NULL, H2_STREAMS},
+        {"kapi-flag", required_argument, NULL, KAPI_FLAG},
+        {"cpu-pid", required_argument, NULL, CPU_PID},
         {"help", no_argument, NULL, HELP},
         {NULL, 0, NULL, 0},
     };
@@ -160,6 +173,23 @@ static int parse_options(options *o, int argc, char **argv)
                 return 2;
             }
             break;
+        case KAPI_FLAG:
+            if (o->nkapi_flags == KAPI_BENCH_MAX_FLAGS) {
+                fprintf(stderr, "kapi-bench: at most %d --kapi-flag\n", KAPI_BENCH_MAX_FLAGS);
+                return 2;
+            }
+            o->kapi_flags[o->nkapi_flags++] = optarg;
+            break;
+        case CPU_PID: {
+            long pid = strtol(optarg, &end, 10);
+            if (*end || pid <= 0 || o->ncpu_pids == KAPI_BENCH_MAX_PIDS) {
+                fprintf(stderr, "kapi-bench: --cpu-pid: not a pid, or more than %d: %s\n",
+                        KAPI_BENCH_MAX_PIDS, optarg);
+                return 2;
+            }
+            o->cpu_pids[o->ncpu_pids++] = (pid_t)pid;
+            break;
+        }
         case HELP:
         case 'h':
             usage(stdout);
@@ -269,7 +299,11 @@ static int connect_server(const options *o, kapi_bench_server *s, kapi_bench_tar
 {
     double ms;
     if (o->kapi) {
-        if (kapi_bench_server_init(s, o->kapi, err) < 0 || kapi_bench_server_start(s, &ms, err) < 0)
+        if (kapi_bench_server_init(s, o->kapi, err) < 0)
+            return -1;
+        s->flags = o->kapi_flags;
+        s->nflags = o->nkapi_flags;
+        if (kapi_bench_server_start(s, &ms, err) < 0)
             return -1;
         char *kubeconfig = kapi_xprintf("%s/kubeconfig", s->data_dir);
         int rc = kapi_bench_kubeconfig_load(t, kubeconfig, NULL, err);
@@ -347,6 +381,8 @@ static int run(const options *o)
     }
     r.target = &t;
     r.server = o->kapi ? &s : NULL;
+    memcpy(r.cpu_pids, o->cpu_pids, sizeof(r.cpu_pids));
+    r.ncpu_pids = o->ncpu_pids;
     failed += run_api_scenarios(o, &r, o->kapi != NULL);
     kapi_bench_client_free(r.client);
     r.client = NULL;

@@ -131,12 +131,12 @@ static double self_cpu(void)
  * on shared cores, that tells which of them bounds the figure. */
 static int run_batch(kapi_bench_run *r, kapi_bench_batch *b, const char *what)
 {
-    double cpu0 = r->server ? kapi_bench_server_cpu(r->server) : -1, self0 = self_cpu();
+    double cpu0 = kapi_bench_run_cpu(r), self0 = self_cpu();
     int rc = kapi_bench_batch_run(r->client, b);
     fprintf(stderr, "kapi-bench: %s: %zu in %.2f s, harness %.0f%% CPU", what, b->ok, b->seconds,
             100 * (self_cpu() - self0) / b->seconds);
     if (cpu0 >= 0) { /* over very short batches, clock ticks make these rough */
-        b->server_cpu = kapi_bench_server_cpu(r->server) - cpu0;
+        b->server_cpu = kapi_bench_run_cpu(r) - cpu0;
         fprintf(stderr, ", kapi %.0f%% CPU (%.0f us per request)", 100 * b->server_cpu / b->seconds,
                 1e6 * b->server_cpu / (double)b->total);
     }

@@ -150,8 +150,12 @@ static pid_t spawn(kapi_bench_server *s)
             dup2(fd, 1);
             dup2(fd, 2);
         }
-        execl(s->bin, s->bin, "--data-dir", s->data_dir, "--secure-port", port, "--token-auth-file",
-              tokens, (char *)NULL);
+        const char *argv[8 + KAPI_BENCH_MAX_FLAGS] = {
+            s->bin, "--data-dir", s->data_dir, "--secure-port", port, "--token-auth-file", tokens,
+        };
+        for (size_t i = 0; i < s->nflags && i < KAPI_BENCH_MAX_FLAGS; i++)
+            argv[7 + i] = s->flags[i];
+        execv(s->bin, (char *const *)argv);
         _exit(127);
     }
     free(log);
@@ -228,12 +232,12 @@ long long kapi_bench_server_rss(const kapi_bench_server *s)
     return kb < 0 ? -1 : kb * 1024;
 }
 
-double kapi_bench_server_cpu(const kapi_bench_server *s)
+static double pid_cpu(pid_t pid)
 {
     char path[64], buf[1024];
     unsigned long long utime = 0, stime = 0;
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)s->pid);
-    FILE *f = s->pid > 0 ? fopen(path, "r") : NULL;
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = pid > 0 ? fopen(path, "r") : NULL;
     size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
     if (f)
         fclose(f);
@@ -243,4 +247,23 @@ double kapi_bench_server_cpu(const kapi_bench_server *s)
         sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
         return -1;
     return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
+double kapi_bench_server_cpu(const kapi_bench_server *s)
+{
+    return pid_cpu(s->pid);
+}
+
+double kapi_bench_run_cpu(const kapi_bench_run *r)
+{
+    double sum = r->server ? kapi_bench_server_cpu(r->server) : 0;
+    if (sum < 0)
+        return -1;
+    for (size_t i = 0; i < r->ncpu_pids; i++) {
+        double c = pid_cpu(r->cpu_pids[i]);
+        if (c < 0)
+            return -1;
+        sum += c;
+    }
+    return r->server || r->ncpu_pids ? sum : -1;
 }

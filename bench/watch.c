@@ -350,7 +350,7 @@ static int start_writers(watch_run *w)
 static void write_and_wait(watch_run *w)
 {
     uint64_t span_ms = w->writes * 1000 / w->r->size.watch_rate;
-    double cpu0 = w->r->server ? kapi_bench_server_cpu(w->r->server) : -1;
+    double cpu0 = kapi_bench_run_cpu(w->r);
     uv_timer_init(kapi_bench_client_loop(w->r->client), &w->tick);
     w->tick.data = w;
     w->t0 = uv_hrtime();
@@ -365,7 +365,7 @@ static void write_and_wait(watch_run *w)
             w->sent, w->answered, (double)(w->last_answer - w->t0) / 1e9, w->delivered,
             w->nwatchers * w->writes);
     if (cpu0 >= 0) {
-        w->server_cpu = kapi_bench_server_cpu(w->r->server) - cpu0;
+        w->server_cpu = kapi_bench_run_cpu(w->r) - cpu0;
         fprintf(stderr, "kapi-bench: watch: kapi %.0f%% CPU\n",
                 100 * w->server_cpu / ((double)(uv_hrtime() - w->t0) / 1e9));
     }
