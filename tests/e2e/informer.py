@@ -10,7 +10,9 @@ informer is made to reconnect (close, watch again from its last resourceVersion:
 which must answer 410 and lead to a re-list. At the end the informer's copy must be the
 server's list exactly.
 
-Usage: informer.py KUBECONFIG. Prints one PASS or FAIL line per check.
+Usage: informer.py KUBECONFIG [WRITER_KUBECONFIG]. The writer writes through the second
+kubeconfig when given (another kapi instance on the same etcd). Prints one PASS or FAIL
+line per check.
 """
 import json
 import random
@@ -200,7 +202,8 @@ def main():
           core.api_client.configuration.verify_ssl and
           bool(core.api_client.configuration.ssl_ca_cert))
     informer = Informer(client.BatchV1Api(config.new_client_from_config(kubeconfig)))
-    writer = Writer(client.BatchV1Api(config.new_client_from_config(kubeconfig)))
+    writes_to = sys.argv[2] if len(sys.argv) > 2 else kubeconfig
+    writer = Writer(client.BatchV1Api(config.new_client_from_config(writes_to)))
     informer.relist()
     started = time.monotonic()
     writer.start()
