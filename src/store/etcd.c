@@ -39,6 +39,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,14 @@
 #define SYNC_GRACE_NS 20000000LL      /* a consistent read's wait before it writes the sync key */
 #define COMPACT_KEY "compact_rev_key" /* kube-apiserver's, outside any prefix */
 #define DEFAULT_PREFIX "/registry"
+
+/* A thread waiting for the watch to deliver rev, woken alone when it does (so that a
+ * watch message does not wake every writer in flight). */
+typedef struct waiter {
+    int64_t rev;
+    sem_t sem;
+    struct waiter *next;
+} waiter;
 
 typedef struct etcd_backend {
     kapi_etcd_client *c;
@@ -71,9 +80,9 @@ typedef struct etcd_backend {
     bool watching, compacting;
 
     pthread_mutex_t mu;
-    pthread_cond_t cv;      /* delivered moved, or stop */
     pthread_cond_t stop_cv; /* stop, for the compactor */
     int64_t delivered;      /* every change up to it has been handed to the follower */
+    struct waiter *waiters; /* threads waiting for delivered to reach their revision */
     kapi_etcd_watch *watch; /* the watcher's current one, for progress requests */
     bool stop;
 
@@ -225,7 +234,9 @@ static void backend_close(void *p)
         return;
     pthread_mutex_lock(&b->mu);
     b->stop = true;
-    pthread_cond_broadcast(&b->cv);
+    for (waiter *w = b->waiters; w; w = w->next)
+        sem_post(&w->sem);
+    b->waiters = NULL;
     pthread_cond_broadcast(&b->stop_cv);
     pthread_mutex_unlock(&b->mu);
     if (b->watching)
@@ -235,7 +246,6 @@ static void backend_close(void *p)
     kapi_etcd_client_free(b->c);
     kapi_buf_dispose(&b->watch_end);
     pthread_mutex_destroy(&b->mu);
-    pthread_cond_destroy(&b->cv);
     pthread_cond_destroy(&b->stop_cv);
     free(b->rows);
     free(b->sync_key);
@@ -274,7 +284,6 @@ static kapi_error *backend_open(void **out, const kapi_store_options *opts)
     free(slash);
     b->compaction_interval_ns = eo->compaction_interval_s * 1000000000LL;
     pthread_mutex_init(&b->mu, NULL);
-    pthread_cond_init(&b->cv, NULL);
     pthread_cond_init(&b->stop_cv, NULL);
     kapi_etcd_options co = {
         .servers = eo->servers,
@@ -392,6 +401,20 @@ static int64_t deliver_events(etcd_backend *b, const kapi_etcd_watch_response *m
     return upto;
 }
 
+/* Under mu: wakes (and unlists) the waiters whose revision has been delivered. */
+static void wake_waiters(etcd_backend *b)
+{
+    for (waiter **at = &b->waiters; *at;) {
+        waiter *w = *at;
+        if (w->rev <= b->delivered) {
+            *at = w->next;
+            sem_post(&w->sem);
+        } else {
+            at = &w->next;
+        }
+    }
+}
+
 static bool stopping(etcd_backend *b)
 {
     pthread_mutex_lock(&b->mu);
@@ -458,7 +481,7 @@ static void *watcher_main(void *arg)
                 pthread_mutex_lock(&b->mu);
                 if (last > b->delivered)
                     b->delivered = last;
-                pthread_cond_broadcast(&b->cv);
+                wake_waiters(b);
                 pthread_mutex_unlock(&b->mu);
             }
             kapi_etcd_watch_response_free(m);
@@ -489,17 +512,34 @@ static int backend_follow(void *p, int64_t after, kapi_store_follow_fn fn, void 
 /* Waits up to ns for the watch to deliver rev; whether it has. */
 static bool delivered_within(etcd_backend *b, int64_t rev, int64_t ns)
 {
+    waiter w = {.rev = rev};
+    pthread_mutex_lock(&b->mu);
+    if (b->delivered >= rev || b->stop) {
+        bool done = b->delivered >= rev;
+        pthread_mutex_unlock(&b->mu);
+        return done;
+    }
+    sem_init(&w.sem, 0, 0);
+    w.next = b->waiters;
+    b->waiters = &w;
+    pthread_mutex_unlock(&b->mu);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     ns += ts.tv_nsec;
     ts.tv_sec += (time_t)(ns / 1000000000LL);
     ts.tv_nsec = (long)(ns % 1000000000LL);
+    while (sem_timedwait(&w.sem, &ts) != 0 && errno == EINTR)
+        ;
     pthread_mutex_lock(&b->mu);
-    while (b->delivered < rev && !b->stop)
-        if (pthread_cond_timedwait(&b->cv, &b->mu, &ts) == ETIMEDOUT)
+    for (waiter **at = &b->waiters; *at; at = &(*at)->next) {
+        if (*at == &w) { /* timed out: still listed */
+            *at = w.next;
             break;
+        }
+    }
     bool done = b->delivered >= rev;
     pthread_mutex_unlock(&b->mu);
+    sem_destroy(&w.sem);
     return done;
 }
 
