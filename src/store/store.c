@@ -56,6 +56,15 @@ typedef struct pending {
     kapi_store_rc rc;
 } pending;
 
+/* A reader waiting for a probe: the probe's answer (-1: failed) in rev, or lead set: it
+ * probes for those queued after it. */
+typedef struct sync_waiter {
+    sem_t sem;
+    int64_t rev;
+    bool lead;
+    struct sync_waiter *next;
+} sync_waiter;
+
 /* A change applied to the index, to be published: references the follower owns. */
 typedef struct applied {
     kapi_store_event_type type;
@@ -87,13 +96,11 @@ struct kapi_store {
     pthread_mutex_t rev_lock; /* with rev_cond: waiting for a revision */
     pthread_cond_t rev_cond;
 
-    /* Consistent reads (sync): one probe of the backend's revision at a time, covering
-     * every reader that arrived before it started. */
+    /* Consistent reads (sync, probe_revision): one probe of the backend's revision at a
+     * time, and the readers that arrived while it ran, for the next. */
     pthread_mutex_t sync_lock;
-    pthread_cond_t sync_cond;
-    int64_t sync_asked, sync_covered, sync_done; /* tickets: given, probing, answered */
-    int64_t sync_rev;                            /* the last probe's answer (-1: failed) */
     bool sync_probing;
+    struct sync_waiter *sync_head, **sync_tail;
 
     pthread_mutex_t qlock;
     pthread_cond_t qcond;
@@ -405,7 +412,6 @@ static void store_free_parts(kapi_store *st)
     pthread_mutex_destroy(&st->qlock);
     pthread_cond_destroy(&st->qcond);
     pthread_mutex_destroy(&st->sync_lock);
-    pthread_cond_destroy(&st->sync_cond);
     free(st->batch);
     free(st->txn);
     free(st->applied);
@@ -426,7 +432,7 @@ static kapi_store *store_alloc(const kapi_store_options *opts, const kapi_store_
     pthread_mutex_init(&st->qlock, NULL);
     pthread_cond_init(&st->qcond, NULL);
     pthread_mutex_init(&st->sync_lock, NULL);
-    pthread_cond_init(&st->sync_cond, NULL);
+    st->sync_tail = &st->sync_head;
     pthread_mutex_init(&st->rev_lock, NULL);
     pthread_cond_init(&st->rev_cond, NULL);
     kapi_store__hub_init(&st->hub, 0);
@@ -557,29 +563,52 @@ bool kapi_store_wait_revision(kapi_store *st, int64_t rev, int64_t timeout_ms)
     return kapi_store_revision(st) >= rev;
 }
 
-/* One probe of the backend's revision for every reader waiting when it starts. */
+/* The backend's revision from a probe started after the call, shared by every reader
+ * waiting when it starts. One probe runs at a time; readers arriving meanwhile queue, and
+ * when it ends the first of them is woken to probe for all of them (each reader is woken
+ * once, by its own semaphore: no herd on a shared condition). */
 static int64_t probe_revision(kapi_store *st)
 {
+    sync_waiter me = {.rev = -1};
+    sync_waiter *batch = NULL;
     pthread_mutex_lock(&st->sync_lock);
-    int64_t ticket = ++st->sync_asked;
-    while (st->sync_done < ticket) {
-        if (st->sync_probing) {
-            pthread_cond_wait(&st->sync_cond, &st->sync_lock);
-            continue;
-        }
-        st->sync_probing = true;
-        st->sync_covered = st->sync_asked;
+    if (st->sync_probing) {
+        sem_init(&me.sem, 0, 0);
+        *st->sync_tail = &me;
+        st->sync_tail = &me.next;
         pthread_mutex_unlock(&st->sync_lock);
-        int64_t rev = -1;
-        if (st->ops->current_revision(st->backend, &rev) != 0)
-            rev = -1;
+        while (sem_wait(&me.sem) != 0 && errno == EINTR)
+            ;
+        sem_destroy(&me.sem);
+        if (!me.lead)
+            return me.rev;
         pthread_mutex_lock(&st->sync_lock);
-        st->sync_rev = rev;
-        st->sync_done = st->sync_covered;
-        st->sync_probing = false;
-        pthread_cond_broadcast(&st->sync_cond);
     }
-    int64_t rev = st->sync_rev;
+    /* This reader probes, for itself and for those queued now. */
+    st->sync_probing = true;
+    batch = st->sync_head;
+    st->sync_head = NULL;
+    st->sync_tail = &st->sync_head;
+    pthread_mutex_unlock(&st->sync_lock);
+    int64_t rev = -1;
+    if (st->ops->current_revision(st->backend, &rev) != 0)
+        rev = -1;
+    pthread_mutex_lock(&st->sync_lock);
+    for (sync_waiter *w = batch, *next; w; w = next) {
+        next = w->next; /* w may be gone once posted */
+        w->rev = rev;
+        sem_post(&w->sem);
+    }
+    sync_waiter *lead = st->sync_head;
+    if (lead) {
+        st->sync_head = lead->next;
+        if (!st->sync_head)
+            st->sync_tail = &st->sync_head;
+        lead->lead = true;
+        sem_post(&lead->sem);
+    } else {
+        st->sync_probing = false;
+    }
     pthread_mutex_unlock(&st->sync_lock);
     return rev;
 }

@@ -9,6 +9,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 static kapi_store *open_etcd(const etcd_fixture *f)
@@ -265,6 +266,53 @@ TEST(store_etcd_no_lost_update)
     CHECK_INT_EQ(kapi_store_get(a, KAPI_STR("/c/n"), &o), KAPI_STORE_OK);
     CHECK(o && strstr(o->data, "\"v\":\"100\"") != NULL);
     kapi_obj_unref(o);
+    kapi_store_free(a);
+    kapi_store_free(b);
+    etcd_fixture_stop(&f);
+}
+
+/* Consistent reads from many threads at once share probes, and each sees every write
+ * acknowledged (on the other instance) before it started. */
+typedef struct reader {
+    kapi_store *st;
+    _Atomic int64_t *acked;
+    int bad;
+} reader;
+
+static void *reader_main(void *arg)
+{
+    reader *rd = arg;
+    for (int i = 0; i < 40; i++) {
+        int64_t before = atomic_load(rd->acked);
+        if (kapi_store_sync(rd->st, 3000) != KAPI_STORE_OK || kapi_store_revision(rd->st) < before)
+            rd->bad++;
+    }
+    return NULL;
+}
+
+TEST(store_etcd_concurrent_consistent_reads)
+{
+    etcd_fixture f = {.n = 1};
+    etcd_fixture_start(&f);
+    kapi_store *a = open_etcd(&f), *b = open_etcd(&f);
+    _Atomic int64_t acked = 0;
+    reader rd[12];
+    pthread_t t[12];
+    for (int i = 0; i < 12; i++) {
+        rd[i] = (reader){.st = b, .acked = &acked};
+        pthread_create(&t[i], NULL, reader_main, &rd[i]);
+    }
+    for (int i = 0; i < 60; i++) {
+        char key[32];
+        int64_t rev = 0;
+        snprintf(key, sizeof(key), "/r/k%02d", i);
+        CHECK_INT_EQ(put(a, KAPI_STORE_CREATE, key, "v", 0, &rev, NULL), KAPI_STORE_OK);
+        atomic_store(&acked, rev);
+    }
+    for (int i = 0; i < 12; i++) {
+        pthread_join(t[i], NULL);
+        CHECK_INT_EQ(rd[i].bad, 0);
+    }
     kapi_store_free(a);
     kapi_store_free(b);
     etcd_fixture_stop(&f);
