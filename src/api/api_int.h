@@ -347,6 +347,10 @@ kapi_error *kapi_api__wait_for_revision(kapi_api *api, int64_t rev);
  * acknowledged before it, also by other kapi instances sharing etcd. An error when the
  * store could not make it so in time. */
 kapi_error *kapi_api__consistent(kapi_api *api);
+/* Before a write lost to a race is tried again on the state read anew: on a store shared
+ * with other instances, that state must hold the write that won (kapi_store_sync), or
+ * the retry would lose again on the same state. */
+void kapi_api__before_retry(kapi_api *api);
 /* The list verb. */
 void kapi_api__serve_list(kapi_req *r);
 /* What a list's metadata says besides its revision: a continue token (NULL: none) and,

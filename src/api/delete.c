@@ -277,6 +277,7 @@ kapi_error *kapi_api__delete_stage(kapi_write *w)
             if (!err || err->status != KAPI_STATUS_CONFLICT)
                 return err;
             kapi_error_free(err);
+            kapi_api__before_retry(api);
             continue;
         }
         bool changed = apply_policy(d, meta);
@@ -302,6 +303,7 @@ kapi_error *kapi_api__delete_stage(kapi_write *w)
         json_decref(*out);
         *out = NULL;
         w->removed = false;
+        kapi_api__before_retry(api);
     }
 }
 

@@ -145,6 +145,11 @@ kapi_error *kapi_api__consistent(kapi_api *api)
                           "the store cannot tell its latest revision; try again");
 }
 
+void kapi_api__before_retry(kapi_api *api)
+{
+    kapi_store_sync(api->store, TOO_NEW_WAIT_MS);
+}
+
 /* ---- continue tokens ----
  * base64url (raw) of {"v":"meta.k8s.io/v1","rv":<revision>,"start":"<key after prefix>\u0000"},
  * as kube-apiserver's etcd store writes them; rv -1 continues at the latest revision. */

@@ -264,6 +264,7 @@ static void serve_apply(kapi_req *r)
             break;
         kapi_error_free(err);
         err = NULL;
+        kapi_api__before_retry(r->api);
     }
     json_decref(config);
     kapi_dups_dispose(&dups);
@@ -328,6 +329,7 @@ void kapi_api__serve_patch(kapi_req *r)
             break;
         kapi_error_free(err);
         err = NULL;
+        kapi_api__before_retry(r->api);
     }
     json_decref(patch);
     kapi_api__respond_written(r, &w, err);
