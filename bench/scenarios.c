@@ -221,9 +221,11 @@ static void add_rates(kapi_bench_run *r, kapi_bench_batch *b, const char *scenar
                           kapi_bench_samples_percentile_ms(&b->latency, 50), 2);
     kapi_bench_report_add(r->report, scenario, "p99 latency (ms)", keys[2],
                           kapi_bench_samples_percentile_ms(&b->latency, 99), 2);
-    if (r->server)
-        kapi_bench_report_add(r->report, scenario, "kapi CPU per request (us)", keys[3],
-                              1e6 * b->server_cpu / (double)b->total, 0);
+    if (r->server || r->ncpu_pids)
+        kapi_bench_report_add(r->report, scenario,
+                              r->ncpu_pids ? "server CPU per request (us)"
+                                           : "kapi CPU per request (us)",
+                              keys[3], 1e6 * b->server_cpu / (double)b->total, 0);
 }
 
 /* ---- 1. create ---- */

@@ -442,7 +442,7 @@ static void report(watch_run *w)
                           (double)lost(w), 0);
     kapi_bench_report_add(rep, name, "writes/s achieved", key(w, "write_per_s"),
                           (double)w->answered / ((double)(w->last_answer - w->t0) / 1e9), 0);
-    if (w->r->server && w->delivered)
+    if ((w->r->server || w->r->ncpu_pids) && w->delivered)
         kapi_bench_report_add(rep, name, "kapi CPU per delivered event (us)", key(w, "cpu_us"),
                               1e6 * w->server_cpu / (double)w->delivered, 1);
 }
