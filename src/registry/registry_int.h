@@ -124,6 +124,9 @@ void kapi_registry__validate_role(const kapi_type *t, const json_t *obj, const j
                                   kapi_error *err);
 void kapi_registry__validate_binding(const kapi_type *t, const json_t *obj, const json_t *old,
                                      kapi_error *err);
+/* validate_coordination.c: Lease (coordination.k8s.io/v1). */
+void kapi_registry__validate_lease(const kapi_type *t, const json_t *obj, const json_t *old,
+                                   kapi_error *err);
 /* validate_events.c: Event, core/v1 and events.k8s.io/v1 (each with its own rules). */
 void kapi_registry__validate_event(const kapi_type *t, const json_t *obj, const json_t *old,
                                    kapi_error *err);

@@ -174,6 +174,7 @@ static const kapi_type_strategy strategies[] = {
      .validate = kapi_registry__validate_serviceaccount},
     {.name = "rbac-role", .validate = kapi_registry__validate_role},
     {.name = "rbac-binding", .validate = kapi_registry__validate_binding},
+    {.name = "lease", .validate = kapi_registry__validate_lease},
     {.name = "event",
      .prepare_create = event_create,
      .prepare_update = event_update,

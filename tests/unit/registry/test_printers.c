@@ -323,3 +323,21 @@ TEST(registry_printer_serviceaccount)
                  "[\"default\",0,\"5s\"]");
     kapi_registry_free(reg);
 }
+
+/* Lease: kube's coordination printer, Name, Holder (empty when nobody holds it) and Age. */
+TEST(registry_printer_lease)
+{
+    kapi_registry *reg;
+    const kapi_type *t = builtin(&reg, "coordination.k8s.io", "leases");
+    CHECK(!t->default_table);
+    CHECK_INT_EQ(t->ncolumns, 3);
+    CHECK_STR_EQ(t->columns[1].name, "Holder");
+    CHECK_STR_EQ(row(t, "{\"metadata\":{\"name\":\"kube-controller-manager\",\"creationTimestamp\":"
+                        "\"2023-01-02T03:04:00Z\"},\"spec\":{\"holderIdentity\":\"host_1\","
+                        "\"leaseDurationSeconds\":15}}"),
+                 "[\"kube-controller-manager\",\"host_1\",\"5s\"]");
+    CHECK_STR_EQ(row(t, "{\"metadata\":{\"name\":\"free\",\"creationTimestamp\":"
+                        "\"2023-01-02T03:04:00Z\"},\"spec\":{}}"),
+                 "[\"free\",\"\",\"5s\"]");
+    kapi_registry_free(reg);
+}

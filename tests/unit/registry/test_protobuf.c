@@ -348,10 +348,11 @@ static char *slurp(const char *name, size_t *len)
 TEST(registry_protobuf_kube_answers_round_trip)
 {
     static const char *const names[] = {
-        "cj",  "cjfull",    "ns",        "cidr",   "ev",           "ev_core", "cev", "cev_ev",
-        "crd", "status404", "status422", "cjlist", "cjlist_limit", "evlist",  "pom", "pomlist",
-        "sa",  "salist",    "token",     "role",   "crole",        "rb",      "crb", "rblist",
-        "sar", "ssar",      "lsar",      "ssrr",   "tr",
+        "cj",     "cjfull",  "ns",        "cidr",      "ev",     "ev_core",      "cev",
+        "cev_ev", "crd",     "status404", "status422", "cjlist", "cjlist_limit", "evlist",
+        "pom",    "pomlist", "sa",        "salist",    "token",  "role",         "crole",
+        "rb",     "crb",     "rblist",    "sar",       "ssar",   "lsar",         "ssrr",
+        "tr",     "lease",   "leaselist",
     };
     kapi_registry *reg;
     CHECK(kapi_registry_new(&reg) == NULL);

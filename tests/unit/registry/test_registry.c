@@ -104,6 +104,11 @@ TEST(registry_typed_facts)
                                                KAPI_STR("v1"), KAPI_STR("rolebindings"));
     CHECK(rb->name_rule == KAPI_NAME_RULE_RBAC && rb->create_on_update && rb->namespaced);
     CHECK(rb->all_namespaces && rb->short_names[0] == NULL && !rb->generation);
+    /* a Lease is updated only at a resourceVersion (AllowUnconditionalUpdate false) */
+    const kapi_type *lease = kapi_registry_lookup(r, KAPI_STR("coordination.k8s.io"),
+                                                  KAPI_STR("v1"), KAPI_STR("leases"));
+    CHECK(lease->conditional_update && lease->create_on_update && lease->namespaced);
+    CHECK(lease->short_names[0] == NULL && lease->protobuf_storage && !cj->conditional_update);
     /* discovery order: groups by priority */
     for (size_t i = 1; i < kapi_registry_count(r); i++)
         CHECK(kapi_registry_at(r, i - 1)->group_priority <= kapi_registry_at(r, i)->group_priority);
