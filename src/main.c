@@ -47,7 +47,19 @@ typedef struct options {
     /* kube-apiserver's --etcd-servers, --etcd-prefix, --etcd-cafile, --etcd-certfile,
      * --etcd-keyfile, --etcd-compaction-interval: the store on etcd instead of SQLite */
     kapi_store_etcd_options etcd;
+    /* kube-controller-manager's --leader-elect and its durations (0: the defaults) */
+    bool leader_elect;
+    int lease_ms, renew_ms, retry_ms;
 } options;
+
+/* The in-process controllers: started when this instance leads (at once without
+ * --leader-elect), stopped when it stops leading. */
+typedef struct controllers {
+    kapi_api *api;
+    bool elected; /* they run only while the elector leads */
+    kapi_leader *elector;
+    kapi_controller *namespaces, *crds, *serviceaccounts, *aggregation;
+} controllers;
 
 typedef struct server {
     uv_loop_t loop;
@@ -71,7 +83,9 @@ static void usage(FILE *f)
           "            [--authorization-mode RBAC] [--anonymous-auth=true]\n"
           "            [--etcd-servers URL,URL --etcd-prefix /registry]\n"
           "            [--etcd-cafile F] [--etcd-certfile F --etcd-keyfile F]\n"
-          "            [--etcd-compaction-interval 5m0s]\n",
+          "            [--etcd-compaction-interval 5m0s]\n"
+          "            [--leader-elect=true] [--leader-elect-lease-duration 15s]\n"
+          "            [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]\n",
           f);
 }
 
@@ -223,6 +237,32 @@ static bool parse_compaction_interval(const char *arg, int64_t *out)
     return false;
 }
 
+/* A --leader-elect-* duration: a positive Go duration, in milliseconds. */
+static bool parse_leader_duration(const char *flag, const char *arg, int *out)
+{
+    int64_t ns;
+    char *why = kapi_cron_parse_duration(kapi_str_c(arg), &ns);
+    if (!why && ns > 0 && ns / 1000000 < INT_MAX) {
+        *out = (int)((ns + 999999) / 1000000);
+        return true;
+    }
+    fprintf(stderr, "kapi: --%s: %s\n", flag, why ? why : "must be greater than zero");
+    free(why);
+    return false;
+}
+
+/* The leader election flags together, as client-go's NewLeaderElector checks them. */
+static bool check_leader_durations(const options *o)
+{
+    kapi_leader_config c = {
+        .lease_ms = o->lease_ms, .renew_ms = o->renew_ms, .retry_ms = o->retry_ms};
+    kapi_error *err = o->leader_elect ? kapi_leader_config_check(&c) : NULL;
+    if (err)
+        fprintf(stderr, "kapi: --leader-elect-*: %s\n", err->message);
+    kapi_error_free(err);
+    return err == NULL;
+}
+
 static int parse_options(options *o, int argc, char **argv)
 {
     enum {
@@ -252,6 +292,10 @@ static int parse_options(options *o, int argc, char **argv)
         ETCD_CERT,
         ETCD_KEY,
         ETCD_COMPACTION,
+        LEADER_ELECT,
+        LEASE_DURATION,
+        RENEW_DEADLINE,
+        RETRY_PERIOD,
         HELP
     };
     static const struct option longs[] = {
@@ -281,6 +325,10 @@ static int parse_options(options *o, int argc, char **argv)
         {"etcd-certfile", required_argument, NULL, ETCD_CERT},
         {"etcd-keyfile", required_argument, NULL, ETCD_KEY},
         {"etcd-compaction-interval", required_argument, NULL, ETCD_COMPACTION},
+        {"leader-elect", optional_argument, NULL, LEADER_ELECT},
+        {"leader-elect-lease-duration", required_argument, NULL, LEASE_DURATION},
+        {"leader-elect-renew-deadline", required_argument, NULL, RENEW_DEADLINE},
+        {"leader-elect-retry-period", required_argument, NULL, RETRY_PERIOD},
         {"help", no_argument, NULL, HELP},
         {NULL, 0, NULL, 0},
     };
@@ -295,7 +343,8 @@ static int parse_options(options *o, int argc, char **argv)
                    .authz_modes = {KAPI_AUTHZ_RBAC},
                    .nauthz_modes = 1,
                    .anonymous = true,
-                   .etcd = {.prefix = "/registry", .compaction_interval_s = 300}};
+                   .etcd = {.prefix = "/registry", .compaction_interval_s = 300},
+                   .leader_elect = true};
     int c;
     char *end;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -402,6 +451,24 @@ static int parse_options(options *o, int argc, char **argv)
             if (!parse_compaction_interval(optarg, &o->etcd.compaction_interval_s))
                 return 2;
             break;
+        case LEADER_ELECT:
+            if (optarg && !parse_bool("leader-elect", optarg, &o->leader_elect))
+                return 2;
+            if (!optarg)
+                o->leader_elect = true;
+            break;
+        case LEASE_DURATION:
+            if (!parse_leader_duration("leader-elect-lease-duration", optarg, &o->lease_ms))
+                return 2;
+            break;
+        case RENEW_DEADLINE:
+            if (!parse_leader_duration("leader-elect-renew-deadline", optarg, &o->renew_ms))
+                return 2;
+            break;
+        case RETRY_PERIOD:
+            if (!parse_leader_duration("leader-elect-retry-period", optarg, &o->retry_ms))
+                return 2;
+            break;
         case HELP:
         case 'h':
             usage(stdout);
@@ -419,7 +486,7 @@ static int parse_options(options *o, int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    return 0;
+    return check_leader_durations(o) ? 0 : 2;
 }
 
 static void on_http_closed(void *ctx)
@@ -439,6 +506,90 @@ static void on_signal(uv_signal_t *h, int signum)
     fputs("kapi: shutting down\n", stderr);
     kapi_api_set_shutting_down(s->api);
     kapi_http_server_shutdown(s->http, on_http_closed, s);
+}
+
+/* OnStartedLeading: kube-controller-manager's controllers, and the CRD controllers, which
+ * kube-apiserver runs in every instance but issue 17 elects too. */
+static void controllers_started(void *ctx)
+{
+    controllers *c = ctx;
+    if (c->elected)
+        fputs("kapi: leading: the controllers run in this instance\n", stderr);
+    c->namespaces = kapi_namespace_controller_start(c->api);
+    c->crds = kapi_crd_controller_start(c->api);
+    c->serviceaccounts = kapi_serviceaccount_controller_start(c->api);
+    c->aggregation = kapi_rbac_aggregation_controller_start(c->api);
+}
+
+/* OnStoppedLeading: the controllers stop; the elector campaigns again (where
+ * kube-controller-manager would exit). */
+static void controllers_stopped(void *ctx)
+{
+    controllers *c = ctx;
+    kapi_controller_stop(c->serviceaccounts);
+    kapi_controller_stop(c->aggregation);
+    kapi_controller_stop(c->crds);
+    kapi_controller_stop(c->namespaces);
+    c->namespaces = c->crds = c->serviceaccounts = c->aggregation = NULL;
+    if (c->elected)
+        fputs("kapi: not leading: the controllers stopped\n", stderr);
+}
+
+/* The elector's identity: kube-controller-manager's "<hostname>_<uuid>", the UUID kept in
+ * DATA/instance-id (made on first start) so that an instance restarted after a crash finds
+ * the lease naming it and renews it at once, where kube-controller-manager, with a new
+ * UUID at each start, waits for its old lease to expire. Two instances must therefore
+ * never share a data dir. */
+static kapi_error *leader_identity(const char *dir, char **out)
+{
+    char *path = kapi_xprintf("%s/instance-id", dir), uuid[40] = "";
+    kapi_error *err = NULL;
+    FILE *f = fopen(path, "r");
+    if (f) {
+        bool ok = fgets(uuid, sizeof(uuid), f) && strlen(uuid) == 37 && uuid[36] == '\n';
+        fclose(f);
+        uuid[36] = '\0';
+        if (!ok)
+            err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "%s: not a UUID", path);
+    } else {
+        kapi_uuid_v4(uuid);
+        f = fopen(path, "w");
+        if (!f || fprintf(f, "%s\n", uuid) < 0 || fclose(f) != 0)
+            err =
+                kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "writing %s: %s", path, strerror(errno));
+    }
+    *out = err ? NULL : kapi_leader_default_identity(uuid);
+    free(path);
+    return err;
+}
+
+/* Starts the controllers, or the elector that starts them when this instance leads
+ * (kube-system exists by now: a free lease is taken at the first try). */
+static void controllers_start(controllers *c, const options *o, const char *identity)
+{
+    if (!o->leader_elect) {
+        controllers_started(c);
+        return;
+    }
+    kapi_leader_config lc = {.identity = identity,
+                             .lease_ms = o->lease_ms,
+                             .renew_ms = o->renew_ms,
+                             .retry_ms = o->retry_ms,
+                             .release = true,
+                             .cb = {controllers_started, controllers_stopped, c}};
+    c->elected = true;
+    c->elector = kapi_leader_start(c->api, &lc);
+    fprintf(stderr, "kapi: leader election on lease kube-system/kube-controller-manager as %s\n",
+            kapi_leader_identity(c->elector));
+}
+
+/* Stops the controllers; an elector that leads releases the lease after. */
+static void controllers_stop(controllers *c)
+{
+    if (c->elector)
+        kapi_leader_stop(c->elector);
+    else
+        controllers_stopped(c);
 }
 
 static kapi_error *ensure_default_namespaces(kapi_api *api)
@@ -515,18 +666,18 @@ static int run(const options *o)
     kapi_auth *auth = NULL;
     kapi_registry *reg = NULL;
     kapi_store *store = NULL;
-    kapi_controller *namespaces = NULL, *crds = NULL, *serviceaccounts = NULL;
-    kapi_controller *aggregation = NULL;
+    controllers cs = {0};
     kapi_error *err = NULL;
     char *db = kapi_xprintf("%s/kapi.db", o->data_dir);
     char *kubeconfig = kapi_xprintf("%s/kubeconfig", o->data_dir);
-    char *address = NULL, *url = NULL, *sa_key = NULL;
+    char *address = NULL, *url = NULL, *sa_key = NULL, *identity = NULL;
     int rc = 1;
 
     umask(077);
     if ((err = kapi_pki_ensure(&pki, o->data_dir, o->bind_address)) != NULL ||
         (!o->sa_signing_key && (err = kapi_pki_sa_key(&sa_key, o->data_dir)) != NULL) ||
-        (err = private_data_dir(o->data_dir)) != NULL)
+        (err = private_data_dir(o->data_dir)) != NULL ||
+        (o->leader_elect && (err = leader_identity(o->data_dir, &identity)) != NULL))
         goto done;
     kapi_auth_config auth_config = {
         .dir = o->data_dir,
@@ -585,10 +736,7 @@ static int run(const options *o)
                           .anonymous = o->anonymous};
     memcpy(ac.authz_modes, o->authz_modes, sizeof(ac.authz_modes));
     s.api = kapi_api_new(&ac);
-    namespaces = kapi_namespace_controller_start(s.api);
-    crds = kapi_crd_controller_start(s.api);
-    serviceaccounts = kapi_serviceaccount_controller_start(s.api);
-    aggregation = kapi_rbac_aggregation_controller_start(s.api);
+    cs.api = s.api;
     hc.handler_ctx = s.api;
     if ((err = kapi_http_server_new(&s.http, &s.loop, &hc)) != NULL)
         goto done_loop;
@@ -597,8 +745,9 @@ static int run(const options *o)
     url = kapi_xprintf("https://%s", address);
     /* Known only once bound (--secure-port 0); no request is served before the loop runs. */
     kapi_api_set_server_address(s.api, address);
-    if ((err = ensure_default_namespaces(s.api)) != NULL ||
-        (err = kapi_rbac_bootstrap(s.api)) != NULL ||
+    if ((err = ensure_default_namespaces(s.api)) == NULL)
+        controllers_start(&cs, o, identity);
+    if (err || (err = kapi_rbac_bootstrap(s.api)) != NULL ||
         (err = kapi_kubeconfig_write(kubeconfig, url, o->cert_file ? o->cert_file : pki.ca_cert,
                                      kapi_auth_admin_token(auth))) != NULL) {
         kapi_http_server_shutdown(s.http, NULL, NULL);
@@ -625,10 +774,8 @@ done:
         fprintf(stderr, "kapi: %s\n", err->message);
         kapi_error_free(err);
     }
-    kapi_controller_stop(serviceaccounts);
-    kapi_controller_stop(aggregation);
-    kapi_controller_stop(crds);
-    kapi_controller_stop(namespaces);
+    if (cs.api)
+        controllers_stop(&cs);
     kapi_api_free(s.api);
     kapi_store_free(store);
     kapi_registry_free(reg);
@@ -639,6 +786,7 @@ done:
     free(address);
     free(url);
     free(sa_key);
+    free(identity);
     return rc;
 }
 

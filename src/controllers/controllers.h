@@ -51,6 +51,78 @@ kapi_controller *kapi_crd_controller_start(kapi_api *api);
  * (NULL is a no-op). */
 void kapi_controller_stop(kapi_controller *c);
 
+/* ---- leader election (leader.c) ----
+ *
+ * The controllers run in one kapi instance at a time among those serving one cluster.
+ * The instances elect it on a Lease, as client-go's leaderelection elects
+ * kube-controller-manager: each candidate reads the lock Lease and takes it when it is
+ * free, released (no holder) or expired, or renews it when it holds it, writing
+ * holderIdentity, leaseDurationSeconds, acquireTime, renewTime (MicroTimes) and
+ * leaseTransitions (one more each time the holder changes) through the api's client
+ * verbs as system:kube-controller-manager. A write is made at the resourceVersion read,
+ * so of two candidates racing for the lease one wins and the other, refused (409), is
+ * simply not leader. A lease is expired when the record has not changed for the
+ * candidate's own lease duration on its own monotonic clock (client-go's rule: no
+ * comparison of clocks between instances).
+ *
+ * The first try is made at once (a free lease is taken without waiting); a candidate
+ * retries every retry period plus up to 1.2 of it (client-go's jitter); the leader renews
+ * every retry period and stops leading when no renewal succeeded for the renew deadline,
+ * or at once when it finds another holder (client-go keeps trying until the deadline), so
+ * that a leader that hung while another took over stops at its next try. The deadline is
+ * checked between tries: a try blocked in the store is not cut short.
+ * kube-controller-manager exits when it loses the lease; kapi instead stops its
+ * controllers (the stopped callback) and goes back to campaigning. On stop, a leader
+ * stops its controllers first and then, when release is set (client-go's
+ * ReleaseOnCancel), writes the lease free (no holder, 1 s) so that another instance takes
+ * over at once instead of after the lease duration.
+ *
+ * The elector is one thread; both callbacks run on it, started each time it begins
+ * leading and stopped each time it ends (never without a started before it). */
+
+typedef struct kapi_leader kapi_leader;
+
+/* What an elector runs when it begins and ends leading: client-go's OnStartedLeading and
+ * OnStoppedLeading. */
+typedef struct kapi_leader_callbacks {
+    void (*started)(void *ctx);
+    void (*stopped)(void *ctx);
+    void *ctx;
+} kapi_leader_callbacks;
+
+/* kube-controller-manager's defaults (--leader-elect-*). */
+#define KAPI_LEADER_LEASE_MS 15000
+#define KAPI_LEADER_RENEW_MS 10000
+#define KAPI_LEADER_RETRY_MS 2000
+
+/* An elector's settings; the strings are borrowed for kapi_leader_start. */
+typedef struct kapi_leader_config {
+    const char *ns, *name; /* the lock Lease; NULL: kube-system/kube-controller-manager */
+    const char *identity;  /* holderIdentity; NULL: kapi_leader_default_identity(NULL) */
+    /* lease duration, renew deadline, retry period; 0: the defaults above. The Lease's
+     * leaseDurationSeconds is the lease duration in whole seconds, at least 1. */
+    int lease_ms, renew_ms, retry_ms;
+    bool release; /* write the lease free on stop (ReleaseOnCancel) */
+    kapi_leader_callbacks cb;
+} kapi_leader_config;
+
+/* NULL when the durations of c can elect (client-go's NewLeaderElector rules: each
+ * positive, lease duration > renew deadline > 1.2 retry periods), else why not. */
+kapi_error *kapi_leader_config_check(const kapi_leader_config *c);
+/* Starts campaigning on api's store as c says (c checked). The lease's namespace must
+ * exist for a first try to succeed (kube-system is made at start). */
+kapi_leader *kapi_leader_start(kapi_api *api, const kapi_leader_config *c);
+/* kube-controller-manager's identity: "<hostname>_<uuid>", with a random UUID when uuid is
+ * NULL. Returns a new string, the caller's. */
+char *kapi_leader_default_identity(const char *uuid);
+/* True while l leads (from any thread). */
+bool kapi_leader_leading(const kapi_leader *l);
+/* l's holderIdentity (borrowed, l's). */
+const char *kapi_leader_identity(const kapi_leader *l);
+/* Stops campaigning; a leader runs its stopped callback and, when configured, releases
+ * the lease. Waits for the elector's thread and frees l (NULL is a no-op). */
+void kapi_leader_stop(kapi_leader *l);
+
 /* ---- for the controllers' own files (controllers/runner.c) ---- */
 
 /* A controller's pass: true when it left work waiting (try again soon). */
