@@ -535,31 +535,16 @@ static void controllers_stopped(void *ctx)
         fputs("kapi: not leading: the controllers stopped\n", stderr);
 }
 
-/* The elector's identity: kube-controller-manager's "<hostname>_<uuid>", the UUID kept in
- * DATA/instance-id (made on first start) so that an instance restarted after a crash finds
- * the lease naming it and renews it at once, where kube-controller-manager, with a new
- * UUID at each start, waits for its old lease to expire. Two instances must therefore
- * never share a data dir. */
+/* The elector's identity: kube-controller-manager's "<hostname>_<uuid>", with this data
+ * dir's instance id as the UUID, so that an instance restarted after a crash finds the
+ * lease naming it and renews it at once, where kube-controller-manager, with a new UUID
+ * at each start, waits for its old lease to expire. Two instances must therefore never
+ * share a data dir. */
 static kapi_error *leader_identity(const char *dir, char **out)
 {
-    char *path = kapi_xprintf("%s/instance-id", dir), uuid[40] = "";
-    kapi_error *err = NULL;
-    FILE *f = fopen(path, "r");
-    if (f) {
-        bool ok = fgets(uuid, sizeof(uuid), f) && strlen(uuid) == 37 && uuid[36] == '\n';
-        fclose(f);
-        uuid[36] = '\0';
-        if (!ok)
-            err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "%s: not a UUID", path);
-    } else {
-        kapi_uuid_v4(uuid);
-        f = fopen(path, "w");
-        if (!f || fprintf(f, "%s\n", uuid) < 0 || fclose(f) != 0)
-            err =
-                kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "writing %s: %s", path, strerror(errno));
-    }
+    char uuid[37];
+    kapi_error *err = kapi_pki_instance_id(uuid, dir);
     *out = err ? NULL : kapi_leader_default_identity(uuid);
-    free(path);
     return err;
 }
 

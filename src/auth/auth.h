@@ -45,6 +45,10 @@ void kapi_pki_dispose(kapi_pki *pki);
  * start hundreds of milliseconds to generate) and reused while it loads (an RSA key put
  * there by hand is kept too). *path gets its path (heap; NULL on error). */
 kapi_error *kapi_pki_sa_key(char **path, const char *dir);
+/* The UUID that names this kapi instance (in leader election), kept in DIR/instance-id:
+ * made on first start as the PKI is (written whole or not at all), then read back; a
+ * file that holds anything else is an error. */
+kapi_error *kapi_pki_instance_id(char out[37], const char *dir);
 
 /* ---- ServiceAccount tokens (jwt.c) ----
  *

@@ -362,3 +362,26 @@ kapi_error *kapi_pki_sa_key(char **path, const char *dir)
     *path = p;
     return err;
 }
+
+kapi_error *kapi_pki_instance_id(char out[37], const char *dir)
+{
+    char *p = kapi_xprintf("%s/instance-id", dir), line[38];
+    kapi_buf b;
+    bool exists = false;
+    kapi_buf_init(&b);
+    kapi_error *err = kapi_auth__mkdir(dir);
+    if (!err)
+        err = kapi_auth__read_file(p, &b, &exists);
+    if (!err && exists && (b.len != 37 || b.ptr[36] != '\n'))
+        err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "\"%s\": not a UUID", p);
+    if (!err && exists)
+        snprintf(out, 37, "%.36s", b.ptr);
+    if (!err && !exists) {
+        kapi_uuid_v4(out);
+        snprintf(line, sizeof(line), "%s\n", out);
+        err = kapi_auth__write_file(p, line, 37, 0600);
+    }
+    kapi_buf_dispose(&b);
+    free(p);
+    return err;
+}

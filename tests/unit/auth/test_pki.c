@@ -230,6 +230,27 @@ TEST(auth_pki_error_when_dir_unusable)
     free(file);
 }
 
+/* The instance id: a UUID made once (0600) and read back at every start; a file that
+ * holds anything else is refused, not replaced. */
+TEST(auth_pki_instance_id)
+{
+    char first[37], again[37];
+    char *dir = tmp_path("inst"), *file = kapi_xprintf("%s/instance-id", dir);
+    CHECK_OK(kapi_pki_instance_id(first, dir));
+    CHECK_INT_EQ(strlen(first), 36);
+    CHECK(first[8] == '-' && first[14] == '4');
+    CHECK_INT_EQ(file_mode(file), 0600);
+    CHECK_OK(kapi_pki_instance_id(again, dir));
+    CHECK_STR_EQ(again, first);
+    spit(file, "not a uuid\n");
+    kapi_error *err = kapi_pki_instance_id(again, dir);
+    CHECK(err != NULL);
+    CHECK_CONTAINS(err->message, "not a UUID");
+    kapi_error_free(err);
+    free(file);
+    free(dir);
+}
+
 /* Drives a client and a server SSL over a BIO pair until both finish the handshake. */
 static bool handshake(SSL *client, SSL *server)
 {
