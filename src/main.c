@@ -47,8 +47,10 @@ typedef struct options {
     /* kube-apiserver's --etcd-servers, --etcd-prefix, --etcd-cafile, --etcd-certfile,
      * --etcd-keyfile, --etcd-compaction-interval: the store on etcd instead of SQLite */
     kapi_store_etcd_options etcd;
-    /* kube-controller-manager's --leader-elect and its durations (0: the defaults) */
-    bool leader_elect;
+    /* kube-controller-manager's --leader-elect and its durations (0: the defaults); not
+     * given, it is on with etcd (instances share the store) and off on SQLite (one
+     * instance owns its data dir, and renewals would only move its revision) */
+    bool leader_elect, leader_elect_given;
     int lease_ms, renew_ms, retry_ms;
 } options;
 
@@ -84,7 +86,7 @@ static void usage(FILE *f)
           "            [--etcd-servers URL,URL --etcd-prefix /registry]\n"
           "            [--etcd-cafile F] [--etcd-certfile F --etcd-keyfile F]\n"
           "            [--etcd-compaction-interval 5m0s]\n"
-          "            [--leader-elect=true] [--leader-elect-lease-duration 15s]\n"
+          "            [--leader-elect] [--leader-elect-lease-duration 15s]\n"
           "            [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]\n",
           f);
 }
@@ -343,8 +345,7 @@ static int parse_options(options *o, int argc, char **argv)
                    .authz_modes = {KAPI_AUTHZ_RBAC},
                    .nauthz_modes = 1,
                    .anonymous = true,
-                   .etcd = {.prefix = "/registry", .compaction_interval_s = 300},
-                   .leader_elect = true};
+                   .etcd = {.prefix = "/registry", .compaction_interval_s = 300}};
     int c;
     char *end;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -456,6 +457,7 @@ static int parse_options(options *o, int argc, char **argv)
                 return 2;
             if (!optarg)
                 o->leader_elect = true;
+            o->leader_elect_given = true;
             break;
         case LEASE_DURATION:
             if (!parse_leader_duration("leader-elect-lease-duration", optarg, &o->lease_ms))
@@ -486,6 +488,8 @@ static int parse_options(options *o, int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (!o->leader_elect_given)
+        o->leader_elect = o->etcd.servers != NULL;
     return check_leader_durations(o) ? 0 : 2;
 }
 

@@ -83,12 +83,8 @@ class Kapi:
     def start(self):
         self.port = free_port()
         log = open(self.data + ".log", "ab")
-        # Only the writers write: a watch resumed after a restart must reach the store's
-        # revision, which the elected controllers' lease renewals (every 2 s) would move
-        # past the last Event. Leader election across kill -9 is tests/e2e/leader.sh's.
         self.proc = subprocess.Popen(
-            [self.binary, "--data-dir", self.data, "--secure-port", str(self.port),
-             "--leader-elect=false"],
+            [self.binary, "--data-dir", self.data, "--secure-port", str(self.port)],
             stdout=log, stderr=subprocess.STDOUT)
         log.close()
         deadline = time.monotonic() + 30

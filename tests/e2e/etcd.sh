@@ -3,7 +3,8 @@
 # a user runs them: one identity (one kubeconfig works on both), a write on one is read,
 # listed and watched on the other, a continue token made on one pages on the other, the
 # keys are kube-apiserver's for etcdctl; one etcd member killed under a write load loses
-# no acknowledged write and the clients go on; an informer (Debian's Python client) on B
+# no acknowledged write and the clients go on; a namespace deleted through one is emptied
+# once, by the elected controllers; an informer (Debian's Python client) on B
 # converges through 410s while the writes go through A and etcd is compacted every 3 s;
 # one kapi killed leaves the other's clients unaffected.
 set -u
@@ -72,6 +73,25 @@ cont=$(echo "$page1" | jq -r .metadata.continue)
 page2=$(curl -s --cacert "$data/ca.crt" -H "Authorization: Bearer $token" \
     "https://127.0.0.1:$port_b/apis/batch/v1/namespaces/shop/cronjobs?limit=2&continue=$cont")
 expect_eq "the continue token from A pages on B" "w2 w3" "$(echo "$page2" | jq -r '[.items[].metadata.name] | join(" ")')"
+
+# A namespace deleted through B is emptied once, by the controllers of the instance that
+# holds the lease: a watch sees each of its CronJobs deleted once.
+ka create namespace gone >/dev/null
+for i in $(seq 1 15); do
+    ka create cronjob "g$i" -n gone --image=busybox --schedule='* * * * *' >/dev/null
+done
+ka get cronjobs -n gone --watch-only --output-watch-events --no-headers >"$work/gone" 2>&1 &
+gone_watch=$!
+sleep 1
+kb delete namespace gone --wait=false >/dev/null
+ns_gone() { ! kb get namespace gone >/dev/null 2>&1; }
+check "the namespace deleted through B is emptied and removed" eventually ns_gone
+sleep 0.5
+kill "$gone_watch" 2>/dev/null
+expect_eq "each of its 15 CronJobs is deleted once" "15 15" \
+    "$(grep -c '^DELETED' "$work/gone") $(awk '$1 == "DELETED" { print $2 }' "$work/gone" | sort -u | wc -l)"
+expect_eq "one instance runs the controllers" 1 \
+    "$(cat "$data.log" "$data_b.log" | grep -c 'kapi: leading:')"
 
 # Patches of one object from both instances at once: kube's retry on a lost race, with
 # the state read anew on the instance, loses none.

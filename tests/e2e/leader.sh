@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Leader election of kapi's controllers on the Lease kube-system/kube-controller-manager,
-# as one kapi on its own data dir meets it (two kapi processes cannot share a SQLite data
-# dir; tests/unit/controllers/test_leader.c runs two electors over one store): the lease
+# as one kapi on its own data dir meets it with --leader-elect (on by default with etcd
+# only; two kapi processes cannot share a SQLite data dir, and
+# tests/unit/controllers/test_leader.c runs two electors over one store): the lease
 # held at start as kube-controller-manager holds it, released by a clean stop, renewed at
 # once after kill -9, left alone with --leader-elect=false; another holder stops the
 # controllers until its lease expires; bad durations are refused.
@@ -11,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 e2e_setup "$1"
 export KUBECONFIG=$data/kubeconfig
 kc() { kubectl --request-timeout=10s "$@"; }
-short=(--leader-elect-lease-duration=3s --leader-elect-renew-deadline=2s
+short=(--leader-elect --leader-elect-lease-duration=3s --leader-elect-renew-deadline=2s
     --leader-elect-retry-period=500ms)
 lease() {
     kc -n kube-system get lease kube-controller-manager \
@@ -31,7 +32,7 @@ expect_lease() {
 # has_default_sa NS: the serviceaccounts controller made NS's default ServiceAccount.
 has_default_sa() { kc -n "$1" get serviceaccount default >/dev/null 2>&1; }
 
-start_kapi "$bin" "$data" "$port" || exit 1
+start_kapi "$bin" "$data" "$port" --leader-elect || exit 1
 id="$(hostname)_$(cat "$data/instance-id")"
 expect_lease "a fresh kapi holds the lease as <hostname>_<uuid>, 15 s, no transition yet" \
     "$id 15 0"
@@ -60,7 +61,7 @@ KAPI_PID=
 # (With E2E_ETCD=1 the killed kapi's etcd goes on: the restart is on it.)
 store=()
 [ -n "${KAPI_ETCD_PIDS[*]:-}" ] && store=(--etcd-servers "$ETCD_SERVERS")
-start_kapi "$bin" "$data" "$port" "${store[@]}" || exit 1
+start_kapi "$bin" "$data" "$port" --leader-elect "${store[@]}" || exit 1
 expect_lease "renewed at once after kill -9, no transition" "$id 15 1"
 kc create namespace two >/dev/null
 check "the controllers run at once after kill -9" eventually has_default_sa two
@@ -96,8 +97,17 @@ stop_kapi
 for bad in "--leader-elect-lease-duration=5s:leaseDuration must be greater than renewDeadline" \
     "--leader-elect-retry-period=9s:renewDeadline must be greater than retryPeriod*JitterFactor" \
     "--leader-elect-retry-period=0s:must be greater than zero"; do
-    out=$("$bin" --data-dir "$work/never" "${bad%%:*}" 2>&1)
+    out=$("$bin" --data-dir "$work/never" --leader-elect "${bad%%:*}" 2>&1)
     rc=$?
     expect_eq "$bad" "2 yes" "$rc $(grep -qF -- "${bad#*:}" <<<"$out" && echo yes)"
 done
+# Without the flag: elected on etcd, not on SQLite.
+start_kapi "$bin" "$data" "$port" || exit 1
+if [ -n "${KAPI_ETCD_PIDS[*]:-}" ]; then
+    check "on etcd, the controllers are elected by default" \
+        eventually grep -q "leader election on lease" "$KAPI_LOG"
+else
+    check "on SQLite, the controllers run without an election by default" \
+        sh -c "! grep -q 'leader election on lease' '$KAPI_LOG'"
+fi
 e2e_finish
