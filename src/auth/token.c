@@ -178,31 +178,31 @@ static kapi_error *make_admin_token(char *hex, const char *path)
     return kapi_auth__write_file(path, hex, 2 * sizeof(raw) + 1, 0600);
 }
 
-kapi_error *kapi_auth__ensure_admin_token(const char *dir)
+/* DIR/admin-token's bytes into *b (PATH), made first when missing. */
+static kapi_error *admin_token_bytes(const char *dir, const char *path, kapi_buf *b)
 {
-    char *path = kapi_xprintf("%s/admin-token", dir);
-    char hex[2 * ADMIN_TOKEN_BYTES + 2];
-    kapi_buf b;
     bool exists = false;
-    kapi_buf_init(&b);
     kapi_error *err = kapi_auth__mkdir(dir);
     if (!err)
-        err = kapi_auth__read_file(path, &b, &exists);
-    if (!err && !exists)
+        err = kapi_auth__read_file(path, b, &exists);
+    if (!err && !exists) {
+        char hex[2 * ADMIN_TOKEN_BYTES + 2];
         err = make_admin_token(hex, path);
-    OPENSSL_cleanse(hex, sizeof(hex));
-    OPENSSL_cleanse(b.ptr, b.len);
-    kapi_buf_dispose(&b);
-    free(path);
+        kapi_buf_put(b, hex, 2 * ADMIN_TOKEN_BYTES + 1);
+        OPENSSL_cleanse(hex, sizeof(hex));
+    }
     return err;
 }
 
-static kapi_error *new_admin_token(kapi_auth *a, const char *path)
+kapi_error *kapi_auth__ensure_admin_token(const char *dir)
 {
-    char *hex = kapi_arena_alloc(&a->arena, 2 * ADMIN_TOKEN_BYTES + 2);
-    kapi_error *err = make_admin_token(hex, path);
-    hex[2 * ADMIN_TOKEN_BYTES] = '\0';
-    a->admin_token = hex;
+    char *path = kapi_xprintf("%s/admin-token", dir);
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_error *err = admin_token_bytes(dir, path, &b);
+    OPENSSL_cleanse(b.ptr, b.len);
+    kapi_buf_dispose(&b);
+    free(path);
     return err;
 }
 
@@ -226,13 +226,10 @@ static kapi_error *load_admin_token(kapi_auth *a, const char *dir)
 {
     char *path = kapi_xprintf("%s/admin-token", dir);
     kapi_buf b;
-    bool exists = false;
     kapi_buf_init(&b);
-    kapi_error *err = kapi_auth__mkdir(dir);
+    kapi_error *err = admin_token_bytes(dir, path, &b);
     if (!err)
-        err = kapi_auth__read_file(path, &b, &exists);
-    if (!err)
-        err = exists ? parse_admin_token(a, path, &b) : new_admin_token(a, path);
+        err = parse_admin_token(a, path, &b);
     if (!err)
         add_token(a, a->admin_token, strlen(a->admin_token), admin_user);
     OPENSSL_cleanse(b.ptr, b.len);
