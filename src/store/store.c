@@ -401,12 +401,14 @@ static kapi_error *fill_cache(kapi_store *st, const kapi_store_options *opts)
 
 static void store_free_parts(kapi_store *st)
 {
+    /* First the backend: etcd's follower runs on its own thread, into the index and
+     * the hub, until the backend is closed. */
+    if (st->backend)
+        st->ops->close(st->backend);
     kapi_store__index_dispose(&st->index);
     kapi_store__hub_dispose(&st->hub);
     pthread_mutex_destroy(&st->rev_lock);
     pthread_cond_destroy(&st->rev_cond);
-    if (st->backend)
-        st->ops->close(st->backend);
     pthread_rwlock_destroy(&st->lock);
     pthread_mutex_destroy(&st->backend_lock);
     pthread_mutex_destroy(&st->qlock);
