@@ -364,7 +364,16 @@ static bool on_change(void *ctx, const kapi_store_event *ev)
     if (atomic_load(&w->done))
         return false;
     bool ok = true;
-    if (ev->type == KAPI_STORE_EVENT_PROGRESS) {
+    if (ev->type == KAPI_STORE_EVENT_RESET) {
+        /* The store lost changes and reloaded: the client re-lists, as after a 410. */
+        kapi_error *err = kapi_error_new(KAPI_STATUS_EXPIRED,
+                                         "too old resource version: the store was reloaded "
+                                         "at %lld",
+                                         (long long)ev->rev);
+        write_error(w, err);
+        kapi_error_free(err);
+        ok = false;
+    } else if (ev->type == KAPI_STORE_EVENT_PROGRESS) {
         ok = !w->bookmarks || write_bookmark(w, ev->rev, false);
     } else if (ev->type == KAPI_STORE_EVENT_DELETE) {
         if (passes(w, ev->prev))

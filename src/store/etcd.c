@@ -22,7 +22,9 @@
  * at, with prev_kv (a DELETE row carries the last state) and progress notifications. It
  * runs on the backend's own thread and re-creates the watch from the last revision it
  * delivered when the stream breaks (another endpoint, another member), so every change
- * is delivered once, in order, without a relist.
+ * is delivered once, in order, without a relist. When etcd has compacted changes the
+ * watch had still to deliver (it fell behind by a compaction interval), the state is
+ * loaded anew and replaces the cache's (reset), as kube-apiserver's watch cache re-lists.
  *
  * Consistent reads (current_revision): a count_only Range of one key is linearizable, so
  * its revision is at least that of every write acknowledged before it; when the watch
@@ -43,7 +45,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "etcd/etcd.h"
 
@@ -74,6 +75,7 @@ typedef struct etcd_backend {
     int64_t compaction_interval_ns;
 
     kapi_store_follow_fn follow;
+    kapi_store_reset_fn reset;
     void *follow_ctx;
     int64_t follow_after;
     pthread_t watcher, compactor;
@@ -309,10 +311,9 @@ static kapi_error *backend_open(void **out, const kapi_store_options *opts)
 
 /* ---- load: the state at one revision, by pages ---- */
 
-static kapi_error *backend_load(void *p, kapi_store_row_fn fn, void *ctx, int64_t *base_rev,
-                                int64_t *compacted_rev)
+/* Streams every key under the prefix at etcd's current revision, which *at gets. */
+static kapi_error *load_state(etcd_backend *b, kapi_store_row_fn fn, void *ctx, int64_t *out)
 {
-    etcd_backend *b = p;
     kapi_buf start;
     kapi_buf_init(&start);
     kapi_buf_printf(&start, "%s/", b->prefix);
@@ -352,15 +353,73 @@ static kapi_error *backend_load(void *p, kapi_store_row_fn fn, void *ctx, int64_
         kapi_etcd_response_free(r);
     }
     kapi_buf_dispose(&start);
+    *out = at;
+    return err;
+}
+
+static kapi_error *backend_load(void *p, kapi_store_row_fn fn, void *ctx, int64_t *base_rev,
+                                int64_t *compacted_rev)
+{
+    kapi_error *err = load_state(p, fn, ctx, base_rev);
     if (err) {
         kapi_error *wrapped =
             kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "store: etcd: load: %s", err->message);
         kapi_error_free(err);
         return wrapped;
     }
-    *base_rev = at;
     *compacted_rev = 0; /* etcd says which revisions it has compacted when asked */
     return NULL;
+}
+
+static void wake_waiters(etcd_backend *b);
+
+/* The rows of a reload, kept for the reset: references to their objects. */
+typedef struct reload {
+    kapi_store_row *rows;
+    size_t n, cap;
+} reload;
+
+static int keep_row(void *ctx, const kapi_store_row *row)
+{
+    reload *r = ctx;
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 256;
+        r->rows = kapi_xrealloc(r->rows, r->cap * sizeof(*r->rows));
+    }
+    r->rows[r->n] = *row;
+    r->rows[r->n].obj = kapi_obj_ref(row->obj);
+    r->n++;
+    return 0;
+}
+
+/* The watch could not deliver the changes after *last (etcd compacted them): the state
+ * is loaded anew and replaces the cache's (kube-apiserver's watch cache re-lists too).
+ * Returns false when etcd could not be read: the watcher tries again. */
+static bool reload_state(etcd_backend *b, int64_t *last)
+{
+    reload r = {0};
+    int64_t at = 0;
+    kapi_error *err = load_state(b, keep_row, &r, &at);
+    if (!err) {
+        fprintf(stderr,
+                "kapi: store: etcd: the watch fell behind etcd's compaction (after revision "
+                "%lld); the state at %lld replaces the cache, and watches end with 410\n",
+                (long long)*last, (long long)at);
+        b->reset(b->follow_ctx, r.rows, r.n, at);
+        *last = at;
+        pthread_mutex_lock(&b->mu);
+        if (at > b->delivered)
+            b->delivered = at;
+        wake_waiters(b);
+        pthread_mutex_unlock(&b->mu);
+    } else {
+        fprintf(stderr, "kapi: store: etcd: reload after compaction: %s\n", err->message);
+        kapi_error_free(err);
+    }
+    for (size_t i = 0; i < r.n; i++)
+        kapi_obj_unref(r.rows[i].obj);
+    free(r.rows);
+    return !err;
 }
 
 /* ---- the follower: one watch on the prefix ---- */
@@ -459,15 +518,9 @@ static void *watcher_main(void *arg)
             }
             if (rc != KAPI_ETCD_OK) {
                 if (rc == KAPI_ETCD_COMPACTED) {
-                    /* The changes after `last` are gone from etcd: the cache cannot be
-                     * brought up to date by a watch, and serving it stale would be
-                     * worse than stopping. A new start loads it afresh. */
-                    fprintf(stderr,
-                            "kapi: store: etcd: the watch fell behind etcd's compaction "
-                            "(after revision %lld); exiting so that a restart reloads the "
-                            "cache\n",
-                            (long long)last);
-                    _exit(70);
+                    kapi_error_free(err);
+                    reload_state(b, &last);
+                    break;
                 }
                 fprintf(stderr, "kapi: store: etcd: watch from %lld: %s; again\n",
                         (long long)(last + 1), err ? err->message : kapi_etcd_rc_name(rc));
@@ -496,10 +549,12 @@ static void *watcher_main(void *arg)
     return NULL;
 }
 
-static int backend_follow(void *p, int64_t after, kapi_store_follow_fn fn, void *ctx)
+static int backend_follow(void *p, int64_t after, kapi_store_follow_fn fn,
+                          kapi_store_reset_fn reset, void *ctx)
 {
     etcd_backend *b = p;
     b->follow = fn;
+    b->reset = reset;
     b->follow_ctx = ctx;
     b->follow_after = after;
     b->delivered = after;

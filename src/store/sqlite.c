@@ -343,8 +343,11 @@ static int follow_row(void *ctx, const kapi_store_row *row)
     return 0;
 }
 
-static int backend_follow(void *p, int64_t after, kapi_store_follow_fn fn, void *ctx)
+/* SQLite is its own data's one writer: it never loses a change, so never resets. */
+static int backend_follow(void *p, int64_t after, kapi_store_follow_fn fn,
+                          kapi_store_reset_fn reset, void *ctx)
 {
+    (void)reset;
     sqlite_backend *b = p;
     sqlite3_stmt *s = NULL;
     int rc = -1;

@@ -194,6 +194,30 @@ static void apply_rows(void *ctx, const kapi_store_row *rows, size_t n, int64_t 
     publish(st, k, observer);
 }
 
+/* The reset (kapi_store_reset_fn): the backend's state at rev replaces the index whole;
+ * the hub forgets its history and tells every watch. Readers see the old state or the
+ * new one. */
+static void reset_cache(void *ctx, const kapi_store_row *rows, size_t n, int64_t rev)
+{
+    kapi_store *st = ctx;
+    kapi_store__index fresh, old;
+    kapi_store__index_init(&fresh);
+    for (size_t i = 0; i < n; i++)
+        kapi_store__index_put(&fresh, kapi_store__obj_load(&rows[i]));
+    pthread_rwlock_wrlock(&st->lock);
+    old = st->index;
+    st->index = fresh;
+    st->row_rev = rev;
+    if (rev > atomic_load(&st->rev))
+        atomic_store(&st->rev, rev);
+    pthread_rwlock_unlock(&st->lock);
+    kapi_store__index_dispose(&old);
+    pthread_mutex_lock(&st->rev_lock);
+    pthread_cond_broadcast(&st->rev_cond);
+    pthread_mutex_unlock(&st->rev_lock);
+    kapi_store__hub_reset(&st->hub, rev);
+}
+
 /* ---- committing a batch ---- */
 
 /* Hands the backend's outcomes over and wakes the writers, each by its own semaphore
@@ -389,7 +413,7 @@ static kapi_error *fill_cache(kapi_store *st, const kapi_store_options *opts)
     st->compact_target = compacted;
     st->hub.floor = st->hub.published = base;
     st->observer_ctx = opts->observer_ctx;
-    if (st->ops->follow(st->backend, base, apply_rows, st) != 0)
+    if (st->ops->follow(st->backend, base, apply_rows, reset_cache, st) != 0)
         return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
                               "store: cannot recover the history after revision %lld",
                               (long long)base);

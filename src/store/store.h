@@ -114,6 +114,11 @@ typedef enum kapi_store_event_type {
     KAPI_STORE_EVENT_DELETE,   /* obj is the last state, stamped with the deletion revision */
     KAPI_STORE_EVENT_PROGRESS, /* watches only: every change up to rev has been delivered;
                                 * obj and prev are NULL */
+    /* watches only: the store lost the changes before rev (etcd compacted revisions its
+     * watch had not delivered yet) and reloaded its state at rev; a consumer that keeps
+     * a copy re-reads it (the api ends its watches with 410 Expired, for their clients to
+     * re-list); obj and prev are NULL */
+    KAPI_STORE_EVENT_RESET,
 } kapi_store_event_type;
 
 typedef struct kapi_store_event {

@@ -74,6 +74,9 @@ kapi_store_rc kapi_store__hub_watch(kapi_store__hub *h, kapi_str prefix, int64_t
                                     kapi_store_watch_fn fn, void *ctx, kapi_store_watch **out,
                                     int64_t *oldest);
 void kapi_store__hub_progress(kapi_store__hub *h, kapi_store_watch *w);
+/* The store reloaded its state at rev (kapi_store_reset_fn): forgets every kept change and
+ * tells every watch (KAPI_STORE_EVENT_RESET); watches from before rev are GONE after. */
+void kapi_store__hub_reset(kapi_store__hub *h, int64_t rev);
 void kapi_store__hub_unwatch(kapi_store__hub *h, kapi_store_watch *w);
 
 /* ---- backends ----
@@ -107,6 +110,11 @@ typedef int (*kapi_store_row_fn)(void *ctx, const kapi_store_row *row);
  * cache keeps (etcd's progress). The rows of one call are applied together (a reader sees
  * all of them or none). */
 typedef void (*kapi_store_follow_fn)(void *ctx, const kapi_store_row *rows, size_t n, int64_t rev);
+
+/* The follower's other half: the backend lost changes it had still to deliver (etcd
+ * compacted them before its watch got them): rows[0..n) (any order, valid for the call)
+ * are the whole state at rev, to replace the cache's. */
+typedef void (*kapi_store_reset_fn)(void *ctx, const kapi_store_row *rows, size_t n, int64_t rev);
 
 /* A saved (revision, wall-clock time) mark, for load_marks. */
 typedef void (*kapi_store_mark_fn)(void *ctx, int64_t rev, int64_t unix_ns);
@@ -163,9 +171,11 @@ typedef struct kapi_store_backend_ops {
      * revision order, each once: those committed already, then each commit's (once
      * durable, all of one transaction in one call). SQLite calls fn on the calling thread
      * before follow returns and then on the committing thread; etcd on its watch thread,
-     * from the moment follow is called. Returns 0, or -1 when the changes after `after`
-     * cannot be read (nothing is followed then). */
-    int (*follow)(void *b, int64_t after, kapi_store_follow_fn fn, void *ctx);
+     * from the moment follow is called; when etcd has compacted changes its watch had
+     * still to deliver, it loads the state anew and hands it to reset instead. Returns 0,
+     * or -1 when the changes after `after` cannot be read (nothing is followed then). */
+    int (*follow)(void *b, int64_t after, kapi_store_follow_fn fn, kapi_store_reset_fn reset,
+                  void *ctx);
     /* Optional (NULL: the cache is always current, as with SQLite, its one writer): the
      * backend's current revision, as a linearizable read learns it, for a consistent read
      * to wait for the follower to reach. Returns 0, or -1 when it cannot be learnt. */

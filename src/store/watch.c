@@ -179,6 +179,24 @@ void kapi_store__hub_progress(kapi_store__hub *h, kapi_store_watch *w)
     pthread_mutex_unlock(&h->mu);
 }
 
+void kapi_store__hub_reset(kapi_store__hub *h, int64_t rev)
+{
+    pthread_mutex_lock(&h->mu);
+    while (h->n)
+        drop_oldest(h);
+    h->floor = h->published = rev;
+    kapi_store_event ev = {.type = KAPI_STORE_EVENT_RESET, .rev = rev};
+    for (kapi_store_watch *w = h->watches; w; w = w->next_w) {
+        if (w->stopped)
+            continue;
+        if (!w->fn(w->ctx, &ev))
+            w->stopped = true;
+        if (w->from < rev)
+            w->from = rev;
+    }
+    pthread_mutex_unlock(&h->mu);
+}
+
 void kapi_store__hub_unwatch(kapi_store__hub *h, kapi_store_watch *w)
 {
     pthread_mutex_lock(&h->mu);

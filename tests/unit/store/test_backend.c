@@ -86,7 +86,7 @@ static int on_load(void *ctx, const kapi_store_row *row)
 
 static void tb_follow(tb *t, int64_t after)
 {
-    CHECK_INT_EQ(t->bc->ops->follow(t->b, after, on_follow, t), 0);
+    CHECK_INT_EQ(t->bc->ops->follow(t->b, after, on_follow, NULL, t), 0);
 }
 
 /* The kept state as "key=bytes,key=bytes". */

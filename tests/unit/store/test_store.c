@@ -933,10 +933,11 @@ static void follow_twice(void *ctx, const kapi_store_row *rows, size_t n, int64_
     twice_fn(ctx, rows, n, rev);
 }
 
-static int twice_follow(void *b, int64_t after, kapi_store_follow_fn fn, void *ctx)
+static int twice_follow(void *b, int64_t after, kapi_store_follow_fn fn, kapi_store_reset_fn reset,
+                        void *ctx)
 {
     twice_fn = fn;
-    return kapi_store__sqlite_ops.follow(b, after, follow_twice, ctx);
+    return kapi_store__sqlite_ops.follow(b, after, follow_twice, reset, ctx);
 }
 
 TEST(store_follow_applies_once)

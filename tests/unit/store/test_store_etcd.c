@@ -317,3 +317,87 @@ TEST(store_etcd_concurrent_consistent_reads)
     kapi_store_free(b);
     etcd_fixture_stop(&f);
 }
+
+/* An instance whose watch falls behind etcd's compaction (its member was down meanwhile)
+ * reloads the state, and its watches are told (RESET: the api ends them with 410). */
+typedef struct resets {
+    pthread_mutex_t mu;
+    int resets, others;
+} resets;
+
+static bool count_reset(void *ctx, const kapi_store_event *ev)
+{
+    resets *r = ctx;
+    pthread_mutex_lock(&r->mu);
+    if (ev->type == KAPI_STORE_EVENT_RESET)
+        r->resets++;
+    else if (ev->type != KAPI_STORE_EVENT_PROGRESS)
+        r->others++;
+    pthread_mutex_unlock(&r->mu);
+    return true;
+}
+
+static bool has(kapi_store *st, const char *key)
+{
+    kapi_obj *o = NULL;
+    bool found = kapi_store_get(st, kapi_str_c(key), &o) == KAPI_STORE_OK;
+    kapi_obj_unref(o);
+    return found;
+}
+
+TEST(store_etcd_reload_after_compaction)
+{
+    etcd_fixture f = {.n = 3};
+    etcd_fixture_start(&f);
+    kapi_store *a = NULL, *b = NULL;
+    kapi_store_options oa = {.etcd = {.servers = f.m[1].url, .prefix = "/t"}};
+    kapi_store_options ob = {.etcd = {.servers = f.m[0].url, .prefix = "/t"}};
+    CHECK(kapi_store_open(&a, &oa) == NULL);
+    CHECK(kapi_store_open(&b, &ob) == NULL);
+    resets r = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    kapi_store_watch *w = NULL;
+    int64_t oldest, r1 = 0;
+    CHECK_INT_EQ(put(a, KAPI_STORE_CREATE, "/x/1", "v", 0, &r1, NULL), KAPI_STORE_OK);
+    CHECK_INT_EQ(kapi_store_sync(b, 3000), KAPI_STORE_OK);
+    CHECK(has(b, "/x/1"));
+    CHECK_INT_EQ(kapi_store_watch_start(b, KAPI_STR("/x/"), kapi_store_revision(b), count_reset, &r,
+                                        &w, &oldest),
+                 KAPI_STORE_OK);
+    /* b's only member goes down; meanwhile the others change and compact. */
+    etcd_fixture_kill(&f, 0);
+    /* (Until the two left have elected a leader, if it was m0, reads fail.) */
+    for (int i = 0; i < 100 && kapi_store_sync(a, 3000) != KAPI_STORE_OK; i++) {
+        struct timespec ts = {0, 50000000};
+        nanosleep(&ts, NULL);
+    }
+    CHECK_INT_EQ(put(a, KAPI_STORE_CREATE, "/x/2", "v", 0, NULL, NULL), KAPI_STORE_OK);
+    int64_t last = 0;
+    CHECK_INT_EQ(put(a, KAPI_STORE_DELETE, "/x/1", NULL, 0, &last, NULL), KAPI_STORE_OK);
+    kapi_etcd_client *c = etcd_fixture_client(&f, f.m[1].url);
+    CHECK_INT_EQ(kapi_etcd_compact(c, last, true, 0, NULL), KAPI_ETCD_OK);
+    kapi_etcd_client_free(c);
+    etcd_fixture_restart(&f, 0);
+    bool reloaded = false;
+    for (int i = 0; i < 200 && !reloaded; i++) {
+        reloaded = has(b, "/x/2") && !has(b, "/x/1");
+        if (!reloaded) {
+            struct timespec ts = {0, 50000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    CHECK(reloaded);
+    pthread_mutex_lock(&r.mu);
+    CHECK_INT_EQ(r.resets, 1);
+    pthread_mutex_unlock(&r.mu);
+    kapi_store_watch *old = NULL;
+    CHECK_INT_EQ(kapi_store_watch_start(b, KAPI_STR("/x/"), r1, count_reset, &r, &old, &oldest),
+                 KAPI_STORE_GONE);
+    /* And b goes on following. */
+    CHECK_INT_EQ(put(a, KAPI_STORE_CREATE, "/x/3", "v", 0, NULL, NULL), KAPI_STORE_OK);
+    CHECK_INT_EQ(kapi_store_sync(b, 5000), KAPI_STORE_OK);
+    CHECK(has(b, "/x/3"));
+    kapi_store_watch_stop(b, w);
+    kapi_store_free(a);
+    kapi_store_free(b);
+    etcd_fixture_stop(&f);
+}
