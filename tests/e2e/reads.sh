@@ -313,6 +313,13 @@ expect_eq "after a restart, a watch from a revision that had left the window get
     "ERROR 410" "$(jq -r '"\(.type) \(.object.code)"' "$work/body")"
 code=$(c -N --max-time 5 -o "$work/body" -w '%{http_code}' \
     "$(cj_url h)?watch=1&resourceVersion=$latest&timeoutSeconds=1")
-expect_eq "after a restart, a watch from the current revision streams (no events)" "200 0" \
-    "$code $(wc -c <"$work/body")"
+if [ "${E2E_ETCD:-}" != 1 ]; then
+    expect_eq "after a restart, a watch from the current revision streams (no events)" "200 0" \
+        "$code $(wc -c <"$work/body")"
+else
+    # On etcd the history starts with the instance (as kube-apiserver's watch cache does),
+    # after the elected controllers' first lease write: the client re-lists.
+    expect_eq "on etcd, after a restart, a watch from before it gets the 410 ERROR" \
+        "200 ERROR 410" "$code $(jq -r '"\(.type) \(.object.code)"' "$work/body")"
+fi
 e2e_finish
