@@ -46,6 +46,7 @@
 /* Compaction goes in steps of at most this many revisions, so that it never holds the
  * backend (and the writers) for long. */
 #define COMPACT_STEP 20000
+#define SYNC_SPACING_NS 1000000LL
 
 /* A queued write, on the writer's stack until the committer is done with it: the
  * committer fills in the outcome, then posts done, after which it does not touch it. */
@@ -100,6 +101,8 @@ struct kapi_store {
      * time, and the readers that arrived while it ran, for the next. */
     pthread_mutex_t sync_lock;
     bool sync_probing;
+    int64_t sync_last_ns; /* when the last probe started */
+    bool sync_crowded;    /* it answered readers that had queued, not only its own */
     struct sync_waiter *sync_head, **sync_tail;
 
     pthread_mutex_t qlock;
@@ -610,9 +613,21 @@ static int64_t probe_revision(kapi_store *st)
             return me.rev;
         pthread_mutex_lock(&st->sync_lock);
     }
-    /* This reader probes, for itself and for those queued now. */
+    /* This reader probes, for itself and for those queued now. While readers come in
+     * together (the last probe answered some that had queued), not sooner than
+     * SYNC_SPACING_NS after the last probe started, so that more of them share it: fewer
+     * probes, each a linearizable read of etcd. A lone reader never waits. */
     st->sync_probing = true;
+    int64_t wait = st->sync_crowded ? st->sync_last_ns + SYNC_SPACING_NS - kapi_time_mono_ns() : 0;
+    if (wait > 0) {
+        pthread_mutex_unlock(&st->sync_lock);
+        struct timespec ts = {0, (long)wait};
+        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&st->sync_lock);
+    }
+    st->sync_last_ns = kapi_time_mono_ns();
     batch = st->sync_head;
+    st->sync_crowded = batch != NULL;
     st->sync_head = NULL;
     st->sync_tail = &st->sync_head;
     pthread_mutex_unlock(&st->sync_lock);
