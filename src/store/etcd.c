@@ -71,7 +71,8 @@ typedef struct etcd_backend {
     /* "<prefix>/-kapi-sync": in the watched range, never a resource's key (no resource
      * or group starts with '-'), written only to move the watch (current_revision). */
     char *sync_key;
-    kapi_buf watch_end; /* the end of the prefix's range */
+    char *range_start;  /* "<prefix>/": where the objects' range starts */
+    kapi_buf range_end; /* and where it ends */
     int64_t compaction_interval_ns;
 
     kapi_store_follow_fn follow;
@@ -163,10 +164,7 @@ static size_t member(kapi_str v, size_t i, const char *name)
     return v.len;
 }
 
-/* Where metadata.resourceVersion's digits go in a stored object: [*start, *end) is the
- * string's content (empty as stored here). False when the bytes are not an object with
- * one (written by something else than kapi). */
-static bool rv_place(kapi_str v, size_t *start, size_t *end)
+bool kapi_store__rv_place(kapi_str v, size_t *start, size_t *end)
 {
     size_t meta = member(v, 0, "metadata");
     if (meta >= v.len)
@@ -184,7 +182,7 @@ static bool rv_place(kapi_str v, size_t *start, size_t *end)
 static kapi_obj *stamp(kapi_str key, kapi_str value, int64_t rev, int64_t create_rev)
 {
     size_t start, end;
-    if (!rv_place(value, &start, &end)) {
+    if (!kapi_store__rv_place(value, &start, &end)) {
         fprintf(stderr, "kapi: store: etcd: %.*s: not an object kapi stored; skipped\n",
                 (int)key.len, key.ptr);
         return NULL;
@@ -212,10 +210,9 @@ static kapi_str store_key(const etcd_backend *b, kapi_str key)
     return (kapi_str){key.ptr + b->plen, key.len - b->plen};
 }
 
-static kapi_store_row kv_row(const etcd_backend *b, const kapi_etcd_kv *kv, kapi_store_op op,
-                             int64_t rev, kapi_obj *o)
+/* The row of a key's state: its object o (borrowed), at revision rev. */
+static kapi_store_row kv_row(const kapi_etcd_kv *kv, kapi_store_op op, int64_t rev, kapi_obj *o)
 {
-    (void)b;
     return (kapi_store_row){
         .rev = rev,
         .create_rev = kv->create_revision,
@@ -246,7 +243,8 @@ static void backend_close(void *p)
     if (b->compacting)
         pthread_join(b->compactor, NULL);
     kapi_etcd_client_free(b->c);
-    kapi_buf_dispose(&b->watch_end);
+    kapi_buf_dispose(&b->range_end);
+    free(b->range_start);
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->stop_cv);
     free(b->rows);
@@ -280,10 +278,9 @@ static kapi_error *backend_open(void **out, const kapi_store_options *opts)
         b->plen--;
     b->prefix = kapi_xstrndup(prefix, b->plen);
     b->sync_key = kapi_xprintf("%s/-kapi-sync", b->prefix);
-    kapi_buf_init(&b->watch_end);
-    char *slash = kapi_xprintf("%s/", b->prefix);
-    kapi_etcd_prefix_end(&b->watch_end, kapi_str_c(slash));
-    free(slash);
+    kapi_buf_init(&b->range_end);
+    b->range_start = kapi_xprintf("%s/", b->prefix);
+    kapi_etcd_prefix_end(&b->range_end, kapi_str_c(b->range_start));
     b->compaction_interval_ns = eo->compaction_interval_s * 1000000000LL;
     pthread_mutex_init(&b->mu, NULL);
     pthread_cond_init(&b->stop_cv, NULL);
@@ -316,14 +313,14 @@ static kapi_error *load_state(etcd_backend *b, kapi_store_row_fn fn, void *ctx, 
 {
     kapi_buf start;
     kapi_buf_init(&start);
-    kapi_buf_printf(&start, "%s/", b->prefix);
+    kapi_buf_puts(&start, b->range_start);
     int64_t at = 0;
     kapi_error *err = NULL;
     for (bool more = true; more && !err;) {
         kapi_etcd_op q = {
             .type = KAPI_ETCD_RANGE,
             .key = {start.ptr, start.len},
-            .range_end = {b->watch_end.ptr, b->watch_end.len},
+            .range_end = {b->range_end.ptr, b->range_end.len},
             .limit = LOAD_PAGE,
             .revision = at,
         };
@@ -338,7 +335,7 @@ static kapi_error *load_state(etcd_backend *b, kapi_store_row_fn fn, void *ctx, 
             kapi_obj *o =
                 key.len ? stamp(key, kv->value, kv->mod_revision, kv->create_revision) : NULL;
             if (o) {
-                kapi_store_row row = kv_row(b, kv, KAPI_STORE_UPDATE, kv->mod_revision, o);
+                kapi_store_row row = kv_row(kv, KAPI_STORE_UPDATE, kv->mod_revision, o);
                 fn(ctx, &row);
                 kapi_obj_unref(o);
             }
@@ -450,7 +447,7 @@ static int64_t deliver_events(etcd_backend *b, const kapi_etcd_watch_response *m
         }
         if (!o)
             continue;
-        b->rows[n] = kv_row(b, e->type == KAPI_ETCD_EVENT_DELETE ? &e->prev_kv : &e->kv, op,
+        b->rows[n] = kv_row(e->type == KAPI_ETCD_EVENT_DELETE ? &e->prev_kv : &e->kv, op,
                             e->kv.mod_revision, o);
         n++;
     }
@@ -494,16 +491,14 @@ static void *watcher_main(void *arg)
     etcd_backend *b = arg;
     int64_t last = b->follow_after;
     while (!stopping(b)) {
-        char *from = kapi_xprintf("%s/", b->prefix);
         kapi_etcd_watch_options wo = {
-            .key = kapi_str_c(from),
-            .range_end = {b->watch_end.ptr, b->watch_end.len},
+            .key = kapi_str_c(b->range_start),
+            .range_end = {b->range_end.ptr, b->range_end.len},
             .start_revision = last + 1,
             .prev_kv = true,
             .progress_notify = true,
         };
         kapi_etcd_watch *w = kapi_etcd_watch_new(b->c, &wo);
-        free(from);
         set_watch(b, w);
         kapi_etcd_rc rc;
         int64_t began = kapi_time_mono_ns();
@@ -724,14 +719,13 @@ static kapi_store_rc backend_read_history(void *p, const kapi_store_list_opts *q
                                           kapi_store_row_fn fn, void *ctx, size_t *remaining)
 {
     etcd_backend *b = p;
-    kapi_buf start, end;
+    kapi_buf start, prefix_buf, end;
     kapi_buf_init(&start);
+    kapi_buf_init(&prefix_buf);
     kapi_buf_init(&end);
-    full_key(b, &end, q->prefix);
-    kapi_str prefix = {end.ptr, end.len};
-    kapi_buf tmp;
-    kapi_buf_init(&tmp);
-    kapi_etcd_prefix_end(&tmp, prefix);
+    full_key(b, &prefix_buf, q->prefix);
+    kapi_str prefix = {prefix_buf.ptr, prefix_buf.len};
+    kapi_etcd_prefix_end(&end, prefix);
     if (q->start_after.len) {
         full_key(b, &start, q->start_after);
         kapi_buf_putc(&start, '\0');
@@ -741,7 +735,7 @@ static kapi_store_rc backend_read_history(void *p, const kapi_store_list_opts *q
     kapi_etcd_op r = {
         .type = KAPI_ETCD_RANGE,
         .key = {start.ptr, start.len},
-        .range_end = {tmp.ptr, tmp.len},
+        .range_end = {end.ptr, end.len},
         .limit = (int64_t)q->limit,
         .revision = q->rev,
     };
@@ -757,7 +751,7 @@ static kapi_store_rc backend_read_history(void *p, const kapi_store_list_opts *q
                 stamp(store_key(b, kv->key), kv->value, kv->mod_revision, kv->create_revision);
             if (!o)
                 continue;
-            kapi_store_row row = kv_row(b, kv, KAPI_STORE_UPDATE, kv->mod_revision, o);
+            kapi_store_row row = kv_row(kv, KAPI_STORE_UPDATE, kv->mod_revision, o);
             fn(ctx, &row);
             kapi_obj_unref(o);
         }
@@ -772,8 +766,8 @@ static kapi_store_rc backend_read_history(void *p, const kapi_store_list_opts *q
     kapi_error_free(err);
     kapi_etcd_response_free(resp);
     kapi_buf_dispose(&start);
+    kapi_buf_dispose(&prefix_buf);
     kapi_buf_dispose(&end);
-    kapi_buf_dispose(&tmp);
     return out;
 }
 

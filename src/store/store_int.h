@@ -28,6 +28,11 @@ kapi_obj *kapi_store__obj_new(kapi_str key, int64_t rev, int64_t create_rev, kap
 typedef struct kapi_store_row kapi_store_row;
 kapi_obj *kapi_store__obj_load(const kapi_store_row *row);
 
+/* Where metadata.resourceVersion's digits go in an object's JSON bytes as etcd holds them
+ * (etcd.c): [*start, *end) is the string's content (empty as kapi stores it), keys compared
+ * as written. False when the bytes are not an object with one (not written by kapi). */
+bool kapi_store__rv_place(kapi_str v, size_t *start, size_t *end);
+
 /* ---- the in-memory index ---- */
 
 typedef struct kapi_store__node kapi_store__node;
