@@ -13,7 +13,8 @@
  * the producer may keep its handle after the connection and even the server are gone.
  * A closed stream never touches its server again: writes fail at once on the caller's
  * thread. on_close runs at most once, on the loop thread, and never after
- * kapi_http_stream_end has returned (end waits for a callback that is running).
+ * kapi_http_stream_end has returned (end waits for a callback claimed or running). A stream
+ * the loop closes under a producer that has not ended always runs it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -103,17 +104,25 @@ static void post_locked(kapi_http_stream *s, kapi_http_msg_kind kind)
     kapi_http__post(s->srv, m);
 }
 
-/* Runs on_close (claimed by the caller, who holds the lock; returns with it released).
- * A reference is held across the call: the callback may end the stream. */
-static void run_on_close_locked(kapi_http_stream *s)
+/* Claims on_close for this thread if the producer still wants it (lock held): from here
+ * on kapi_http_stream_end waits for it, so a stream closed under a live producer tells it
+ * even when the producer ends meanwhile. A reference is held until it has run: the
+ * callback may end the stream. */
+static bool claim_on_close_locked(kapi_http_stream *s)
 {
-    void (*cb)(void *) = s->cb;
-    void *ctx = s->cb_ctx;
+    if (s->fired || s->ended || !s->cb)
+        return false;
+    s->fired = true;
     s->cb_running = true;
     s->cb_thread = pthread_self();
     ref_locked(s);
-    pthread_mutex_unlock(&s->mu);
-    cb(ctx);
+    return true;
+}
+
+/* Runs the on_close this thread claimed, without the lock. */
+static void run_claimed(kapi_http_stream *s)
+{
+    s->cb(s->cb_ctx);
     pthread_mutex_lock(&s->mu);
     s->cb_running = false;
     pthread_cond_broadcast(&s->cv);
@@ -121,16 +130,15 @@ static void run_on_close_locked(kapi_http_stream *s)
     kapi_http__stream_unref(s);
 }
 
-/* Loop thread: the stream is closed under the producer; tell it once. */
-static void fire_on_close(kapi_http_stream *s)
+/* Closes s under its producer (loop thread) and claims on_close in the same step; the
+ * caller runs it (claimed) once it has handed the queued bytes over. */
+static bool close_and_claim(kapi_http_stream *s)
 {
     pthread_mutex_lock(&s->mu);
-    if (s->fired || s->ended || !s->cb) {
-        pthread_mutex_unlock(&s->mu);
-        return;
-    }
-    s->fired = true;
-    run_on_close_locked(s);
+    close_locked(s);
+    bool claimed = claim_on_close_locked(s);
+    pthread_mutex_unlock(&s->mu);
+    return claimed;
 }
 
 /* Takes the pending pieces out: *first .. *n of the returned (owned) array. */
@@ -182,11 +190,10 @@ static void unlink_exchange(kapi_http_exchange *ex, kapi_http_stream *s)
 void kapi_http__stream_detach(kapi_http_exchange *ex, bool graceful)
 {
     kapi_http_stream *s = ex->stream;
-    pthread_mutex_lock(&s->mu);
-    close_locked(s);
-    pthread_mutex_unlock(&s->mu);
+    bool claimed = close_and_claim(s);
     hand_over(graceful ? ex : NULL, s, true, false);
-    fire_on_close(s);
+    if (claimed)
+        run_claimed(s);
     unlink_exchange(ex, s);
 }
 
@@ -328,13 +335,15 @@ void kapi_http_stream_on_close(kapi_http_stream *s, void (*cb)(void *ctx), void 
     }
     /* Closed before the callback was set: it still runs once. From a worker (the usual
      * case) the server is alive and the loop runs it; otherwise it runs here. */
-    s->fired = true;
     if (kapi_http__on_worker(s->srv)) {
         post_locked(s, KAPI_HTTP__MSG_STREAM_NOTIFY);
         pthread_mutex_unlock(&s->mu);
         return;
     }
-    run_on_close_locked(s);
+    bool claimed = claim_on_close_locked(s);
+    pthread_mutex_unlock(&s->mu);
+    if (claimed)
+        run_claimed(s);
 }
 
 void kapi_http_stream_end_close(kapi_http_stream *s)
@@ -368,10 +377,8 @@ static void on_start(kapi_http_msg *m)
     /* A client that half-closed while the handler ran is taken as gone: nothing would
      * tell us later that a quiet watch has lost its reader. */
     if (c->dead || c->closing || c->peer_eof || ex->answered) {
-        pthread_mutex_lock(&s->mu);
-        close_locked(s);
-        pthread_mutex_unlock(&s->mu);
-        fire_on_close(s);
+        if (close_and_claim(s))
+            run_claimed(s);
         kapi_http__conn_request_done(ex, true);
         return;
     }
@@ -427,11 +434,10 @@ static void on_notify(kapi_http_msg *m)
 {
     kapi_http_stream *s = m->stream;
     pthread_mutex_lock(&s->mu);
-    if (s->ended) {
-        pthread_mutex_unlock(&s->mu);
-        return;
-    }
-    run_on_close_locked(s);
+    bool claimed = claim_on_close_locked(s);
+    pthread_mutex_unlock(&s->mu);
+    if (claimed)
+        run_claimed(s);
 }
 
 static void (*const handlers[])(kapi_http_msg *m) = {
