@@ -344,9 +344,10 @@ kapi_error *kapi_api__decode_continue(kapi_arena *a, const char *token, kapi_str
  * does not. */
 kapi_error *kapi_api__wait_for_revision(kapi_api *api, int64_t rev);
 /* A read with no resourceVersion is consistent (kapi_store_sync): it sees every write
- * acknowledged before it, also by other kapi instances sharing etcd. An error when the
- * store could not make it so in time. */
-kapi_error *kapi_api__consistent(kapi_api *api);
+ * acknowledged before it, also by other kapi instances sharing etcd. *at gets 0 when the
+ * cache has caught up, else the revision to read from etcd itself (kube-apiserver's
+ * fallback when its cache lags); an error when etcd cannot tell its revision. */
+kapi_error *kapi_api__consistent(kapi_api *api, int64_t *at);
 /* Before a write lost to a race is tried again on the state read anew: on a store shared
  * with other instances, that state must hold the write that won (kapi_store_sync), or
  * the retry would lose again on the same state. */

@@ -131,23 +131,19 @@ kapi_error *kapi_api__wait_for_revision(kapi_api *api, int64_t rev)
     return err;
 }
 
-kapi_error *kapi_api__consistent(kapi_api *api)
+kapi_error *kapi_api__consistent(kapi_api *api, int64_t *at)
 {
-    kapi_store_rc rc = kapi_store_sync(api->store, TOO_NEW_WAIT_MS);
-    if (rc == KAPI_STORE_OK)
+    kapi_store_rc rc = kapi_store_sync(api->store, TOO_NEW_WAIT_MS, at);
+    if (rc == KAPI_STORE_OK || rc == KAPI_STORE_TOO_NEW)
         return NULL;
-    if (rc == KAPI_STORE_TOO_NEW)
-        return kapi_error_new(KAPI_STATUS_TIMEOUT,
-                              "Timeout: the store has not caught up with the latest writes "
-                              "(at revision %lld)",
-                              (long long)kapi_store_revision(api->store));
     return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
                           "the store cannot tell its latest revision; try again");
 }
 
 void kapi_api__before_retry(kapi_api *api)
 {
-    kapi_store_sync(api->store, TOO_NEW_WAIT_MS);
+    int64_t behind;
+    kapi_store_sync(api->store, TOO_NEW_WAIT_MS, &behind);
 }
 
 /* ---- continue tokens ----
@@ -368,7 +364,7 @@ static kapi_error *plan_list(kapi_req *r, const kapi_list_opts *o, kapi_str pref
         return NULL;
     }
     if (!o->rv || !*o->rv)
-        return kapi_api__consistent(r->api);
+        return kapi_api__consistent(r->api, &plan->rev);
     if (strcmp(o->rv, "0") == 0) {
         plan->paged = false; /* served whole, as from kube-apiserver's watch cache */
         return NULL;

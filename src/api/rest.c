@@ -107,6 +107,21 @@ void kapi_api__respond_stored(kapi_req *r, const kapi_type *t, int status, kapi_
     kapi_obj_unref(o);
 }
 
+/* The object at key as of revision at, read from etcd when the cache lags behind it. */
+static kapi_store_rc get_at(kapi_store *st, kapi_str key, int64_t at, kapi_obj **out)
+{
+    kapi_store_list_result l;
+    kapi_store_list_opts q = {.prefix = key, .rev = at, .limit = 1};
+    kapi_store_rc rc = kapi_store_list(st, &q, &l);
+    *out = NULL;
+    if (rc == KAPI_STORE_OK && l.n == 1 && kapi_str_eq(kapi_obj_key(l.items[0]), key))
+        *out = kapi_obj_ref(l.items[0]);
+    else if (rc == KAPI_STORE_OK)
+        rc = KAPI_STORE_NOT_FOUND;
+    kapi_store_list_dispose(&l);
+    return rc;
+}
+
 /* get honours resourceVersion (reference 4.6): "0" is any, another value not older than
  * it (waited for briefly when the store has not reached it), none the latest
  * (kapi_api__consistent). */
@@ -114,20 +129,27 @@ static void do_get(kapi_req *r)
 {
     const kapi_type *t = r->type;
     kapi_obj *o = NULL;
-    int64_t rv;
+    int64_t rv, at = 0;
     const char *given = kapi_api__query(r, "resourceVersion");
     kapi_error *err = kapi_api__parse_rv(given, &rv);
     if (!err && rv > 0)
         err = kapi_api__wait_for_revision(r->api, rv);
     else if (!err && (!given || !*given))
-        err = kapi_api__consistent(r->api);
+        err = kapi_api__consistent(r->api, &at);
     if (err) {
         kapi_api__respond_error(r, err);
         return;
     }
     kapi_str key = kapi_type_key(&r->arena, t, r->info.ns, r->info.name);
-    if (kapi_store_get(r->api->store, key, &o) != KAPI_STORE_OK) {
+    kapi_store_rc rc =
+        at ? get_at(r->api->store, key, at, &o) : kapi_store_get(r->api->store, key, &o);
+    if (rc == KAPI_STORE_NOT_FOUND) {
         kapi_api__respond_error(r, kapi_api__err_not_found(&r->arena, t, r->info.name));
+        return;
+    }
+    if (rc != KAPI_STORE_OK) {
+        kapi_api__respond_error(
+            r, kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "the store cannot be read; try again"));
         return;
     }
     kapi_api__respond_stored(r, t, 200, o);

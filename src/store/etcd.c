@@ -758,7 +758,9 @@ static kapi_store_rc backend_read_history(void *p, const kapi_store_list_opts *q
         *remaining =
             res->count > (int64_t)res->nkvs ? (size_t)(res->count - (int64_t)res->nkvs) : 0;
     } else {
-        out = rc == KAPI_ETCD_COMPACTED ? KAPI_STORE_GONE : KAPI_STORE_IO;
+        out = rc == KAPI_ETCD_COMPACTED    ? KAPI_STORE_GONE
+              : rc == KAPI_ETCD_FUTURE_REV ? KAPI_STORE_TOO_NEW
+                                           : KAPI_STORE_IO;
         if (out == KAPI_STORE_IO)
             fprintf(stderr, "kapi: store: etcd: list at %lld: %s\n", (long long)q->rev,
                     err ? err->message : kapi_etcd_rc_name(rc));

@@ -654,14 +654,18 @@ static int64_t probe_revision(kapi_store *st)
     return rev;
 }
 
-kapi_store_rc kapi_store_sync(kapi_store *st, int64_t timeout_ms)
+kapi_store_rc kapi_store_sync(kapi_store *st, int64_t timeout_ms, int64_t *behind)
 {
+    *behind = 0;
     if (!st->ops->current_revision)
         return KAPI_STORE_OK;
     int64_t rev = probe_revision(st);
     if (rev < 0)
         return KAPI_STORE_IO;
-    return kapi_store_wait_revision(st, rev, timeout_ms) ? KAPI_STORE_OK : KAPI_STORE_TOO_NEW;
+    if (kapi_store_wait_revision(st, rev, timeout_ms))
+        return KAPI_STORE_OK;
+    *behind = rev;
+    return KAPI_STORE_TOO_NEW;
 }
 
 kapi_error *kapi_store_share(kapi_store *st, const char *name, kapi_str mine, kapi_buf *theirs)
@@ -714,8 +718,8 @@ static int history_row(void *ctx, const kapi_store_row *row)
 static kapi_store_rc list_history(kapi_store *st, const kapi_store_list_opts *opts,
                                   kapi_store_list_result *out)
 {
-    if (opts->rev > kapi_store_revision(st))
-        return KAPI_STORE_TOO_NEW;
+    if (opts->rev > kapi_store_revision(st) && !st->ops->current_revision)
+        return KAPI_STORE_TOO_NEW; /* a shared backend may be ahead of the cache: it answers */
     if (opts->rev < atomic_load(&st->compacted))
         return KAPI_STORE_GONE;
     history h = {.out = out};

@@ -183,9 +183,10 @@ kapi_store_rc kapi_store_commit(kapi_store *st, kapi_store_write *w);
  * change the backend had committed when sync was called, so that a read after it sees
  * every write acknowledged before, by any kapi instance on a shared backend. OK at once
  * with SQLite (the cache is its one writer's); TOO_NEW when the cache did not catch up in
- * time; IO when the backend's revision cannot be learnt. Concurrent callers share one
- * look at the backend. */
-kapi_store_rc kapi_store_sync(kapi_store *st, int64_t timeout_ms);
+ * time, with *behind the backend's revision it waited for: a list at that revision
+ * (kapi_store_list) is then read from the backend itself; IO when the backend's revision
+ * cannot be learnt. Concurrent callers share one look at the backend. */
+kapi_store_rc kapi_store_sync(kapi_store *st, int64_t timeout_ms, int64_t *behind);
 
 /* Bytes every kapi instance on a shared backend agrees on (their identity: kapi_auth's
  * share function): *theirs gets mine when this instance offers first, else the first
@@ -196,8 +197,10 @@ kapi_error *kapi_store_share(kapi_store *st, const char *name, kapi_str mine, ka
 kapi_store_rc kapi_store_get(kapi_store *st, kapi_str key, kapi_obj **out);
 
 typedef struct kapi_store_list_opts {
-    kapi_str prefix;      /* keys starting with it, e.g. "/batch/cronjobs/" */
-    int64_t rev;          /* 0: the latest state; else the state at that revision */
+    kapi_str prefix; /* keys starting with it, e.g. "/batch/cronjobs/" */
+    /* 0: the latest state; else the state at that revision, which on a shared backend may
+     * be one the cache has not reached yet (read from the backend; TOO_NEW past its own) */
+    int64_t rev;
     kapi_str start_after; /* only keys after this one (pagination); empty: from the start */
     size_t limit;         /* at most this many items; 0: no limit */
 } kapi_store_list_opts;

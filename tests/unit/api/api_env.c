@@ -10,7 +10,10 @@ void api_env_start(api_env *e)
     char db[512];
     snprintf(db, sizeof(db), "%s/kapi.db", test_tmpdir());
     kapi_store_options so = {.path = db,
-                             .history_seconds = e->history_seconds ? e->history_seconds : 300};
+                             .etcd.servers = e->etcd_servers,
+                             .history_seconds = e->history_seconds ? e->history_seconds : 300,
+                             .observer = e->observer,
+                             .observer_ctx = e->observer_ctx};
     CHECK(kapi_store_open(&e->store, &so) == NULL);
     CHECK(kapi_registry_new(&e->reg) == NULL);
     /* Tokens signed with a key made for the tests: generating one would slow every test. */

@@ -16,9 +16,12 @@ typedef struct api_env {
     kapi_registry *reg;
     kapi_auth *auth;
     kapi_api *api;
-    char auth_header[128];     /* "Authorization: Bearer <admin token>\r\n" */
-    int64_t history_seconds;   /* the store's history window, set before the start (0: 300) */
-    int64_t sa_max_expiration; /* --service-account-max-token-expiration, set before the start */
+    char auth_header[128];        /* "Authorization: Bearer <admin token>\r\n" */
+    int64_t history_seconds;      /* the store's history window, set before the start (0: 300) */
+    int64_t sa_max_expiration;    /* --service-account-max-token-expiration, set before the start */
+    const char *etcd_servers;     /* the store on etcd (prefix /registry) instead of SQLite */
+    kapi_store_observer observer; /* the store's observer, set before the start */
+    void *observer_ctx;
 } api_env;
 
 /* Opens the store, registry and auth, and serves the api (fails the test on error). */

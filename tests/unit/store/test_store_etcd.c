@@ -22,6 +22,12 @@ static kapi_store *open_etcd(const etcd_fixture *f)
     return st;
 }
 
+static kapi_store_rc sync_st(kapi_store *st, int64_t timeout_ms)
+{
+    int64_t behind;
+    return kapi_store_sync(st, timeout_ms, &behind);
+}
+
 /* An object as the api stores it: metadata.resourceVersion empty, the gap at rv_off. */
 typedef struct obj {
     char buf[512];
@@ -93,7 +99,7 @@ TEST(store_etcd_two_instances)
     CHECK_INT_EQ(put(a, KAPI_STORE_CREATE, "/ns/a", "1", 0, &r1, NULL), KAPI_STORE_OK);
     CHECK_INT_EQ(put(b, KAPI_STORE_CREATE, "/ns/a", "dup", 0, NULL, NULL), KAPI_STORE_EXISTS);
     /* What a wrote, b reads after a sync, stamped with etcd's revision. */
-    CHECK_INT_EQ(kapi_store_sync(b, 3000), KAPI_STORE_OK);
+    CHECK_INT_EQ(sync_st(b, 3000), KAPI_STORE_OK);
     char *want = kapi_xprintf("1@%" PRId64, r1);
     CHECK_SHOW(b, "/ns/a", want);
     free(want);
@@ -112,7 +118,7 @@ TEST(store_etcd_two_instances)
     /* The last write outside the prefix: a consistent read still gets there (the sync
      * key), and the sync key is nobody's object. */
     int64_t outside = etcd_put(c, "/elsewhere", "x");
-    CHECK_INT_EQ(kapi_store_sync(b, 3000), KAPI_STORE_OK);
+    CHECK_INT_EQ(sync_st(b, 3000), KAPI_STORE_OK);
     CHECK(kapi_store_revision(b) > outside);
     kapi_store_list_opts all = {.prefix = KAPI_STR("/")};
     kapi_store_list_result everything;
@@ -124,7 +130,7 @@ TEST(store_etcd_two_instances)
     want = kapi_xprintf("2@%" PRId64, r2);
     CHECK_SHOW(b, "/ns/a", want);
     free(want);
-    CHECK_INT_EQ(kapi_store_sync(b, 3000), KAPI_STORE_OK);
+    CHECK_INT_EQ(sync_st(b, 3000), KAPI_STORE_OK);
     kapi_store_list_opts q = {.prefix = KAPI_STR("/ns/")};
     kapi_store_list_result l;
     CHECK_INT_EQ(kapi_store_list(b, &q, &l), KAPI_STORE_OK);
@@ -148,7 +154,7 @@ TEST(store_etcd_two_instances)
     CHECK_INT_EQ(kapi_store_commit(b, w), KAPI_STORE_OK);
     CHECK(w->result && strstr(w->result->data, "\"v\":\"2\"") && w->result->rev > r3);
     kapi_obj_unref(w->result);
-    CHECK_INT_EQ(kapi_store_sync(a, 3000), KAPI_STORE_OK);
+    CHECK_INT_EQ(sync_st(a, 3000), KAPI_STORE_OK);
     CHECK_SHOW(a, "/ns/a", "-");
     /* etcd compacted past r1: a list there is GONE. */
     CHECK_INT_EQ(kapi_etcd_compact(c, r3, true, 0, NULL), KAPI_ETCD_OK);
@@ -199,7 +205,7 @@ TEST(store_etcd_watch_across)
         CHECK_INT_EQ(put(a, KAPI_STORE_CREATE, key, "v", 0, NULL, NULL), KAPI_STORE_OK);
     }
     CHECK_INT_EQ(put(a, KAPI_STORE_DELETE, "/w/k03", NULL, 0, NULL, NULL), KAPI_STORE_OK);
-    CHECK_INT_EQ(kapi_store_sync(b, 3000), KAPI_STORE_OK);
+    CHECK_INT_EQ(sync_st(b, 3000), KAPI_STORE_OK);
     pthread_mutex_lock(&s.mu);
     CHECK_INT_EQ(s.n, 21);
     CHECK(strncmp(s.log.ptr, "P/w/k00;P/w/k01;", 16) == 0);
@@ -239,7 +245,7 @@ static void *incr_main(void *arg)
         if (rc == KAPI_STORE_OK)
             i++;
         else if (rc == KAPI_STORE_CONFLICT)
-            kapi_store_sync(in->st, 3000);
+            sync_st(in->st, 3000);
         else
             CHECK_INT_EQ(rc, KAPI_STORE_CONFLICT);
     }
@@ -252,7 +258,7 @@ TEST(store_etcd_no_lost_update)
     etcd_fixture_start(&f);
     kapi_store *a = open_etcd(&f), *b = open_etcd(&f);
     CHECK_INT_EQ(put(a, KAPI_STORE_CREATE, "/c/n", "0", 0, NULL, NULL), KAPI_STORE_OK);
-    CHECK_INT_EQ(kapi_store_sync(b, 3000), KAPI_STORE_OK);
+    CHECK_INT_EQ(sync_st(b, 3000), KAPI_STORE_OK);
     pthread_t t[4];
     incr in[4];
     for (int i = 0; i < 4; i++) {
@@ -261,7 +267,7 @@ TEST(store_etcd_no_lost_update)
     }
     for (int i = 0; i < 4; i++)
         pthread_join(t[i], NULL);
-    CHECK_INT_EQ(kapi_store_sync(a, 3000), KAPI_STORE_OK);
+    CHECK_INT_EQ(sync_st(a, 3000), KAPI_STORE_OK);
     kapi_obj *o = NULL;
     CHECK_INT_EQ(kapi_store_get(a, KAPI_STR("/c/n"), &o), KAPI_STORE_OK);
     CHECK(o && strstr(o->data, "\"v\":\"100\"") != NULL);
@@ -284,7 +290,7 @@ static void *reader_main(void *arg)
     reader *rd = arg;
     for (int i = 0; i < 40; i++) {
         int64_t before = atomic_load(rd->acked);
-        if (kapi_store_sync(rd->st, 3000) != KAPI_STORE_OK || kapi_store_revision(rd->st) < before)
+        if (sync_st(rd->st, 3000) != KAPI_STORE_OK || kapi_store_revision(rd->st) < before)
             rd->bad++;
     }
     return NULL;
@@ -358,7 +364,7 @@ TEST(store_etcd_reload_after_compaction)
     kapi_store_watch *w = NULL;
     int64_t oldest, r1 = 0;
     CHECK_INT_EQ(put(a, KAPI_STORE_CREATE, "/x/1", "v", 0, &r1, NULL), KAPI_STORE_OK);
-    CHECK_INT_EQ(kapi_store_sync(b, 3000), KAPI_STORE_OK);
+    CHECK_INT_EQ(sync_st(b, 3000), KAPI_STORE_OK);
     CHECK(has(b, "/x/1"));
     CHECK_INT_EQ(kapi_store_watch_start(b, KAPI_STR("/x/"), kapi_store_revision(b), count_reset, &r,
                                         &w, &oldest),
@@ -366,7 +372,7 @@ TEST(store_etcd_reload_after_compaction)
     /* b's only member goes down; meanwhile the others change and compact. */
     etcd_fixture_kill(&f, 0);
     /* (Until the two left have elected a leader, if it was m0, reads fail.) */
-    for (int i = 0; i < 100 && kapi_store_sync(a, 3000) != KAPI_STORE_OK; i++) {
+    for (int i = 0; i < 100 && sync_st(a, 3000) != KAPI_STORE_OK; i++) {
         struct timespec ts = {0, 50000000};
         nanosleep(&ts, NULL);
     }
@@ -394,9 +400,77 @@ TEST(store_etcd_reload_after_compaction)
                  KAPI_STORE_GONE);
     /* And b goes on following. */
     CHECK_INT_EQ(put(a, KAPI_STORE_CREATE, "/x/3", "v", 0, NULL, NULL), KAPI_STORE_OK);
-    CHECK_INT_EQ(kapi_store_sync(b, 5000), KAPI_STORE_OK);
+    CHECK_INT_EQ(sync_st(b, 5000), KAPI_STORE_OK);
     CHECK(has(b, "/x/3"));
     kapi_store_watch_stop(b, w);
+    kapi_store_free(a);
+    kapi_store_free(b);
+    etcd_fixture_stop(&f);
+}
+
+/* An observer that holds the follower while asked to: the cache falls behind etcd. */
+typedef struct holder {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool hold, held;
+} holder;
+
+static void hold_follower(void *ctx, const kapi_store_event *ev)
+{
+    holder *h = ctx;
+    (void)ev;
+    pthread_mutex_lock(&h->mu);
+    while (h->hold) {
+        h->held = true;
+        pthread_cond_broadcast(&h->cv);
+        pthread_cond_wait(&h->cv, &h->mu);
+    }
+    pthread_mutex_unlock(&h->mu);
+}
+
+/* A consistent read whose cache lags behind etcd reads etcd at the revision sync learnt:
+ * it holds every acknowledged write, as kube-apiserver's fallback does. */
+TEST(store_etcd_lagging_cache_reads_etcd)
+{
+    etcd_fixture f = {.n = 1};
+    etcd_fixture_start(&f);
+    holder h = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .hold = true};
+    kapi_store_options ob = {
+        .etcd = {.servers = f.servers, .prefix = "/t"},
+        .observer = hold_follower,
+        .observer_ctx = &h,
+    };
+    kapi_store *a = open_etcd(&f), *b = NULL;
+    CHECK(kapi_store_open(&b, &ob) == NULL);
+    int64_t r1, r2, behind = 0;
+    CHECK_INT_EQ(put(a, KAPI_STORE_CREATE, "/ns/1", "one", 0, &r1, NULL), KAPI_STORE_OK);
+    pthread_mutex_lock(&h.mu);
+    while (!h.held)
+        pthread_cond_wait(&h.cv, &h.mu);
+    pthread_mutex_unlock(&h.mu);
+    /* b's follower is held at r1; a writes on. */
+    CHECK_INT_EQ(put(a, KAPI_STORE_CREATE, "/ns/2", "two", 0, &r2, NULL), KAPI_STORE_OK);
+    CHECK_INT_EQ(kapi_store_sync(b, 100, &behind), KAPI_STORE_TOO_NEW);
+    CHECK(behind >= r2);
+    CHECK(kapi_store_revision(b) < r2);
+    kapi_store_list_opts q = {.prefix = KAPI_STR("/ns/"), .rev = behind};
+    kapi_store_list_result l;
+    CHECK_INT_EQ(kapi_store_list(b, &q, &l), KAPI_STORE_OK);
+    CHECK_INT_EQ(l.n, 2);
+    CHECK_INT_EQ(l.rev, behind);
+    CHECK(l.n == 2 && l.items[1]->rev == r2 && strstr(l.items[1]->data, "\"v\":\"two\"") != NULL);
+    kapi_store_list_dispose(&l);
+    /* Past etcd's own revision: too new, from etcd too. */
+    q.rev = behind + 1000;
+    CHECK_INT_EQ(kapi_store_list(b, &q, &l), KAPI_STORE_TOO_NEW);
+    kapi_store_list_dispose(&l);
+    pthread_mutex_lock(&h.mu);
+    h.hold = false;
+    pthread_cond_broadcast(&h.cv);
+    pthread_mutex_unlock(&h.mu);
+    CHECK_INT_EQ(kapi_store_sync(b, 3000, &behind), KAPI_STORE_OK);
+    CHECK_INT_EQ(behind, 0);
+    CHECK(has(b, "/ns/2"));
     kapi_store_free(a);
     kapi_store_free(b);
     etcd_fixture_stop(&f);
