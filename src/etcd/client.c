@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -83,8 +84,7 @@ typedef struct call {
     const char *path;
     kapi_buf req; /* the framed request, kept for a resend on another connection */
     int64_t deadline;
-    pthread_cond_t cv;
-    bool done;
+    sem_t done; /* posted once the call has ended: its caller, woken alone, reads it then */
     kapi_etcd_rc rc;
     char *why;         /* heap: what went wrong */
     const char *where; /* the endpoint it ended on */
@@ -414,8 +414,7 @@ static void finish_locked(kapi_etcd_client *c, call *k, kapi_etcd_rc rc, char *w
     k->rc = rc;
     k->why = why;
     k->where = c->eps[c->cur].url;
-    k->done = true;
-    pthread_cond_signal(&k->cv);
+    sem_post(&k->done);
 }
 
 static void finish(kapi_etcd_client *c, call *k, kapi_etcd_rc rc, char *why)
@@ -486,11 +485,14 @@ static bool watch_frame(kapi_etcd_client *c, kapi_etcd_watch *w, kapi_etcd__strm
         m->len = n;
         memcpy(m->bytes, p + KAPI_ETCD__PREFIX, n);
         pthread_mutex_lock(&c->mu);
+        bool was_empty = !w->head; /* else the consumer is not waiting */
         *(w->tail ? &w->tail->next : &w->head) = m;
         w->tail = m;
         w->queued += n;
-        pthread_cond_signal(&w->cv);
         pthread_mutex_unlock(&c->mu);
+        if (was_empty) /* after the unlock: woken, it does not wait for the lock (the
+                        * watch is freed only by this thread) */
+            pthread_cond_signal(&w->cv);
         off += KAPI_ETCD__PREFIX + n;
     }
     memmove(s->in.ptr, s->in.ptr + off, s->in.len - off);
@@ -1356,14 +1358,14 @@ kapi_etcd_rc kapi_etcd__call(kapi_etcd_client *c, const char *path, kapi_buf *re
         k.where = kapi_etcd_client_endpoint(c);
         goto done;
     }
-    pthread_cond_init(&k.cv, NULL);
+    sem_init(&k.done, 0, 0);
     pthread_mutex_lock(&c->mu);
     list_insert(c->queued.prev, &k.link);
     kapi_etcd__kick(c);
-    while (!k.done)
-        pthread_cond_wait(&k.cv, &c->mu);
     pthread_mutex_unlock(&c->mu);
-    pthread_cond_destroy(&k.cv);
+    while (sem_wait(&k.done) != 0 && errno == EINTR)
+        ;
+    sem_destroy(&k.done);
     if (k.rc == KAPI_ETCD_OK && !one_message(&k.body, len)) {
         k.rc = KAPI_ETCD_PROTOCOL;
         k.why = kapi_xstrdup("the answer is not one uncompressed gRPC message");

@@ -578,8 +578,13 @@ static bool delivered_within(etcd_backend *b, int64_t rev, int64_t ns)
     ns += ts.tv_nsec;
     ts.tv_sec += (time_t)(ns / 1000000000LL);
     ts.tv_nsec = (long)(ns % 1000000000LL);
-    while (sem_timedwait(&w.sem, &ts) != 0 && errno == EINTR)
+    int rc;
+    while ((rc = sem_timedwait(&w.sem, &ts)) != 0 && errno == EINTR)
         ;
+    if (rc == 0) { /* posted: unlisted by the watcher, which had delivered rev */
+        sem_destroy(&w.sem);
+        return true;
+    }
     pthread_mutex_lock(&b->mu);
     for (waiter **at = &b->waiters; *at; at = &(*at)->next) {
         if (*at == &w) { /* timed out: still listed */
