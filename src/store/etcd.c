@@ -19,7 +19,8 @@
  * its revision, so that what it reads next here holds its write (durable before visible).
  *
  * The follower is one watch on the whole prefix, from the revision the cache was loaded
- * at, with prev_kv (a DELETE row carries the last state) and progress notifications. It
+ * at, with progress notifications and without prev_kv: the cache holds every key's
+ * last state, so a DELETE row carries only the key and etcd reads no previous value. It
  * runs on the backend's own thread and re-creates the watch from the last revision it
  * delivered when the stream breaks (another endpoint, another member), so every change
  * is delivered once, in order, without a relist. When etcd has compacted changes the
@@ -435,25 +436,20 @@ static int64_t deliver_events(etcd_backend *b, const kapi_etcd_watch_response *m
         kapi_str key = store_key(b, e->kv.key);
         if (!key.len)
             continue;
-        kapi_obj *o = NULL;
-        kapi_store_op op;
-        if (e->type == KAPI_ETCD_EVENT_DELETE) {
-            op = KAPI_STORE_DELETE;
-            if (e->has_prev)
-                o = stamp(key, e->prev_kv.value, e->kv.mod_revision, e->prev_kv.create_revision);
-        } else {
-            op = e->kv.version == 1 ? KAPI_STORE_CREATE : KAPI_STORE_UPDATE;
-            o = stamp(key, e->kv.value, e->kv.mod_revision, e->kv.create_revision);
-        }
-        if (!o)
+        if (e->type == KAPI_ETCD_EVENT_DELETE) { /* the cache holds the last state */
+            b->rows[n++] =
+                (kapi_store_row){.rev = e->kv.mod_revision, .op = KAPI_STORE_DELETE, .key = key};
             continue;
-        b->rows[n] = kv_row(e->type == KAPI_ETCD_EVENT_DELETE ? &e->prev_kv : &e->kv, op,
-                            e->kv.mod_revision, o);
-        n++;
+        }
+        kapi_store_op op = e->kv.version == 1 ? KAPI_STORE_CREATE : KAPI_STORE_UPDATE;
+        kapi_obj *o = stamp(key, e->kv.value, e->kv.mod_revision, e->kv.create_revision);
+        if (o)
+            b->rows[n++] = kv_row(&e->kv, op, e->kv.mod_revision, o);
     }
     b->follow(b->follow_ctx, b->rows, n, upto);
     for (size_t i = 0; i < n; i++)
-        kapi_obj_unref(b->rows[i].obj);
+        if (b->rows[i].obj)
+            kapi_obj_unref(b->rows[i].obj);
     return upto;
 }
 
@@ -495,7 +491,6 @@ static void *watcher_main(void *arg)
             .key = kapi_str_c(b->range_start),
             .range_end = {b->range_end.ptr, b->range_end.len},
             .start_revision = last + 1,
-            .prev_kv = true,
             .progress_notify = true,
         };
         kapi_etcd_watch *w = kapi_etcd_watch_new(b->c, &wo);

@@ -132,15 +132,22 @@ struct kapi_store {
 
 /* ---- following the backend ---- */
 
-/* Applies one change to the index; lock held. */
+/* Applies one change to the index; lock held. A DELETE row without a value (etcd's
+ * watch, which kapi does not ask for previous values) deletes the cached state, stamped
+ * with the deletion's revision; a.obj is NULL when the key was not cached. */
 static applied apply_row(kapi_store *st, const kapi_store_row *row)
 {
     kapi_obj *prev = kapi_store__index_get(&st->index, row->key);
+    bool bare = row->op == KAPI_STORE_DELETE && !row->obj && !row->value.len;
     applied a = {
         .type = row->op == KAPI_STORE_DELETE ? KAPI_STORE_EVENT_DELETE : KAPI_STORE_EVENT_PUT,
-        .obj = kapi_store__obj_load(row),
+        .obj = !bare  ? kapi_store__obj_load(row)
+               : prev ? kapi_obj_restamp(prev, row->rev)
+                      : NULL,
         .prev = prev ? kapi_obj_ref(prev) : NULL,
     };
+    if (!a.obj)
+        return a;
     if (row->op == KAPI_STORE_DELETE)
         kapi_store__index_remove(&st->index, row->key);
     else
@@ -184,7 +191,8 @@ static void apply_rows(void *ctx, const kapi_store_row *rows, size_t n, int64_t 
     for (size_t i = 0; i < n; i++) {
         if (rows[i].rev <= st->row_rev)
             continue;
-        st->applied[k++] = apply_row(st, &rows[i]);
+        st->applied[k] = apply_row(st, &rows[i]);
+        k += st->applied[k].obj != NULL;
         st->row_rev = rows[i].rev;
     }
     if (st->row_rev > rev)

@@ -180,8 +180,13 @@ static bool on_event(void *ctx, const kapi_store_event *ev)
     if (ev->type == KAPI_STORE_EVENT_PROGRESS)
         return true;
     pthread_mutex_lock(&s->mu);
-    kapi_buf_printf(&s->log, "%c%s;", ev->type == KAPI_STORE_EVENT_DELETE ? 'D' : 'P',
-                    ev->obj->key);
+    /* A deletion carries the last state, stamped with its own revision ("!" if not). */
+    char rv[32];
+    snprintf(rv, sizeof(rv), "\"resourceVersion\":\"%lld\"", (long long)ev->rev);
+    bool whole = ev->obj->rev == ev->rev && strstr(ev->obj->data, rv) &&
+                 strstr(ev->obj->data, "\"v\":\"v\"");
+    kapi_buf_printf(&s->log, "%c%s%s;", ev->type == KAPI_STORE_EVENT_DELETE ? 'D' : 'P',
+                    ev->obj->key, whole ? "" : "!");
     s->n++;
     pthread_mutex_unlock(&s->mu);
     return true;
