@@ -7,10 +7,9 @@
  * (None/Webhook, the webhook URL or service, review versions), status.storedVersions,
  * the api-approved.kubernetes.io rule of protected groups, preserveUnknownFields.
  *
- * The structural-schema rules of openAPIV3Schema itself belong to the schema engine and
- * are not checked here; the root-level rules that do not need it are (nullable root,
- * object root when the status subresource is on), and so is ValidateStructural's
- * compilation of every pattern with Go's regexp (base/regex.h).
+ * The rules of openAPIV3Schema itself (structural schemas, defaults, list and map types)
+ * are the schema engine's (kapi_schema_crd_check); the root-level ones of a status-enabled
+ * schema are checked here.
  *
  * Kubernetes validates the internal form of the CRD, which the v1 object converts to:
  * when every version has the same schema (or subresources, or printer columns) it is
@@ -53,6 +52,7 @@ typedef struct cctx {
      * 1.26 checks it, reported per version) */
     bool hoist_schema, hoist_subresources, hoist_columns;
     bool require_schema, require_recognized_review;
+    kapi_schema_crd_rules rules; /* which schema rules the stored CRD lets apply */
 } cctx;
 
 static const char *P(cctx *c, const char *parent, const char *name)
@@ -179,115 +179,8 @@ static bool spec_has_defaults(const json_t *spec)
     return false;
 }
 
-/* ---- patterns (structural schema validation) ----
- *
- * ValidateStructural compiles every pattern with Go's regexp.Compile: through properties,
- * items and additionalProperties, and through the value validations (allOf, anyOf, oneOf,
- * not and their properties and items). Go sorts these causes by their text. */
-
-typedef struct bad_pattern {
-    char *text; /* the cause as Go prints it, what it is sorted by */
-    const char *path, *pattern;
-    char *why;
-} bad_pattern;
-
-typedef struct bad_patterns {
-    bad_pattern *v;
-    size_t n;
-} bad_patterns;
-
-static void check_pattern(cctx *c, bad_patterns *out, const json_t *s, const char *path)
-{
-    const json_t *p = json_object_get(s, "pattern");
-    if (!json_is_string(p) || json_string_length(p) == 0)
-        return;
-    kapi_regex *re;
-    char *why = kapi_regex_new(json_string_value(p), json_string_length(p), &re);
-    kapi_regex_free(re);
-    if (!why)
-        return;
-    const char *at = P(c, path, "pattern");
-    kapi_buf text;
-    kapi_buf_init(&text);
-    kapi_buf_printf(&text, "%s: Invalid value: ", at);
-    kapi_go_quote(&text, json_string_value(p), json_string_length(p));
-    kapi_buf_printf(&text, ": must be a valid regular expression, but isn't: %s", why);
-    out->v = kapi_xrealloc(out->v, (out->n + 1) * sizeof(*out->v));
-    out->v[out->n++] = (bad_pattern){kapi_buf_detach(&text, NULL), at, json_string_value(p), why};
-}
-
-static void nested_patterns(cctx *c, bad_patterns *out, const json_t *s, const char *path);
-
-/* validateValueValidation */
-static void value_patterns(cctx *c, bad_patterns *out, const json_t *s, const char *path)
-{
-    static const char *const junctors[] = {"anyOf", "allOf", "oneOf"};
-    for (size_t j = 0; j < KAPI_ARRAY_LEN(junctors); j++) {
-        const json_t *l = json_object_get(s, junctors[j]);
-        for (size_t i = 0; i < json_array_size(l); i++)
-            nested_patterns(c, out, json_array_get(l, i),
-                            kapi_path_index(c->a, P(c, path, junctors[j]), i));
-    }
-    const json_t *not_schema = json_object_get(s, "not");
-    if (json_is_object(not_schema))
-        nested_patterns(c, out, not_schema, P(c, path, "not"));
-    check_pattern(c, out, s, path);
-}
-
-/* The properties and items of s, each walked by fn. */
-static void children(cctx *c, bad_patterns *out, const json_t *s, const char *path,
-                     void (*fn)(cctx *, bad_patterns *, const json_t *, const char *))
-{
-    const json_t *items = json_object_get(s, "items");
-    if (json_is_object(items))
-        fn(c, out, items, P(c, path, "items"));
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)json_object_get(s, "properties"), key, v)
-    {
-        if (json_is_object(v))
-            fn(c, out, v, kapi_path_key(c->a, P(c, path, "properties"), key));
-    }
-}
-
-/* validateNestedValueValidation */
-static void nested_patterns(cctx *c, bad_patterns *out, const json_t *s, const char *path)
-{
-    value_patterns(c, out, s, path);
-    children(c, out, s, path, nested_patterns);
-}
-
-/* validateStructuralInvariants */
-static void structural_patterns(cctx *c, bad_patterns *out, const json_t *s, const char *path)
-{
-    children(c, out, s, path, structural_patterns);
-    const json_t *add = json_object_get(s, "additionalProperties");
-    if (json_is_object(add))
-        structural_patterns(c, out, add, P(c, path, "additionalProperties"));
-    value_patterns(c, out, s, path);
-}
-
-static int bad_pattern_cmp(const void *a, const void *b)
-{
-    return strcmp(((const bad_pattern *)a)->text, ((const bad_pattern *)b)->text);
-}
-
-static void patterns(cctx *c, const json_t *schema, const char *path)
-{
-    bad_patterns out = {NULL, 0};
-    structural_patterns(c, &out, schema, path);
-    if (out.n > 1)
-        qsort(out.v, out.n, sizeof(*out.v), bad_pattern_cmp);
-    for (size_t i = 0; i < out.n; i++) {
-        kapi_field_invalid_str(c->err, out.v[i].path, out.v[i].pattern,
-                               "must be a valid regular expression, but isn't: %s", out.v[i].why);
-        free(out.v[i].text);
-        free(out.v[i].why);
-    }
-    free(out.v);
-}
-
-/* The schema rules kapi checks here: status-enabled root type, nullable root, patterns. */
+/* validateCustomResourceDefinitionValidation: the root rules of a status-enabled schema,
+ * then the schema's own (kapi_schema_crd_check). */
 static void validation_rules(cctx *c, const json_t *validation, bool status, const char *path)
 {
     const json_t *schema = json_object_get(validation, "openAPIV3Schema");
@@ -301,7 +194,7 @@ static void validation_rules(cctx *c, const json_t *validation, bool status, con
     if (json_is_true(json_object_get(schema, "nullable")))
         kapi_field_forbidden(c->err, P(c, path, "openAPIV3Schema.nullable"),
                              "nullable cannot be true at the root");
-    patterns(c, schema, P(c, path, "openAPIV3Schema"));
+    kapi_schema_crd_check(schema, P(c, path, "openAPIV3Schema"), &c->rules, c->err);
 }
 
 /* ---- subresources, columns, names ---- */
@@ -928,6 +821,20 @@ static void immutable_str(cctx *c, const json_t *a, const json_t *b, const char 
         kapi_field_invalid_str(c->err, path, kapi_registry__str(a, key), "field is immutable");
 }
 
+/* The openAPIV3Schema of each version of spec, as a JSON array (borrowed members). */
+static json_t *schemas_of(const json_t *spec)
+{
+    json_t *out = json_array();
+    const json_t *vs = json_object_get(spec, "versions");
+    for (size_t i = 0; i < json_array_size(vs); i++) {
+        json_t *s =
+            json_object_get(json_object_get(json_array_get(vs, i), "schema"), "openAPIV3Schema");
+        if (json_is_object(s))
+            json_array_append(out, s);
+    }
+    return out;
+}
+
 void kapi_registry__validate_crd(const kapi_type *t, const json_t *obj, const json_t *old,
                                  kapi_error *err)
 {
@@ -943,7 +850,11 @@ void kapi_registry__validate_crd(const kapi_type *t, const json_t *obj, const js
               any && identical(vs, "subresources"),
               any && identical(vs, "additionalPrinterColumns"),
               !old || all_versions_have_schema(old_spec),
-              !old || recognized_review(old_spec)};
+              !old || recognized_review(old_spec),
+              {0}};
+    json_t *old_schemas = old ? schemas_of(old_spec) : NULL;
+    c.rules = kapi_schema_crd_rules_for(old_schemas);
+    json_decref(old_schemas);
     const json_t *meta = json_object_get(obj, "metadata");
     kapi_arena_init(&a);
     if (old) {

@@ -138,7 +138,7 @@ static int64_t int_kw(compiler *c, const json_t *j, const char *key, const char 
         return -1;
     if (json_is_integer(v) && json_integer_value(v) >= 0)
         return json_integer_value(v);
-    if (json_is_real(v) && json_real_value(v) >= 0 &&
+    if (json_is_real(v) && json_real_value(v) >= 0 && json_real_value(v) < 0x1p63 &&
         json_real_value(v) == floor(json_real_value(v)))
         return (int64_t)json_real_value(v);
     fail(c, child_path(c, path, key), "must be a non-negative integer");

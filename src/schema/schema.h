@@ -221,4 +221,30 @@ void kapi_schema_protobuf_nulls(const kapi_schema *s, json_t *obj);
  * valid. path names v ("" for a whole object); v may be NULL (null). */
 void kapi_schema_validate(const kapi_schema *s, const json_t *v, const char *path, kapi_error *err);
 
+/* ---- CRD schemas (structural.c) ---- */
+
+/* Which of the rules apply: all of them to a new CRD; on an update, a rule the stored CRD
+ * already broke is not enforced (kube-apiserver does not tighten validation on persisted
+ * data). */
+typedef struct kapi_schema_crd_rules {
+    bool require_structural;      /* the schema must be structural; defaults checked */
+    bool require_pruned_defaults; /* defaults must hold only fields their schema knows */
+    bool require_atomic_set_type; /* items of a list-type set list are atomic */
+    bool require_map_list_keys;   /* list-map keys required or defaulted, not nullable */
+    bool require_valid_type;      /* type is one of OpenAPI v3's six */
+} kapi_schema_crd_rules;
+
+/* The rules for an update of a CRD whose stored schemas are the members of old_schemas (a
+ * JSON array of openAPIV3Schema values; NULL for a create: every rule). */
+kapi_schema_crd_rules kapi_schema_crd_rules_for(const json_t *old_schemas);
+/* Appends to err the causes kube-apiserver 1.26 finds in a CRD version's openAPIV3Schema
+ * schema, at path (".../openAPIV3Schema"): its structural-schema rules (sorted as Go sorts
+ * them), then its defaults', then the OpenAPI keyword, list-type, map-type and
+ * x-kubernetes-validations shape rules; see structural.c. */
+void kapi_schema_crd_check(const json_t *schema, const char *path, const kapi_schema_crd_rules *r,
+                           kapi_error *err);
+/* Whether a schema is structural (NonStructuralSchema is the condition of a CRD whose
+ * stored schema is not). */
+bool kapi_schema_crd_structural(const json_t *schema);
+
 #endif

@@ -132,13 +132,15 @@ static const vcase create_cases[] = {
          "\"additionalPrinterColumns\":[{\"name\":\"A\",\"type\":\"\",\"jsonPath\":\"\"}]") "]}}",
      CRD "[spec.versions[0].schema.openAPIV3Schema.type: Invalid value: \"array\": only "
          "\"object\" is allowed as the type at the root of the schema if the status subresource "
-         "is enabled, spec.versions[0].subresources.scale.specReplicasPath: Invalid value: "
-         "\".status.r\": should be a json path under .spec, "
+         "is enabled, spec.versions[0].schema.openAPIV3Schema.items: Required value: must be "
+         "specified, spec.versions[0].schema.openAPIV3Schema.type: Invalid value: \"array\": "
+         "must be object at the root, spec.versions[0].subresources.scale.specReplicasPath: "
+         "Invalid value: \".status.r\": should be a json path under .spec, "
          "spec.versions[0].subresources.scale.statusReplicasPath: Required value, "
          "spec.versions[0].additionalPrinterColumns[0].type: Required value: must be one of "
          "boolean,date,integer,number,string, "
          "spec.versions[0].additionalPrinterColumns[0].jsonPath: Required value]",
-     5},
+     7},
     {"per-version columns",
      "{\"spec\":{\"versions\":[" VERSION(
          "v1", "true",
