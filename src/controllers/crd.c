@@ -3,9 +3,13 @@
  * apiextensions naming and establishing controllers), and their deletion (its finalizer
  * controller), a client of the api.
  *
- * A CRD that is not yet Established gets its spec.names as status.acceptedNames and the
- * NamesAccepted and Established conditions, True, by a /status write. Name conflicts
- * between CRDs are not checked yet: a CRD's names are accepted as they are.
+ * A CRD whose spec.names differ from its status.acceptedNames has each name accepted
+ * unless another CRD of its group (or an earlier name of its own) holds it: plural,
+ * singular and short names among the group's resource names, kind and listKind among its
+ * kinds. A conflict leaves the old accepted name and sets NamesAccepted False with
+ * kube's reason (PluralConflict, ..., "\"x\" is already in use"); such a CRD is not
+ * Established, so not served, until the conflict goes. Once NamesAccepted is True the CRD
+ * is Established (a second /status write, as kube's establishing controller makes).
  *
  * A deleted CRD (its cleanup finalizer set by the delete) has its custom resources
  * deleted, each waiting for its own finalizers; once none is left the finalizer goes (a
@@ -19,6 +23,7 @@
  */
 #include <string.h>
 
+#include "codec/go.h"
 #include "codec/json.h"
 #include "controllers/controllers.h"
 
@@ -30,16 +35,166 @@ static const kapi_type *crd_type(kapi_api *api)
     return kapi_registry_crds(kapi_api_registry(api));
 }
 
-/* Gives crd (taken; not Established, not being deleted) its names and conditions. */
+/* ---- naming (kube's NamingConditionController and EstablishingController) ---- */
+
+/* The string at path in v, "" when absent. */
+static const char *sval(const json_t *v, const char *path)
+{
+    const char *s = kapi_json_path_str(v, path);
+    return s ? s : "";
+}
+
+/* Whether a CRD of group (self included) has accepted name among its resource names
+ * (plural, singular, short names) or, with kinds, its kinds (kind, listKind). self counts
+ * too, with the names it has accepted so far. */
+static bool name_used(const json_t *items, const char *group, const char *name, bool kinds)
+{
+    static const char *const resource_keys[] = {"plural", "singular"};
+    static const char *const kind_keys[] = {"kind", "listKind"};
+    const char *const *keys = kinds ? kind_keys : resource_keys;
+    size_t i;
+    json_t *crd;
+    json_array_foreach(items, i, crd)
+    {
+        if (strcmp(sval(crd, "spec.group"), group) != 0)
+            continue;
+        const json_t *accepted = kapi_json_path(crd, "status.acceptedNames");
+        for (size_t k = 0; k < 2; k++)
+            if (strcmp(sval(accepted, keys[k]), name) == 0)
+                return true;
+        const json_t *shorts = json_object_get(accepted, "shortNames");
+        for (size_t j = 0; !kinds && j < json_array_size(shorts); j++)
+            if (strcmp(json_string_value(json_array_get(shorts, j)) ?: "", name) == 0)
+                return true;
+    }
+    return false;
+}
+
+/* equalToAcceptedOrFresh: NULL, or the conflict ("\"x\" is already in use", heap). */
+static char *conflict(const json_t *items, const char *group, const char *requested,
+                      const char *accepted, bool kinds)
+{
+    if (strcmp(requested, accepted) == 0 || !name_used(items, group, requested, kinds))
+        return NULL;
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_go_quote(&b, requested, strlen(requested));
+    kapi_buf_puts(&b, " is already in use");
+    return kapi_buf_detach(&b, NULL);
+}
+
+typedef struct naming {
+    json_t *names;      /* the accepted names to be */
+    const char *reason; /* NULL: no conflict */
+    char *message;      /* heap */
+} naming;
+
+static void name_conflict(naming *n, const char *reason, char *message)
+{
+    n->reason = reason;
+    free(n->message);
+    n->message = message;
+}
+
+/* One name of spec.names (key): accepted when it does not conflict. */
+static void take_name(naming *n, const json_t *items, const json_t *crd, const char *key,
+                      const char *reason, bool kinds)
+{
+    const char *group = sval(crd, "spec.group");
+    const char *requested = sval(kapi_json_path(crd, "spec.names"), key);
+    const char *accepted = sval(kapi_json_path(crd, "status.acceptedNames"), key);
+    char *why = conflict(items, group, requested, accepted, kinds);
+    if (why)
+        name_conflict(n, reason, why);
+    else
+        json_object_set_new_nocheck(n->names, key, json_string(requested));
+}
+
+/* The short names: each new one must be free; all are taken or none. */
+static void take_short_names(naming *n, const json_t *items, const json_t *crd)
+{
+    const json_t *requested = kapi_json_path(crd, "spec.names.shortNames");
+    const json_t *accepted = kapi_json_path(crd, "status.acceptedNames.shortNames");
+    const char *group = sval(crd, "spec.group");
+    if (json_equal(requested, accepted) || (!requested && !accepted))
+        return;
+    kapi_buf errs;
+    kapi_buf_init(&errs);
+    size_t nerrs = 0;
+    for (size_t i = 0; i < json_array_size(requested); i++) {
+        const char *name = json_string_value(json_array_get(requested, i)) ?: "";
+        bool had = false;
+        for (size_t j = 0; j < json_array_size(accepted) && !had; j++)
+            had = strcmp(json_string_value(json_array_get(accepted, j)) ?: "", name) == 0;
+        char *why = had ? NULL : conflict(items, group, name, "", false);
+        if (why)
+            kapi_buf_printf(&errs, "%s%s", nerrs++ ? ", " : "", why);
+        free(why);
+    }
+    if (nerrs) { /* Go's aggregate: one error as it is, several in brackets */
+        char *text = kapi_buf_detach(&errs, NULL);
+        name_conflict(n, "ShortNamesConflict", nerrs > 1 ? kapi_xprintf("[%s]", text) : text);
+        if (nerrs > 1)
+            free(text);
+        return;
+    }
+    kapi_buf_dispose(&errs);
+    if (requested)
+        json_object_set_nocheck(n->names, "shortNames", (json_t *)requested);
+    else
+        json_object_del(n->names, "shortNames");
+}
+
+/* calculateNamesAndConditions: crd's accepted names and its NamesAccepted and Established
+ * conditions, written when they change. crd is updated in place (taken), so that the
+ * CRDs named after it in this pass see what it accepted. */
+static void name(kapi_api *api, const kapi_type *t, const json_t *items, json_t *crd)
+{
+    char buf[32];
+    const char *now = kapi_time_rfc3339(buf, kapi_time_now_ns() / 1000000000);
+    json_t *accepted = kapi_json_path(crd, "status.acceptedNames");
+    naming n = {.names = json_is_object(accepted) ? json_deep_copy(accepted) : json_object()};
+    take_name(&n, items, crd, "plural", "PluralConflict", false);
+    take_name(&n, items, crd, "singular", "SingularConflict", false);
+    take_short_names(&n, items, crd);
+    take_name(&n, items, crd, "kind", "KindConflict", true);
+    take_name(&n, items, crd, "listKind", "ListKindConflict", true);
+    const json_t *categories = kapi_json_path(crd, "spec.names.categories");
+    if (categories)
+        json_object_set_nocheck(n.names, "categories", (json_t *)categories);
+    else
+        json_object_del(n.names, "categories");
+    const char *status = n.reason ? "False" : "True";
+    bool same = json_equal(n.names, accepted) &&
+                strcmp(kapi_crd_condition_status(crd, "NamesAccepted"), status) == 0;
+    if (!same) {
+        json_object_set_new_nocheck(kapi_json_object_ensure(crd, "status"), "acceptedNames",
+                                    n.names);
+        n.names = NULL;
+        kapi_crd_set_condition(crd, "NamesAccepted", status, n.reason ? n.reason : "NoConflicts",
+                               n.reason ? n.message : "no conflicts found", now);
+        if (!kapi_crd_condition(crd, "Established")) {
+            if (!n.reason)
+                kapi_crd_set_condition(crd, "Established", "False", "Installing",
+                                       "the initial names have been accepted", now);
+            else if (!*kapi_crd_condition_status(crd, "Established"))
+                kapi_crd_set_condition(crd, "Established", "False", "NotAccepted",
+                                       "not all names are accepted", now);
+        }
+        kapi_error_free(
+            kapi_api_update(api, &kapi_api_loopback_user, t, "status", json_incref(crd), NULL));
+    }
+    json_decref(n.names);
+    free(n.message);
+    json_decref(crd);
+}
+
+/* Establishes crd (taken) once its names are accepted. */
 static void establish(kapi_api *api, const kapi_type *t, json_t *crd)
 {
     char buf[32];
     const char *now = kapi_time_rfc3339(buf, kapi_time_now_ns() / 1000000000);
-    json_t *status = kapi_json_object_ensure(crd, "status");
-    json_t *names = kapi_json_copy(kapi_json_path(crd, "spec.names"));
-    json_object_set_new_nocheck(status, "acceptedNames", names ? names : json_object());
-    kapi_crd_set_condition(crd, "NamesAccepted", "NoConflicts", "no conflicts found", now);
-    kapi_crd_set_condition(crd, "Established", "InitialNamesAccepted",
+    kapi_crd_set_condition(crd, "Established", "True", "InitialNamesAccepted",
                            "the initial names have been accepted", now);
     kapi_error_free(kapi_api_update(api, &kapi_api_loopback_user, t, "status", crd, NULL));
 }
@@ -106,9 +261,13 @@ static bool pass(kapi_controller *c)
         if (kapi_json_path(crd, "metadata.deletionTimestamp")) {
             clean_up(c, t, json_incref(crd));
             waiting = true;
-        } else if (!kapi_crd_condition(crd, "Established")) {
-            establish(api, t, json_incref(crd));
+            continue;
         }
+        if (!json_equal(kapi_json_path(crd, "spec.names"),
+                        kapi_json_path(crd, "status.acceptedNames")))
+            name(api, t, items, json_incref(crd));
+        if (kapi_crd_condition(crd, "NamesAccepted") && !kapi_crd_condition(crd, "Established"))
+            establish(api, t, json_incref(crd));
     }
     json_decref(items);
     return waiting;

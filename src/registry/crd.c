@@ -39,53 +39,55 @@ static void crd_subresource(const kapi_type *t, const char *sub, json_t *obj, co
                    KAPI_ARRAY_LEN(kept));
 }
 
-bool kapi_crd_condition(const json_t *crd, const char *type)
+/* A condition of crd by type, or NULL. */
+static json_t *find_condition(const json_t *crd, const char *type)
 {
     size_t i;
-    json_t *c;
-    json_array_foreach(kapi_json_path(crd, "status.conditions"), i, c)
+    json_t *each;
+    json_array_foreach(kapi_json_path(crd, "status.conditions"), i, each)
     {
-        const char *ct = kapi_json_path_str(c, "type");
-        const char *st = kapi_json_path_str(c, "status");
-        if (ct && st && strcmp(ct, type) == 0 && strcmp(st, "True") == 0)
-            return true;
+        const char *ct = kapi_json_path_str(each, "type");
+        if (ct && strcmp(ct, type) == 0)
+            return each;
     }
-    return false;
+    return NULL;
 }
 
-void kapi_crd_set_condition(json_t *crd, const char *type, const char *reason, const char *message,
-                            const char *now)
+const char *kapi_crd_condition_status(const json_t *crd, const char *type)
+{
+    const char *st = kapi_json_path_str(find_condition(crd, type), "status");
+    return st ? st : "";
+}
+
+void kapi_crd_set_condition(json_t *crd, const char *type, const char *status, const char *reason,
+                            const char *message, const char *now)
 {
     json_t *conds = kapi_json_path(crd, "status.conditions");
     if (!json_is_array(conds)) {
         conds = json_array();
         json_object_set_new_nocheck(kapi_json_object_ensure(crd, "status"), "conditions", conds);
     }
-    json_t *c = NULL;
-    size_t i;
-    json_t *each;
-    json_array_foreach(conds, i, each)
-    {
-        const char *ct = kapi_json_path_str(each, "type");
-        if (ct && strcmp(ct, type) == 0)
-            c = each;
-    }
+    json_t *c = find_condition(crd, type);
     if (!c) {
         c = json_object();
         json_array_append_new(conds, c);
     }
     const char *st = kapi_json_path_str(c, "status");
-    bool was_true = st && strcmp(st, "True") == 0;
+    bool same = st && strcmp(st, status) == 0;
     json_t *when = json_incref(json_object_get(c, "lastTransitionTime"));
     json_object_clear(c);
     json_object_set_new_nocheck(c, "type", json_string(type));
-    json_object_set_new_nocheck(c, "status", json_string_nocheck("True"));
-    json_object_set_new_nocheck(c, "lastTransitionTime",
-                                was_true && when ? when : json_string(now));
-    if (!(was_true && when))
+    json_object_set_new_nocheck(c, "status", json_string(status));
+    json_object_set_new_nocheck(c, "lastTransitionTime", same && when ? when : json_string(now));
+    if (!(same && when))
         json_decref(when);
     json_object_set_new_nocheck(c, "reason", json_string(reason));
     json_object_set_new_nocheck(c, "message", json_string(message));
+}
+
+bool kapi_crd_condition(const json_t *crd, const char *type)
+{
+    return strcmp(kapi_crd_condition_status(crd, type), "True") == 0;
 }
 
 /* Apiextensions' REST Delete: the first delete marks the CRD, the CRD controller does the
@@ -108,7 +110,7 @@ static kapi_delete_step crd_before_delete(const kapi_type *t, const kapi_hook_ct
             has || strcmp(json_string_value(json_array_get(fins, i)) ?: "", KAPI_CRD_CLEANUP) == 0;
     if (!has)
         json_array_append_new(fins, json_string(KAPI_CRD_CLEANUP));
-    kapi_crd_set_condition(obj, "Terminating", "InstanceDeletionPending",
+    kapi_crd_set_condition(obj, "Terminating", "True", "InstanceDeletionPending",
                            "CustomResourceDefinition marked for deletion; CustomResource "
                            "deletion will begin soon",
                            c->now);

@@ -17,10 +17,13 @@
 #include "codec/json.h"
 #include "registry/registry_int.h"
 
-/* The version entries of crd that are served and named; a new array of borrowed entries. */
+/* The version entries of crd that are served and named, none before it is Established
+ * (kube's discovery controller); a new array of borrowed entries. */
 static json_t *served_versions(const json_t *crd)
 {
     json_t *out = json_array();
+    if (!kapi_crd_condition(crd, "Established"))
+        return out;
     const json_t *versions = kapi_json_path(crd, "spec.versions");
     for (size_t i = 0; i < json_array_size(versions); i++) {
         json_t *v = json_array_get(versions, i);
@@ -56,26 +59,29 @@ static void fill_subresources(kapi_arena *a, kapi_crd_resource *res, const json_
     res->nsubresources = n;
 }
 
-/* The discovery facts of ver, a served version of crd. */
+/* What a CRD being deleted still serves. */
+static const char *const terminating_verbs[] = {
+    "delete", "deletecollection", "get", "list", "watch", NULL};
+
+/* The discovery facts of ver, a served version of crd: the names it has accepted (those
+ * of its spec may be held by another CRD). */
 static void fill_resource(kapi_arena *a, kapi_crd_resource *res, const json_t *crd,
                           const json_t *ver)
 {
-    const json_t *names = kapi_json_path(crd, "spec.names");
+    const json_t *names = kapi_json_path(crd, "status.acceptedNames");
     res->group = kapi_arena_strdup(a, kapi_json_path_str(crd, "spec.group") ?: "");
     res->version = kapi_arena_strdup(a, kapi_json_path_str(ver, "name"));
     res->plural = kapi_arena_strdup(a, kapi_json_path_str(names, "plural") ?: "");
     res->kind = kapi_arena_strdup(a, kapi_json_path_str(names, "kind") ?: "");
-    const char *singular = kapi_json_path_str(names, "singular");
-    char *lower = kapi_arena_strdup(a, singular && *singular ? singular : res->kind);
-    for (char *c = lower; *c; c++)
-        *c = (char)tolower((unsigned char)*c);
-    res->singular = lower;
+    res->singular = kapi_arena_strdup(a, kapi_json_path_str(names, "singular") ?: "");
     res->namespaced = strcmp(kapi_json_path_str(crd, "spec.scope") ?: "", "Namespaced") == 0;
-    res->verbs = kapi_registry__custom_verbs;
+    res->verbs =
+        kapi_crd_condition(crd, "Terminating") ? terminating_verbs : kapi_registry__custom_verbs;
     res->short_names = strings_of(a, json_object_get(names, "shortNames"));
     res->categories = strings_of(a, json_object_get(names, "categories"));
-    char *hash = kapi_registry_storage_hash(
-        res->group, kapi_registry__crd_storage_version(crd) ?: "", res->kind);
+    char *hash =
+        kapi_registry_storage_hash(res->group, kapi_registry__crd_storage_version(crd) ?: "",
+                                   kapi_json_path_str(crd, "spec.names.kind") ?: "");
     res->storage_version_hash = kapi_arena_strdup(a, hash);
     free(hash);
     fill_subresources(a, res, ver);
@@ -146,8 +152,8 @@ static void read_crds(kapi_arena *a, const json_t *crds, crd_facts *f)
     json_array_foreach(crds, idx, crd)
     {
         const char *g = kapi_json_path_str(crd, "spec.group");
-        f->groups[idx] = g ? kapi_arena_strdup(a, g) : NULL;
         json_t *served = served_versions(crd);
+        f->groups[idx] = g && json_array_size(served) ? kapi_arena_strdup(a, g) : NULL;
         for (size_t j = 0; j < json_array_size(served); j++) {
             f->pair_group[f->npairs] = f->groups[idx] ?: "";
             f->pair_version[f->npairs++] =

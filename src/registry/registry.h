@@ -379,10 +379,12 @@ bool kapi_type_deletion_done(const kapi_type *t, const json_t *obj);
 
 /* The finalizer a deleted CRD keeps until its custom resources are gone. */
 #define KAPI_CRD_CLEANUP "customresourcecleanup.apiextensions.k8s.io"
-/* Sets the CRD's condition type to True with reason and message; the transition time
- * (now) changes only when the condition was not True already. */
-void kapi_crd_set_condition(json_t *crd, const char *type, const char *reason, const char *message,
-                            const char *now);
+/* Sets the CRD's condition type to status ("True", "False") with reason and message; the
+ * transition time (now) changes only when the status does. */
+void kapi_crd_set_condition(json_t *crd, const char *type, const char *status, const char *reason,
+                            const char *message, const char *now);
+/* The status of the CRD's condition type ("True", "False", "Unknown"), "" when absent. */
+const char *kapi_crd_condition_status(const json_t *crd, const char *type);
 
 /* The stored path the fieldSelector label of t reads, into *out (borrowed from t); or the
  * 400 BadRequest kube-apiserver gives a label the type does not support. */

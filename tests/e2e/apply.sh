@@ -143,6 +143,7 @@ spec:
                 x-kubernetes-list-map-keys: [name]
                 items:
                   type: object
+                  required: [name]
                   properties:
                     name: {type: string}
                     port: {type: integer}

@@ -3,6 +3,8 @@
  * real store in the test's directory and the built-in registry: discovery documents,
  * the verbs, and the Status bodies of errors.
  */
+#include <time.h>
+
 #include "api_env.h"
 #include "test.h"
 
@@ -119,6 +121,16 @@ TEST(api_discovery_lists_stored_crd_groups)
     CHECK_INT_EQ(request(&e, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd,
                          NULL, NULL),
                  201);
+    /* Listed once Established, as the CRD controller makes it. */
+    CHECK_INT_EQ(request(&e, "GET", "/apis/example.com", NULL, NULL, NULL), 404);
+    kapi_controller *c = kapi_crd_controller_start(e.api);
+    int code = 0;
+    for (int i = 0; i < 500 && code != 200; i++) {
+        struct timespec ms10 = {0, 10 * 1000000};
+        nanosleep(&ms10, NULL);
+        code = request(&e, "GET", "/apis/example.com", NULL, NULL, NULL);
+    }
+    kapi_controller_stop(c);
     CHECK_INT_EQ(request(&e, "GET", "/apis/example.com", NULL, &doc, NULL), 200);
     CHECK_STR_EQ(kapi_json_path_str(doc, "preferredVersion.version"), "v1");
     CHECK_INT_EQ(json_array_size(json_object_get(doc, "versions")), 2);

@@ -194,6 +194,77 @@ TEST(controllers_crd_established_then_cleaned_up)
     api_env_stop(&e);
 }
 
+/* The CRD at name once cond(crd) holds (waited for up to 5 s), or the last one read. */
+static json_t *crd_when(api_env *e, const kapi_type *crdt, const char *name,
+                        bool (*cond)(const json_t *crd))
+{
+    json_t *crd = NULL;
+    for (int i = 0; i < 500 && !(crd && cond(crd)); i++) {
+        struct timespec ms10 = {0, 10 * 1000000};
+        json_decref(crd);
+        nanosleep(&ms10, NULL);
+        crd = get(e, crdt, "", name);
+    }
+    return crd;
+}
+
+static bool is_established(const json_t *crd)
+{
+    return kapi_crd_condition(crd, "Established");
+}
+
+static bool names_refused(const json_t *crd)
+{
+    return strcmp(kapi_crd_condition_status(crd, "NamesAccepted"), "False") == 0;
+}
+
+/* A CRD whose names another CRD of its group holds is not accepted, not Established and
+ * not served, with kube's reason for the last conflict; it is once the other goes. */
+TEST(controllers_crd_name_conflicts)
+{
+    static const char gadgets[] =
+        "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+        "\"metadata\":{\"name\":\"gadgets.example.com\"},\"spec\":{\"group\":\"example.com\","
+        "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"gadgets\",\"kind\":\"Widget\","
+        "\"shortNames\":[\"widget\",\"g\"]},\"versions\":[{\"name\":\"v1\",\"served\":true,"
+        "\"storage\":true,\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\"}}}]}}";
+    api_env e = {0};
+    api_env_start(&e);
+    const kapi_type *crdt = type_of(&e, "apiextensions.k8s.io", "customresourcedefinitions");
+    kapi_controller *c = kapi_crd_controller_start(e.api);
+    create(&e, crdt, "", crd_json);
+    json_decref(crd_when(&e, crdt, "widgets.example.com", is_established));
+    create(&e, crdt, "", gadgets);
+    json_t *crd = crd_when(&e, crdt, "gadgets.example.com", names_refused);
+    CHECK(crd && names_refused(crd));
+    const json_t *cond = json_array_get(kapi_json_path(crd, "status.conditions"), 0);
+    CHECK_STR_EQ(kapi_json_path_str(cond, "type"), "NamesAccepted");
+    CHECK_STR_EQ(kapi_json_path_str(cond, "reason"), "ListKindConflict");
+    CHECK_STR_EQ(kapi_json_path_str(cond, "message"), "\"WidgetList\" is already in use");
+    char *accepted =
+        json_dumps(kapi_json_path(crd, "status.acceptedNames"), JSON_SORT_KEYS | JSON_COMPACT);
+    CHECK_STR_EQ(accepted,
+                 "{\"kind\":\"\",\"plural\":\"gadgets\"}"); /* singular "widget" is taken */
+    free(accepted);
+    CHECK_STR_EQ(kapi_crd_condition_status(crd, "Established"), "False");
+    const json_t *est = json_array_get(kapi_json_path(crd, "status.conditions"), 1);
+    CHECK_STR_EQ(kapi_json_path_str(est, "reason"), "NotAccepted");
+    const kapi_type *gt =
+        kapi_registry_lookup(e.reg, KAPI_STR("example.com"), KAPI_STR("v1"), KAPI_STR("gadgets"));
+    CHECK(gt == NULL);
+    json_decref(crd);
+    /* The holder goes: the names are free, and taken. */
+    CHECK(delete (&e, crdt, "", "widgets.example.com"));
+    CHECK(wait_for(&e, crdt, "", "widgets.example.com", false));
+    crd = crd_when(&e, crdt, "gadgets.example.com", is_established);
+    CHECK(crd && kapi_crd_condition(crd, "NamesAccepted") && is_established(crd));
+    CHECK_STR_EQ(kapi_json_path_str(crd, "status.acceptedNames.kind"), "Widget");
+    CHECK_INT_EQ(json_array_size(kapi_json_path(crd, "status.acceptedNames.shortNames")), 2);
+    json_decref(crd);
+    kapi_controller_stop(c);
+    api_env_stop(&e);
+}
+
 /* The serviceaccounts controller: every Active namespace gets its "default" account, made
  * by kube-controller-manager, and gets it back when it is deleted; a namespace being
  * deleted gets none. */

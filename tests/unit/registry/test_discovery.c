@@ -1,6 +1,7 @@
 /* Unit tests for what discovery lists (registry/discovery.c): the named groups, built-in
  * and from stored CRDs, their versions in preference order, and the APIResource facts of
  * the CRDs serving a group version. */
+#include <ctype.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +26,33 @@ static const char crds_json[] =
     "{\"name\":\"v1\",\"served\":true,\"storage\":true,\"subresources\":{\"status\":{}}}]}},"
     "{\"metadata\":{\"name\":\"gizmos.unit.example.com\"},"
     "\"spec\":{\"group\":\"unit.example.com\",\"scope\":\"Namespaced\","
-    "\"names\":{\"plural\":\"gizmos\",\"singular\":\"Gizmo\",\"kind\":\"Gizmo\"},"
+    "\"names\":{\"plural\":\"gizmos\",\"singular\":\"gizmo\",\"kind\":\"Gizmo\"},"
     "\"versions\":[{\"name\":\"v2alpha1\",\"served\":true,\"storage\":false},"
     "{\"name\":\"v1\",\"served\":true,\"storage\":true,\"subresources\":{\"scale\":{"
     "\"specReplicasPath\":\".spec.replicas\",\"statusReplicasPath\":\".status.replicas\"}}}]}}]";
+
+/* crds as the CRD controller leaves them: their names accepted (the singular name the
+ * kind's, in lower case, where the spec has none) and Established. */
+static json_t *established(json_t *crds)
+{
+    size_t i;
+    json_t *crd;
+    json_array_foreach(crds, i, crd)
+    {
+        json_t *names = json_deep_copy(json_object_get(json_object_get(crd, "spec"), "names"));
+        if (!json_object_get(names, "singular")) {
+            char *lower = kapi_xstrdup(json_string_value(json_object_get(names, "kind")));
+            for (char *c = lower; *c; c++)
+                *c = (char)tolower((unsigned char)*c);
+            json_object_set_new(names, "singular", json_string(lower));
+            free(lower);
+        }
+        json_object_set_new(crd, "status", json_pack("{s:o}", "acceptedNames", names));
+        kapi_crd_set_condition(crd, "Established", "True", "InitialNamesAccepted", "ok",
+                               "2024-01-02T03:04:05Z");
+    }
+    return crds;
+}
 
 static const kapi_registry *registry(void)
 {
@@ -50,7 +74,11 @@ TEST(served_groups_and_versions)
 {
     json_t *crds = json_loads(crds_json, 0, NULL);
     kapi_served s;
+    /* Nothing of a CRD is served before it is Established. */
     kapi_registry_served(registry(), crds, &s);
+    CHECK(kapi_served_find(&s, "unit.example.com") == NULL);
+    kapi_served_dispose(&s);
+    kapi_registry_served(registry(), established(crds), &s);
     json_decref(crds);
 
     /* The built-in groups first, in registry order; then the CRDs' group; none for the
@@ -74,7 +102,7 @@ TEST(served_groups_and_versions)
 
 TEST(crd_resources_of_a_group_version)
 {
-    json_t *crds = json_loads(crds_json, 0, NULL);
+    json_t *crds = established(json_loads(crds_json, 0, NULL));
     kapi_crd_resources l;
     kapi_registry_crd_resources(crds, "unit.example.com", "v1", &l);
 
@@ -85,7 +113,7 @@ TEST(crd_resources_of_a_group_version)
     CHECK_STR_EQ(dial->version, "v1");
     CHECK_STR_EQ(dial->plural, "dials");
     CHECK_STR_EQ(dial->kind, "BigDial");
-    CHECK_STR_EQ(dial->singular, "bigdial"); /* the kind's, in lower case */
+    CHECK_STR_EQ(dial->singular, "bigdial"); /* the accepted one */
     CHECK(!dial->namespaced);
     CHECK_INT_EQ(count(dial->short_names), 2);
     CHECK_STR_EQ(dial->short_names[1], "dd");
@@ -146,7 +174,7 @@ TEST(custom_serving_needs_established_and_served)
     kapi_custom_state state;
     kapi_error *err = kapi_registry_custom_serving(registry(), dials, 1, "dials", "v1", &t, &state);
     CHECK(err == NULL && t == NULL); /* not Established yet */
-    kapi_crd_set_condition(dials, "Established", "InitialNamesAccepted", "ok",
+    kapi_crd_set_condition(dials, "Established", "True", "InitialNamesAccepted", "ok",
                            "2024-01-02T03:04:05Z");
     err = kapi_registry_custom_serving(registry(), dials, 2, "dials", "v1beta1", &t, &state);
     CHECK(err == NULL && t == NULL); /* not served */
