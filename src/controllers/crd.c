@@ -11,6 +11,10 @@
  * Established, so not served, until the conflict goes. Once NamesAccepted is True the CRD
  * is Established (a second /status write, as kube's establishing controller makes).
  *
+ * A CRD stored before kapi held schemas to the structural rules gets kube's
+ * NonStructuralSchema condition (Violations, with the causes), which goes when its
+ * schemas are mended.
+ *
  * A deleted CRD (its cleanup finalizer set by the delete) has its custom resources
  * deleted, each waiting for its own finalizers; once none is left the finalizer goes (a
  * /status write, as the apiextensions finalizer controller's UpdateStatus), and with it
@@ -26,6 +30,8 @@
 #include "codec/go.h"
 #include "codec/json.h"
 #include "controllers/controllers.h"
+#include "schema/field.h"
+#include "schema/schema.h"
 
 #define RETRY_MS 100
 #define RESYNC_MS 30000
@@ -33,6 +39,20 @@
 static const kapi_type *crd_type(kapi_api *api)
 {
     return kapi_registry_crds(kapi_api_registry(api));
+}
+
+/* Writes crd's status (crd kept); on success crd takes the new resourceVersion, so that
+ * a second write in the same pass is not refused as stale. */
+static void write_status(kapi_api *api, const kapi_type *t, json_t *crd)
+{
+    json_t *out = NULL;
+    kapi_error *err =
+        kapi_api_update(api, &kapi_api_loopback_user, t, "status", json_incref(crd), &out);
+    const json_t *rv = kapi_json_path(out, "metadata.resourceVersion");
+    if (!err && rv)
+        json_object_set(kapi_json_object_ensure(crd, "metadata"), "resourceVersion", (json_t *)rv);
+    kapi_error_free(err);
+    json_decref(out);
 }
 
 /* ---- naming (kube's NamingConditionController and EstablishingController) ---- */
@@ -181,8 +201,7 @@ static void name(kapi_api *api, const kapi_type *t, const json_t *items, json_t 
                 kapi_crd_set_condition(crd, "Established", "False", "NotAccepted",
                                        "not all names are accepted", now);
         }
-        kapi_error_free(
-            kapi_api_update(api, &kapi_api_loopback_user, t, "status", json_incref(crd), NULL));
+        write_status(api, t, crd);
     }
     json_decref(n.names);
     free(n.message);
@@ -196,7 +215,83 @@ static void establish(kapi_api *api, const kapi_type *t, json_t *crd)
     const char *now = kapi_time_rfc3339(buf, kapi_time_now_ns() / 1000000000);
     kapi_crd_set_condition(crd, "Established", "True", "InitialNamesAccepted",
                            "the initial names have been accepted", now);
-    kapi_error_free(kapi_api_update(api, &kapi_api_loopback_user, t, "status", crd, NULL));
+    write_status(api, t, crd);
+    json_decref(crd);
+}
+
+/* ---- NonStructuralSchema (kube's nonstructuralschema ConditionController) ----
+ * Only a CRD stored before the structural rules (or with preserveUnknownFields) can have
+ * it: a new one is refused at validation. */
+
+/* The condition crd should have: status, reason and message (heap), or false for none. */
+static bool non_structural(const json_t *crd, const char **status, const char **reason,
+                           char **message)
+{
+    kapi_arena a;
+    kapi_arena_init(&a);
+    kapi_error *errs = kapi_error_new(KAPI_STATUS_INVALID, "nonstructural");
+    const json_t *versions = kapi_json_path(crd, "spec.versions");
+    *message = NULL;
+    if (json_is_true(kapi_json_path(crd, "spec.preserveUnknownFields")))
+        kapi_field_invalid_raw(errs, "spec.preserveUnknownFields", "true", "must be false");
+    for (size_t i = 0; i < json_array_size(versions) && !*message; i++) {
+        const json_t *v = json_array_get(versions, i);
+        const json_t *s = kapi_json_path(v, "schema.openAPIV3Schema");
+        if (!json_is_object(s))
+            continue;
+        const char *path =
+            kapi_path_child(&a, kapi_path_index(&a, "spec.versions", i), "schema.openAPIV3Schema");
+        const char *why = kapi_schema_crd_structural_causes(s, path, errs);
+        if (why) {
+            *status = "Unknown";
+            *reason = "StructuralError";
+            *message = kapi_xprintf("failed to check validation schema for version %s: %s",
+                                    sval(v, "name"), why);
+        }
+    }
+    if (!*message && errs->ncauses) {
+        kapi_buf b;
+        kapi_buf_init(&b);
+        kapi_field_aggregate(&b, errs);
+        *status = "True";
+        *reason = "Violations";
+        *message = kapi_buf_detach(&b, NULL);
+    }
+    kapi_error_free(errs);
+    kapi_arena_dispose(&a);
+    return *message != NULL;
+}
+
+/* Sets or removes crd's NonStructuralSchema condition (crd taken), writing when it changes. */
+static void check_structural(kapi_api *api, const kapi_type *t, json_t *crd)
+{
+    const char *status = NULL, *reason = NULL;
+    char *message = NULL;
+    bool want = non_structural(crd, &status, &reason, &message);
+    const char *has = kapi_crd_condition_status(crd, "NonStructuralSchema");
+    json_t *cond = NULL;
+    size_t i;
+    json_t *each;
+    json_array_foreach(kapi_json_path(crd, "status.conditions"), i, each)
+    {
+        if (strcmp(sval(each, "type"), "NonStructuralSchema") == 0)
+            cond = each;
+    }
+    bool same = want ? cond && strcmp(has, status) == 0 &&
+                           strcmp(sval(cond, "reason"), reason) == 0 &&
+                           strcmp(sval(cond, "message"), message) == 0
+                     : cond == NULL;
+    if (!same) {
+        char buf[32];
+        if (want)
+            kapi_crd_set_condition(crd, "NonStructuralSchema", status, reason, message,
+                                   kapi_time_rfc3339(buf, kapi_time_now_ns() / 1000000000));
+        else
+            kapi_crd_remove_condition(crd, "NonStructuralSchema");
+        write_status(api, t, crd);
+    }
+    free(message);
+    json_decref(crd);
 }
 
 /* Deletes the custom resources of crd; true when none is left. */
@@ -263,6 +358,7 @@ static bool pass(kapi_controller *c)
             waiting = true;
             continue;
         }
+        check_structural(api, t, json_incref(crd));
         if (!json_equal(kapi_json_path(crd, "spec.names"),
                         kapi_json_path(crd, "status.acceptedNames")))
             name(api, t, items, json_incref(crd));

@@ -85,6 +85,14 @@ void kapi_crd_set_condition(json_t *crd, const char *type, const char *status, c
     json_object_set_new_nocheck(c, "message", json_string(message));
 }
 
+void kapi_crd_remove_condition(json_t *crd, const char *type)
+{
+    json_t *conds = kapi_json_path(crd, "status.conditions");
+    for (size_t i = json_array_size(conds); i-- > 0;)
+        if (strcmp(kapi_json_path_str(json_array_get(conds, i), "type") ?: "", type) == 0)
+            json_array_remove(conds, i);
+}
+
 bool kapi_crd_condition(const json_t *crd, const char *type)
 {
     return strcmp(kapi_crd_condition_status(crd, type), "True") == 0;

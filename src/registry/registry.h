@@ -383,6 +383,8 @@ bool kapi_type_deletion_done(const kapi_type *t, const json_t *obj);
  * transition time (now) changes only when the status does. */
 void kapi_crd_set_condition(json_t *crd, const char *type, const char *status, const char *reason,
                             const char *message, const char *now);
+/* Removes the CRD's condition type. */
+void kapi_crd_remove_condition(json_t *crd, const char *type);
 /* The status of the CRD's condition type ("True", "False", "Unknown"), "" when absent. */
 const char *kapi_crd_condition_status(const json_t *crd, const char *type);
 

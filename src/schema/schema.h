@@ -243,8 +243,12 @@ kapi_schema_crd_rules kapi_schema_crd_rules_for(const json_t *old_schemas);
  * x-kubernetes-validations shape rules; see structural.c. */
 void kapi_schema_crd_check(const json_t *schema, const char *path, const kapi_schema_crd_rules *r,
                            kapi_error *err);
-/* Whether a schema is structural (NonStructuralSchema is the condition of a CRD whose
- * stored schema is not). */
+/* Whether a schema is structural. */
 bool kapi_schema_crd_structural(const json_t *schema);
+/* Why schema is not structural, for the NonStructuralSchema condition of a CRD stored
+ * before the rules: the structural conversion's error (static text; then nothing is
+ * appended), or NULL with ValidateStructural's causes at path appended to err (sorted). */
+const char *kapi_schema_crd_structural_causes(const json_t *schema, const char *path,
+                                              kapi_error *err);
 
 #endif

@@ -497,6 +497,21 @@ static kapi_error *structural_errors(kapi_arena *a, const json_t *schema, const 
     return e;
 }
 
+const char *kapi_schema_crd_structural_causes(const json_t *schema, const char *path,
+                                              kapi_error *err)
+{
+    const char *why = json_is_object(schema) ? conversion_error(schema, false) : NULL;
+    if (why || !json_is_object(schema))
+        return why;
+    kapi_arena a;
+    kapi_arena_init(&a);
+    kapi_error *e = structural_errors(&a, schema, path);
+    move_sorted(err, e);
+    kapi_error_free(e);
+    kapi_arena_dispose(&a);
+    return NULL;
+}
+
 bool kapi_schema_crd_structural(const json_t *schema)
 {
     if (!json_is_object(schema))

@@ -265,6 +265,85 @@ TEST(controllers_crd_name_conflicts)
     api_env_stop(&e);
 }
 
+/* Stores the CRD json as it is, as a data dir from before the structural rules holds it
+ * (the api would refuse it now). */
+static void store_raw(api_env *e, const kapi_type *crdt, const char *name, const char *json)
+{
+    kapi_arena a;
+    kapi_arena_init(&a);
+    const char *gap = strstr(json, "\"resourceVersion\":\"\"");
+    CHECK(gap != NULL);
+    kapi_store_write w = {
+        .op = KAPI_STORE_CREATE,
+        .key = kapi_type_key(&a, crdt, KAPI_STR(""), kapi_str_c(name)),
+        .value = kapi_str_c(json),
+        .rv_off = (size_t)(gap - json) + strlen("\"resourceVersion\":\""),
+    };
+    CHECK_INT_EQ(kapi_store_commit(e->store, &w), KAPI_STORE_OK);
+    kapi_obj_unref(w.result);
+    kapi_arena_dispose(&a);
+}
+
+static bool non_structural(const json_t *crd)
+{
+    return kapi_crd_condition(crd, "NonStructuralSchema");
+}
+
+static bool structural(const json_t *crd)
+{
+    return !*kapi_crd_condition_status(crd, "NonStructuralSchema") && is_established(crd);
+}
+
+/* A CRD stored with a non-structural schema gets kube's NonStructuralSchema condition,
+ * and loses it once an update mends the schema (which the update may, as the stored
+ * schema already broke the rule). */
+TEST(controllers_crd_non_structural_condition)
+{
+    static const char old[] =
+        "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+        "\"metadata\":{\"name\":\"olds.example.com\",\"uid\":"
+        "\"3f1b8f0e-0000-4000-8000-000000000001\",\"creationTimestamp\":\"2024-01-02T03:04:05Z\","
+        "\"resourceVersion\":\"\"},\"spec\":{\"group\":\"example.com\",\"scope\":"
+        "\"Namespaced\",\"names\":{\"plural\":\"olds\",\"singular\":\"old\",\"kind\":\"Old\","
+        "\"listKind\":\"OldList\"},\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":"
+        "true,\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\",\"properties\":{\"b\":{},"
+        "\"a\":{\"description\":\"no type\"}}}}}]},\"status\":{\"acceptedNames\":{\"plural\":"
+        "\"\",\"kind\":\"\"},\"storedVersions\":[\"v1\"]}}";
+    api_env e = {0};
+    api_env_start(&e);
+    const kapi_type *crdt = type_of(&e, "apiextensions.k8s.io", "customresourcedefinitions");
+    store_raw(&e, crdt, "olds.example.com", old);
+    kapi_controller *c = kapi_crd_controller_start(e.api);
+    json_t *crd = crd_when(&e, crdt, "olds.example.com", non_structural);
+    CHECK(crd && non_structural(crd) && is_established(crd));
+    size_t i;
+    json_t *cond, *found = NULL;
+    json_array_foreach(kapi_json_path(crd, "status.conditions"), i, cond)
+    {
+        if (strcmp(kapi_json_path_str(cond, "type"), "NonStructuralSchema") == 0)
+            found = cond;
+    }
+    CHECK_STR_EQ(kapi_json_path_str(found, "reason"), "Violations");
+    CHECK_STR_EQ(kapi_json_path_str(found, "message"),
+                 "[spec.versions[0].schema.openAPIV3Schema.properties[a].type: Required value: "
+                 "must not be empty for specified object fields, "
+                 "spec.versions[0].schema.openAPIV3Schema.properties[b].type: Required value: "
+                 "must not be empty for specified object fields]");
+    /* Mended: the condition goes. */
+    json_t *schema = kapi_json_path(crd, "spec.versions");
+    schema = kapi_json_path(json_array_get(schema, 0), "schema.openAPIV3Schema.properties");
+    json_object_set_new(json_object_get(schema, "a"), "type", json_string("string"));
+    json_object_set_new(json_object_get(schema, "b"), "type", json_string("integer"));
+    kapi_error *err = kapi_api_update(e.api, &kapi_api_loopback_user, crdt, "", crd, NULL);
+    if (err)
+        test_fail(__FILE__, __LINE__, "update: %s", err->message);
+    crd = crd_when(&e, crdt, "olds.example.com", structural);
+    CHECK(crd && structural(crd));
+    json_decref(crd);
+    kapi_controller_stop(c);
+    api_env_stop(&e);
+}
+
 /* The serviceaccounts controller: every Active namespace gets its "default" account, made
  * by kube-controller-manager, and gets it back when it is deleted; a namespace being
  * deleted gets none. */
