@@ -70,6 +70,32 @@ established() {
 check "the CRD becomes Established" established
 kc create namespace ga >/dev/null
 check "api-resources lists the short name" sh -c "kubectl api-resources | grep -q '^gadgets *gd *e2e.example.com/v1 *true *Gadget'"
+explain=$(kc explain gadgets.spec 2>&1)
+case $explain in *'color	<string> -required-'*'enum: red, green, blue'*'replicas	<integer>'*)
+    pass "kubectl explain reads the Gadget's schema from /openapi/v3" ;;
+*) fail "kubectl explain reads the Gadget's schema from /openapi/v3: $explain" ;; esac
+# A second CRD of the group claiming the same kind: refused names, never served.
+sed -e 's/gadgets.e2e/doohickeys.e2e/; s/plural: gadgets, singular: gadget/plural: doohickeys, singular: doohickey/; s/shortNames: \[gd\]/shortNames: [dh]/' \
+    "$work/crd.yaml" >"$work/crd2.yaml"
+kc apply -f "$work/crd2.yaml" >/dev/null
+refused() {
+    for _ in $(seq 1 50); do
+        r=$(kc get crd doohickeys.e2e.example.com -o jsonpath='{.status.conditions[?(@.type=="NamesAccepted")].reason}')
+        [ "$r" = ListKindConflict ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+check "a CRD claiming a kind of its group gets NamesAccepted False" refused
+expect_eq "and is not served" "1" "$(kc get doohickeys 2>&1 | grep -c "doesn't have a resource type")"
+kc delete crd doohickeys.e2e.example.com >/dev/null
+# A schema that is not structural is refused, the field named.
+sed -e 's/gadgets.e2e/thingies.e2e/; s/plural: gadgets, singular: gadget, kind: Gadget, shortNames: \[gd\]/plural: thingies, singular: thingy, kind: Thingy/; s/phase: {type: string}/phase: {description: untyped}/' \
+    "$work/crd.yaml" >"$work/crd3.yaml"
+out=$(kc apply -f "$work/crd3.yaml" 2>&1)
+case $out in *'spec.versions[0].schema.openAPIV3Schema.properties[status].properties[phase].type: Required value: must not be empty for specified object fields'*)
+    pass "a non-structural schema is refused with the field named" ;;
+*) fail "a non-structural schema is refused with the field named: $out" ;; esac
 
 kc get gadgets -n ga -w --output-watch-events -o json >"$work/watch.json" 2>/dev/null &
 watcher=$!
