@@ -254,6 +254,7 @@ void kapi_bench_report_json(const kapi_bench_report *r, kapi_buf *out);
 typedef struct kapi_bench_sizes {
     size_t creates, gets, get_objects, patches, applies, list_objects, list_runs, list_page;
     size_t watchers, watch_writes, watch_rate, memory_events, conns, h2_streams;
+    size_t crds; /* CRDs installed by the crd scenario before the last one is timed */
 } kapi_bench_sizes;
 
 void kapi_bench_sizes_scale(kapi_bench_sizes *out, double scale);
@@ -281,6 +282,9 @@ double kapi_bench_run_cpu(const kapi_bench_run *r);
 typedef int (*kapi_bench_scenario_fn)(kapi_bench_run *r);
 
 int kapi_bench_scenario_create(kapi_bench_run *r);
+/* Issue 18: CRD create to served, first and with r->size.crds installed, and the RSS
+ * each adds (with r->server); the CRDs are deleted after. */
+int kapi_bench_scenario_crd(kapi_bench_run *r);
 int kapi_bench_scenario_get(kapi_bench_run *r);
 /* The get scenario as KAPI_BENCH_READER, whom only a RoleBinding lets read the CronJobs,
  * among a few dozen bindings of other users and groups (needs r->server). */

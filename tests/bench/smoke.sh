@@ -25,11 +25,11 @@ else
     check bench-smoke-run no "$(grep -v -e '== ' -e 'CPU' "$work/log" | tr '\n' ' ')"
 fi
 
-# The keys issue 6 names, every one a number.
+# The keys issue 6 names (and issue 18's CRD figures), every one a number.
 for key in create_per_s create_p99_ms get_per_s get_p99_ms get_rbac_per_s get_pb_per_s \
     get_h2_per_s patch_per_s apply_per_s list_10k_ms watch_p99_ms watch_lost watch_pb_p99_ms \
     watch_pb_lost watch_h2_p99_ms watch_h2_lost rss_idle_mb rss_per_json_byte start_empty_ms \
-    start_100k_ms; do
+    start_100k_ms crd_first_ms crd_last_ms crd_median_ms crd_rss_kb; do
     if jq -e --arg k "$key" '.[$k] | type == "number"' "$work/out.json" >/dev/null 2>&1; then
         check "bench-smoke-json-$key" ok
     else

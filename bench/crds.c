@@ -1,0 +1,122 @@
+/*
+ * crd: issue 18's figures. How long a CRD takes from its create to being served (a list
+ * of its resources answers 200): the first, and the one after r->size.crds (200 at full
+ * size) are installed; the median over those; and, on a kapi the harness runs, the RSS
+ * each CRD adds. envtest's kube-apiserver takes about 2 s per CRD, and adds about 13 MB
+ * each. The CRDs, each a kind of its own in one group with a small structural schema and
+ * a status subresource, are deleted after.
+ */
+#include "bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define GROUP "crd.kapi-bench.example.com"
+#define SERVED_WAIT_MS 30000
+
+static void crd_body(kapi_buf *b, size_t i)
+{
+    kapi_buf_printf(
+        b,
+        "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+        "\"metadata\":{\"name\":\"things%zu." GROUP "\"},\"spec\":{\"group\":\"" GROUP "\","
+        "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"things%zu\",\"singular\":\"thing%zu\","
+        "\"kind\":\"Thing%zu\"},\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":true,"
+        "\"subresources\":{\"status\":{}},\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\","
+        "\"properties\":{\"spec\":{\"type\":\"object\",\"properties\":{\"size\":{\"type\":"
+        "\"string\",\"enum\":[\"S\",\"M\",\"L\"]},\"replicas\":{\"type\":\"integer\",\"default\":1,"
+        "\"minimum\":0},\"tags\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"set\",\"items\":"
+        "{\"type\":\"string\"}}}},\"status\":{\"type\":\"object\",\"properties\":{\"phase\":"
+        "{\"type\":\"string\"}}}}}}}]}}",
+        i, i, i, i);
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Creates CRD i and polls a list of its resources until it answers 200: the ms between
+ * the create and that answer, or -1. */
+static double install(kapi_bench_run *r, size_t i)
+{
+    kapi_buf body, answer;
+    kapi_buf_init(&body);
+    kapi_buf_init(&answer);
+    crd_body(&body, i);
+    double t0 = now_ms(), took = -1;
+    int status = kapi_bench_request(r->client, "POST",
+                                    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                                    "application/json", body.ptr, &answer);
+    if (status != 201) {
+        fprintf(stderr, "kapi-bench: create CRD %zu: %d %.300s\n", i, status, answer.ptr);
+        goto done;
+    }
+    char *path = kapi_xprintf("/apis/" GROUP "/v1/namespaces/%s/things%zu?limit=1", r->ns, i);
+    while (now_ms() - t0 < SERVED_WAIT_MS) {
+        if (kapi_bench_request(r->client, "GET", path, NULL, NULL, NULL) == 200) {
+            took = now_ms() - t0;
+            break;
+        }
+        struct timespec pause = {0, 500000};
+        nanosleep(&pause, NULL);
+    }
+    free(path);
+    if (took < 0)
+        fprintf(stderr, "kapi-bench: CRD %zu not served within %d ms\n", i, SERVED_WAIT_MS);
+done:
+    kapi_buf_dispose(&body);
+    kapi_buf_dispose(&answer);
+    return took;
+}
+
+static int double_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void remove_all(kapi_bench_run *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *path = kapi_xprintf(
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/things%zu." GROUP, i);
+        kapi_bench_request(r->client, "DELETE", path, NULL, NULL, NULL);
+        free(path);
+    }
+}
+
+int kapi_bench_scenario_crd(kapi_bench_run *r)
+{
+    size_t n = r->size.crds;
+    double *ms = kapi_xcalloc(n + 1, sizeof(*ms));
+    long long rss0 = r->server ? kapi_bench_server_rss(r->server) : -1, rss1 = -1;
+    size_t made = 0;
+    int rc = -1;
+    for (; made <= n; made++) {
+        if (made == n && r->server)
+            rss1 = kapi_bench_server_rss(r->server);
+        if ((ms[made] = install(r, made)) < 0)
+            goto done;
+    }
+    char fig[96];
+    kapi_bench_report_add(r->report, "crd", "CRD create to served, the first (ms)", "crd_first_ms",
+                          ms[0], 1);
+    snprintf(fig, sizeof(fig), "CRD create to served, with %zu installed (ms)", n);
+    kapi_bench_report_add(r->report, "crd", fig, "crd_last_ms", ms[n], 1);
+    qsort(ms, n, sizeof(*ms), double_cmp);
+    snprintf(fig, sizeof(fig), "CRD create to served, median of %zu (ms)", n);
+    kapi_bench_report_add(r->report, "crd", fig, "crd_median_ms", ms[n / 2], 1);
+    if (rss0 > 0 && rss1 > 0)
+        kapi_bench_report_add(r->report, "crd", "RSS added per CRD (KB)", "crd_rss_kb",
+                              (double)(rss1 - rss0) / 1e3 / (double)n, 0);
+    rc = 0;
+done:
+    remove_all(r, made + (made <= n));
+    free(ms);
+    return rc;
+}
