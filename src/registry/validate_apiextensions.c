@@ -141,40 +141,19 @@ static char *versions_text(const json_t *versions)
 
 /* ---- schema presence ---- */
 
-/* True when a JSONSchemaProps (or something below it) has member key. */
-static bool schema_has(const json_t *s, const char *key)
+static bool has_default(const json_t *node)
 {
-    static const char *const maps[] = {"properties", "patternProperties", "definitions",
-                                       "dependencies"};
-    static const char *const lists[] = {"allOf", "anyOf", "oneOf", "items"};
-    static const char *const ones[] = {"not", "items", "additionalProperties", "additionalItems"};
-    const char *k;
-    json_t *v;
-    if (!json_is_object(s))
-        return false;
-    if (json_object_get(s, key))
-        return true;
-    for (size_t i = 0; i < KAPI_ARRAY_LEN(maps); i++)
-        json_object_foreach(json_object_get(s, maps[i]), k, v) if (schema_has(v, key)) return true;
-    for (size_t i = 0; i < KAPI_ARRAY_LEN(lists); i++) {
-        const json_t *l = json_object_get(s, lists[i]);
-        for (size_t j = 0; j < json_array_size(l); j++)
-            if (schema_has(json_array_get(l, j), key))
-                return true;
-    }
-    for (size_t i = 0; i < KAPI_ARRAY_LEN(ones); i++)
-        if (schema_has(json_object_get(s, ones[i]), key))
-            return true;
-    return false;
+    return json_object_get(node, "default") != NULL;
 }
 
 static bool spec_has_defaults(const json_t *spec)
 {
     const json_t *versions = json_object_get(spec, "versions");
     for (size_t i = 0; i < json_array_size(versions); i++)
-        if (schema_has(json_object_get(json_object_get(json_array_get(versions, i), "schema"),
-                                       "openAPIV3Schema"),
-                       "default"))
+        if (kapi_schema_crd_has(
+                json_object_get(json_object_get(json_array_get(versions, i), "schema"),
+                                "openAPIV3Schema"),
+                has_default))
             return true;
     return false;
 }

@@ -243,6 +243,9 @@ kapi_schema_crd_rules kapi_schema_crd_rules_for(const json_t *old_schemas);
  * x-kubernetes-validations shape rules; see structural.c. */
 void kapi_schema_crd_check(const json_t *schema, const char *path, const kapi_schema_crd_rules *r,
                            kapi_error *err);
+/* Whether pred holds for schema or a schema below it (properties, items, junctors,
+ * additionalProperties, definitions, ...: kube's SchemaHas). */
+bool kapi_schema_crd_has(const json_t *schema, bool (*pred)(const json_t *node));
 /* Whether a schema is structural. */
 bool kapi_schema_crd_structural(const json_t *schema);
 /* Why schema is not structural, for the NonStructuralSchema condition of a CRD stored

@@ -920,7 +920,7 @@ void kapi_schema_crd_check(const json_t *schema, const char *path, const kapi_sc
 
 /* ---- what a stored CRD already has (its update keeps being allowed) ---- */
 
-static bool any_node(const json_t *s, bool (*pred)(const json_t *))
+bool kapi_schema_crd_has(const json_t *s, bool (*pred)(const json_t *node))
 {
     static const char *const maps[] = {"properties", "patternProperties", "definitions",
                                        "dependencies"};
@@ -933,15 +933,16 @@ static bool any_node(const json_t *s, bool (*pred)(const json_t *))
     if (pred(s))
         return true;
     for (size_t i = 0; i < KAPI_ARRAY_LEN(maps); i++)
-        json_object_foreach((json_t *)get(s, maps[i]), k, v) if (any_node(v, pred)) return true;
+        json_object_foreach((json_t *)get(s, maps[i]), k,
+                            v) if (kapi_schema_crd_has(v, pred)) return true;
     for (size_t i = 0; i < KAPI_ARRAY_LEN(lists); i++) {
         const json_t *l = get(s, lists[i]);
         for (size_t j = 0; j < json_array_size(l); j++)
-            if (any_node(json_array_get(l, j), pred))
+            if (kapi_schema_crd_has(json_array_get(l, j), pred))
                 return true;
     }
     for (size_t i = 0; i < KAPI_ARRAY_LEN(ones); i++)
-        if (any_node(get(s, ones[i]), pred))
+        if (kapi_schema_crd_has(get(s, ones[i]), pred))
             return true;
     return false;
 }
@@ -997,9 +998,11 @@ kapi_schema_crd_rules kapi_schema_crd_rules_for(const json_t *old_schemas)
             kapi_arena_dispose(&a);
             r.require_pruned_defaults = !lost;
         }
-        r.require_atomic_set_type = r.require_atomic_set_type && !any_node(s, non_atomic_set);
-        r.require_map_list_keys = r.require_map_list_keys && !any_node(s, bad_map_list_keys);
-        r.require_valid_type = r.require_valid_type && !any_node(s, invalid_type);
+        r.require_atomic_set_type =
+            r.require_atomic_set_type && !kapi_schema_crd_has(s, non_atomic_set);
+        r.require_map_list_keys =
+            r.require_map_list_keys && !kapi_schema_crd_has(s, bad_map_list_keys);
+        r.require_valid_type = r.require_valid_type && !kapi_schema_crd_has(s, invalid_type);
     }
     return r;
 }

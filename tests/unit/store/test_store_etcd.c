@@ -4,6 +4,7 @@
  * bytes in etcd are the object without its resourceVersion, at the prefixed key; lists at
  * a past revision read etcd's history, and a compacted one is GONE. */
 #include "../etcd/etcd_fixture.h"
+#include "holder.h"
 #include "store/store_int.h"
 #include "test.h"
 
@@ -413,46 +414,24 @@ TEST(store_etcd_reload_after_compaction)
     etcd_fixture_stop(&f);
 }
 
-/* An observer that holds the follower while asked to: the cache falls behind etcd. */
-typedef struct holder {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool hold, held;
-} holder;
-
-static void hold_follower(void *ctx, const kapi_store_event *ev)
-{
-    holder *h = ctx;
-    (void)ev;
-    pthread_mutex_lock(&h->mu);
-    while (h->hold) {
-        h->held = true;
-        pthread_cond_broadcast(&h->cv);
-        pthread_cond_wait(&h->cv, &h->mu);
-    }
-    pthread_mutex_unlock(&h->mu);
-}
-
 /* A consistent read whose cache lags behind etcd reads etcd at the revision sync learnt:
  * it holds every acknowledged write, as kube-apiserver's fallback does. */
 TEST(store_etcd_lagging_cache_reads_etcd)
 {
     etcd_fixture f = {.n = 1};
     etcd_fixture_start(&f);
-    holder h = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .hold = true};
+    holder h = HOLDER_INIT;
     kapi_store_options ob = {
         .etcd = {.servers = f.servers, .prefix = "/t"},
-        .observer = hold_follower,
+        .observer = holder_observe,
         .observer_ctx = &h,
     };
     kapi_store *a = open_etcd(&f), *b = NULL;
     CHECK(kapi_store_open(&b, &ob) == NULL);
     int64_t r1, r2, behind = 0;
+    holder_set(&h, true);
     CHECK_INT_EQ(put(a, KAPI_STORE_CREATE, "/ns/1", "one", 0, &r1, NULL), KAPI_STORE_OK);
-    pthread_mutex_lock(&h.mu);
-    while (!h.held)
-        pthread_cond_wait(&h.cv, &h.mu);
-    pthread_mutex_unlock(&h.mu);
+    holder_wait_held(&h);
     /* b's follower is held at r1; a writes on. */
     CHECK_INT_EQ(put(a, KAPI_STORE_CREATE, "/ns/2", "two", 0, &r2, NULL), KAPI_STORE_OK);
     CHECK_INT_EQ(kapi_store_sync(b, 100, &behind), KAPI_STORE_TOO_NEW);
@@ -469,10 +448,7 @@ TEST(store_etcd_lagging_cache_reads_etcd)
     q.rev = behind + 1000;
     CHECK_INT_EQ(kapi_store_list(b, &q, &l), KAPI_STORE_TOO_NEW);
     kapi_store_list_dispose(&l);
-    pthread_mutex_lock(&h.mu);
-    h.hold = false;
-    pthread_cond_broadcast(&h.cv);
-    pthread_mutex_unlock(&h.mu);
+    holder_set(&h, false);
     CHECK_INT_EQ(kapi_store_sync(b, 3000, &behind), KAPI_STORE_OK);
     CHECK_INT_EQ(behind, 0);
     CHECK(has(b, "/ns/2"));
