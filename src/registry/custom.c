@@ -213,8 +213,10 @@ void kapi_type_unref(const kapi_type *t)
 /* ---- decoding and conversion ---- */
 
 /* Walks obj by schema s (NULL: nothing to prune) with apiVersion, kind and metadata set
- * aside, so that the schema sees only the fields it describes. */
-static kapi_error *walk_content(const kapi_schema *s, json_t *obj, kapi_schema_walk *w)
+ * aside, so that the schema sees only the fields it describes; the metadata of embedded
+ * resources is walked by ObjectMeta's schema (t's). */
+static kapi_error *walk_content(const kapi_type *t, const kapi_schema *s, json_t *obj,
+                                kapi_schema_walk *w)
 {
     static const char *const kept[] = {"apiVersion", "kind", "metadata"};
     json_t *saved[KAPI_ARRAY_LEN(kept)];
@@ -224,31 +226,41 @@ static kapi_error *walk_content(const kapi_schema *s, json_t *obj, kapi_schema_w
         json_object_del(obj, kept[i]);
     }
     bool go = w->go_types;
+    const kapi_schema *embedded = w->embedded_meta;
     w->go_types = false;
+    w->embedded_meta = t->custom->meta;
     if (s)
         err = kapi_schema_decode(s, obj, w);
     w->go_types = go;
+    w->embedded_meta = embedded;
     for (size_t i = 0; i < KAPI_ARRAY_LEN(kept); i++)
         if (saved[i])
             json_object_set_new_nocheck(obj, kept[i], saved[i]);
     return err;
 }
 
+/* The object's metadata first, then its content: the order kube reports their unknown
+ * fields in. */
 static kapi_error *custom_decode(const kapi_type *t, json_t *obj, kapi_schema_walk *w)
 {
     const kapi_custom *c = t->custom;
-    kapi_error *err = walk_content(t->schema, obj, w);
     json_t *meta = json_object_get(obj, "metadata");
-    if (err || !json_is_object(meta) || !c->meta)
+    kapi_error *err = NULL;
+    if (json_is_object(meta) && c->meta) {
+        size_t first = w->nunknown;
+        bool go = w->go_types;
+        const kapi_schema *embedded = w->embedded_meta;
+        w->go_types = true;
+        w->embedded_meta = NULL;
+        err = kapi_schema_decode(c->meta, meta, w);
+        w->go_types = go;
+        w->embedded_meta = embedded;
+        for (size_t i = first; i < w->nunknown; i++)
+            w->unknown[i] = kapi_arena_printf(w->arena, "metadata.%s", w->unknown[i]);
+    }
+    if (err)
         return err;
-    size_t first = w->nunknown;
-    bool go = w->go_types;
-    w->go_types = true;
-    err = kapi_schema_decode(c->meta, meta, w);
-    w->go_types = go;
-    for (size_t i = first; i < w->nunknown; i++)
-        w->unknown[i] = kapi_arena_printf(w->arena, "metadata.%s", w->unknown[i]);
-    return err;
+    return walk_content(t, t->schema, obj, w);
 }
 
 void kapi_custom_prune_as(const kapi_type *t, const char *version, json_t *obj, kapi_schema_walk *w)
@@ -268,7 +280,7 @@ void kapi_custom_prune_as(const kapi_type *t, const char *version, json_t *obj, 
     if (!err && root) {
         bool defaults = w->defaults;
         w->defaults = false;
-        kapi_error_free(walk_content(kapi_schema_root_node(root), obj, w));
+        kapi_error_free(walk_content(t, kapi_schema_root_node(root), obj, w));
         w->defaults = defaults;
     }
     kapi_error_free(err);
@@ -284,7 +296,7 @@ static json_t *convert(json_t *obj, const kapi_type *t, const char *version, con
     json_decref(obj);
     json_object_set_new_nocheck(out, "apiVersion", json_sprintf("%s/%s", t->group, version));
     kapi_schema_walk w = {.arena = &a, .defaults = true};
-    kapi_error_free(walk_content(s, out, &w));
+    kapi_error_free(walk_content(t, s, out, &w));
     kapi_arena_dispose(&a);
     return out;
 }

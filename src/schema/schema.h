@@ -190,6 +190,11 @@ typedef struct kapi_schema_walk {
     bool defaults;
     /* Rebuild objects with their members in schema order (Go struct order). */
     bool reorder;
+    /* ObjectMeta's schema, for custom resources: an x-kubernetes-embedded-resource object
+     * keeps its apiVersion and kind as they are and has its metadata walked by it, after
+     * everything else; the paths the rest records are then sorted (kube's pruning sorts
+     * them). NULL: built-in types. */
+    const kapi_schema *embedded_meta;
     /* Out: paths of the fields the schema does not know, in document order
      * ("spec.bogus", "spec.containers[0].extra"); they are removed from the object. */
     const char **unknown;

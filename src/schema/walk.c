@@ -18,10 +18,18 @@
 #include "schema/schema.h"
 #include "schema/schema_int.h"
 
+/* The metadata of an embedded resource, walked by ObjectMeta's schema after the rest. */
+typedef struct deferred_meta {
+    json_t *meta;
+    const char *path; /* in the walk's arena */
+} deferred_meta;
+
 typedef struct walker {
     kapi_schema_walk *w;
     kapi_buf path;    /* field path with indices: spec.containers[0].name */
     kapi_buf go_path; /* Go's field stack: spec.containers.name */
+    deferred_meta *deferred;
+    size_t ndeferred, deferred_cap;
 } walker;
 
 static kapi_error *walk(walker *k, const kapi_schema *s, json_t *v, const char *go_struct);
@@ -327,6 +335,34 @@ static void reorder(const kapi_schema *s, json_t *obj)
     free(vals);
 }
 
+/* apiVersion, kind and metadata: what an embedded resource keeps beside its schema. */
+static bool is_meta_field(const char *key)
+{
+    return strcmp(key, "apiVersion") == 0 || strcmp(key, "kind") == 0 ||
+           strcmp(key, "metadata") == 0;
+}
+
+static void defer_meta(walker *k, json_t *meta)
+{
+    kapi_schema_walk *w = k->w;
+    if (k->ndeferred == k->deferred_cap) {
+        size_t cap = k->deferred_cap ? 2 * k->deferred_cap : 4;
+        deferred_meta *n = kapi_arena_alloc(w->arena, cap * sizeof(*n));
+        if (k->ndeferred)
+            memcpy(n, k->deferred, k->ndeferred * sizeof(*n));
+        k->deferred = n;
+        k->deferred_cap = cap;
+    }
+    k->deferred[k->ndeferred++] =
+        (deferred_meta){meta, kapi_arena_printf(w->arena, "%.*s%smetadata", (int)k->path.len,
+                                                k->path.ptr, k->path.len ? "." : "")};
+}
+
+static int unknown_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 /* go_struct is the Go struct the object's field belongs to; a map's values keep it. */
 static kapi_error *walk_object(walker *k, const kapi_schema *s, json_t *obj, const char *go_struct)
 {
@@ -339,6 +375,11 @@ static kapi_error *walk_object(walker *k, const kapi_schema *s, json_t *obj, con
     json_t *v, *tmp;
     json_object_foreach_safe(obj, tmp, key, v)
     {
+        if (s->embedded_resource && is_meta_field(key)) { /* kept as they are */
+            if (strcmp(key, "metadata") == 0 && json_is_object(v) && w->embedded_meta)
+                defer_meta(k, v);
+            continue;
+        }
         const kapi_schema_prop *p = find_prop(s, key);
         const kapi_schema *child = p ? p->schema : s->additional;
         if (child && json_is_null(v) && (w->go_types || !child->nullable)) {
@@ -475,9 +516,24 @@ void kapi_schema_protobuf_nulls(const kapi_schema *s, json_t *v)
 kapi_error *kapi_schema_decode(const kapi_schema *s, json_t *obj, kapi_schema_walk *w)
 {
     walker k = {.w = w};
+    size_t first = w->nunknown;
     kapi_buf_init(&k.path);
     kapi_buf_init(&k.go_path);
     kapi_error *err = walk(&k, s, obj, NULL);
+    if (w->embedded_meta) { /* pruning's paths sorted, then the embedded metadata's */
+        if (w->nunknown - first > 1)
+            qsort(w->unknown + first, w->nunknown - first, sizeof(*w->unknown), unknown_cmp);
+        bool go = w->go_types, defaults = w->defaults;
+        w->go_types = false; /* a bad member is dropped, as Coerce drops invalid fields */
+        w->defaults = false; /* nothing is added: Coerce only takes away */
+        for (size_t i = 0; i < k.ndeferred && !err; i++) {
+            k.path.len = 0;
+            kapi_buf_puts(&k.path, k.deferred[i].path);
+            err = walk(&k, w->embedded_meta, k.deferred[i].meta, NULL);
+        }
+        w->go_types = go;
+        w->defaults = defaults;
+    }
     kapi_buf_dispose(&k.path);
     kapi_buf_dispose(&k.go_path);
     return err;

@@ -99,14 +99,52 @@ TEST(custom_decode_prunes_and_defaults)
     kapi_schema_walk w = {.arena = &a, .go_types = true, .defaults = true, .reorder = true};
     kapi_error *err = t->strategy->decode(t, o, &w);
     CHECK(err == NULL);
-    CHECK_INT_EQ(w.nunknown, 3);
-    CHECK_STR_EQ(w.unknown[0], "spec.x");
-    CHECK_STR_EQ(w.unknown[1], "top");
-    CHECK_STR_EQ(w.unknown[2], "metadata.bogus");
+    CHECK_INT_EQ(w.nunknown, 3); /* kube's order: metadata's, then pruning's sorted */
+    CHECK_STR_EQ(w.unknown[0], "metadata.bogus");
+    CHECK_STR_EQ(w.unknown[1], "spec.x");
+    CHECK_STR_EQ(w.unknown[2], "top");
     /* a wrong type is left for validation; the default is filled in */
     CHECK_INT_EQ(json_integer_value(kapi_json_path(o, "spec.size")), 5);
     CHECK_INT_EQ(json_integer_value(kapi_json_path(o, "spec.replicas")), 1);
     CHECK_STR_EQ(kapi_json_path_str(o, "kind"), "Gizmo");
+    json_decref(o);
+    kapi_arena_dispose(&a);
+    kapi_type_unref(t);
+}
+
+/* An embedded resource keeps its apiVersion, kind and metadata (ObjectMeta's fields only,
+ * nothing added), its unknown fields reported after the rest, as kube-apiserver 1.26
+ * reports them for the same object. */
+TEST(custom_decode_embedded_resources)
+{
+    static const char boxes[] =
+        "{\"metadata\":{\"name\":\"boxes.unit.example.com\"},\"spec\":{\"group\":"
+        "\"unit.example.com\",\"scope\":\"Namespaced\",\"names\":{\"plural\":\"boxes\","
+        "\"kind\":\"Box\"},\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":true,"
+        "\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\",\"properties\":{\"spec\":{"
+        "\"type\":\"object\",\"properties\":{\"template\":{\"type\":\"object\","
+        "\"x-kubernetes-embedded-resource\":true,\"properties\":{\"spec\":{\"type\":"
+        "\"object\",\"properties\":{\"size\":{\"type\":\"string\"}}}}}}}}}}}]}}";
+    json_t *crd = json_loads(boxes, 0, NULL);
+    const kapi_type *t = NULL;
+    CHECK(kapi_custom_type_new(registry(), crd, "v1", &t) == NULL);
+    json_decref(crd);
+    kapi_arena a;
+    kapi_arena_init(&a);
+    json_t *o = obj("{\"apiVersion\":\"unit.example.com/v1\",\"kind\":\"Box\",\"metadata\":{"
+                    "\"name\":\"b\"},\"spec\":{\"template\":{\"apiVersion\":\"v1\",\"kind\":"
+                    "\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"b\"},\"bogus\":1},"
+                    "\"spec\":{\"size\":\"M\",\"extra\":1},\"other\":2}}}");
+    kapi_schema_walk w = {.arena = &a, .go_types = true, .defaults = true};
+    CHECK(t->strategy->decode(t, o, &w) == NULL);
+    CHECK_INT_EQ(w.nunknown, 3);
+    CHECK_STR_EQ(w.unknown[0], "spec.template.other");
+    CHECK_STR_EQ(w.unknown[1], "spec.template.spec.extra");
+    CHECK_STR_EQ(w.unknown[2], "spec.template.metadata.bogus");
+    char *got = json_dumps(kapi_json_path(o, "spec.template"), JSON_SORT_KEYS | JSON_COMPACT);
+    CHECK_STR_EQ(got, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"labels\":{"
+                      "\"a\":\"b\"},\"name\":\"p\"},\"spec\":{\"size\":\"M\"}}");
+    free(got);
     json_decref(o);
     kapi_arena_dispose(&a);
     kapi_type_unref(t);
