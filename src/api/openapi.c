@@ -36,11 +36,11 @@ typedef struct blob {
 } blob;
 
 /* What one served version of an Established CRD adds: its Swagger paths and definitions
- * as encoded members (no braces; "" for none), its OpenAPI 3 paths and schemas. */
+ * and its OpenAPI 3 paths and schemas, as encoded members (no braces; "" for none). */
 typedef struct version_frag {
     char *group, *version;
     char *v2_paths, *v2_defs;
-    json_t *v3_paths, *v3_schemas;
+    char *v3_paths, *v3_schemas;
 } version_frag;
 
 /* A CRD's fragments, made again only when the CRD changes. */
@@ -51,10 +51,11 @@ typedef struct crd_frag {
     size_t n;
 } crd_frag;
 
-/* The OpenAPI 3 document of a group-version the CRDs serve. */
+/* The OpenAPI 3 document of a group-version the CRDs serve: spliced again from the
+ * fragments for each request, so that only its hash is kept. */
 typedef struct gv_doc {
     char *path; /* "apis/example.com/v1" */
-    blob *b;
+    char *group, *version;
     char hash[65];
 } gv_doc;
 
@@ -64,6 +65,8 @@ struct kapi_openapi {
     char *v2, *v2_pb;
     size_t v2_len, v2_pb_len;
     char *v2_paths, *v2_defs; /* /openapi/v2's paths and definitions objects, encoded */
+    char *crd_closure;        /* the built-in schemas a CRD's OpenAPI 3 document refers to, encoded
+                               * members */
     char *index;
     size_t index_len;
     doc *docs;
@@ -76,7 +79,8 @@ struct kapi_openapi {
     uint64_t fingerprint;
     crd_frag *frags;
     size_t nfrags;
-    blob *crd_v2, *crd_v2_pb, *crd_index; /* NULL while no CRD adds anything */
+    bool crd_v2;                 /* the CRDs add to /openapi/v2 (crd_v2_splice) */
+    blob *crd_v2_pb, *crd_index; /* NULL while no CRD adds anything */
     gv_doc *crd_docs;
     size_t ncrd_docs;
 };
@@ -779,17 +783,19 @@ static void version_fragment(version_frag *f, const json_t *crd, const json_t *v
     json_t *paths = json_object();
     add_paths(paths, false, &t);
     f->v2_paths = members(paths);
-    f->v3_paths = json_object();
-    add_paths(f->v3_paths, true, &t);
+    paths = json_object();
+    add_paths(paths, true, &t);
+    f->v3_paths = members(paths);
     json_t *d2 = json_object();
     json_object_set_new_nocheck(d2, def, crd_definition(crd, ver, all, true));
     json_object_set_new_nocheck(d2, list, crd_list_definition(crd, version, def, all));
     f->v2_defs = members(d2);
     json_t *d3 = crd_definition(crd, ver, all, false),
            *l3 = crd_list_definition(crd, version, def, all);
-    f->v3_schemas = json_object();
-    json_object_set_new_nocheck(f->v3_schemas, def, publish(d3, true));
-    json_object_set_new_nocheck(f->v3_schemas, list, publish(l3, true));
+    json_t *schemas = json_object();
+    json_object_set_new_nocheck(schemas, def, publish(d3, true));
+    json_object_set_new_nocheck(schemas, list, publish(l3, true));
+    f->v3_schemas = members(schemas);
     json_decref(d3);
     json_decref(l3);
     free(rg);
@@ -804,8 +810,8 @@ static void frag_dispose(crd_frag *f)
         free(f->v[i].version);
         free(f->v[i].v2_paths);
         free(f->v[i].v2_defs);
-        json_decref(f->v[i].v3_paths);
-        json_decref(f->v[i].v3_schemas);
+        free(f->v[i].v3_paths);
+        free(f->v[i].v3_schemas);
     }
     free(f->v);
     free(f->key);
@@ -832,7 +838,8 @@ static void docs_free(gv_doc *docs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         free(docs[i].path);
-        blob_unref(docs[i].b);
+        free(docs[i].group);
+        free(docs[i].version);
     }
     free(docs);
 }
@@ -843,10 +850,10 @@ static void crd_parts_free(kapi_openapi *o)
     for (size_t i = 0; i < o->nfrags; i++)
         frag_dispose(&o->frags[i]);
     o->nfrags = 0;
-    blob_unref(o->crd_v2);
     blob_unref(o->crd_v2_pb);
     blob_unref(o->crd_index);
-    o->crd_v2 = o->crd_v2_pb = o->crd_index = NULL;
+    o->crd_v2_pb = o->crd_index = NULL;
+    o->crd_v2 = false;
     docs_free(o->crd_docs, o->ncrd_docs);
     o->crd_docs = NULL;
     o->ncrd_docs = 0;
@@ -871,31 +878,59 @@ static void put_merged(kapi_buf *b, const char *obj, const crd_frag *frags, size
     kapi_buf_putc(b, '}');
 }
 
-/* The OpenAPI 3 document of group/version from the fragments serving it. */
-static void crd_gv_doc(kapi_openapi *o, gv_doc *d, const char *group, const char *version)
+/* Appends ",<m>" (or "<m>" first) unless m is empty. */
+static void put_member(kapi_buf *b, bool *first, const char *m)
 {
-    const json_t *all = kapi_schema_set_definitions(kapi_registry_schemas(o->reg));
-    json_t *paths = json_object(), *schemas = json_object();
-    for (size_t i = 0; i < KAPI_ARRAY_LEN(common_defs); i++)
-        add_closure(schemas, all, common_defs[i], true);
-    add_closure(schemas, all, "io.k8s.api.autoscaling.v1.Scale", true);
+    if (!*m)
+        return;
+    if (!*first)
+        kapi_buf_putc(b, ',');
+    kapi_buf_puts(b, m);
+    *first = false;
+}
+
+/* The OpenAPI 3 document of group/version, spliced from the fragments serving it and the
+ * built-in schemas they refer to (mu held). */
+static blob *crd_gv_splice(const kapi_openapi *o, const char *group, const char *version)
+{
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_buf_puts(&b, "{\"openapi\":\"3.0.0\",\"info\":");
+    json_t *inf = info();
+    kapi_json_encode(&b, inf);
+    json_decref(inf);
+    kapi_buf_puts(&b, ",\"paths\":{");
+    bool first = true;
     for (size_t i = 0; i < o->nfrags; i++)
         for (size_t j = 0; j < o->frags[i].n; j++) {
             const version_frag *f = &o->frags[i].v[j];
-            if (strcmp(f->group, group) != 0 || strcmp(f->version, version) != 0)
-                continue;
-            json_object_update(paths, f->v3_paths);
-            json_object_update(schemas, f->v3_schemas);
-            add_refs(schemas, all, f->v3_schemas, true);
+            if (strcmp(f->group, group) == 0 && strcmp(f->version, version) == 0)
+                put_member(&b, &first, f->v3_paths);
         }
-    json_t *j = json_pack("{s:s,s:o,s:o,s:{s:o}}", "openapi", "3.0.0", "info", info(), "paths",
-                          paths, "components", "schemas", schemas);
-    size_t len;
-    char *bytes = encode_doc(j, &len);
+    kapi_buf_puts(&b, "},\"components\":{\"schemas\":{");
+    first = true;
+    put_member(&b, &first, o->crd_closure);
+    for (size_t i = 0; i < o->nfrags; i++)
+        for (size_t j = 0; j < o->frags[i].n; j++) {
+            const version_frag *f = &o->frags[i].v[j];
+            if (strcmp(f->group, group) == 0 && strcmp(f->version, version) == 0)
+                put_member(&b, &first, f->v3_schemas);
+        }
+    kapi_buf_puts(&b, "}}}");
+    blob *out = blob_new(b.ptr, b.len);
+    kapi_buf_dispose(&b);
+    return out;
+}
+
+/* Names the document of group/version and takes its hash. */
+static void crd_gv_doc(kapi_openapi *o, gv_doc *d, const char *group, const char *version)
+{
+    blob *b = crd_gv_splice(o, group, version);
     d->path = kapi_xprintf("apis/%s/%s", group, version);
-    d->b = blob_new(bytes, len);
-    hash_hex(bytes, len, d->hash);
-    free(bytes);
+    d->group = kapi_xstrdup(group);
+    d->version = kapi_xstrdup(version);
+    hash_hex(b->bytes, b->len, d->hash);
+    blob_unref(b);
 }
 
 /* Whether path ("apis/<g>/<v>") is among the n dirty ones. */
@@ -905,6 +940,27 @@ static bool is_dirty(char *const *dirty, size_t n, const char *path)
         if (strcmp(dirty[i], path) == 0)
             return true;
     return false;
+}
+
+/* /openapi/v2 with the CRDs' part, spliced from the encoded built-in paths and
+ * definitions and the fragments (mu held). Made for each request rather than kept: it is
+ * a few hundred KB more than the fragments it is made of. */
+static blob *crd_v2_splice(const kapi_openapi *o)
+{
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_buf_puts(&b, "{\"swagger\":\"2.0\",\"info\":");
+    json_t *inf = info();
+    kapi_json_encode(&b, inf);
+    json_decref(inf);
+    kapi_buf_puts(&b, ",\"paths\":");
+    put_merged(&b, o->v2_paths, o->frags, o->nfrags, false);
+    kapi_buf_puts(&b, ",\"definitions\":");
+    put_merged(&b, o->v2_defs, o->frags, o->nfrags, true);
+    kapi_buf_putc(&b, '}');
+    blob *out = blob_new(b.ptr, b.len);
+    kapi_buf_dispose(&b);
+    return out;
 }
 
 /* Makes the documents again from the fragments (mu held): a group-version's OpenAPI 3
@@ -917,19 +973,7 @@ static void crd_assemble(kapi_openapi *o, gv_doc *old, size_t nold, char *const 
         nv += o->frags[i].n;
     if (!nv)
         return;
-    kapi_buf b;
-    kapi_buf_init(&b);
-    kapi_buf_puts(&b, "{\"swagger\":\"2.0\",\"info\":");
-    json_t *inf = info();
-    kapi_json_encode(&b, inf);
-    json_decref(inf);
-    kapi_buf_puts(&b, ",\"paths\":");
-    put_merged(&b, o->v2_paths, o->frags, o->nfrags, false);
-    kapi_buf_puts(&b, ",\"definitions\":");
-    put_merged(&b, o->v2_defs, o->frags, o->nfrags, true);
-    kapi_buf_putc(&b, '}');
-    o->crd_v2 = blob_new(b.ptr, b.len);
-    kapi_buf_dispose(&b);
+    o->crd_v2 = true;
     o->crd_docs = kapi_xcalloc(nv, sizeof(*o->crd_docs));
     json_t *index = json_loadb(o->index, o->index_len, 0, NULL);
     json_t *ipaths = json_object_get(index, "paths");
@@ -1078,6 +1122,15 @@ kapi_openapi *kapi_api__openapi_new(const kapi_registry *reg)
     o->v2_defs = kapi_buf_detach(&enc, NULL);
     o->reg = reg;
     pthread_mutex_init(&o->mu, NULL);
+    const json_t *all = kapi_schema_set_definitions(kapi_registry_schemas(reg));
+    json_t *closure = json_object();
+    static const char *const crd_refs[] = {"io.k8s.api.autoscaling.v1.Scale", META "ObjectMeta",
+                                           META "ListMeta"};
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(common_defs); i++)
+        add_closure(closure, all, common_defs[i], true);
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(crd_refs); i++)
+        add_closure(closure, all, crd_refs[i], true);
+    o->crd_closure = members(closure);
     json_t *v2 = json_pack("{s:s,s:o,s:o,s:o}", "swagger", "2.0", "info", info(), "paths", paths,
                            "definitions", defs);
     o->v2_pb = kapi_api__openapi_v2_proto(v2, &o->v2_pb_len);
@@ -1094,6 +1147,7 @@ void kapi_api__openapi_free(kapi_openapi *o)
     free(o->frags);
     free(o->v2_paths);
     free(o->v2_defs);
+    free(o->crd_closure);
     pthread_mutex_destroy(&o->mu);
     for (size_t i = 0; i < o->ndocs; i++) {
         free(o->docs[i].path);
@@ -1135,7 +1189,9 @@ static bool wants_v2_protobuf(kapi_req *r)
 static blob *crd_v2_pb(kapi_openapi *o)
 {
     if (!o->crd_v2_pb) {
-        json_t *v2 = json_loadb(o->crd_v2->bytes, o->crd_v2->len, 0, NULL);
+        blob *doc2 = crd_v2_splice(o);
+        json_t *v2 = json_loadb(doc2->bytes, doc2->len, 0, NULL);
+        blob_unref(doc2);
         size_t len = 0;
         char *pb = v2 ? kapi_api__openapi_v2_proto(v2, &len) : NULL;
         json_decref(v2);
@@ -1164,7 +1220,7 @@ void kapi_api__serve_openapi(kapi_req *r)
         if (pb)
             type = "application/octet-stream";
         if (o->crd_v2)
-            b = pb ? crd_v2_pb(o) : blob_ref(o->crd_v2);
+            b = pb ? crd_v2_pb(o) : crd_v2_splice(o);
         pthread_mutex_unlock(&o->mu);
         if (b)
             respond_blob(r, type, b);
@@ -1186,7 +1242,7 @@ void kapi_api__serve_openapi(kapi_req *r)
     if (strncmp(r->path, "/openapi/v3/", 12) == 0)
         for (size_t i = 0; i < o->ncrd_docs && !b; i++)
             if (strcmp(r->path + 12, o->crd_docs[i].path) == 0)
-                b = blob_ref(o->crd_docs[i].b);
+                b = crd_gv_splice(o, o->crd_docs[i].group, o->crd_docs[i].version);
     pthread_mutex_unlock(&o->mu);
     if (b) {
         respond_blob(r, type, b);
