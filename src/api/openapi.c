@@ -62,8 +62,6 @@ typedef struct gv_doc {
 struct kapi_openapi {
     const kapi_registry *reg;
     /* The built-in documents, fixed at start. */
-    char *v2, *v2_pb;
-    size_t v2_len, v2_pb_len;
     char *v2_paths, *v2_defs; /* /openapi/v2's paths and definitions objects, encoded */
     char *crd_closure;        /* the built-in schemas a CRD's OpenAPI 3 document refers to, encoded
                                * members */
@@ -79,8 +77,8 @@ struct kapi_openapi {
     uint64_t fingerprint;
     crd_frag *frags;
     size_t nfrags;
-    bool crd_v2;                 /* the CRDs add to /openapi/v2 (crd_v2_splice) */
-    blob *crd_v2_pb, *crd_index; /* NULL while no CRD adds anything */
+    blob *v2_pb;     /* /openapi/v2 in protobuf, made on first demand (again after a change) */
+    blob *crd_index; /* NULL while no CRD adds anything */
     gv_doc *crd_docs;
     size_t ncrd_docs;
 };
@@ -850,10 +848,9 @@ static void crd_parts_free(kapi_openapi *o)
     for (size_t i = 0; i < o->nfrags; i++)
         frag_dispose(&o->frags[i]);
     o->nfrags = 0;
-    blob_unref(o->crd_v2_pb);
+    blob_unref(o->v2_pb);
     blob_unref(o->crd_index);
-    o->crd_v2_pb = o->crd_index = NULL;
-    o->crd_v2 = false;
+    o->v2_pb = o->crd_index = NULL;
     docs_free(o->crd_docs, o->ncrd_docs);
     o->crd_docs = NULL;
     o->ncrd_docs = 0;
@@ -942,10 +939,10 @@ static bool is_dirty(char *const *dirty, size_t n, const char *path)
     return false;
 }
 
-/* /openapi/v2 with the CRDs' part, spliced from the encoded built-in paths and
- * definitions and the fragments (mu held). Made for each request rather than kept: it is
- * a few hundred KB more than the fragments it is made of. */
-static blob *crd_v2_splice(const kapi_openapi *o)
+/* /openapi/v2, spliced from the encoded built-in paths and definitions and the CRDs'
+ * fragments (mu held). Made for each request rather than kept: it is a few hundred KB
+ * more than the pieces it is made of. */
+static blob *v2_splice(const kapi_openapi *o)
 {
     kapi_buf b;
     kapi_buf_init(&b);
@@ -973,7 +970,6 @@ static void crd_assemble(kapi_openapi *o, gv_doc *old, size_t nold, char *const 
         nv += o->frags[i].n;
     if (!nv)
         return;
-    o->crd_v2 = true;
     o->crd_docs = kapi_xcalloc(nv, sizeof(*o->crd_docs));
     json_t *index = json_loadb(o->index, o->index_len, 0, NULL);
     json_t *ipaths = json_object_get(index, "paths");
@@ -1131,10 +1127,8 @@ kapi_openapi *kapi_api__openapi_new(const kapi_registry *reg)
     for (size_t i = 0; i < KAPI_ARRAY_LEN(crd_refs); i++)
         add_closure(closure, all, crd_refs[i], true);
     o->crd_closure = members(closure);
-    json_t *v2 = json_pack("{s:s,s:o,s:o,s:o}", "swagger", "2.0", "info", info(), "paths", paths,
-                           "definitions", defs);
-    o->v2_pb = kapi_api__openapi_v2_proto(v2, &o->v2_pb_len);
-    o->v2 = encode_doc(v2, &o->v2_len);
+    json_decref(paths);
+    json_decref(defs);
     o->index = encode_doc(json_pack("{s:o}", "paths", index), &o->index_len);
     return o;
 }
@@ -1154,8 +1148,6 @@ void kapi_api__openapi_free(kapi_openapi *o)
         free(o->docs[i].bytes);
     }
     free(o->docs);
-    free(o->v2);
-    free(o->v2_pb);
     free(o->index);
     free(o);
 }
@@ -1185,20 +1177,20 @@ static bool wants_v2_protobuf(kapi_req *r)
             strstr(accept, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"));
 }
 
-/* The Swagger 2.0 document with the CRDs' part, in protobuf, made on first demand. */
-static blob *crd_v2_pb(kapi_openapi *o)
+/* /openapi/v2 in protobuf (mu held), made on first demand and kept until the CRDs change. */
+static blob *v2_pb(kapi_openapi *o)
 {
-    if (!o->crd_v2_pb) {
-        blob *doc2 = crd_v2_splice(o);
+    if (!o->v2_pb) {
+        blob *doc2 = v2_splice(o);
         json_t *v2 = json_loadb(doc2->bytes, doc2->len, 0, NULL);
         blob_unref(doc2);
         size_t len = 0;
         char *pb = v2 ? kapi_api__openapi_v2_proto(v2, &len) : NULL;
         json_decref(v2);
-        o->crd_v2_pb = blob_new(pb ? pb : "", len);
+        o->v2_pb = blob_new(pb ? pb : "", len);
         free(pb);
     }
-    return blob_ref(o->crd_v2_pb);
+    return blob_ref(o->v2_pb);
 }
 
 void kapi_api__serve_openapi(kapi_req *r)
@@ -1219,15 +1211,9 @@ void kapi_api__serve_openapi(kapi_req *r)
         bool pb = wants_v2_protobuf(r);
         if (pb)
             type = "application/octet-stream";
-        if (o->crd_v2)
-            b = pb ? crd_v2_pb(o) : crd_v2_splice(o);
+        b = pb ? v2_pb(o) : v2_splice(o);
         pthread_mutex_unlock(&o->mu);
-        if (b)
-            respond_blob(r, type, b);
-        else if (pb)
-            respond_static(r, type, o->v2_pb, o->v2_pb_len);
-        else
-            respond_static(r, type, o->v2, o->v2_len);
+        respond_blob(r, type, b);
         return;
     }
     if (strcmp(r->path, "/openapi/v3") == 0 || strcmp(r->path, "/openapi/v3/") == 0) {
