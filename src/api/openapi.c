@@ -576,6 +576,28 @@ static void add_type_meta(json_t *s, const json_t *all, bool list)
     json_object_set_new_nocheck(props, "metadata", meta);
 }
 
+/* An embedded resource's apiVersion, kind (both required) and metadata
+ * (addEmbeddedProperties). */
+static void embedded_meta(json_t *s, const json_t *all)
+{
+    if (!json_is_true(json_object_get(s, "x-kubernetes-embedded-resource")))
+        return;
+    add_type_meta(s, all, false);
+    json_t *req = json_object_get(s, "required");
+    if (!json_is_array(req)) {
+        req = json_array();
+        json_object_set_new_nocheck(s, "required", req);
+    }
+    static const char *const needed[] = {"kind", "apiVersion"};
+    for (size_t i = 0; i < 2; i++) {
+        bool has = false;
+        for (size_t j = 0; j < json_array_size(req) && !has; j++)
+            has = strcmp(json_string_value(json_array_get(req, j)) ?: "", needed[i]) == 0;
+        if (!has)
+            json_array_append_new(req, json_string(needed[i]));
+    }
+}
+
 /* A copy of a structural schema as OpenAPI publishes it: unknown keywords left out,
  * int-or-string unfolded (anyOf integer, string), embedded resources given their
  * apiVersion, kind and metadata, and for Swagger 2.0 (v2) what kubectl cannot read
@@ -633,10 +655,10 @@ static json_t *publish_schema(const json_t *s, const json_t *all, bool v2)
             }
         }
     }
-    if (json_is_true(json_object_get(out, "x-kubernetes-embedded-resource")))
-        add_type_meta(out, all, false);
-    if (!v2)
+    if (!v2) {
+        embedded_meta(out, all);
         return out;
+    }
     /* ToStructuralOpenAPIV2 */
     json_object_del(out, "allOf");
     json_object_del(out, "oneOf");
@@ -668,6 +690,8 @@ static json_t *publish_schema(const json_t *s, const json_t *all, bool v2)
                 json_array_remove(req, i);
         }
     }
+    if (!preserve) /* kubectl's v2 validation would refuse the unknown fields */
+        embedded_meta(out, all);
     return out;
 }
 

@@ -61,7 +61,11 @@ TEST(api_openapi_custom_resources)
                  "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com",
                  "Content-Type: application/json-patch+json\r\n",
                  "[{\"op\":\"add\",\"path\":\"/spec/versions/0/schema/openAPIV3Schema/properties/"
-                 "spec/properties/color\",\"value\":{\"type\":\"string\"}}]",
+                 "spec/properties/color\",\"value\":{\"type\":\"string\"}},"
+                 "{\"op\":\"add\",\"path\":\"/spec/versions/0/schema/openAPIV3Schema/properties/"
+                 "spec/properties/tmpl\",\"value\":{\"type\":\"object\","
+                 "\"x-kubernetes-embedded-resource\":true,"
+                 "\"x-kubernetes-preserve-unknown-fields\":true}}]",
                  &a),
         200);
     api_answer_dispose(&a);
@@ -72,6 +76,21 @@ TEST(api_openapi_custom_resources)
                                                     "com.example.v1.Widget"),
                                     "properties.spec.properties.color.type"),
                  "string");
+    /* An embedded resource gets apiVersion, kind (required) and metadata, as kube's
+     * builder gives them; in Swagger 2.0 not while it preserves unknown fields. */
+    const json_t *tmpl = kapi_json_path(
+        json_object_get(kapi_json_path(a.json, "components.schemas"), "com.example.v1.Widget"),
+        "properties.spec.properties.tmpl");
+    CHECK(kapi_json_path(tmpl, "properties.metadata") != NULL);
+    char *req = json_dumps(json_object_get(tmpl, "required"), JSON_COMPACT);
+    CHECK_STR_EQ(req, "[\"kind\",\"apiVersion\"]");
+    free(req);
+    api_answer_dispose(&a);
+    CHECK_INT_EQ(api_call(&e, "GET", "/openapi/v2", "", NULL, &a), 200);
+    tmpl = kapi_json_path(
+        json_object_get(json_object_get(a.json, "definitions"), "com.example.v1.Widget"),
+        "properties.spec.properties.tmpl");
+    CHECK(tmpl != NULL && json_object_get(tmpl, "required") == NULL);
     api_answer_dispose(&a);
     /* Gone with its CRD (deleted at once: api_env runs no controller, so the cleanup
      * finalizer is taken off by hand). */
