@@ -632,7 +632,8 @@ static json_t *publish_schema(const json_t *s, const json_t *all, bool v2)
                 json_array_append_new(l, publish_schema(json_array_get(v, i), all, v2));
             json_object_set_new_nocheck(out, k, l);
         } else {
-            json_object_set_nocheck(out, k, v);
+            json_object_set_new_nocheck(out, k,
+                                        json_deep_copy(v)); /* not shared: the v2 form edits it */
         }
     }
     if (json_is_true(json_object_get(out, "x-kubernetes-int-or-string"))) { /* Unfold */
@@ -689,6 +690,8 @@ static json_t *publish_schema(const json_t *s, const json_t *all, bool v2)
                          json_object_get(json_object_get(s, "properties"), f), "nullable")))
                 json_array_remove(req, i);
         }
+        if (!json_array_size(req)) /* Go's filtered nil slice: left out */
+            json_object_del(out, "required");
     }
     if (!preserve) /* kubectl's v2 validation would refuse the unknown fields */
         embedded_meta(out, all);

@@ -65,7 +65,11 @@ TEST(api_openapi_custom_resources)
                  "{\"op\":\"add\",\"path\":\"/spec/versions/0/schema/openAPIV3Schema/properties/"
                  "spec/properties/tmpl\",\"value\":{\"type\":\"object\","
                  "\"x-kubernetes-embedded-resource\":true,"
-                 "\"x-kubernetes-preserve-unknown-fields\":true}}]",
+                 "\"x-kubernetes-preserve-unknown-fields\":true}},"
+                 "{\"op\":\"add\",\"path\":\"/spec/versions/0/schema/openAPIV3Schema/properties/"
+                 "spec/properties/maybe\",\"value\":{\"type\":\"string\",\"nullable\":true}},"
+                 "{\"op\":\"add\",\"path\":\"/spec/versions/0/schema/openAPIV3Schema/properties/"
+                 "spec/required\",\"value\":[\"maybe\"]}]",
                  &a),
         200);
     api_answer_dispose(&a);
@@ -82,6 +86,11 @@ TEST(api_openapi_custom_resources)
         json_object_get(kapi_json_path(a.json, "components.schemas"), "com.example.v1.Widget"),
         "properties.spec.properties.tmpl");
     CHECK(kapi_json_path(tmpl, "properties.metadata") != NULL);
+    /* A required nullable field stays required in OpenAPI 3 (Swagger 2.0 drops it). */
+    const json_t *spec3 = kapi_json_path(
+        json_object_get(kapi_json_path(a.json, "components.schemas"), "com.example.v1.Widget"),
+        "properties.spec");
+    CHECK_STR_EQ(json_string_value(json_array_get(json_object_get(spec3, "required"), 0)), "maybe");
     char *req = json_dumps(json_object_get(tmpl, "required"), JSON_COMPACT);
     CHECK_STR_EQ(req, "[\"kind\",\"apiVersion\"]");
     free(req);
@@ -91,6 +100,9 @@ TEST(api_openapi_custom_resources)
         json_object_get(json_object_get(a.json, "definitions"), "com.example.v1.Widget"),
         "properties.spec.properties.tmpl");
     CHECK(tmpl != NULL && json_object_get(tmpl, "required") == NULL);
+    CHECK(kapi_json_path(
+              json_object_get(json_object_get(a.json, "definitions"), "com.example.v1.Widget"),
+              "properties.spec.required") == NULL);
     api_answer_dispose(&a);
     /* Gone with its CRD (deleted at once: api_env runs no controller, so the cleanup
      * finalizer is taken off by hand). */
