@@ -14,6 +14,7 @@
  */
 #include <openssl/evp.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -883,25 +884,6 @@ static void crd_parts_free(kapi_openapi *o)
     o->ncrd_docs = 0;
 }
 
-/* An encoded object ("{...}") with more members appended. */
-static void put_merged(kapi_buf *b, const char *obj, const crd_frag *frags, size_t n, bool defs)
-{
-    size_t len = strlen(obj);
-    bool empty = len <= 2;
-    kapi_buf_put(b, obj, len - 1);
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < frags[i].n; j++) {
-            const char *m = defs ? frags[i].v[j].v2_defs : frags[i].v[j].v2_paths;
-            if (!*m)
-                continue;
-            if (!empty)
-                kapi_buf_putc(b, ',');
-            kapi_buf_puts(b, m);
-            empty = false;
-        }
-    kapi_buf_putc(b, '}');
-}
-
 /* Appends ",<m>" (or "<m>" first) unless m is empty. */
 static void put_member(kapi_buf *b, bool *first, const char *m)
 {
@@ -913,33 +895,52 @@ static void put_member(kapi_buf *b, bool *first, const char *m)
     *first = false;
 }
 
+/* Appends one part of every version fragment (the member string at offset part of a
+ * version_frag), only those of group/version when group is set. */
+static void put_parts(kapi_buf *b, bool *first, const kapi_openapi *o, size_t part,
+                      const char *group, const char *version)
+{
+    for (size_t i = 0; i < o->nfrags; i++)
+        for (size_t j = 0; j < o->frags[i].n; j++) {
+            const version_frag *f = &o->frags[i].v[j];
+            if (!group || (strcmp(f->group, group) == 0 && strcmp(f->version, version) == 0))
+                put_member(b, first, *(char *const *)((const char *)f + part));
+        }
+}
+
+/* An encoded built-in object ("{...}") with the fragments' part appended to its members. */
+static void put_merged(kapi_buf *b, const kapi_openapi *o, const char *obj, size_t part)
+{
+    size_t len = strlen(obj);
+    bool first = len <= 2;
+    kapi_buf_put(b, obj, len - 1);
+    put_parts(b, &first, o, part, NULL, NULL);
+    kapi_buf_putc(b, '}');
+}
+
+/* A document's start: {"<version key>":"<version>","info":{...} */
+static void put_head(kapi_buf *b, const char *key, const char *version)
+{
+    kapi_buf_printf(b, "{\"%s\":\"%s\",\"info\":", key, version);
+    json_t *inf = info();
+    kapi_json_encode(b, inf);
+    json_decref(inf);
+}
+
 /* The OpenAPI 3 document of group/version, spliced from the fragments serving it and the
  * built-in schemas they refer to (mu held). */
 static blob *crd_gv_splice(const kapi_openapi *o, const char *group, const char *version)
 {
     kapi_buf b;
-    kapi_buf_init(&b);
-    kapi_buf_puts(&b, "{\"openapi\":\"3.0.0\",\"info\":");
-    json_t *inf = info();
-    kapi_json_encode(&b, inf);
-    json_decref(inf);
-    kapi_buf_puts(&b, ",\"paths\":{");
     bool first = true;
-    for (size_t i = 0; i < o->nfrags; i++)
-        for (size_t j = 0; j < o->frags[i].n; j++) {
-            const version_frag *f = &o->frags[i].v[j];
-            if (strcmp(f->group, group) == 0 && strcmp(f->version, version) == 0)
-                put_member(&b, &first, f->v3_paths);
-        }
+    kapi_buf_init(&b);
+    put_head(&b, "openapi", "3.0.0");
+    kapi_buf_puts(&b, ",\"paths\":{");
+    put_parts(&b, &first, o, offsetof(version_frag, v3_paths), group, version);
     kapi_buf_puts(&b, "},\"components\":{\"schemas\":{");
     first = true;
     put_member(&b, &first, o->crd_closure);
-    for (size_t i = 0; i < o->nfrags; i++)
-        for (size_t j = 0; j < o->frags[i].n; j++) {
-            const version_frag *f = &o->frags[i].v[j];
-            if (strcmp(f->group, group) == 0 && strcmp(f->version, version) == 0)
-                put_member(&b, &first, f->v3_schemas);
-        }
+    put_parts(&b, &first, o, offsetof(version_frag, v3_schemas), group, version);
     kapi_buf_puts(&b, "}}}");
     blob *out = blob_new(b.ptr, b.len);
     kapi_buf_dispose(&b);
@@ -973,14 +974,11 @@ static blob *v2_splice(const kapi_openapi *o)
 {
     kapi_buf b;
     kapi_buf_init(&b);
-    kapi_buf_puts(&b, "{\"swagger\":\"2.0\",\"info\":");
-    json_t *inf = info();
-    kapi_json_encode(&b, inf);
-    json_decref(inf);
+    put_head(&b, "swagger", "2.0");
     kapi_buf_puts(&b, ",\"paths\":");
-    put_merged(&b, o->v2_paths, o->frags, o->nfrags, false);
+    put_merged(&b, o, o->v2_paths, offsetof(version_frag, v2_paths));
     kapi_buf_puts(&b, ",\"definitions\":");
-    put_merged(&b, o->v2_defs, o->frags, o->nfrags, true);
+    put_merged(&b, o, o->v2_defs, offsetof(version_frag, v2_defs));
     kapi_buf_putc(&b, '}');
     blob *out = blob_new(b.ptr, b.len);
     kapi_buf_dispose(&b);

@@ -82,6 +82,14 @@ bool kapi_str_has_prefix(kapi_str s, const char *prefix)
     return s.len >= n && memcmp(s.ptr, prefix, n) == 0;
 }
 
+bool kapi_cstr_in(const char *s, const char *const *set)
+{
+    for (size_t i = 0; set[i]; i++)
+        if (strcmp(s, set[i]) == 0)
+            return true;
+    return false;
+}
+
 bool kapi_str_cut(kapi_str *s, char sep, kapi_str *head)
 {
     const char *p = s->len ? memchr(s->ptr, sep, s->len) : NULL;

@@ -46,6 +46,8 @@ kapi_str kapi_str_c(const char *s);
 bool kapi_str_eq(kapi_str a, kapi_str b);
 bool kapi_str_eqc(kapi_str a, const char *b);
 bool kapi_str_has_prefix(kapi_str s, const char *prefix);
+/* True when s is one of the NULL-terminated set. */
+bool kapi_cstr_in(const char *s, const char *const *set);
 /* Splits s at the first sep: *head gets what is before it, s what is after; false if absent
  * (then *head is all of s and s becomes empty). */
 bool kapi_str_cut(kapi_str *s, char sep, kapi_str *head);

@@ -430,20 +430,9 @@ static void check_content(const kapi_type *t, const json_t *obj, kapi_error *err
 static void custom_validate(const kapi_type *t, const json_t *obj, const json_t *old,
                             kapi_error *err)
 {
-    kapi_arena a;
-    kapi_meta_rules rules;
     if (!check_type_meta(t, obj, err))
         return;
-    kapi_arena_init(&a);
-    const json_t *meta = json_object_get(obj, "metadata");
-    if (old) {
-        kapi_meta_validate_update(err, &a, meta, json_object_get(old, "metadata"), "metadata",
-                                  false);
-    } else {
-        kapi_registry__meta_rules(t, false, &rules);
-        kapi_meta_validate(err, &a, meta, "metadata", &rules);
-    }
-    kapi_arena_dispose(&a);
+    kapi_registry__validate_meta(t, obj, old, err);
     check_content(t, obj, err, true);
 }
 

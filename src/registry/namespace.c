@@ -79,7 +79,7 @@ static kapi_error *namespace_admit(const kapi_type *t, const kapi_hook_ctx *c, k
 {
     static const char *const immortal[] = {"default", "kube-system", "kube-public", NULL};
     const char *name = kapi_json_path_str(obj, "metadata.name");
-    if (op != KAPI_ADMIT_DELETE || !name || !kapi_registry__in(name, immortal))
+    if (op != KAPI_ADMIT_DELETE || !name || !kapi_cstr_in(name, immortal))
         return NULL;
     kapi_error *err = kapi_error_new(KAPI_STATUS_FORBIDDEN,
                                      "%s \"%s\" is forbidden: this namespace may not be deleted",

@@ -38,15 +38,6 @@ static inline long long kapi_registry__int(const json_t *o, const char *key)
     return (long long)json_integer_value(json_object_get(o, key));
 }
 
-/* True when s is one of the NULL-terminated set. */
-static inline bool kapi_registry__in(const char *s, const char *const *set)
-{
-    for (size_t i = 0; set[i]; i++)
-        if (strcmp(s, set[i]) == 0)
-            return true;
-    return false;
-}
-
 /* ---- registry.c ---- */
 
 /* Fills t from a type file's contents (def, which t keeps); name names it in errors.
@@ -101,6 +92,10 @@ void kapi_registry__free_columns(kapi_type *t);
 /* The metadata rules of a built-in type from its file's "nameRule" (label, subdomain,
  * dns1035, rbac; subdomain when absent), with core's finalizer rule when kube is set. */
 void kapi_registry__meta_rules(const kapi_type *t, bool kube, kapi_meta_rules *out);
+/* apimachinery's ObjectMeta rules for obj (old: an update's), the name by t's rule and no
+ * core finalizer rule: all a type without its own validation checks. */
+void kapi_registry__validate_meta(const kapi_type *t, const json_t *obj, const json_t *old,
+                                  kapi_error *err);
 /* field.Invalid(path, v, "must be greater than or equal to 0") when v < 0. */
 void kapi_registry__nonnegative(kapi_error *err, const char *path, long long v);
 /* Makes err, the 422 a validate hook adds its causes to, the error that refuses the

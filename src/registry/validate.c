@@ -38,28 +38,29 @@ void kapi_registry__nonnegative(kapi_error *err, const char *path, long long v)
         kapi_field_invalid_int(err, path, v, "must be greater than or equal to 0");
 }
 
-/* A type without its own validation: its metadata by its name rule. */
-static void default_validate(const kapi_type *t, const json_t *obj, const json_t *old,
-                             kapi_error *err, kapi_arena *a)
+void kapi_registry__validate_meta(const kapi_type *t, const json_t *obj, const json_t *old,
+                                  kapi_error *err)
 {
+    kapi_arena a;
+    kapi_arena_init(&a);
     const json_t *meta = json_object_get(obj, "metadata");
-    kapi_meta_rules rules;
     if (old) {
-        kapi_meta_validate_update(err, a, meta, json_object_get(old, "metadata"), "metadata",
+        kapi_meta_validate_update(err, &a, meta, json_object_get(old, "metadata"), "metadata",
                                   false);
-        return;
+    } else {
+        kapi_meta_rules rules;
+        kapi_registry__meta_rules(t, false, &rules);
+        kapi_meta_validate(err, &a, meta, "metadata", &rules);
     }
-    kapi_registry__meta_rules(t, false, &rules);
-    kapi_meta_validate(err, a, meta, "metadata", &rules);
+    kapi_arena_dispose(&a);
 }
 
-static void type_validate(const kapi_type *t, const json_t *obj, const json_t *old, kapi_error *err,
-                          kapi_arena *a)
+static void type_validate(const kapi_type *t, const json_t *obj, const json_t *old, kapi_error *err)
 {
     if (t->strategy->validate)
         t->strategy->validate(t, obj, old, err);
     else if (t->persisted)
-        default_validate(t, obj, old, err, a);
+        kapi_registry__validate_meta(t, obj, old, err);
 }
 
 /* rest.validateCommonFields: the metadata checks of every update, whatever the type. */
@@ -109,9 +110,9 @@ kapi_error *kapi_type_validate(const kapi_type *t, const json_t *obj, const json
     kapi_arena_init(&a);
     if (old) {
         common_update(t, obj, old, err, &a);
-        type_validate(t, obj, old, err, &a);
+        type_validate(t, obj, old, err);
     } else {
-        type_validate(t, obj, NULL, err, &a);
+        type_validate(t, obj, NULL, err);
         if (err->ncauses == 0 && err->status == KAPI_STATUS_INVALID && t->persisted)
             kapi_meta_validate(err, &a, json_object_get(obj, "metadata"), "metadata", &common);
     }

@@ -234,9 +234,9 @@ static void column(cctx *c, const json_t *col, const char *path)
         kapi_field_required(c->err, P(c, path, "name"), "");
     if (!*type)
         kapi_field_required(c->err, P(c, path, "type"), types_msg);
-    else if (!kapi_registry__in(type, types))
+    else if (!kapi_cstr_in(type, types))
         kapi_field_invalid_str(c->err, P(c, path, "type"), type, "%s", types_msg);
-    if (*format && !kapi_registry__in(format, formats))
+    if (*format && !kapi_cstr_in(format, formats))
         kapi_field_invalid_str(c->err, P(c, path, "format"), format,
                                "must be one of byte,date,date-time,double,float,int32,int64,"
                                "password");
@@ -524,7 +524,7 @@ static void conversion(cctx *c, const json_t *conv, const char *path)
     const char *not_webhook = "should not be set when strategy is not set to Webhook";
     if (!*strategy)
         kapi_field_required(c->err, P(c, path, "strategy"), "");
-    else if (!kapi_registry__in(strategy, strategies))
+    else if (!kapi_cstr_in(strategy, strategies))
         kapi_field_not_supported(c->err, P(c, path, "strategy"), strategy, strategies);
     if (strcmp(strategy, "Webhook") != 0) {
         if (cc && !json_is_null(cc))
@@ -640,7 +640,7 @@ static void crd_spec(cctx *c, const json_t *spec)
     free(group_errs);
     if (!*scope)
         kapi_field_required(c->err, "spec.scope", "");
-    else if (!kapi_registry__in(scope, scopes))
+    else if (!kapi_cstr_in(scope, scopes))
         kapi_field_not_supported(c->err, "spec.scope", scope, scopes);
     for (size_t i = 0; c->require_schema && i < json_array_size(vs); i++) {
         const json_t *schema = json_object_get(json_array_get(vs, i), "schema");

@@ -75,7 +75,7 @@ static void enum_listed(bctx *c, const char *path, const char *v, const char *co
 {
     if (!*v)
         required_values(c, path, valid);
-    else if (!kapi_registry__in(v, valid))
+    else if (!kapi_cstr_in(v, valid))
         kapi_field_not_supported(c->err, path, v, valid);
 }
 
@@ -183,7 +183,7 @@ static void job_spec(bctx *c, const json_t *spec, const char *path)
         nonneg_member(c, spec, keys[i], path);
     if (kapi_registry__has(spec, "completionMode")) {
         const char *mode = kapi_registry__str(spec, "completionMode");
-        if (!kapi_registry__in(mode, modes))
+        if (!kapi_cstr_in(mode, modes))
             kapi_field_not_supported(c->err, P(c, path, "completionMode"), mode, modes);
         if (strcmp(mode, "Indexed") == 0 && !kapi_registry__has(spec, "completions"))
             kapi_field_required(c->err, P(c, path, "completions"),
@@ -204,7 +204,7 @@ static void job_spec(bctx *c, const json_t *spec, const char *path)
     const char *restart = kapi_registry__str(json_object_get(tmpl, "spec"), "restartPolicy");
     if (!*restart || strcmp(restart, "Always") == 0)
         kapi_field_required(c->err, rp, "valid values: \"OnFailure\", \"Never\"");
-    else if (!kapi_registry__in(restart, job_restart))
+    else if (!kapi_cstr_in(restart, job_restart))
         kapi_field_not_supported(c->err, rp, restart, job_restart);
     else if (pfp && strcmp(restart, "Never") != 0)
         kapi_field_invalid_str(c->err, rp, restart,
@@ -281,7 +281,7 @@ static void cronjob_spec(bctx *c, const json_t *spec, const json_t *old, const c
     if (!old || !same_time_zone(spec, old))
         time_zone(c, spec, P(c, path, "timeZone"));
     const char *policy = kapi_registry__str(spec, "concurrencyPolicy");
-    if (*policy && !kapi_registry__in(policy, policies)) /* "" is defaulted to Allow */
+    if (*policy && !kapi_cstr_in(policy, policies)) /* "" is defaulted to Allow */
         kapi_field_not_supported(c->err, P(c, path, "concurrencyPolicy"), policy, policies);
     job_template(c, json_object_get(spec, "jobTemplate"), P(c, path, "jobTemplate"));
     nonneg_member(c, spec, "successfulJobsHistoryLimit", path);

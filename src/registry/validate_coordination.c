@@ -22,17 +22,6 @@ static void lease_spec(kapi_error *err, const json_t *spec)
 void kapi_registry__validate_lease(const kapi_type *t, const json_t *obj, const json_t *old,
                                    kapi_error *err)
 {
-    kapi_arena a;
-    const json_t *meta = json_object_get(obj, "metadata");
-    kapi_arena_init(&a);
-    if (old) {
-        kapi_meta_validate_update(err, &a, meta, json_object_get(old, "metadata"), "metadata",
-                                  false);
-    } else {
-        kapi_meta_rules rules;
-        kapi_registry__meta_rules(t, false, &rules);
-        kapi_meta_validate(err, &a, meta, "metadata", &rules);
-    }
+    kapi_registry__validate_meta(t, obj, old, err);
     lease_spec(err, json_object_get(obj, "spec"));
-    kapi_arena_dispose(&a);
 }

@@ -64,7 +64,7 @@ static void enum_field(pctx *c, const char *path, const char *v, const char *con
 {
     if (!*v)
         kapi_field_required(c->err, path, "");
-    else if (!kapi_registry__in(v, valid))
+    else if (!kapi_cstr_in(v, valid))
         kapi_field_not_supported(c->err, path, v, valid);
 }
 
@@ -135,7 +135,7 @@ static void volume_source(pctx *c, const char *key, const json_t *src, const cha
         }
         no_backsteps(c, P(c, path, "path"), p);
         if (kapi_registry__has(src, "type") &&
-            !kapi_registry__in(kapi_registry__str(src, "type"), host_path_types))
+            !kapi_cstr_in(kapi_registry__str(src, "type"), host_path_types))
             kapi_field_not_supported(c->err, P(c, path, "type"), kapi_registry__str(src, "type"),
                                      host_path_types);
     } else if (strcmp(key, "secret") == 0 || strcmp(key, "configMap") == 0) {
@@ -260,7 +260,7 @@ static void container_ports(pctx *c, const json_t *ports, const char *path)
         if (hp != 0 && kapi_is_port_num(hp, msgs))
             kapi_field_invalid_int(c->err, P(c, at, "hostPort"), hp, "%s", msgs[0]);
         const char *proto = def_str(p, "protocol", "TCP");
-        if (!kapi_registry__in(proto, protocols))
+        if (!kapi_cstr_in(proto, protocols))
             kapi_field_not_supported(c->err, P(c, at, "protocol"), proto, protocols);
     }
     json_decref(names);
@@ -327,10 +327,10 @@ static void field_ref(pctx *c, const json_t *fs, const char *path)
         free(sub);
         return;
     }
-    if (!kapi_registry__in(fp, known))
+    if (!kapi_cstr_in(fp, known))
         kapi_field_invalid_str(c->err, P(c, path, "fieldPath"), fp,
                                "error converting fieldPath: field label not supported: %s", fp);
-    else if (!kapi_registry__in(strcmp(fp, "spec.host") == 0 ? "spec.nodeName" : fp, env_paths))
+    else if (!kapi_cstr_in(strcmp(fp, "spec.host") == 0 ? "spec.nodeName" : fp, env_paths))
         kapi_field_not_supported(c->err, P(c, path, "fieldPath"), fp, env_paths);
 }
 
@@ -346,7 +346,7 @@ static void resource_field_ref(pctx *c, const json_t *fs, const char *path)
     const char *r = kapi_registry__str(fs, "resource");
     if (!*r)
         kapi_field_required(c->err, P(c, path, "resource"), "");
-    else if (!kapi_registry__in(r, exprs) && strncmp(r, "requests.hugepages-", 19) != 0 &&
+    else if (!kapi_cstr_in(r, exprs) && strncmp(r, "requests.hugepages-", 19) != 0 &&
              strncmp(r, "limits.hugepages-", 17) != 0)
         kapi_field_not_supported(c->err, P(c, path, "resource"), r, exprs);
 }
@@ -583,13 +583,13 @@ static void resource_name(pctx *c, const char *name, const char *path)
     bool slash = strchr(name, '/') != NULL;
     if (n) {
         kapi_field_invalid_each(c->err, path, name, msgs, n);
-    } else if (!slash && !kapi_registry__in(name, standard) &&
+    } else if (!slash && !kapi_cstr_in(name, standard) &&
                strncmp(name, "requests.hugepages-", 19)) {
         kapi_field_invalid_str(c->err, path, name,
                                "must be a standard resource type or fully "
                                "qualified");
     }
-    if (!slash && !kapi_registry__in(name, container) && !is_hugepages(name))
+    if (!slash && !kapi_cstr_in(name, container) && !is_hugepages(name))
         kapi_field_invalid_str(c->err, path, name, "must be a standard resource for containers");
     else if (slash && !is_native(name) && !is_extended(name))
         kapi_field_invalid_str(c->err, path, name,
@@ -737,7 +737,7 @@ static void handler_action(pctx *c, const char *kind, const json_t *h, const cha
     } else if (strcmp(kind, "httpGet") == 0) {
         const char *scheme = def_str(h, "scheme", "HTTP");
         port_num_or_name(c, json_object_get(h, "port"), P(c, path, "port"));
-        if (!kapi_registry__in(scheme, schemes))
+        if (!kapi_cstr_in(scheme, schemes))
             kapi_field_not_supported(c->err, P(c, path, "scheme"), scheme, schemes);
         const json_t *hdrs = json_object_get(h, "httpHeaders");
         for (size_t i = 0; i < json_array_size(hdrs); i++) {
@@ -829,7 +829,7 @@ static void container_common(pctx *c, const json_t *ctr, const char *path)
     if (!*image)
         kapi_field_required(c->err, P(c, path, "image"), "");
     const char *policy = def_str(ctr, "terminationMessagePolicy", "File");
-    if (!kapi_registry__in(policy, tmp))
+    if (!kapi_cstr_in(policy, tmp))
         kapi_field_not_supported(c->err, P(c, path, "terminationMessagePolicy"), policy, tmp);
     container_ports(c, json_object_get(ctr, "ports"), P(c, path, "ports"));
     validate_env(c, json_object_get(ctr, "env"), P(c, path, "env"));
@@ -837,7 +837,7 @@ static void container_common(pctx *c, const json_t *ctr, const char *path)
     volume_mounts(c, ctr, P(c, path, "volumeMounts"));
     volume_devices(c, ctr, P(c, path, "volumeDevices"));
     const char *pp = def_str(ctr, "imagePullPolicy", default_pull_policy(image));
-    if (!kapi_registry__in(pp, pull))
+    if (!kapi_cstr_in(pp, pull))
         kapi_field_not_supported(c->err, P(c, path, "imagePullPolicy"), pp, pull);
     resources(c, json_object_get(ctr, "resources"), P(c, path, "resources"));
 }
@@ -996,7 +996,7 @@ static void tolerations(pctx *c, const json_t *tols, const char *path)
         } else {
             kapi_field_not_supported(c->err, P(c, at, "operator"), op, ops);
         }
-        if (*effect && !kapi_registry__in(effect, effects))
+        if (*effect && !kapi_cstr_in(effect, effects))
             kapi_field_not_supported(c->err, P(c, at, "effect"), effect, effects);
     }
 }

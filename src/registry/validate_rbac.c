@@ -79,10 +79,10 @@ static void requirement(kapi_error *err, kapi_arena *a, const json_t *rq, bool b
     const char *op = kapi_registry__str(rq, "operator");
     const json_t *values = json_object_get(rq, "values");
     const char *vpath = kapi_path_child(a, path, "values");
-    if (kapi_registry__in(op, set_ops)) {
+    if (kapi_cstr_in(op, set_ops)) {
         if (json_array_size(values) == 0)
             kapi_field_required(err, vpath, "must be specified when `operator` is 'In' or 'NotIn'");
-    } else if (kapi_registry__in(op, exist_ops)) {
+    } else if (kapi_cstr_in(op, exist_ops)) {
         if (json_array_size(values) > 0)
             kapi_field_forbidden(err, vpath,
                                  "may not be specified when `operator` is 'Exists' or "
@@ -230,7 +230,7 @@ static void binding(kapi_error *err, kapi_arena *a, const kapi_type *t, const js
     rbac_meta(err, a, t, obj);
     if (strcmp(group, RBAC_GROUP) != 0)
         kapi_field_not_supported(err, "roleRef.apiGroup", group, rbac);
-    if (!kapi_registry__in(kind, kinds))
+    if (!kapi_cstr_in(kind, kinds))
         kapi_field_not_supported(err, "roleRef.kind", kind, kinds);
     if (!*name) {
         kapi_field_required(err, "roleRef.name", "");

@@ -78,13 +78,9 @@ static bool nonempty(const json_t *s, const char *key)
                               : v != NULL;
 }
 
-static bool in(const char *v, const char *const *list)
-{
-    for (; *list; list++)
-        if (strcmp(v, *list) == 0)
-            return true;
-    return false;
-}
+/* OpenAPI v3's types, the only ones a CRD may name (openapiV3Types). */
+static const char *const openapi_types[] = {"array",  "boolean", "integer", "number",
+                                            "object", "string",  NULL};
 
 typedef struct ctx {
     kapi_arena *a;
@@ -104,6 +100,20 @@ static const char *key_path(ctx *c, const char *path, const char *under, const c
 static const char *index_path(ctx *c, const char *path, const char *under, size_t i)
 {
     return kapi_path_index(c->a, child(c, path, under), i);
+}
+
+/* The type a keyword needs (want): Required when the node has none, Invalid when it has
+ * another, with kube's words (why). */
+static void type_must_be(ctx *c, const json_t *s, const char *path, const char *want,
+                         const char *why)
+{
+    const char *type = str(s, "type");
+    if (strcmp(type, want) == 0)
+        return;
+    if (!*type)
+        kapi_field_required(c->err, child(c, path, "type"), why);
+    else
+        kapi_field_invalid_str(c->err, child(c, path, "type"), type, "%s", why);
 }
 
 /* ---- 1. the structural conversion ---- */
@@ -373,12 +383,8 @@ static void invariants(ctx *c, const json_t *s, level lvl, const char *path)
                          int_or_string_any_of(get(json_array_get(all, 0), "anyOf")),
                      path);
     if (embedded && strcmp(type, "object") != 0) {
-        if (!*type)
-            kapi_field_required(c->err, child(c, path, "type"),
-                                "must be object if x-kubernetes-embedded-resource is true");
-        else
-            kapi_field_invalid_str(c->err, child(c, path, "type"), type,
-                                   "must be object if x-kubernetes-embedded-resource is true");
+        type_must_be(c, s, path, "object",
+                     "must be object if x-kubernetes-embedded-resource is true");
     } else if (!*type && !int_or_string && !preserve) {
         static const char *const why[] = {"must not be empty at the root",
                                           "must not be empty for specified array items",
@@ -606,11 +612,9 @@ static void list_map_set(ctx *c, const json_t *s, const char *path);
 static void standard_rules(ctx *c, const kapi_schema_crd_rules *r, const standard *v,
                            const json_t *s, const char *path)
 {
-    static const char *const types[] = {"array",  "boolean", "integer", "number",
-                                        "object", "string",  NULL};
     const char *type = str(s, "type");
-    if (r->require_valid_type && *type && !in(type, types))
-        kapi_field_not_supported(c->err, child(c, path, "type"), type, types);
+    if (r->require_valid_type && *type && !kapi_cstr_in(type, openapi_types))
+        kapi_field_not_supported(c->err, child(c, path, "type"), type, openapi_types);
     if (get(s, "default") && !v->allow_defaults) {
         char *why = kapi_xprintf("must not be set%s%s", v->no_defaults_why ? " " : "",
                                  v->no_defaults_why ? v->no_defaults_why : "");
@@ -663,25 +667,14 @@ static void list_rules(ctx *c, const kapi_schema_crd_rules *r, const json_t *s, 
     const json_t *list_type = get(s, "x-kubernetes-list-type");
     const json_t *keys = get(s, "x-kubernetes-list-map-keys");
     const char *lt = json_string_value(list_type) ? json_string_value(list_type) : "";
-    if (map_type && strcmp(type, "object") != 0) {
-        if (!*type)
-            kapi_field_required(c->err, child(c, path, "type"),
-                                "must be object if x-kubernetes-map-type is specified");
-        else
-            kapi_field_invalid_str(c->err, child(c, path, "type"), type,
-                                   "must be object if x-kubernetes-map-type is specified");
-    }
-    if (map_type && !in(str(s, "x-kubernetes-map-type"), map_types))
+    if (map_type)
+        type_must_be(c, s, path, "object", "must be object if x-kubernetes-map-type is specified");
+    if (map_type && !kapi_cstr_in(str(s, "x-kubernetes-map-type"), map_types))
         kapi_field_not_supported(c->err, child(c, path, "x-kubernetes-map-type"),
                                  str(s, "x-kubernetes-map-type"), map_types);
     const json_t *is = items_of(s);
     if (list_type && strcmp(type, "array") != 0) {
-        if (!*type)
-            kapi_field_required(c->err, child(c, path, "type"),
-                                "must be array if x-kubernetes-list-type is specified");
-        else
-            kapi_field_invalid_str(c->err, child(c, path, "type"), type,
-                                   "must be array if x-kubernetes-list-type is specified");
+        type_must_be(c, s, path, "array", "must be array if x-kubernetes-list-type is specified");
     } else if (r->require_atomic_set_type && strcmp(lt, "set") == 0 && is) {
         const char *it = str(is, "type");
         const json_t *ilt = get(is, "x-kubernetes-list-type");
@@ -699,7 +692,7 @@ static void list_rules(ctx *c, const kapi_schema_crd_rules *r, const json_t *s, 
                 "must be atomic as item of a list with x-kubernetes-list-type=set");
         }
     }
-    if (list_type && !in(lt, list_types))
+    if (list_type && !kapi_cstr_in(lt, list_types))
         kapi_field_not_supported(c->err, child(c, path, "x-kubernetes-list-type"), lt, list_types);
     if (json_array_size(keys) > 0) {
         if (!list_type)
@@ -975,9 +968,7 @@ static bool bad_map_list_keys(const json_t *s)
 
 static bool invalid_type(const json_t *s)
 {
-    static const char *const types[] = {"array",  "boolean", "integer", "number",
-                                        "object", "string",  NULL};
-    return *str(s, "type") && !in(str(s, "type"), types);
+    return *str(s, "type") && !kapi_cstr_in(str(s, "type"), openapi_types);
 }
 
 kapi_schema_crd_rules kapi_schema_crd_rules_for(const json_t *old_schemas)

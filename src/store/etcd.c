@@ -369,7 +369,7 @@ static kapi_error *backend_load(void *p, kapi_store_row_fn fn, void *ctx, int64_
     return NULL;
 }
 
-static void wake_waiters(etcd_backend *b);
+static void delivered_up_to(etcd_backend *b, int64_t rev);
 
 /* The rows of a reload, kept for the reset: references to their objects. */
 typedef struct reload {
@@ -405,11 +405,7 @@ static bool reload_state(etcd_backend *b, int64_t *last)
                 (long long)*last, (long long)at);
         b->reset(b->follow_ctx, r.rows, r.n, at);
         *last = at;
-        pthread_mutex_lock(&b->mu);
-        if (at > b->delivered)
-            b->delivered = at;
-        wake_waiters(b);
-        pthread_mutex_unlock(&b->mu);
+        delivered_up_to(b, at);
     } else {
         fprintf(stderr, "kapi: store: etcd: reload after compaction: %s\n", err->message);
         kapi_error_free(err);
@@ -467,6 +463,16 @@ static void wake_waiters(etcd_backend *b)
     }
 }
 
+/* Every change up to rev has reached the cache: the writers waiting for it go on. */
+static void delivered_up_to(etcd_backend *b, int64_t rev)
+{
+    pthread_mutex_lock(&b->mu);
+    if (rev > b->delivered)
+        b->delivered = rev;
+    wake_waiters(b);
+    pthread_mutex_unlock(&b->mu);
+}
+
 static bool stopping(etcd_backend *b)
 {
     pthread_mutex_lock(&b->mu);
@@ -521,11 +527,7 @@ static void *watcher_main(void *arg)
                 int64_t upto = deliver_events(b, m);
                 if (upto > last)
                     last = upto;
-                pthread_mutex_lock(&b->mu);
-                if (last > b->delivered)
-                    b->delivered = last;
-                wake_waiters(b);
-                pthread_mutex_unlock(&b->mu);
+                delivered_up_to(b, last);
             }
             kapi_etcd_watch_response_free(m);
         }

@@ -155,14 +155,20 @@ static applied apply_row(kapi_store *st, const kapi_store_row *row)
     return a;
 }
 
+/* Wakes the readers waiting for the store to reach a revision (kapi_store_wait_revision). */
+static void wake_revision_waiters(kapi_store *st)
+{
+    pthread_mutex_lock(&st->rev_lock);
+    pthread_cond_broadcast(&st->rev_cond);
+    pthread_mutex_unlock(&st->rev_lock);
+}
+
 /* Wakes those waiting for a revision, then hands the applied changes to the watch hub and
  * the observer (when the store is open), in revision order, and drops the follower's
  * references. */
 static void publish(kapi_store *st, size_t n, kapi_store_observer observer)
 {
-    pthread_mutex_lock(&st->rev_lock);
-    pthread_cond_broadcast(&st->rev_cond);
-    pthread_mutex_unlock(&st->rev_lock);
+    wake_revision_waiters(st);
     for (size_t i = 0; i < n; i++) {
         applied *a = &st->applied[i];
         kapi_store_event ev = {.type = a->type, .rev = a->obj->rev, .obj = a->obj, .prev = a->prev};
@@ -223,9 +229,7 @@ static void reset_cache(void *ctx, const kapi_store_row *rows, size_t n, int64_t
         atomic_store(&st->rev, rev);
     pthread_rwlock_unlock(&st->lock);
     kapi_store__index_dispose(&old);
-    pthread_mutex_lock(&st->rev_lock);
-    pthread_cond_broadcast(&st->rev_cond);
-    pthread_mutex_unlock(&st->rev_lock);
+    wake_revision_waiters(st);
     kapi_store__hub_reset(&st->hub, rev);
 }
 

@@ -11,11 +11,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 e2e_setup "$1"
-if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
-    fail "etcd and etcdctl are installed (scripts/deps.sh test)"
-    e2e_finish
-    exit 1
-fi
+require_etcd
 trap 'stop_kapi; [ -n "${B_PID:-}" ] && kill -TERM "$B_PID" 2>/dev/null && wait "$B_PID" 2>/dev/null; stop_etcd; rm -rf "$work"' EXIT
 start_etcd "$work/etcd" 3 || exit 1
 servers=$ETCD_SERVERS

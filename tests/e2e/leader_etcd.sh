@@ -8,11 +8,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 e2e_setup "$1"
-if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
-    fail "etcd and etcdctl are installed (scripts/deps.sh test)"
-    e2e_finish
-    exit 1
-fi
+require_etcd
 trap 'stop_kapi; stop_b; stop_etcd; rm -rf "$work"' EXIT
 start_etcd "$work/etcd" 1 || exit 1
 short=(--etcd-servers "$ETCD_SERVERS" --leader-elect-lease-duration=3s

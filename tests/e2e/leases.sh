@@ -12,19 +12,6 @@ kc() { kubectl --request-timeout=10s "$@"; }
 token=$(cat "$data/admin-token")
 api=https://127.0.0.1:$port/apis/coordination.k8s.io/v1
 
-# refuses NAME PATTERN COMMAND...: the command fails and its output matches PATTERN.
-refuses() {
-    local name=$1 pattern=$2 out
-    shift 2
-    if out=$("$@" 2>&1); then
-        fail "$name" "was accepted"
-    elif echo "$out" | tr '\n' ' ' | grep -qE -- "$pattern"; then
-        pass "$name"
-    else
-        fail "$name" "$out"
-    fi
-}
-
 expect_eq "api-resources: leases, namespaced, no short name" \
     "leases coordination.k8s.io/v1 true Lease" \
     "$(kc api-resources --api-group=coordination.k8s.io --no-headers | awk '{print $1, $2, $3, $4}')"

@@ -163,6 +163,29 @@ expect_eq() {
     fi
 }
 
+# refuses NAME PATTERN COMMAND...: the command fails and its output, its lines joined by
+# spaces (kubectl lists several causes one a line, each after "* "), matches PATTERN.
+refuses() {
+    local name=$1 pattern=$2 out
+    shift 2
+    if out=$("$@" 2>&1); then
+        fail "$name" "was accepted"
+    elif echo "$out" | tr '\n' ' ' | grep -qE -- "$pattern"; then
+        pass "$name"
+    else
+        fail "$name" "$out"
+    fi
+}
+
+# require_etcd: ends the test with one failure unless etcd and etcdctl are installed.
+require_etcd() {
+    if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
+        fail "etcd and etcdctl are installed (scripts/deps.sh test)"
+        e2e_finish
+        exit 1
+    fi
+}
+
 e2e_finish() {
     stop_kapi
     echo "$E2E_PASSED passed, $E2E_FAILED failed"

@@ -11,20 +11,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 e2e_start "$1"
 kc() { kubectl --request-timeout=10s "$@"; }
 
-# refuses NAME PATTERN COMMAND...: the command fails and its output, its lines joined by
-# spaces (kubectl lists several causes one a line, each after "* "), matches PATTERN.
-refuses() {
-    local name=$1 pattern=$2 out
-    shift 2
-    if out=$("$@" 2>&1); then
-        fail "$name" "was accepted"
-    elif echo "$out" | tr '\n' ' ' | grep -qE -- "$pattern"; then
-        pass "$name"
-    else
-        fail "$name" "$out"
-    fi
-}
-
 check "api-resources lists the four types without short names" sh -c \
     "kubectl api-resources --api-group=rbac.authorization.k8s.io --no-headers |
      awk '{print \$1, \$2, \$3, \$4}' | tr '\n' ';' |
