@@ -2,7 +2,7 @@
 
 CC      ?= cc
 BUILD   ?= build
-PKGS    := libuv jansson openssl sqlite3 yaml-0.1 re2 libnghttp2
+PKGS    := libuv jansson openssl sqlite3 yaml-0.1 re2 libnghttp2 libcurl
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Werror -Isrc -I$(BUILD)/gen \
            $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -MMD -MP -pthread

@@ -52,6 +52,10 @@ typedef struct options {
      * instance owns its data dir, and renewals would only move its revision) */
     bool leader_elect, leader_elect_given;
     int lease_ms, renew_ms, retry_ms;
+    /* --webhook-resolve HOST:PORT:ADDRESS: where a webhook's host is reached (kapi runs
+     * no Services, so a service reference's name.namespace.svc is resolved so or by the
+     * system) */
+    strings webhook_resolve;
 } options;
 
 /* The in-process controllers: started when this instance leads (at once without
@@ -87,7 +91,8 @@ static void usage(FILE *f)
           "            [--etcd-cafile F] [--etcd-certfile F --etcd-keyfile F]\n"
           "            [--etcd-compaction-interval 5m0s]\n"
           "            [--leader-elect] [--leader-elect-lease-duration 15s]\n"
-          "            [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]\n",
+          "            [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]\n"
+          "            [--webhook-resolve HOST:PORT:ADDRESS]...\n",
           f);
 }
 
@@ -298,6 +303,7 @@ static int parse_options(options *o, int argc, char **argv)
         LEASE_DURATION,
         RENEW_DEADLINE,
         RETRY_PERIOD,
+        WEBHOOK_RESOLVE,
         HELP
     };
     static const struct option longs[] = {
@@ -331,6 +337,7 @@ static int parse_options(options *o, int argc, char **argv)
         {"leader-elect-lease-duration", required_argument, NULL, LEASE_DURATION},
         {"leader-elect-renew-deadline", required_argument, NULL, RENEW_DEADLINE},
         {"leader-elect-retry-period", required_argument, NULL, RETRY_PERIOD},
+        {"webhook-resolve", required_argument, NULL, WEBHOOK_RESOLVE},
         {"help", no_argument, NULL, HELP},
         {NULL, 0, NULL, 0},
     };
@@ -470,6 +477,13 @@ static int parse_options(options *o, int argc, char **argv)
         case RETRY_PERIOD:
             if (!parse_leader_duration("leader-elect-retry-period", optarg, &o->retry_ms))
                 return 2;
+            break;
+        case WEBHOOK_RESOLVE:
+            if (!kapi_webhook_resolve_valid(optarg)) {
+                fprintf(stderr, "kapi: --webhook-resolve: not HOST:PORT:ADDRESS: %s\n", optarg);
+                return 2;
+            }
+            strings_add(&o->webhook_resolve, optarg);
             break;
         case HELP:
         case 'h':
@@ -683,6 +697,8 @@ static int run(const options *o)
     };
     if ((err = kapi_registry_new(&reg)) != NULL)
         goto done;
+    for (size_t i = 0; i < o->webhook_resolve.n; i++)
+        kapi_webhook_resolve(kapi_registry_webhooks(reg), o->webhook_resolve.v[i]);
     kapi_arena keys;
     kapi_arena_init(&keys);
     kapi_store_options so = {.path = db, .history_seconds = o->history_seconds, .etcd = o->etcd};
@@ -793,5 +809,6 @@ int main(int argc, char **argv)
     free(o.sa_issuers.v);
     free(o.sa_key_files.v);
     free(o.api_audiences.v);
+    free(o.webhook_resolve.v);
     return rc;
 }

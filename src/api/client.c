@@ -14,10 +14,10 @@ static const char *const loopback_groups[] = {"system:masters", "system:authenti
 const kapi_user kapi_api_loopback_user = {"system:apiserver", "", loopback_groups};
 
 /* An object of t as the client reads it (served view) from its stored bytes. */
-static json_t *served(const kapi_type *t, const kapi_obj *o)
+static kapi_error *served(const kapi_type *t, const kapi_obj *o, json_t **out)
 {
-    json_t *obj = kapi_api__parse_stored(o);
-    return t->strategy->from_storage ? t->strategy->from_storage(t, obj) : obj;
+    *out = kapi_api__parse_stored(o);
+    return kapi_type_from_storage(t, out, 1);
 }
 
 kapi_error *kapi_api_get(kapi_api *api, const kapi_type *t, kapi_str ns, kapi_str name,
@@ -29,8 +29,12 @@ kapi_error *kapi_api_get(kapi_api *api, const kapi_type *t, kapi_str ns, kapi_st
     kapi_arena_init(&a);
     *out = NULL;
     if (kapi_store_get(api->store, kapi_type_key(&a, t, ns, name), &o) == KAPI_STORE_OK) {
-        *out = served(t, o);
+        err = served(t, o, out);
         kapi_obj_unref(o);
+        if (err) {
+            json_decref(*out);
+            *out = NULL;
+        }
     } else {
         err = kapi_api__err_not_found(&a, t, name);
     }
@@ -48,9 +52,18 @@ kapi_error *kapi_api_list(kapi_api *api, const kapi_type *t, kapi_str ns, json_t
     kapi_store_list_opts q = {.prefix = kapi_type_key(&a, t, ns, KAPI_STR(""))};
     *out = NULL;
     if (kapi_store_list(api->store, &q, &l) == KAPI_STORE_OK) {
-        *out = json_array();
+        /* converted in one call: a conversion webhook gets the list in one review */
+        json_t **items = kapi_xcalloc(l.n ? l.n : 1, sizeof(*items));
         for (size_t i = 0; i < l.n; i++)
-            json_array_append_new(*out, served(t, l.items[i]));
+            items[i] = kapi_api__parse_stored(l.items[i]);
+        err = kapi_type_from_storage(t, items, l.n);
+        *out = err ? NULL : json_array();
+        for (size_t i = 0; i < l.n; i++)
+            if (*out)
+                json_array_append_new(*out, items[i]);
+            else
+                json_decref(items[i]);
+        free(items);
         if (rev)
             *rev = l.rev;
         kapi_store_list_dispose(&l);
@@ -123,16 +136,21 @@ static kapi_error *run(kapi_write *w, json_t **out)
         err = kapi_api__write(w);
     else
         w->obj = NULL;
-    if (!err && w->stored_json)
-        obj = w->type->strategy->from_storage(w->type, json_incref(w->stored_json));
-    else if (!err && w->stored)
-        obj = served(w->type, w->stored);
-    else if (!err && w->unstored)
-        obj = w->type->strategy->from_storage
-                  ? w->type->strategy->from_storage(w->type, json_incref(w->unstored))
-                  : json_incref(w->unstored);
-    else if (!err && w->deleted)
+    if (!err && w->stored_json) {
+        obj = json_incref(w->stored_json);
+        err = kapi_type_from_storage(w->type, &obj, 1);
+    } else if (!err && w->stored) {
+        err = served(w->type, w->stored, &obj);
+    } else if (!err && w->unstored) {
+        obj = json_incref(w->unstored);
+        err = kapi_type_from_storage(w->type, &obj, 1);
+    } else if (!err && w->deleted) {
         obj = json_incref(w->deleted);
+    }
+    if (err) {
+        json_decref(obj);
+        obj = NULL;
+    }
     if (w->stored)
         kapi_obj_unref(w->stored);
     json_decref(w->stored_json);

@@ -226,10 +226,13 @@ static kapi_error *write_deleting(kapi_api *api, kapi_arena *a, const kapi_type 
                                             dry ? NULL : &json, dry ? &would : NULL);
     if (err)
         return err;
-    json_t *stored = dry ? would : json;
     kapi_obj_unref(o);
-    *out = t->strategy->from_storage ? t->strategy->from_storage(t, stored) : stored;
-    return NULL;
+    *out = dry ? would : json;
+    if ((err = kapi_type_from_storage(t, out, 1)) != NULL) {
+        json_decref(*out);
+        *out = NULL;
+    }
+    return err;
 }
 
 /* The hooks' propagate: the delete's policy (w->del). */
@@ -258,10 +261,13 @@ kapi_error *kapi_api__delete_stage(kapi_write *w)
         int64_t rev = cur->rev;
         json_t *obj = kapi_api__parse_stored(cur);
         kapi_obj_unref(cur);
-        if (t->strategy->from_storage)
-            obj = t->strategy->from_storage(t, obj);
+        kapi_error *err = kapi_type_from_storage(t, &obj, 1);
+        if (err) {
+            json_decref(obj);
+            return err;
+        }
         json_t *meta = kapi_json_object_ensure(obj, "metadata");
-        kapi_error *err = kapi_type_admit(t, &w->hooks, KAPI_ADMIT_DELETE, w->ns, obj);
+        err = kapi_type_admit(t, &w->hooks, KAPI_ADMIT_DELETE, w->ns, obj);
         if (!err)
             err = check_preconditions(t, d, meta, name, a);
         if (err) { /* refused, or the client's precondition: not a race to retry */
@@ -312,11 +318,14 @@ kapi_error *kapi_api__finish_deletion(kapi_api *api, kapi_arena *a, const kapi_t
                                       json_t **out)
 {
     json_t *stored = kapi_json_copy(obj);
-    if (t->strategy->to_storage)
-        stored = t->strategy->to_storage(t, stored);
+    kapi_error *err = kapi_type_to_storage(t, &stored);
+    if (err) {
+        json_decref(stored);
+        return err;
+    }
     json_t *meta = kapi_json_object_ensure(stored, "metadata");
     json_object_set_new_nocheck(meta, "resourceVersion", json_sprintf("%lld", (long long)rev));
-    kapi_error *err = remove_stored(api, a, t, key, kapi_api__name_of(meta), rev, dry, stored, out);
+    err = remove_stored(api, a, t, key, kapi_api__name_of(meta), rev, dry, stored, out);
     json_decref(stored);
     if (!err) {
         json_t *canon = kapi_api__canonical(t, *out);

@@ -272,13 +272,21 @@ typedef struct page {
     size_t remaining; /* without a filter: the keys after the last item */
     kapi_str last;    /* the key of the last item looked at (owned by an item or the page) */
     kapi_obj *last_ref;
+    /* The items in the served view, converted together when the type's conversion calls
+     * out (one ConversionReview for the page, before any of it is sent); else NULL and
+     * each item is converted as it is written. */
+    json_t **views;
 } page;
 
 static void page_dispose(page *p)
 {
-    for (size_t i = 0; i < p->n; i++)
+    for (size_t i = 0; i < p->n; i++) {
         kapi_obj_unref(p->items[i]);
+        if (p->views)
+            json_decref(p->views[i]);
+    }
     free(p->items);
+    free(p->views);
     kapi_obj_unref(p->last_ref);
 }
 
@@ -523,13 +531,28 @@ static void put_item_bytes(list_out *o, kapi_obj *o_item)
                                  o_item});
 }
 
-/* An item as the JSON list holds it: converted to the type's view; a built-in type's
- * without kind and apiVersion, a custom resource's whole with its members sorted. */
-static json_t *item_json(const kapi_type *t, const kapi_obj *o)
+/* Converts the items of p into its views at once, for a type that converts remotely. */
+static kapi_error *convert_page(const kapi_type *t, page *p)
 {
-    json_t *v = kapi_json_parse(o->data, o->len, NULL);
-    if (t->strategy->from_storage)
-        v = t->strategy->from_storage(t, v);
+    if (!kapi_type_converts_remotely(t) || p->n == 0)
+        return NULL;
+    p->views = kapi_xcalloc(p->n, sizeof(*p->views));
+    for (size_t i = 0; i < p->n; i++)
+        p->views[i] = kapi_api__parse_stored(p->items[i]);
+    return kapi_type_from_storage(t, p->views, p->n);
+}
+
+/* Item i of p as the JSON list holds it: converted to the type's view; a built-in type's
+ * without kind and apiVersion, a custom resource's whole with its members sorted. */
+static json_t *item_json(const kapi_type *t, const page *p, size_t i)
+{
+    json_t *v;
+    if (p->views) {
+        v = json_incref(p->views[i]);
+    } else { /* a conversion in kapi, which cannot fail */
+        v = kapi_api__parse_stored(p->items[i]);
+        kapi_error_free(kapi_type_from_storage(t, &v, 1));
+    }
     if (t->custom && t->strategy->from_storage) {
         json_t *canon = kapi_api__canonical(t, v);
         json_decref(v);
@@ -551,7 +574,7 @@ static void put_json_items(list_out *o, page *p)
     kapi_buf_init(&b);
     for (size_t i = 0; i < p->n; i++) {
         if (t->strategy->from_storage) {
-            json_t *v = item_json(t, p->items[i]);
+            json_t *v = item_json(t, p, i);
             if (i)
                 kapi_buf_putc(&b, ',');
             kapi_json_encode(&b, v);
@@ -579,7 +602,7 @@ static void put_form_items(list_out *o, kapi_list_form *f, page *p)
     kapi_buf b;
     kapi_buf_init(&b);
     for (size_t i = 0; i < p->n && !o->failed; i++) {
-        json_t *v = item_json(o->r->type, p->items[i]);
+        json_t *v = item_json(o->r->type, p, i);
         kapi_api__list_form_item(f, v, i == 0, &b);
         json_decref(v);
         if (b.len >= LIST_BUFFER / 4)
@@ -679,6 +702,8 @@ void kapi_api__serve_list(kapi_req *r)
         else if (rc != KAPI_STORE_OK)
             err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "storage error while listing %s",
                                  r->type->plural);
+        else
+            err = convert_page(r->type, &p);
     }
     if (err)
         kapi_api__respond_error(r, err);

@@ -108,10 +108,15 @@ static json_t *convert(void *ctx, const json_t *obj, const char *v, kapi_smd_vie
     const kapi_type *t = vs->w->type, *u = type_at(vs, v);
     if (!u)
         return NULL;
-    json_t *stored = kapi_json_copy(obj);
-    if (t->strategy->to_storage)
-        stored = t->strategy->to_storage(t, stored);
-    json_t *out = u->strategy->from_storage ? u->strategy->from_storage(u, stored) : stored;
+    json_t *out = kapi_json_copy(obj);
+    kapi_error *err = kapi_type_to_storage(t, &out);
+    if (!err)
+        err = kapi_type_from_storage(u, &out, 1);
+    if (err) { /* a webhook that failed: that version's fields are not converted */
+        kapi_error_free(err);
+        json_decref(out);
+        return NULL;
+    }
     const char *name = vs->w->recorded_as ? vs->w->recorded_as : vs->w->subresource;
     const kapi_subresource *sub = *name ? kapi_type_subresource(u, kapi_str_c(name)) : NULL;
     *view = (kapi_smd_view){u->smd, sub ? sub->reset : u->reset};

@@ -70,8 +70,12 @@ kapi_error *kapi_api__current(kapi_req *r, json_t **out, int64_t *rev)
     if (rev)
         *rev = o->rev;
     kapi_obj_unref(o);
-    *out = t->strategy->from_storage ? t->strategy->from_storage(t, v) : v;
-    return NULL;
+    kapi_error *err = kapi_type_from_storage(t, &v, 1);
+    if (err)
+        json_decref(v);
+    else
+        *out = v;
+    return err;
 }
 
 static kapi_error *apply(kapi_patch_type type, json_t **doc, const json_t *patch,

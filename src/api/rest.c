@@ -86,7 +86,13 @@ json_t *kapi_api__parse_stored(const kapi_obj *o)
 /* Answers with an object that was not stored (dry run), in the type's view. */
 void kapi_api__respond_unstored(kapi_req *r, const kapi_type *t, int status, json_t *stored)
 {
-    json_t *v = t->strategy->from_storage ? t->strategy->from_storage(t, stored) : stored;
+    json_t *v = stored;
+    kapi_error *err = kapi_type_from_storage(t, &v, 1);
+    if (err) {
+        json_decref(v);
+        kapi_api__respond_error(r, err);
+        return;
+    }
     kapi_buf b;
     kapi_buf_init(&b);
     kapi_json_encode(&b, v);
@@ -379,8 +385,8 @@ kapi_error *kapi_api__update_stage(kapi_write *w)
         old = json_incref((json_t *)w->old);
     } else {
         old = kapi_api__parse_stored(cur);
-        if (t->strategy->from_storage)
-            old = t->strategy->from_storage(t, old);
+        if ((err = kapi_type_from_storage(t, &old, 1)) != NULL)
+            goto done;
     }
     if (!*sub && (err = kapi_api__escalation_check(w, obj, old)) != NULL)
         goto done;

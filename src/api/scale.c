@@ -101,13 +101,16 @@ static kapi_error *write_scale(kapi_req *r, const kapi_write_opts *o, const json
     if ((err = kapi_api__write(&w)) != NULL)
         return err;
     if (w.unstored) {
-        *out = t->strategy->from_storage ? t->strategy->from_storage(t, w.unstored) : w.unstored;
+        *out = w.unstored;
     } else {
-        json_t *v = w.stored_json ? w.stored_json : kapi_api__parse_stored(w.stored);
+        *out = w.stored_json ? w.stored_json : kapi_api__parse_stored(w.stored);
         kapi_obj_unref(w.stored);
-        *out = t->strategy->from_storage ? t->strategy->from_storage(t, v) : v;
     }
-    return NULL;
+    if ((err = kapi_type_from_storage(t, out, 1)) != NULL) {
+        json_decref(*out);
+        *out = NULL;
+    }
+    return err;
 }
 
 /* A Scale body, decoded as kube-apiserver decodes into autoscaling/v1 Scale. */

@@ -112,14 +112,15 @@ static json_t *column_definitions(const kapi_type *t)
     return cols;
 }
 
-/* One row: the cells from the storage view of obj (served view, kind and apiVersion set),
- * and the object includeObject asks for. */
+/* One row: the cells of obj (served view, kind and apiVersion set), and the object
+ * includeObject asks for. A built-in type's printers read its storage view; a custom
+ * resource's columns are its served version's, read from that version's object. */
 static json_t *table_row(const kapi_type *t, const kapi_media *m, json_t *obj, const char *include,
                          int64_t now)
 {
     json_t *stored = json_incref(obj);
-    if (t->strategy->to_storage)
-        stored = t->strategy->to_storage(t, stored);
+    if (!t->custom) /* a built-in conversion, which cannot fail */
+        kapi_error_free(kapi_type_to_storage(t, &stored));
     json_t *row = json_pack("{s:o}", "cells", kapi_type_table_cells(t, stored, now));
     json_decref(stored);
     if (strcmp(include, "None") == 0)

@@ -26,6 +26,13 @@
  * cacher would (cacheWatcher.nextBookmarkTime): a minute apart, and 2 s before the
  * timeout; none in a watch's last 2 s, none as it ends.
  *
+ * A watch of a custom resource converted by a webhook (kapi_type_converts_remotely) does
+ * not make its events on the committer, which a slow webhook would hold up for every
+ * writer: its events wait in the api's conversion queue, in order, and one converter
+ * thread makes and queues them. A watcher more than PENDING_LIMIT events behind there is
+ * too slow, as below. A conversion that fails ends the stream without an ERROR event,
+ * as kube-apiserver's watch encoder does.
+ *
  * A watcher's queue is the http stream's: references to the shared event bytes, taken by
  * the connection only as its socket drains. The history a watch resumes from is queued
  * whole, however long, as the cacher sends a watcher its initial events before any limit
@@ -66,6 +73,8 @@
  * of glibc's heaps, which return nothing by themselves. */
 #define TRIM_SLACK (16u << 20)
 #define TRIM_INTERVAL_NS NS_PER_S
+/* The most events a watch of a remotely converted type may have waiting for conversion. */
+#define PENDING_LIMIT 4096
 
 struct kapi_watch {
     kapi_api *api;
@@ -87,8 +96,17 @@ struct kapi_watch {
     int64_t full_since_ns; /* the reaper's: when the queue was first seen full, or 0 */
     atomic_bool done;      /* the client left, or the watcher fell behind */
     atomic_bool stalled;   /* ended for not taking its events */
+    bool remote;           /* its type converts remotely: events go through the queue */
+    size_t npending;       /* its events in the conversion queue (the reaper's lock) */
     kapi_watch *next;
 };
+
+/* A change waiting in the conversion queue for its watch. */
+typedef struct pending_event {
+    struct pending_event *next;
+    kapi_watch *w;
+    kapi_store_event ev; /* obj and prev are references */
+} pending_event;
 
 /* An event in a form other than the stored bytes: made once and shared by the watchers
  * of that form, like stored bytes. */
@@ -131,6 +149,13 @@ struct kapi_watch_reaper {
     bool stopping;
     pthread_t reaper;
     view_cache views;
+    /* The conversion queue and its thread, started with the first watch that needs it;
+     * under mu. converting is the watch whose event the thread is making. */
+    pending_event *head, **tail;
+    pthread_cond_t pending, idle;
+    bool converter_started;
+    pthread_t converter;
+    const kapi_watch *converting;
 };
 
 /* ---- writing events ---- */
@@ -216,12 +241,26 @@ static bool same_key(const event_key *a, const event_key *b)
            strcmp(a->key, b->key) == 0;
 }
 
-/* The event for o in w's form, from the cache or made and cached (a reference). */
+/* The cached event of key k (a reference), or NULL. Lock held. */
+static view_event *cached_locked(view_cache *vc, const event_key *k)
+{
+    for (size_t i = 0; i < VIEW_SLOTS; i++)
+        if (vc->slot[i].ev && same_key(&vc->slot[i].k, k)) {
+            atomic_fetch_add(&vc->slot[i].ev->refs, 1);
+            return vc->slot[i].ev;
+        }
+    return NULL;
+}
+
+/* The event for o in w's form, from the cache or made and cached (a reference); NULL
+ * when o's conversion failed. It is made outside the lock: a conversion may call a
+ * webhook. */
 static view_event *shared_event(kapi_watch *w, kapi_watch_type type, const kapi_obj *o,
                                 bool columns)
 {
     view_cache *vc = &w->api->watches->views;
-    event_key k = {.type = w->type,
+    const kapi_type *t = w->type;
+    event_key k = {.type = t,
                    .wt = type,
                    .rev = o->rev,
                    .key = (char *)o->key,
@@ -229,16 +268,20 @@ static view_event *shared_event(kapi_watch *w, kapi_watch_type type, const kapi_
                    .columns = columns};
     memcpy(k.include, w->include, sizeof(k.include));
     pthread_mutex_lock(&vc->mu);
-    view_event *e = NULL;
-    for (size_t i = 0; i < VIEW_SLOTS && !e; i++)
-        if (vc->slot[i].ev && same_key(&vc->slot[i].k, &k))
-            e = vc->slot[i].ev;
-    if (!e) {
-        const kapi_type *t = w->type;
-        json_t *v = kapi_json_parse(o->data, o->len, NULL);
-        if (t->strategy->from_storage)
-            v = t->strategy->from_storage(t, v);
-        e = make_event(w, type_names[type], v, columns);
+    view_event *e = cached_locked(vc, &k);
+    pthread_mutex_unlock(&vc->mu);
+    if (e)
+        return e;
+    json_t *v = kapi_json_parse(o->data, o->len, NULL);
+    kapi_error *err = kapi_type_from_storage(t, &v, 1);
+    if (err) {
+        kapi_error_free(err);
+        json_decref(v);
+        return NULL;
+    }
+    view_event *made = make_event(w, type_names[type], v, columns);
+    pthread_mutex_lock(&vc->mu);
+    if ((e = cached_locked(vc, &k)) == NULL) { /* else another thread made it meanwhile */
         size_t i = vc->next++ % VIEW_SLOTS;
         event_key_dispose(&vc->slot[i].k);
         if (vc->slot[i].ev)
@@ -246,10 +289,14 @@ static view_event *shared_event(kapi_watch *w, kapi_watch_type type, const kapi_
         vc->slot[i].k = k;
         vc->slot[i].k.type = kapi_type_ref(t);
         vc->slot[i].k.key = kapi_xstrdup(o->key);
-        vc->slot[i].ev = e;
+        vc->slot[i].ev = made;
+        atomic_fetch_add(&made->refs, 1);
+        e = made;
+        made = NULL;
     }
-    atomic_fetch_add(&e->refs, 1);
     pthread_mutex_unlock(&vc->mu);
+    if (made)
+        view_event_unref(made);
     return e;
 }
 
@@ -277,7 +324,7 @@ static bool write_event(kapi_watch *w, kapi_watch_type type, kapi_obj *o)
         w->columns_sent = true;
         view_event *e = shared_event(w, type, o, columns);
         kapi_obj_unref(o);
-        return queue_event(w, e);
+        return e && queue_event(w, e);
     }
     size_t len = o->len + strlen(prefixes[type]) + sizeof(suffix);
     if (kapi_http_stream_queued(w->stream) + len > atomic_load(&w->limit)) {
@@ -358,9 +405,9 @@ static bool passes(const kapi_watch *w, const kapi_obj *o)
     return o && (!w->filter || kapi_api__filter_match(w->filter, o));
 }
 
-static bool on_change(void *ctx, const kapi_store_event *ev)
+/* Writes what change ev means to w: its event, a bookmark, or the end. */
+static bool deliver(kapi_watch *w, const kapi_store_event *ev)
 {
-    kapi_watch *w = ctx;
     if (atomic_load(&w->done))
         return false;
     bool ok = true;
@@ -393,6 +440,111 @@ static bool on_change(void *ctx, const kapi_store_event *ev)
     return ok;
 }
 
+static void *converter_main(void *arg);
+
+/* Puts ev in the conversion queue for w; false when w is too far behind. */
+static bool enqueue(kapi_watch *w, const kapi_store_event *ev)
+{
+    kapi_watch_reaper *h = w->api->watches;
+    pthread_mutex_lock(&h->mu);
+    bool ok = w->npending < PENDING_LIMIT;
+    if (ok) {
+        pending_event *p = kapi_xcalloc(1, sizeof(*p));
+        p->w = w;
+        p->ev = *ev;
+        p->ev.obj = ev->obj ? kapi_obj_ref((kapi_obj *)ev->obj) : NULL;
+        p->ev.prev = ev->prev ? kapi_obj_ref((kapi_obj *)ev->prev) : NULL;
+        *h->tail = p;
+        h->tail = &p->next;
+        w->npending++;
+        if (!h->converter_started) {
+            if (pthread_create(&h->converter, NULL, converter_main, w->api) != 0) {
+                fputs("kapi: cannot start the watch converter\n", stderr);
+                abort();
+            }
+            h->converter_started = true;
+        }
+        pthread_cond_signal(&h->pending);
+    } else {
+        atomic_store(&w->stalled, true);
+        atomic_store(&w->done, true);
+        pthread_cond_signal(&h->cond);
+    }
+    pthread_mutex_unlock(&h->mu);
+    return ok;
+}
+
+static void pending_free(pending_event *p)
+{
+    kapi_obj_unref((kapi_obj *)p->ev.obj);
+    kapi_obj_unref((kapi_obj *)p->ev.prev);
+    free(p);
+}
+
+/* The converter thread: makes the queued events, one at a time, in order. */
+static void *converter_main(void *arg)
+{
+    kapi_api *api = arg;
+    kapi_watch_reaper *h = api->watches;
+    pthread_mutex_lock(&h->mu);
+    for (;;) {
+        while (!h->head && !h->stopping)
+            pthread_cond_wait(&h->pending, &h->mu);
+        if (h->stopping)
+            break;
+        pending_event *p = h->head;
+        if (!(h->head = p->next))
+            h->tail = &h->head;
+        h->converting = p->w;
+        pthread_mutex_unlock(&h->mu);
+        deliver(p->w, &p->ev);
+        pthread_mutex_lock(&h->mu);
+        p->w->npending--;
+        h->converting = NULL;
+        pthread_cond_broadcast(&h->idle);
+        pending_free(p);
+    }
+    pthread_mutex_unlock(&h->mu);
+    return NULL;
+}
+
+/* Takes w's events out of the conversion queue, once the converter is not at one. */
+static void drop_pending(kapi_watch *w)
+{
+    kapi_watch_reaper *h = w->api->watches;
+    pending_event *dropped = NULL;
+    pthread_mutex_lock(&h->mu);
+    while (h->converting == w)
+        pthread_cond_wait(&h->idle, &h->mu);
+    for (pending_event **pp = &h->head; *pp;) {
+        pending_event *p = *pp;
+        if (p->w != w) {
+            pp = &p->next;
+            continue;
+        }
+        *pp = p->next;
+        p->next = dropped;
+        dropped = p;
+    }
+    h->tail = &h->head;
+    while (*h->tail)
+        h->tail = &(*h->tail)->next;
+    pthread_mutex_unlock(&h->mu);
+    while (dropped) {
+        pending_event *p = dropped;
+        dropped = p->next;
+        pending_free(p);
+    }
+}
+
+static bool on_change(void *ctx, const kapi_store_event *ev)
+{
+    kapi_watch *w = ctx;
+    if (atomic_load(&w->done))
+        return false;
+    return w->remote ? enqueue(w, ev) : deliver(w, ev);
+}
+
 /* ---- the reaper ---- */
 
 static void on_client_gone(void *ctx)
@@ -414,6 +566,8 @@ static void finish(kapi_watch *w)
 {
     if (w->sw)
         kapi_store_watch_stop(w->api->store, w->sw);
+    if (w->remote)
+        drop_pending(w);
     if (atomic_load(&w->stalled))
         kapi_http_stream_end_close(w->stream);
     else
@@ -521,6 +675,9 @@ kapi_watch_reaper *kapi_api__watch_reaper_new(kapi_api *api)
     pthread_mutex_init(&h->mu, NULL);
     pthread_mutex_init(&h->views.mu, NULL);
     pthread_cond_init(&h->cond, NULL);
+    pthread_cond_init(&h->pending, NULL);
+    pthread_cond_init(&h->idle, NULL);
+    h->tail = &h->head;
     api->watches = h;
     if (pthread_create(&h->reaper, NULL, reaper_main, api) != 0) {
         fputs("kapi: cannot start the watch reaper\n", stderr);
@@ -535,8 +692,18 @@ void kapi_api__watch_reaper_free(kapi_api *api)
     pthread_mutex_lock(&h->mu);
     h->stopping = true;
     pthread_cond_signal(&h->cond);
+    pthread_cond_signal(&h->pending);
     pthread_mutex_unlock(&h->mu);
     pthread_join(h->reaper, NULL);
+    if (h->converter_started)
+        pthread_join(h->converter, NULL);
+    while (h->head) {
+        pending_event *p = h->head;
+        h->head = p->next;
+        pending_free(p);
+    }
+    pthread_cond_destroy(&h->pending);
+    pthread_cond_destroy(&h->idle);
     pthread_cond_destroy(&h->cond);
     pthread_mutex_destroy(&h->mu);
     view_cache_dispose(&h->views);
@@ -633,6 +800,7 @@ void kapi_api__serve_watch(kapi_req *r)
     w->next_bookmark_ns = next_bookmark(w, now);
     atomic_init(&w->done, false);
     atomic_init(&w->stalled, false);
+    w->remote = kapi_type_converts_remotely(r->type);
     w->stream = kapi_api__start_stream(r, stream_type(r), SIZE_MAX);
     kapi_http_stream_on_close(w->stream, on_client_gone, w);
     bool ok = write_initial(w, &initial);

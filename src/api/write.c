@@ -145,24 +145,32 @@ static bool same_bytes(const kapi_obj *cur, const char *bytes, size_t len, size_
            memcmp(cur->data + cur->rv_off + cur->rv_len, bytes + rv_off, tail) == 0;
 }
 
-/* obj as the store keeps it (a new reference): what kube-apiserver's protobuf storage
- * reads back, in the storage view. */
-static json_t *storage_view(const kapi_type *t, json_t *obj)
+/* obj as the store keeps it (*stored, a new reference): what kube-apiserver's protobuf
+ * storage reads back, in the storage view. */
+static kapi_error *storage_view(const kapi_type *t, json_t *obj, json_t **stored)
 {
-    json_t *stored = json_incref(obj);
+    *stored = json_incref(obj);
     if (t->protobuf_storage)
-        kapi_schema_protobuf_nulls(t->schema, stored);
-    if (t->strategy->to_storage)
-        stored = t->strategy->to_storage(t, stored);
-    return stored;
+        kapi_schema_protobuf_nulls(t->schema, *stored);
+    kapi_error *err = kapi_type_to_storage(t, stored);
+    if (err) {
+        json_decref(*stored);
+        *stored = NULL;
+    }
+    return err;
 }
 
 kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type *t, json_t *obj,
                                   kapi_store_op op, int64_t expect_rev, kapi_obj *cur,
                                   kapi_obj **out, json_t **json, json_t **dry)
 {
+    json_t *stored;
+    kapi_error *err = storage_view(t, obj, &stored);
+    if (err) {
+        *out = NULL;
+        return err;
+    }
     if (dry) {
-        json_t *stored = storage_view(t, obj);
         json_t *meta = kapi_json_object_ensure(stored, "metadata");
         if (op == KAPI_STORE_CREATE)
             json_object_del(meta, "resourceVersion");
@@ -174,7 +182,6 @@ kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type 
         *out = NULL;
         return NULL;
     }
-    json_t *stored = storage_view(t, obj);
     json_object_set_new_nocheck(kapi_json_object_ensure(stored, "metadata"), "resourceVersion",
                                 json_string_nocheck(""));
     json_t *canon = kapi_api__canonical(t, stored);
@@ -184,7 +191,6 @@ kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type 
     const json_t *ns = json_object_get(meta, "namespace");
     size_t len, rv_off;
     char *bytes = kapi_api__encode_stored(canon, &len, &rv_off);
-    kapi_error *err = NULL;
     if (op == KAPI_STORE_UPDATE && cur && same_bytes(cur, bytes, len, rv_off)) {
         *out = kapi_obj_ref(cur);
         goto done;

@@ -28,6 +28,36 @@ static void crd_create(const kapi_type *t, json_t *obj)
                                           "plural", "", "kind", "", "storedVersions", stored));
 }
 
+/* customresourcedefinition on update (status is already the stored one): a new storage
+ * version joins status.storedVersions, as 1.26's PrepareForUpdate adds it. */
+static void crd_update(const kapi_type *t, json_t *obj, const json_t *old)
+{
+    (void)t;
+    (void)old;
+    json_t *versions = kapi_json_path(obj, "spec.versions");
+    for (size_t i = 0; i < json_array_size(versions); i++) {
+        json_t *v = json_array_get(versions, i);
+        json_t *name = json_object_get(v, "name");
+        if (!json_is_true(json_object_get(v, "storage")) || !json_is_string(name))
+            continue;
+        json_t *status = kapi_json_object_ensure(obj, "status");
+        json_t *stored = json_object_get(status, "storedVersions");
+        if (!json_is_array(stored)) {
+            stored = json_array();
+            json_object_set_new_nocheck(status, "storedVersions", stored);
+        }
+        size_t j;
+        json_t *each;
+        json_array_foreach(stored, j, each)
+        {
+            if (json_equal(each, name))
+                return;
+        }
+        json_array_append(stored, name);
+        return;
+    }
+}
+
 /* A CRD's status write keeps its labels, annotations and owners too (1.26's
  * statusStrategy.PrepareForUpdate); finalizers may change. */
 static void crd_subresource(const kapi_type *t, const char *sub, json_t *obj, const json_t *old)
@@ -128,6 +158,7 @@ static kapi_delete_step crd_before_delete(const kapi_type *t, const kapi_hook_ct
 const kapi_type_strategy kapi_registry__crd_strategy = {
     .name = "customresourcedefinition",
     .prepare_create = crd_create,
+    .prepare_update = crd_update,
     .prepare_subresource = crd_subresource,
     .validate = kapi_registry__validate_crd,
     .before_delete = crd_before_delete,

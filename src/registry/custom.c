@@ -11,9 +11,11 @@
  *     the rest: registry/prepare.c);
  *   - validate: kind and apiVersion, metadata, the scale paths, then the schema (with
  *     the uniqueness of list-type set and map items);
- *   - objects are stored in the storage version; another version is converted by
- *     rewriting apiVersion and pruning with the schema of the version it goes to (the
- *     "None" conversion strategy).
+ *   - objects are written in the storage version and read in any version: an object
+ *     of another version is converted, by rewriting apiVersion (the "None" strategy) or
+ *     by the CRD's conversion webhook (registry/conversion.c), then pruned and defaulted
+ *     by the schema of the version it goes to. An object already of that version is left
+ *     as it is. A CRD of one version has nothing to convert (custom_strategy).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -85,8 +87,8 @@ static json_t *type_def(const json_t *crd, const json_t *ver, const char *storag
         namespaced, "allNamespaces", 1, "generation", 1, "unconditionalUpdate", 0, "verbs",
         string_array(kapi_registry__custom_verbs), "storage", "group", group, "resource", plural,
         "version", storage, "kind", kind, "strategy",
-        strcmp(version, storage) == 0 ? "custom" : "customConverting", "fieldLabels",
-        "metadata.name", "metadata.name", "metadata.namespace", "metadata.namespace",
+        json_array_size(kapi_json_path(crd, "spec.versions")) > 1 ? "customConverting" : "custom",
+        "fieldLabels", "metadata.name", "metadata.name", "metadata.namespace", "metadata.namespace",
         "fieldLabelError", "notSupported", "nameRule", "subdomain");
     json_object_set_new_nocheck(def, "subresources", subs);
     json_t *arr = json_object_get(names, "shortNames");
@@ -171,6 +173,9 @@ kapi_error *kapi_custom_type_new(const kapi_registry *r, const json_t *crd, cons
     ver = find_version(cu->crd, version);
     storage = kapi_registry__crd_storage_version(cu->crd);
     cu->storage_version = storage;
+    if (strcmp(kapi_json_path_str(cu->crd, "spec.conversion.strategy") ?: "", "Webhook") == 0)
+        cu->webhook = kapi_json_path(cu->crd, "spec.conversion.webhook");
+    cu->webhooks = kapi_registry_webhooks(r);
     cu->warning = deprecation_warning(cu->crd, ver);
     cu->scale_spec = kapi_json_path_str(ver, "subresources.scale.specReplicasPath");
     cu->scale_status = kapi_json_path_str(ver, "subresources.scale.statusReplicasPath");
@@ -287,30 +292,53 @@ void kapi_custom_prune_as(const kapi_type *t, const char *version, json_t *obj, 
     kapi_schema_root_free(root);
 }
 
-/* Rewrites obj (a new reference) as version, pruned and defaulted by schema s. */
-static json_t *convert(json_t *obj, const kapi_type *t, const char *version, const kapi_schema *s)
+/* Converts those of objs[0..n) not of version to it, each then pruned and defaulted by
+ * schema s. */
+static kapi_error *convert(const kapi_type *t, json_t **objs, size_t n, const char *version,
+                           const kapi_schema *s)
 {
+    char *gv = kapi_xprintf("%s/%s", t->group, version);
+    bool *converted = kapi_xcalloc(n ? n : 1, sizeof(*converted));
+    kapi_error *err = NULL;
+    if (t->custom->webhook) {
+        err = kapi_registry__webhook_convert(t, gv, objs, n, converted);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            if (strcmp(kapi_json_path_str(objs[i], "apiVersion") ?: "", gv) == 0)
+                continue;
+            json_t *out = kapi_json_copy(objs[i]);
+            json_decref(objs[i]);
+            json_object_set_new_nocheck(out, "apiVersion", json_string(gv));
+            objs[i] = out;
+            converted[i] = true;
+        }
+    }
     kapi_arena a;
     kapi_arena_init(&a);
-    json_t *out = kapi_json_copy(obj);
-    json_decref(obj);
-    json_object_set_new_nocheck(out, "apiVersion", json_sprintf("%s/%s", t->group, version));
-    kapi_schema_walk w = {.arena = &a, .defaults = true};
-    kapi_error_free(walk_content(t, s, out, &w));
+    for (size_t i = 0; i < n && !err; i++) {
+        if (!converted[i])
+            continue;
+        kapi_schema_walk w = {.arena = &a, .defaults = true};
+        kapi_error_free(walk_content(t, s, objs[i], &w));
+    }
     kapi_arena_dispose(&a);
-    return out;
+    free(converted);
+    free(gv);
+    return err;
 }
 
-static json_t *custom_to_storage(const kapi_type *t, json_t *obj)
+static kapi_error *custom_to_storage(const kapi_type *t, json_t **objs, size_t n)
 {
     const kapi_custom *c = t->custom;
-    return convert(obj, t, c->storage_version,
-                   c->storage_schema ? kapi_schema_root_node(c->storage_schema) : NULL);
+    const kapi_schema *s = strcmp(t->version, c->storage_version) == 0 ? t->schema
+                           : c->storage_schema ? kapi_schema_root_node(c->storage_schema)
+                                               : NULL;
+    return convert(t, objs, n, c->storage_version, s);
 }
 
-static json_t *custom_from_storage(const kapi_type *t, json_t *stored)
+static kapi_error *custom_from_storage(const kapi_type *t, json_t **objs, size_t n)
 {
-    return convert(stored, t, t->version, t->schema);
+    return convert(t, objs, n, t->version, t->schema);
 }
 
 /* ---- status writes ---- */

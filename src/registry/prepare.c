@@ -19,6 +19,21 @@ static bool has_status(const kapi_type *t)
     return kapi_type_subresource(t, KAPI_STR("status")) != NULL;
 }
 
+kapi_error *kapi_type_to_storage(const kapi_type *t, json_t **obj)
+{
+    return t->strategy->to_storage ? t->strategy->to_storage(t, obj, 1) : NULL;
+}
+
+kapi_error *kapi_type_from_storage(const kapi_type *t, json_t **objs, size_t n)
+{
+    return t->strategy->from_storage ? t->strategy->from_storage(t, objs, n) : NULL;
+}
+
+bool kapi_type_converts_remotely(const kapi_type *t)
+{
+    return t->custom && t->custom->webhook;
+}
+
 void kapi_type_prepare_create(const kapi_type *t, json_t *obj)
 {
     if (has_status(t))

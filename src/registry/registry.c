@@ -34,6 +34,7 @@ struct kapi_registry {
     kapi_map *served;
     kapi_custom_cache *custom; /* the custom types (cache.c): thread-safe, mutable */
     const kapi_type *namespaces, *crds, *serviceaccounts;
+    kapi_webhook *webhooks; /* the client conversion webhooks are called with */
 };
 
 kapi_custom_cache *kapi_registry__cache(const kapi_registry *r)
@@ -441,6 +442,7 @@ kapi_error *kapi_registry_new(kapi_registry **out)
     r->smd = kapi_smd_types_new();
     r->schemas = kapi_schema_set_new();
     r->custom = kapi_registry__cache_new();
+    r->webhooks = kapi_webhook_new();
     kapi_registry__defaulters(r->schemas);
     for (size_t i = 0; i < n; i++) {
         char *perr = NULL;
@@ -504,7 +506,13 @@ void kapi_registry_free(kapi_registry *r)
     kapi_arena_dispose(&r->fields);
     kapi_smd_types_free(r->smd);
     kapi_schema_set_free(r->schemas);
+    kapi_webhook_free(r->webhooks);
     free(r);
+}
+
+kapi_webhook *kapi_registry_webhooks(const kapi_registry *r)
+{
+    return r->webhooks;
 }
 
 const kapi_smd_type *kapi_registry__object_meta(const kapi_registry *r)

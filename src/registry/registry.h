@@ -32,6 +32,7 @@
 #include "select/select.h"
 #include "smd/smd.h"
 #include "store/store.h"
+#include "webhook/webhook.h"
 
 typedef struct kapi_type kapi_type;
 typedef struct kapi_custom kapi_custom;
@@ -91,10 +92,14 @@ typedef struct kapi_type_strategy {
      * than status changes only what this hook lets it change. */
     void (*prepare_subresource)(const kapi_type *t, const char *sub, json_t *obj,
                                 const json_t *old);
-    /* Converts between this type's view and the stored one; NULL when they are equal.
-     * Both take a reference-counted object and return a new reference. */
-    json_t *(*to_storage)(const kapi_type *t, json_t *obj);
-    json_t *(*from_storage)(const kapi_type *t, json_t *stored);
+    /* Convert objs[0..n) in place between this type's view and the stored one; NULL
+     * when the views are equal. Each element is a reference the hook may replace with
+     * the converted object. They answer NULL, or the error of a conversion that failed (a
+     * custom resource's conversion webhook): then each element is still a reference, some
+     * perhaps converted, and the caller answers the error. Called through
+     * kapi_type_to_storage / kapi_type_from_storage. */
+    kapi_error *(*to_storage)(const kapi_type *t, json_t **objs, size_t n);
+    kapi_error *(*from_storage)(const kapi_type *t, json_t **objs, size_t n);
     /* Kubernetes' Validate / ValidateUpdate of the type: appends to err the causes of obj
      * (served view, after defaulting and prepare_*), old NULL on create, else the stored
      * object in the served view; metadata included where Kubernetes checks it. Without
@@ -259,6 +264,10 @@ struct kapi_type {
 kapi_error *kapi_registry_new(kapi_registry **out);
 void kapi_registry_free(kapi_registry *r);
 
+/* The client the registry's types call webhooks with (borrowed; its resolve entries are
+ * set before serving). */
+kapi_webhook *kapi_registry_webhooks(const kapi_registry *r);
+
 /* The definitions of every built-in type (src/schema/defs), compiled. Borrowed. */
 const kapi_schema_set *kapi_registry_schemas(const kapi_registry *r);
 
@@ -337,6 +346,15 @@ int kapi_version_cmp(const char *x, const char *y);
  * bytes of SHA-256("group/version/Kind"); heap string. */
 char *kapi_registry_storage_hash(const char *group, const char *version, const char *kind);
 
+/* *obj (a reference, replaced) converted from t's view to the stored one, or objs[0..n)
+ * from the stored view to t's: as the strategy's hooks, nothing when t has none. NULL, or
+ * the error of a conversion that failed. */
+kapi_error *kapi_type_to_storage(const kapi_type *t, json_t **obj);
+kapi_error *kapi_type_from_storage(const kapi_type *t, json_t **objs, size_t n);
+/* True when t's conversion calls out (a conversion webhook): it may fail and take time,
+ * so callers convert many objects in one call and off threads that must not wait. */
+bool kapi_type_converts_remotely(const kapi_type *t);
+
 /* Prepares obj (served view) for create, as PrepareForCreate: a type with a status
  * subresource drops the body's status, then the type's prepare_create runs. */
 void kapi_type_prepare_create(const kapi_type *t, json_t *obj);
@@ -403,7 +421,11 @@ kapi_error *kapi_type_field_selector(const kapi_type *t, kapi_fieldsel *s);
 struct kapi_custom {
     json_t *crd;                 /* the CustomResourceDefinition (owned) */
     const char *storage_version; /* the version objects are stored in */
-    char *warning;               /* the version's deprecation warning, or NULL */
+    /* spec.conversion.webhook when the strategy is Webhook (borrowed from crd), else NULL:
+     * objects are converted by calling it, through the registry's client */
+    const json_t *webhook;
+    kapi_webhook *webhooks;
+    char *warning; /* the version's deprecation warning, or NULL */
     /* The scale subresource's paths (".spec.replicas"); NULL when it has none. */
     const char *scale_spec, *scale_status, *scale_selector;
     kapi_schema_root *schema;         /* this version's structural schema, or NULL */

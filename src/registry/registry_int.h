@@ -72,10 +72,35 @@ const char *kapi_registry__crd_storage_version(const json_t *crd);
 
 extern const kapi_type_strategy kapi_registry__namespace_strategy; /* registry/namespace.c */
 extern const kapi_type_strategy kapi_registry__crd_strategy;       /* registry/crd.c */
-/* A CRD's storage version, and a version served in another one (converted on the way
- * in and out). */
+/* A CRD of one version, and a version of a CRD of several (its objects converted on the
+ * way in and out: they may be stored in any of its versions). */
 extern const kapi_type_strategy kapi_registry__custom_strategy;
 extern const kapi_type_strategy kapi_registry__custom_converting_strategy;
+
+/* ---- conversion.c: conversion webhooks ---- */
+
+/* One call of a conversion webhook. */
+typedef struct kapi_conversion_call {
+    const char *gv;      /* the apiVersion wanted */
+    const char *version; /* the ConversionReview's: "v1" or "v1beta1" */
+    char uid[37];        /* the request's */
+    size_t *sent;        /* the indexes of the objects sent */
+    size_t nsent;
+} kapi_conversion_call;
+
+/* Converts those of objs[0..n) not of apiVersion gv to it through the conversion webhook
+ * of t's CRD, in one ConversionReview; converted[i] tells which were. A converted object
+ * is checked and carries the original's metadata with the webhook's labels and
+ * annotations; the caller prunes and defaults it. NULL, or kube's 500 naming the webhook
+ * (then no object is replaced). */
+kapi_error *kapi_registry__webhook_convert(const kapi_type *t, const char *gv, json_t **objs,
+                                           size_t n, bool *converted);
+/* The reading of webhook answer a to call: replaces the objects sent (objs[call->sent[k]])
+ * by the converted ones and sets converted[] for them; NULL, or the 500 (nothing
+ * replaced). */
+kapi_error *kapi_registry__conversion_answer(const kapi_conversion_call *call,
+                                             const kapi_webhook_answer *a, json_t **objs,
+                                             bool *converted);
 
 /* ---- printers.c ---- */
 

@@ -144,21 +144,27 @@ static void event_update(const kapi_type *t, json_t *obj, const json_t *old)
     event_create(t, obj);
 }
 
-static json_t *events_v1_to_storage(const kapi_type *t, json_t *obj)
+static kapi_error *events_v1_to_storage(const kapi_type *t, json_t **objs, size_t n)
 {
     (void)t;
-    json_t *out = event_view(obj, "v1", core_fields, KAPI_ARRAY_LEN(core_fields), true);
-    json_decref(obj);
-    return out;
+    for (size_t i = 0; i < n; i++) {
+        json_t *out = event_view(objs[i], "v1", core_fields, KAPI_ARRAY_LEN(core_fields), true);
+        json_decref(objs[i]);
+        objs[i] = out;
+    }
+    return NULL;
 }
 
-static json_t *events_v1_from_storage(const kapi_type *t, json_t *stored)
+static kapi_error *events_v1_from_storage(const kapi_type *t, json_t **objs, size_t n)
 {
     (void)t;
-    json_t *out =
-        event_view(stored, "events.k8s.io/v1", v1_fields, KAPI_ARRAY_LEN(v1_fields), true);
-    json_decref(stored);
-    return out;
+    for (size_t i = 0; i < n; i++) {
+        json_t *out =
+            event_view(objs[i], "events.k8s.io/v1", v1_fields, KAPI_ARRAY_LEN(v1_fields), true);
+        json_decref(objs[i]);
+        objs[i] = out;
+    }
+    return NULL;
 }
 
 static const kapi_type_strategy strategies[] = {

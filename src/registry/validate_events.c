@@ -227,9 +227,9 @@ static json_t *core_view(const kapi_type *t, const json_t *obj)
 {
     if (!obj)
         return NULL;
-    if (!t->strategy->to_storage)
-        return json_incref((json_t *)obj);
-    return t->strategy->to_storage(t, json_incref((json_t *)obj));
+    json_t *v = json_incref((json_t *)obj);
+    kapi_error_free(kapi_type_to_storage(t, &v)); /* a built-in conversion, which cannot fail */
+    return v;
 }
 
 void kapi_registry__validate_event(const kapi_type *t, const json_t *obj, const json_t *old,

@@ -38,8 +38,8 @@ static void reads_back(const json_t *stored)
 static void encode_answer(const kapi_type *t, json_t *stored)
 {
     reads_back(stored);
-    json_t *v = t->strategy->from_storage ? t->strategy->from_storage(t, json_incref(stored))
-                                          : json_incref(stored);
+    json_t *v = json_incref(stored);
+    kapi_error_free(kapi_type_from_storage(t, &v, 1)); /* built-in types': cannot fail */
     kapi_buf b;
     kapi_buf_init(&b);
     kapi_json_encode(&b, v);

@@ -66,7 +66,8 @@ TEST(custom_type_facts)
     CHECK_STR_EQ(t->storage_group, "unit.example.com");
     CHECK_STR_EQ(t->storage_resource, "gizmos");
     CHECK(t->custom->warning == NULL);
-    CHECK(t->strategy->to_storage == NULL);
+    /* the storage version converts too: an object may be stored in another version */
+    CHECK(t->strategy->from_storage != NULL);
     const char *path;
     kapi_error *err = kapi_type_field_label(&path, t, "spec.size");
     CHECK_STR_EQ(err->message, "field label not supported: spec.size");
@@ -182,15 +183,22 @@ TEST(custom_conversion)
     const kapi_type *t = gizmo("v1alpha1");
     json_t *o = obj("{\"apiVersion\":\"unit.example.com/v1alpha1\",\"kind\":\"Gizmo\","
                     "\"metadata\":{\"name\":\"g\"},\"spec\":{\"size\":\"S\",\"old\":\"x\"}}");
-    json_t *stored = t->strategy->to_storage(t, json_incref(o));
+    json_t *stored = json_incref(o);
+    CHECK(kapi_type_to_storage(t, &stored) == NULL);
     CHECK_STR_EQ(kapi_json_path_str(stored, "apiVersion"), "unit.example.com/v1");
     CHECK(kapi_json_path(stored, "spec.old") == NULL);
     CHECK_INT_EQ(json_integer_value(kapi_json_path(stored, "spec.replicas")), 1);
     /* the caller's object is left as it was */
     CHECK_STR_EQ(kapi_json_path_str(o, "spec.old"), "x");
-    json_t *back = t->strategy->from_storage(t, stored);
+    json_t *back = stored;
+    CHECK(kapi_type_from_storage(t, &back, 1) == NULL);
     CHECK_STR_EQ(kapi_json_path_str(back, "apiVersion"), "unit.example.com/v1alpha1");
     CHECK(kapi_json_path(back, "spec.replicas") == NULL);
+    /* an object already of the version is left as it is */
+    json_t *same = json_incref(back);
+    CHECK(kapi_type_from_storage(t, &same, 1) == NULL);
+    CHECK(same == back);
+    json_decref(same);
     json_decref(back);
     json_decref(o);
     kapi_type_unref(t);
