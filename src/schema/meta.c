@@ -386,3 +386,101 @@ void kapi_meta_validate_update(kapi_error *err, kapi_arena *a, const json_t *met
     if (kube_finalizers)
         validate_kube_finalizers(err, a, json_object_get(meta, "finalizers"), fin_path);
 }
+
+/* ---- embedded resources ---- */
+
+/* validateEmbeddedResource: an x-kubernetes-embedded-resource object has an apiVersion
+ * (a group/version) and a kind (a DNS-1035 label but for case), and its metadata is
+ * ObjectMeta, its name a path segment ("fakename" when it has none). */
+static void embedded_resource(kapi_error *err, kapi_arena *a, const json_t *x, const char *path)
+{
+    const char *av_path = kapi_path_child(a, path, "apiVersion");
+    const char *kind_path = kapi_path_child(a, path, "kind");
+    const json_t *av = json_object_get(x, "apiVersion"), *kind = json_object_get(x, "kind");
+    const json_t *meta = json_object_get(x, "metadata");
+    if (!av)
+        kapi_field_required(err, av_path, "must not be empty");
+    if (!kind)
+        kapi_field_required(err, kind_path, "must not be empty");
+    if (av && !json_is_string(av)) {
+        kapi_field_invalid_json(err, av_path, av, "must be a string");
+    } else if (av && !json_string_length(av)) {
+        kapi_field_invalid_str(err, av_path, "", "must not be empty");
+    } else if (av) {
+        const char *s = json_string_value(av), *slash = strchr(s, '/');
+        if (slash && strchr(slash + 1, '/'))
+            kapi_field_invalid_str(err, av_path, s, "unexpected GroupVersion string: %s", s);
+    }
+    if (kind && !json_is_string(kind)) {
+        kapi_field_invalid_json(err, kind_path, kind, "must be a string");
+    } else if (kind && !json_string_length(kind)) {
+        kapi_field_invalid_str(err, kind_path, "", "must not be empty");
+    } else if (kind) {
+        const char *msgs[KAPI_MSGS_MAX];
+        char *lower = kapi_xstrdup(json_string_value(kind));
+        for (char *p = lower; *p; p++)
+            *p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+        size_t n = kapi_is_dns1035_label(lower, msgs);
+        free(lower);
+        if (n) {
+            kapi_buf b;
+            kapi_buf_init(&b);
+            for (size_t i = 0; i < n; i++)
+                kapi_buf_printf(&b, "%s%s", i ? "," : "", msgs[i]);
+            kapi_field_invalid_str(err, kind_path, json_string_value(kind),
+                                   "may have mixed case, but should otherwise match: %s", b.ptr);
+            kapi_buf_dispose(&b);
+        }
+    }
+    if (!meta)
+        return;
+    const char *meta_path = kapi_path_child(a, path, "metadata");
+    if (!json_is_object(meta)) {
+        kapi_field_invalid_json(err, meta_path, meta,
+                                "json: cannot unmarshal %s into Go value of type v1.ObjectMeta",
+                                json_is_array(meta)    ? "array"
+                                : json_is_string(meta) ? "string"
+                                : json_is_number(meta) ? "number"
+                                                       : "bool");
+        return;
+    }
+    json_t *m = json_copy((json_t *)meta);
+    if (!json_string_length(json_object_get(m, "name")))
+        json_object_set_new_nocheck(m, "name", json_string("fakename"));
+    kapi_meta_rules rules = {.name_fn = kapi_name_path_segment,
+                             .namespaced = json_string_length(json_object_get(m, "namespace")) > 0};
+    kapi_meta_validate(err, a, m, meta_path, &rules);
+    json_decref(m);
+}
+
+static void embedded_walk(kapi_error *err, kapi_arena *a, const kapi_schema *s, const json_t *x,
+                          const char *path)
+{
+    const char *key;
+    const json_t *v;
+    size_t i;
+    if (!s)
+        return;
+    if (json_is_object(x)) {
+        if (s->embedded_resource)
+            embedded_resource(err, a, x, path);
+        json_object_foreach((json_t *)x, key, v)
+        {
+            const kapi_schema_prop *p = kapi_schema__prop(s, key);
+            if (p)
+                embedded_walk(err, a, p->schema, v, kapi_path_child(a, path, key));
+            else if (s->additional)
+                embedded_walk(err, a, s->additional, v, kapi_path_key(a, path, key));
+        }
+    } else if (json_is_array(x)) {
+        json_array_foreach(x, i, v) embedded_walk(err, a, s->items, v, kapi_path_index(a, path, i));
+    }
+}
+
+void kapi_schema_validate_embedded(const kapi_schema *s, const json_t *obj, kapi_error *err)
+{
+    kapi_arena a;
+    kapi_arena_init(&a);
+    embedded_walk(err, &a, s, obj, "");
+    kapi_arena_dispose(&a);
+}

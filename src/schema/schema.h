@@ -226,6 +226,12 @@ void kapi_schema_protobuf_nulls(const kapi_schema *s, json_t *obj);
  * valid. path names v ("" for a whole object); v may be NULL (null). */
 void kapi_schema_validate(const kapi_schema *s, const json_t *v, const char *path, kapi_error *err);
 
+/* objectmeta.Validate of a custom resource (meta.c): every x-kubernetes-embedded-resource
+ * object in obj, found by schema s, has an apiVersion and a kind of the right form and
+ * its metadata is valid ObjectMeta (the name a path segment). Appends the causes to err,
+ * at their paths from the object's root. */
+void kapi_schema_validate_embedded(const kapi_schema *s, const json_t *obj, kapi_error *err);
+
 /* ---- CRD schemas (structural.c) ---- */
 
 /* Which of the rules apply: all of them to a new CRD; on an update, a rule the stored CRD

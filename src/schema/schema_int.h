@@ -4,6 +4,8 @@
 #ifndef KAPI_SCHEMA_INT_H
 #define KAPI_SCHEMA_INT_H
 
+#include <string.h>
+
 #include "codec/go.h"
 #include "codec/json.h"
 #include "schema/schema.h"
@@ -13,6 +15,15 @@
  * value as Go encodes it again (UTC, "Z", seconds or microseconds) into out (at least
  * 32 bytes) and returns NULL; otherwise a 400 worded as Go's parse error. */
 kapi_error *kapi_schema__parse_time(const char *s, bool micro, char *out);
+
+/* The property key of object schema s, or NULL. */
+static inline const kapi_schema_prop *kapi_schema__prop(const kapi_schema *s, const char *key)
+{
+    for (size_t i = 0; i < s->nprops; i++) /* the first byte rules most names out */
+        if (s->props[i].name[0] == key[0] && strcmp(s->props[i].name, key) == 0)
+            return &s->props[i];
+    return NULL;
+}
 
 /* ---- string formats (strfmt.c) ---- */
 

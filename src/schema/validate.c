@@ -547,14 +547,6 @@ static int check_array(vctx *c, const kapi_schema *s, const json_t *v)
 
 /* ---- objects ---- */
 
-static const kapi_schema_prop *find_prop(const kapi_schema *s, const char *key)
-{
-    for (size_t i = 0; i < s->nprops; i++)
-        if (strcmp(s->props[i].name, key) == 0)
-            return &s->props[i];
-    return NULL;
-}
-
 static void add_forbidden(vctx *c, const char *key)
 {
     if (!report(c))
@@ -579,7 +571,7 @@ static int check_additional(vctx *c, const kapi_schema *s, const json_t *v)
         return 0;
     json_object_foreach((json_t *)v, key, val)
     {
-        if (find_prop(s, key))
+        if (kapi_schema__prop(s, key))
             continue;
         if (s->additional_false) {
             add_forbidden(c, key);
@@ -1094,7 +1086,7 @@ static void lists_object(vctx *c, const kapi_schema *s, const json_t *obj)
         return;
     json_object_foreach((json_t *)obj, key, val)
     {
-        const kapi_schema_prop *p = find_prop(s, key);
+        const kapi_schema_prop *p = kapi_schema__prop(s, key);
         if (!p)
             continue;
         size_t old = push_field(&c->path, key);

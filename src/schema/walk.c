@@ -237,14 +237,6 @@ static kapi_error *check_scalar(walker *k, const kapi_schema *s, json_t *v, cons
 
 /* ---- objects ---- */
 
-static const kapi_schema_prop *find_prop(const kapi_schema *s, const char *key)
-{
-    for (size_t i = 0; i < s->nprops; i++) /* the first byte rules most names out */
-        if (s->props[i].name[0] == key[0] && strcmp(s->props[i].name, key) == 0)
-            return &s->props[i];
-    return NULL;
-}
-
 /* Appends ".key" (or "key" at the root) to a path; returns the old length. */
 static size_t push(kapi_buf *p, const char *key)
 {
@@ -293,7 +285,7 @@ static bool in_order(const kapi_schema *s, json_t *obj)
             prev = key;
             continue;
         }
-        const kapi_schema_prop *p = find_prop(s, key);
+        const kapi_schema_prop *p = kapi_schema__prop(s, key);
         size_t i = p ? (size_t)(p - s->props) : s->nprops;
         if (i < at)
             return false;
@@ -317,7 +309,7 @@ static void reorder(const kapi_schema *s, json_t *obj)
         for (size_t i = 0; i < s->nprops; i++)
             if ((v = json_object_get(obj, s->props[i].name)) != NULL)
                 keys[m++] = s->props[i].name;
-        json_object_foreach(obj, key, v) if (!find_prop(s, key)) keys[m++] = key;
+        json_object_foreach(obj, key, v) if (!kapi_schema__prop(s, key)) keys[m++] = key;
     } else {
         json_object_foreach(obj, key, v) keys[m++] = key;
         qsort(keys, m, sizeof(*keys), key_cmp);
@@ -380,7 +372,7 @@ static kapi_error *walk_object(walker *k, const kapi_schema *s, json_t *obj, con
                 defer_meta(k, v);
             continue;
         }
-        const kapi_schema_prop *p = find_prop(s, key);
+        const kapi_schema_prop *p = kapi_schema__prop(s, key);
         const kapi_schema *child = p ? p->schema : s->additional;
         if (child && json_is_null(v) && (w->go_types || !child->nullable)) {
             json_object_del(obj, key);
@@ -502,7 +494,7 @@ void kapi_schema_protobuf_nulls(const kapi_schema *s, json_t *v)
     if (!json_is_object(v))
         return;
     for (void *it = json_object_iter(v); it; it = json_object_iter_next(v, it)) {
-        const kapi_schema_prop *p = find_prop(s, json_object_iter_key(it));
+        const kapi_schema_prop *p = kapi_schema__prop(s, json_object_iter_key(it));
         const kapi_schema *child = p ? p->schema : s->additional;
         x = json_object_iter_value(it);
         if (p && json_is_null(p->emit) && (json_is_array(x) || json_is_object(x)) &&

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Custom resources as kubectl meets them: a CRD with two versions, the status and scale
 # subresources; apply, get, -l, -w, patch, kubectl scale, /status writes, finalizers,
-# delete -l, and the clean-up when a namespace or the CRD itself is deleted.
+# delete -l, and the clean-up when a namespace or the CRD itself is deleted; then a richer
+# schema (list-map and set arrays, int-or-string, an embedded resource, formats).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -167,5 +168,81 @@ gadget g4 red | kc apply -n gb -f - >/dev/null
 check "deleting the CRD" kc delete crd gadgets.e2e.example.com --timeout=10s
 expect_eq "removes its Gadgets and the endpoint" "404" \
     "$(c -o /dev/null -w '%{http_code}' "$api/apis/e2e.example.com/v1/namespaces/gb/gadgets/g4")"
+
+# A richer schema, as operators write them: list-map and set arrays, int-or-string, an
+# embedded resource, formats, nested defaults.
+cat >"$work/kits.yaml" <<'EOF'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: kits.e2e.example.com
+spec:
+  group: e2e.example.com
+  scope: Namespaced
+  names: {plural: kits, singular: kit, kind: Kit}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              mode: {type: string, enum: [fast, safe], default: safe}
+              port: {x-kubernetes-int-or-string: true}
+              since: {type: string, format: date-time}
+              tags: {type: array, x-kubernetes-list-type: set, items: {type: string}}
+              ports:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [name, protocol]
+                items:
+                  type: object
+                  required: [name]
+                  properties:
+                    name: {type: string}
+                    protocol: {type: string, default: TCP}
+                    number: {type: integer, minimum: 1, maximum: 65535}
+              limits:
+                type: object
+                properties:
+                  cpu: {type: object, properties: {max: {type: integer, default: 2}}}
+              template:
+                type: object
+                x-kubernetes-embedded-resource: true
+                x-kubernetes-preserve-unknown-fields: true
+EOF
+check "a CRD with a richer schema" kc apply -f "$work/kits.yaml"
+check "is established" kc wait --for=condition=Established crd/kits.e2e.example.com --timeout=10s
+kit() { printf 'apiVersion: e2e.example.com/v1\nkind: Kit\nmetadata: {name: %s}\nspec: %s\n' "$1" "$2"; }
+kit k1 '{port: http, since: "2024-01-02T03:04:05Z", tags: [a, b], ports: [{name: web, number: 80}, {name: web, protocol: UDP, number: 80}], limits: {cpu: {}}, template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {k: v}}}' |
+    check "a Kit using every part" kc apply -f -
+expect_eq "its defaults, nested and in list items" "safe TCP 2 ConfigMap http" \
+    "$(kc get kit k1 -o jsonpath='{.spec.mode} {.spec.ports[0].protocol} {.spec.limits.cpu.max} {.spec.template.kind} {.spec.port}')"
+kit k2 '{port: 8080}' | check "an int-or-string given an integer" kc apply -f -
+refuses "an int-or-string given a list" \
+    'spec.port: Invalid value: "array": spec.port in body must be of type integer,string: "array"' \
+    kc apply -f - <<<"$(kit k3 '{port: [1]}')"
+refuses "a set with a repeated item" 'spec.tags\[1\]: Duplicate value: "a"' \
+    kc apply -f - <<<"$(kit k4 '{tags: [a, a]}')"
+refuses "a list-map with a repeated key (its default filled in)" \
+    'spec.ports\[1\]: Duplicate value: map\[string\]interface \{\}\{"name":"web", "protocol":"TCP"\}' \
+    kc apply -f - <<<"$(kit k5 '{ports: [{name: web}, {name: web, protocol: TCP}]}')"
+refuses "a list-map item without its key" 'spec.ports\[0\].name: Required value' \
+    kc apply -f - <<<"$(kit k6 '{ports: [{number: 5}]}')"
+refuses "a bad date-time" \
+    'spec.since: Invalid value: "yesterday": spec.since in body must be of type date-time: "yesterday"' \
+    kc apply -f - <<<"$(kit k7 '{since: yesterday}')"
+refuses "an embedded resource without kind" 'spec.template.kind: Required value: must not be empty' \
+    kc apply -f - <<<"$(kit k8 '{template: {apiVersion: v1, metadata: {name: x}}}')"
+refuses "an embedded resource's metadata is ObjectMeta" \
+    "spec.template.metadata.name: Invalid value: \"a/b\": may not contain '/'" \
+    kc apply -f - <<<"$(kit k9 '{template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "a/b"}}}')"
+explain=$(kc explain kits.spec.ports 2>&1)
+case $explain in *'name	<string> -required-'*'protocol	<string>'*) pass "kubectl explain a list-map's items" ;;
+*) fail "kubectl explain a list-map's items" "$explain" ;; esac
 
 e2e_finish

@@ -2,7 +2,8 @@
  * fuzz_schema: a CRD version's openAPIV3Schema checked as a CRD's is (kapi_schema_crd_check,
  * with every rule and with those a stored schema relaxes), compiled (kapi_schema_compile),
  * then used as a custom resource's schema is: an object pruned and defaulted by the decode
- * walk and validated against it, the causes rendered as the 422 a client reads.
+ * walk and validated against it (its embedded resources too), the causes rendered as the
+ * 422 a client reads.
  *
  * Input: the schema's JSON, a NUL byte, and the object's JSON (without a NUL, the object
  * is {"spec":{}}).
@@ -39,6 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_status(kapi_schema_decode(kapi_schema_root_node(root), obj, &w));
         kapi_error *inv = kapi_error_new(KAPI_STATUS_INVALID, "%s", "");
         kapi_schema_validate(kapi_schema_root_node(root), obj, "", inv);
+        kapi_schema_validate_embedded(kapi_schema_root_node(root), obj, inv);
         fuzz_status(inv->ncauses ? kapi_field_finish_invalid(inv, "Widget", "example.com", "w")
                                  : inv);
         kapi_arena_dispose(&a);

@@ -53,13 +53,20 @@ static kapi_schema_root *compile_q(const char *schema)
     return root;
 }
 
-/* Validates value against schema (both JSON with '); checks the causes. */
-static void check(int line, const char *schema, const char *value, const char *want)
+typedef void (*validate_fn)(const kapi_schema *s, const json_t *v, kapi_error *err);
+
+static void schema_only(const kapi_schema *s, const json_t *v, kapi_error *err)
+{
+    kapi_schema_validate(s, v, "", err);
+}
+
+/* Validates value against schema (both JSON with ') with fn; checks the causes. */
+static void check(int line, validate_fn fn, const char *schema, const char *value, const char *want)
 {
     kapi_schema_root *root = compile_q(schema);
     json_t *v = parse_q(value);
     kapi_error *err = kapi_error_new(KAPI_STATUS_INVALID, "invalid");
-    kapi_schema_validate(kapi_schema_root_node(root), v, "", err);
+    fn(kapi_schema_root_node(root), v, err);
     char *got = causes_text(err);
     if (strcmp(got, want) != 0)
         test_fail(__FILE__, line, "%s with %s:\n got: %s\nwant: %s", schema, value, got, want);
@@ -69,7 +76,9 @@ static void check(int line, const char *schema, const char *value, const char *w
     kapi_schema_root_free(root);
 }
 
-#define CHECK_CAUSES(schema, value, want) check(__LINE__, schema, value, want)
+#define CHECK_CAUSES(schema, value, want) check(__LINE__, schema_only, schema, value, want)
+#define CHECK_EMBEDDED(schema, value, want)                                                        \
+    check(__LINE__, kapi_schema_validate_embedded, schema, value, want)
 
 /* ---- kube-apiserver's recorded answers ---- */
 
@@ -796,4 +805,44 @@ TEST(schema_validate_enum_int_as_rune)
     CHECK_CAUSES("{'enum':['\\ufffd']}", "-1", "");
     CHECK_CAUSES("{'enum':['B']}", "65",
                  "<nil>: Unsupported value: 65: supported values: \"B\" (FieldValueNotSupported)");
+}
+
+/* objectmeta.Validate: embedded resources, wherever the schema puts them. */
+TEST(schema_validate_embedded)
+{
+#define EMBEDDED                                                                                   \
+    "{'type':'object','x-kubernetes-embedded-resource':true,"                                      \
+    "'x-kubernetes-preserve-unknown-fields':true}"
+    const char *one = OBJ("'t':" EMBEDDED);
+    CHECK_EMBEDDED(one, "{'spec':{'t':{'apiVersion':'v1','kind':'ConfigMap','metadata':{}}}}", "");
+    CHECK_EMBEDDED(one, "{'spec':{'t':{}}}",
+                   "spec.t.apiVersion: Required value: must not be empty (FieldValueRequired)\n"
+                   "spec.t.kind: Required value: must not be empty (FieldValueRequired)");
+    CHECK_EMBEDDED(one, "{'spec':{'t':{'apiVersion':'a/b/c','kind':'','metadata':{'name':'..'}}}}",
+                   "spec.t.apiVersion: Invalid value: \"a/b/c\": unexpected GroupVersion string: "
+                   "a/b/c (FieldValueInvalid)\n"
+                   "spec.t.kind: Invalid value: \"\": must not be empty (FieldValueInvalid)\n"
+                   "spec.t.metadata.name: Invalid value: \"..\": may not be '..' "
+                   "(FieldValueInvalid)");
+    CHECK_EMBEDDED(one, "{'spec':{'t':{'apiVersion':1,'kind':'foo.bar'}}}",
+                   "spec.t.apiVersion: Invalid value: 1: must be a string (FieldValueInvalid)\n"
+                   "spec.t.kind: Invalid value: \"foo.bar\": may have mixed case, but should "
+                   "otherwise match: a DNS-1035 label must consist of lower case alphanumeric "
+                   "characters or '-', start with an alphabetic character, and end with an "
+                   "alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for "
+                   "validation is '[a-z]([-a-z0-9]*[a-z0-9])?') (FieldValueInvalid)");
+    /* in a list's items and a map's values; a name of any path segment is fine */
+    CHECK_EMBEDDED(OBJ("'l':{'type':'array','items':" EMBEDDED "},"
+                       "'m':{'type':'object','additionalProperties':" EMBEDDED "}"),
+                   "{'spec':{'l':[{'apiVersion':'v1','kind':'A','metadata':{'name':'X_Y'}},"
+                   "{'apiVersion':'v1'}],'m':{'k':{'kind':'B','metadata':{'namespace':'N'}}}}}",
+                   "spec.l[1].kind: Required value: must not be empty (FieldValueRequired)\n"
+                   "spec.m[k].apiVersion: Required value: must not be empty "
+                   "(FieldValueRequired)\n"
+                   "spec.m[k].metadata.namespace: Invalid value: \"N\": a lowercase RFC 1123 "
+                   "label must consist of lower case alphanumeric characters or '-', and must "
+                   "start and end with an alphanumeric character (e.g. 'my-name',  or "
+                   "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?') "
+                   "(FieldValueInvalid)");
+#undef EMBEDDED
 }
