@@ -463,7 +463,7 @@ static void custom_validate(const kapi_type *t, const json_t *obj, const json_t 
     kapi_registry__validate_meta(t, obj, old, err);
     check_content(t, obj, err, true);
     if (t->schema)
-        kapi_schema_validate_embedded(t->schema, obj, err);
+        kapi_schema_validate_embedded(t->schema, obj, "", err);
 }
 
 static void custom_validate_status(const kapi_type *t, const char *sub, const json_t *obj,

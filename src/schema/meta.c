@@ -477,10 +477,11 @@ static void embedded_walk(kapi_error *err, kapi_arena *a, const kapi_schema *s, 
     }
 }
 
-void kapi_schema_validate_embedded(const kapi_schema *s, const json_t *obj, kapi_error *err)
+void kapi_schema_validate_embedded(const kapi_schema *s, const json_t *obj, const char *path,
+                                   kapi_error *err)
 {
     kapi_arena a;
     kapi_arena_init(&a);
-    embedded_walk(err, &a, s, obj, "");
+    embedded_walk(err, &a, s, obj, path);
     kapi_arena_dispose(&a);
 }

@@ -229,8 +229,9 @@ void kapi_schema_validate(const kapi_schema *s, const json_t *v, const char *pat
 /* objectmeta.Validate of a custom resource (meta.c): every x-kubernetes-embedded-resource
  * object in obj, found by schema s, has an apiVersion and a kind of the right form and
  * its metadata is valid ObjectMeta (the name a path segment). Appends the causes to err,
- * at their paths from the object's root. */
-void kapi_schema_validate_embedded(const kapi_schema *s, const json_t *obj, kapi_error *err);
+ * their paths under path ("" for an object's root). */
+void kapi_schema_validate_embedded(const kapi_schema *s, const json_t *obj, const char *path,
+                                   kapi_error *err);
 
 /* ---- CRD schemas (structural.c) ---- */
 

@@ -565,36 +565,110 @@ static void validate_default(ctx *c, const kapi_schema *node, const json_t *d, c
     kapi_error_free(e);
 }
 
+/* Where the walk of defaults is with respect to the nearest embedded resource: its schema
+ * (NULL outside any), whether the node is in its metadata, apiVersion or kind, and the
+ * steps from it to the node (a property name, or NULL for a list's items). */
+typedef struct meta_frame {
+    const json_t *resource;
+    bool inside;
+    const char **steps;
+    size_t nsteps;
+} meta_frame;
+
+static meta_frame frame_step(ctx *c, const meta_frame *f, const char *step, bool inside)
+{
+    meta_frame g = {f->resource, inside, kapi_arena_alloc(c->a, (f->nsteps + 1) * sizeof(char *)),
+                    f->nsteps + 1};
+    if (f->nsteps)
+        memcpy(g.steps, f->steps, f->nsteps * sizeof(char *));
+    g.steps[f->nsteps] = step;
+    return g;
+}
+
+/* A default inside an embedded resource's metadata must leave it valid: the resource
+ * around it (TypeMeta validation/v1 Validation, as kube's surrounding object) is
+ * validated as objectmeta.Validate does; false, with the one cause kube gives, when not. */
+static bool surrounding_valid(ctx *c, const meta_frame *f, const json_t *d, const char *at)
+{
+    json_t *v = json_deep_copy(d);
+    for (size_t i = f->nsteps; i-- > 0;)
+        v = f->steps[i] ? json_pack("{s:o}", f->steps[i], v) : json_pack("[o]", v);
+    if (!json_object_get(v, "kind"))
+        json_object_set_new_nocheck(v, "kind", json_string("Validation"));
+    if (!json_object_get(v, "apiVersion"))
+        json_object_set_new_nocheck(v, "apiVersion", json_string("validation/v1"));
+    kapi_schema_root *root = NULL;
+    kapi_error *e = kapi_error_new(KAPI_STATUS_INVALID, "metadata");
+    kapi_error *cerr = kapi_schema_compile(f->resource, &root);
+    if (!cerr)
+        kapi_schema_validate_embedded(kapi_schema_root_node(root), v, "", e);
+    bool ok = e->ncauses == 0;
+    if (!ok) {
+        kapi_buf b;
+        kapi_buf_init(&b);
+        kapi_field_aggregate(&b, e);
+        kapi_field_invalid_json(c->err, at, d, "must result in valid metadata: %s", b.ptr);
+        kapi_buf_dispose(&b);
+    }
+    kapi_error_free(cerr);
+    kapi_error_free(e);
+    kapi_schema_root_free(root);
+    json_decref(v);
+    return ok;
+}
+
+/* A default, as kube's defaulting validation checks it: pruned (outside metadata), its
+ * embedded resources valid (or, inside one's metadata, the resource around it), then
+ * valid by its schema. */
+static void check_default(ctx *c, const json_t *s, const json_t *d, const char *path,
+                          const meta_frame *f, bool require_pruned, bool *unpruned_out)
+{
+    kapi_schema_root *root = NULL;
+    kapi_error *cerr = kapi_schema_compile(s, &root);
+    if (!cerr) {
+        const kapi_schema *node = kapi_schema_root_node(root);
+        bool lost = unpruned(node, d);
+        if (unpruned_out && lost)
+            *unpruned_out = true;
+        const char *at = child(c, path, "default");
+        if (c->err && f->inside) {
+            if (surrounding_valid(c, f, d, at))
+                validate_default(c, node, d, at);
+        } else if (c->err) {
+            if (require_pruned && lost)
+                kapi_field_invalid_json(c->err, at, d, "must not have unknown fields");
+            size_t before = c->err->ncauses;
+            kapi_schema_validate_embedded(node, d, at, c->err);
+            if (c->err->ncauses == before)
+                validate_default(c, node, d, at);
+        }
+    }
+    kapi_error_free(cerr);
+    kapi_schema_root_free(root);
+}
+
 static void defaults(ctx *c, const json_t *s, const char *path, bool require_pruned,
-                     bool *unpruned_out)
+                     bool *unpruned_out, const meta_frame *f)
 {
     const char *k;
     json_t *p;
     if (!json_is_object(s))
         return;
+    bool embedded = flag(s, "x-kubernetes-embedded-resource");
+    meta_frame here = embedded ? (meta_frame){s, false, NULL, 0} : *f;
     const json_t *d = get(s, "default");
-    if (d) {
-        kapi_schema_root *root = NULL;
-        kapi_error *cerr = kapi_schema_compile(s, &root);
-        if (!cerr) {
-            const kapi_schema *node = kapi_schema_root_node(root);
-            bool lost = unpruned(node, d);
-            if (unpruned_out && lost)
-                *unpruned_out = true;
-            const char *at = child(c, path, "default");
-            if (c->err && require_pruned && lost)
-                kapi_field_invalid_json(c->err, at, d, "must not have unknown fields");
-            if (c->err)
-                validate_default(c, node, d, at);
-        }
-        kapi_error_free(cerr);
-        kapi_schema_root_free(root);
+    if (d)
+        check_default(c, s, d, path, &here, require_pruned, unpruned_out);
+    if (items_of(s)) {
+        meta_frame g = frame_step(c, &here, NULL, here.inside);
+        defaults(c, items_of(s), child(c, path, "items"), require_pruned, unpruned_out, &g);
     }
-    if (items_of(s))
-        defaults(c, items_of(s), child(c, path, "items"), require_pruned, unpruned_out);
     json_object_foreach((json_t *)get(s, "properties"), k, p)
     {
-        defaults(c, p, key_path(c, path, "properties", k), require_pruned, unpruned_out);
+        bool meta = embedded && (strcmp(k, "metadata") == 0 || strcmp(k, "kind") == 0 ||
+                                 strcmp(k, "apiVersion") == 0);
+        meta_frame g = frame_step(c, &here, k, here.inside || meta);
+        defaults(c, p, key_path(c, path, "properties", k), require_pruned, unpruned_out, &g);
     }
 }
 
@@ -900,7 +974,7 @@ void kapi_schema_crd_check(const json_t *schema, const char *path, const kapi_sc
             if (e->ncauses)
                 move_sorted(err, e);
             else
-                defaults(&c, schema, path, r->require_pruned_defaults, NULL);
+                defaults(&c, schema, path, r->require_pruned_defaults, NULL, &(meta_frame){0});
             kapi_error_free(e);
         }
     }
@@ -985,7 +1059,7 @@ kapi_schema_crd_rules kapi_schema_crd_rules_for(const json_t *old_schemas)
             kapi_arena_init(&a);
             ctx c = {&a, NULL};
             bool lost = false;
-            defaults(&c, s, "", false, &lost);
+            defaults(&c, s, "", false, &lost, &(meta_frame){0});
             kapi_arena_dispose(&a);
             r.require_pruned_defaults = !lost;
         }

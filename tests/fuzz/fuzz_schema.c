@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_status(kapi_schema_decode(kapi_schema_root_node(root), obj, &w));
         kapi_error *inv = kapi_error_new(KAPI_STATUS_INVALID, "%s", "");
         kapi_schema_validate(kapi_schema_root_node(root), obj, "", inv);
-        kapi_schema_validate_embedded(kapi_schema_root_node(root), obj, inv);
+        kapi_schema_validate_embedded(kapi_schema_root_node(root), obj, "", inv);
         fuzz_status(inv->ncauses ? kapi_field_finish_invalid(inv, "Widget", "example.com", "w")
                                  : inv);
         kapi_arena_dispose(&a);
