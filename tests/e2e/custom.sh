@@ -97,6 +97,21 @@ out=$(kc apply -f "$work/crd3.yaml" 2>&1)
 case $out in *'spec.versions[0].schema.openAPIV3Schema.properties[status].properties[phase].type: Required value: must not be empty for specified object fields'*)
     pass "a non-structural schema is refused with the field named" ;;
 *) fail "a non-structural schema is refused with the field named: $out" ;; esac
+# More variants kube refuses, each named at its field: metadata restricted beyond name and
+# generateName, a list-map of scalars, a default outside its enum.
+variant() { # variant NAME SPEC_PROPERTIES(json)
+    printf '{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"variants.e2e.example.com"},"spec":{"group":"e2e.example.com","scope":"Namespaced","names":{"plural":"variants","kind":"Variant"},"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","properties":%s}}}]}}' "$1"
+}
+P=spec.versions\\[0\\].schema.openAPIV3Schema.properties
+refuses "metadata restricted beyond name" \
+    "$P\\[metadata\\]: Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified" \
+    kc create -f - <<<"$(variant '{"metadata":{"type":"object","properties":{"labels":{"type":"object"}}}}')"
+refuses "a list-map of scalars" \
+    "$P\\[spec\\].properties\\[l\\].items.type: Invalid value: \"string\": must be object if parent array's x-kubernetes-list-type is map" \
+    kc create -f - <<<"$(variant '{"spec":{"type":"object","properties":{"l":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["k"],"items":{"type":"string"}}}}}')"
+refuses "a default outside its enum" \
+    "$P\\[spec\\].properties\\[a\\].default: Unsupported value: \"z\": supported values: \"x\", \"y\"" \
+    kc create -f - <<<"$(variant '{"spec":{"type":"object","properties":{"a":{"type":"string","enum":["x","y"],"default":"z"}}}}')"
 
 kc get gadgets -n ga -w --output-watch-events -o json >"$work/watch.json" 2>/dev/null &
 watcher=$!
