@@ -1,0 +1,156 @@
+/*
+ * cel: the Common Expression Language (cel-spec), as Kubernetes 1.26 uses it through
+ * cel-go v0.12 (CRD x-kubernetes-validations). Built like a small compiler, one stage per
+ * file:
+ *
+ *   lex.c     source text -> tokens (the CEL.g4 lexer rules)
+ *   parse.c   tokens -> the syntax tree, macros expanded (cel-go's parser and macros)
+ *
+ * The stages still to come (issue 19): type checking against declared variables,
+ * planning and evaluation, the standard and Kubernetes function libraries, cost.
+ *
+ * ---- the syntax tree ----
+ *
+ * A parse gives a tree of kapi_cel_expr, as cel-go's parser gives a google.api.expr
+ * Expr: every node has an id (1, 2, ... in the order cel-go gives them) and the byte
+ * offset of the token it starts at. Operators are calls of their internal names:
+ *
+ *   a + b      _+_(a, b)         (also _-_ _*_ _/_ _%_ _==_ _!=_ _<_ _<=_ _>_ _>=_)
+ *   a in b     @in(a, b)          a[b]     _[_](a, b)
+ *   a && b     _&&_(a, b)         a || b   _||_(a, b)       a ? b : c   _?_:_(a, b, c)
+ *   !a         !_(a)              -a       -_(a)
+ *
+ * A chain of one operator (a && b && c) is one balanced tree, as cel-go builds it. The
+ * macros become what cel-go expands them to: has(a.f) is a test-only select; all,
+ * exists, exists_one, map (two and three arguments) and filter are comprehensions over
+ * the accumulator "__result__" (the loop condition of all and exists calls
+ * @not_strictly_false).
+ *
+ * Literals: an int, uint or double literal is its value (a '-' directly before a number
+ * belongs to it, so -9223372036854775808 is an int); a string or bytes literal is
+ * unescaped (raw and triple-quoted forms too).
+ *
+ * ---- errors ----
+ *
+ * A source that does not parse gives its errors, each with its line and column, and the
+ * whole text in cel-go's format:
+ *
+ *   ERROR: <input>:1:3: reserved identifier: while
+ *    | a.while
+ *    | ..^
+ *
+ * The limits: a source of at most KAPI_CEL_MAX_SOURCE bytes, nesting at most
+ * KAPI_CEL_MAX_DEPTH deep (cel-go's maxRecursionDepth), every token bounded by the source.
+ *
+ * Thread-safe: a parse touches nothing shared; its tree is the caller's.
+ */
+#ifndef KAPI_CEL_H
+#define KAPI_CEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+
+#define KAPI_CEL_MAX_SOURCE (100u << 10)
+#define KAPI_CEL_MAX_DEPTH 250
+
+typedef enum kapi_cel_kind {
+    KAPI_CEL_NULL,   /* literal null */
+    KAPI_CEL_BOOL,   /* literal */
+    KAPI_CEL_INT,    /* literal */
+    KAPI_CEL_UINT,   /* literal */
+    KAPI_CEL_DOUBLE, /* literal */
+    KAPI_CEL_STRING, /* literal */
+    KAPI_CEL_BYTES,  /* literal */
+    KAPI_CEL_IDENT,
+    KAPI_CEL_SELECT,
+    KAPI_CEL_CALL,
+    KAPI_CEL_LIST,
+    KAPI_CEL_MAP,    /* {k: v, ...} */
+    KAPI_CEL_STRUCT, /* Name{field: v, ...} */
+    KAPI_CEL_COMPREHENSION,
+} kapi_cel_kind;
+
+typedef struct kapi_cel_expr kapi_cel_expr;
+
+/* An entry of a map ({key: value}) or of a message ({field: value}). */
+typedef struct kapi_cel_entry {
+    int64_t id;
+    const char *field;  /* a message's field name; NULL in a map */
+    kapi_cel_expr *key; /* a map's key; NULL in a message */
+    kapi_cel_expr *value;
+} kapi_cel_entry;
+
+struct kapi_cel_expr {
+    int64_t id;
+    kapi_cel_kind kind;
+    size_t offset; /* of the node's first token in the source */
+    union {
+        bool b;
+        int64_t i;
+        uint64_t u;
+        double d;
+        kapi_str s;        /* a string (valid UTF-8) or bytes literal; NUL-terminated too */
+        const char *ident; /* an identifier (".x" with its leading dot) */
+        struct {
+            kapi_cel_expr *operand;
+            const char *field;
+            bool test_only; /* has(operand.field) */
+        } select;
+        struct {
+            const char *function;
+            kapi_cel_expr *target; /* a receiver call's receiver, else NULL */
+            kapi_cel_expr **args;
+            size_t nargs;
+        } call;
+        struct {
+            kapi_cel_expr **elems;
+            size_t n;
+        } list;
+        struct {
+            const char *message; /* KAPI_CEL_STRUCT: the message's name */
+            kapi_cel_entry *entries;
+            size_t n;
+        } map;
+        struct {
+            const char *iter_var, *accu_var;
+            kapi_cel_expr *iter_range, *accu_init, *loop_condition, *loop_step, *result;
+        } comp;
+    } u;
+};
+
+/* One error of a parse: where (1-based line, 0-based column in code points, as cel-go
+ * counts them) and what. */
+typedef struct kapi_cel_issue {
+    int line, column;
+    const char *message;
+} kapi_cel_issue;
+
+/* A parsed source: the tree (NULL when there are errors), or its errors. */
+typedef struct kapi_cel_ast {
+    kapi_arena arena; /* everything below lives in it */
+    kapi_cel_expr *root;
+    kapi_cel_issue *issues;
+    size_t nissues;
+    int64_t next_id; /* the ids given, 1 to next_id - 1 */
+} kapi_cel_ast;
+
+/* Parses src (len bytes, UTF-8), macros expanded. Returns a tree the caller frees with
+ * kapi_cel_ast_free; its root is NULL when the source has errors (then nissues > 0). */
+kapi_cel_ast *kapi_cel_parse(const char *src, size_t len);
+void kapi_cel_ast_free(kapi_cel_ast *ast);
+
+/* Appends the errors of ast in cel-go's format (above), one after the other separated by
+ * newlines, each with the source line it is on and a caret under its column. */
+void kapi_cel_issues_text(kapi_buf *b, const kapi_cel_ast *ast, const char *src, size_t len);
+
+/* Appends a compact text of the tree, for tests and debugging: calls as f(a, b), a
+ * receiver call as t.f(a), selects as a.f (a test-only one as a.f~test-only~), lists,
+ * maps and messages in brackets and braces, literals as CEL writes them (strings
+ * quoted, uints with u, bytes as b"..."), comprehensions as
+ * __comprehension__(iter_var, range, accu_var, init, condition, step, result). */
+void kapi_cel_debug(kapi_buf *b, const kapi_cel_expr *e);
+
+#endif

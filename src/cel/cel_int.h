@@ -1,0 +1,70 @@
+/*
+ * cel internals shared by the stages of src/cel.
+ */
+#ifndef KAPI_CEL_INT_H
+#define KAPI_CEL_INT_H
+
+#include "cel/cel.h"
+
+typedef enum cel_tok {
+    TOK_EOF,
+    TOK_EQ,      /* == */
+    TOK_NE,      /* != */
+    TOK_IN,      /* in */
+    TOK_LT,      /* < */
+    TOK_LE,      /* <= */
+    TOK_GE,      /* >= */
+    TOK_GT,      /* > */
+    TOK_AND,     /* && */
+    TOK_OR,      /* || */
+    TOK_LBRACK,  /* [ */
+    TOK_RBRACK,  /* ] */
+    TOK_LBRACE,  /* { */
+    TOK_RBRACE,  /* } */
+    TOK_LPAREN,  /* ( */
+    TOK_RPAREN,  /* ) */
+    TOK_DOT,     /* . */
+    TOK_COMMA,   /* , */
+    TOK_MINUS,   /* - */
+    TOK_NOT,     /* ! */
+    TOK_QUEST,   /* ? */
+    TOK_COLON,   /* : */
+    TOK_PLUS,    /* + */
+    TOK_STAR,    /* * */
+    TOK_SLASH,   /* / */
+    TOK_PERCENT, /* % */
+    TOK_TRUE,
+    TOK_FALSE,
+    TOK_NULL,
+    TOK_INT,    /* NUM_INT: digits, or 0x and hex digits */
+    TOK_UINT,   /* NUM_UINT: the same with u or U */
+    TOK_FLOAT,  /* NUM_FLOAT */
+    TOK_STRING, /* STRING, quotes and prefix included */
+    TOK_BYTES,  /* BYTES: b or B, then a STRING */
+    TOK_IDENT,  /* IDENTIFIER */
+} cel_tok;
+
+typedef struct cel_token {
+    cel_tok type;
+    size_t start, len; /* in the source */
+} cel_token;
+
+/* The lexer: tokens one at a time, whitespace and comments skipped. A character no rule
+ * takes is reported (report(ctx, offset, message)) and skipped, as ANTLR's lexer does. */
+typedef struct cel_lexer {
+    const char *src;
+    size_t len, pos;
+    void (*report)(void *ctx, size_t offset, const char *message);
+    void *ctx;
+} cel_lexer;
+
+cel_token kapi_cel__next(cel_lexer *lx);
+/* The text a token type stands for in messages ("'=='", "<EOF>"). */
+const char *kapi_cel__tok_name(cel_tok t);
+
+/* The value of a STRING or BYTES token's text (prefix and quotes included), unescaped
+ * as cel-go's unescape does, into out; NULL, or why it is not valid ("invalid escape
+ * sequence"). A string's value must be valid UTF-8, a bytes value may hold any byte. */
+const char *kapi_cel__unquote(const char *text, size_t len, bool bytes, kapi_buf *out);
+
+#endif
