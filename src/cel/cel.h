@@ -5,9 +5,13 @@
  *
  *   lex.c     source text -> tokens (the CEL.g4 lexer rules)
  *   parse.c   tokens -> the syntax tree, macros expanded (cel-go's parser and macros)
+ *   value.c   values: equality, ordering, the conformance suite's and JSON's forms
+ *   eval.c    the tree evaluated over variables: operators, macros' comprehensions and
+ *             the standard functions of the core types
  *
  * The stages still to come (issue 19): type checking against declared variables,
- * planning and evaluation, the standard and Kubernetes function libraries, cost.
+ * timestamps and durations, the Kubernetes function libraries, cost limits. Until cost
+ * limits come, evaluate only trusted expressions: a short one can loop for long.
  *
  * ---- the syntax tree ----
  *
@@ -50,6 +54,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <jansson.h>
 
 #include "base/base.h"
 
@@ -145,6 +151,71 @@ void kapi_cel_ast_free(kapi_cel_ast *ast);
 /* Appends the errors of ast in cel-go's format (above), one after the other separated by
  * newlines, each with the source line it is on and a caret under its column. */
 void kapi_cel_issues_text(kapi_buf *b, const kapi_cel_ast *ast, const char *src, size_t len);
+
+/* ---- values ----
+ *
+ * A value lives in the arena of the evaluation that made it (or of whoever built it):
+ * it is a small struct copied freely, whose strings, lists and maps point into that
+ * arena. An error is a value too (CEL's errors as values): it carries its message, and
+ * the operators that absorb errors (&&, ||, the ?: branch not taken) drop it. */
+
+typedef enum kapi_cel_type {
+    KAPI_CEL_T_NULL,
+    KAPI_CEL_T_BOOL,
+    KAPI_CEL_T_INT,
+    KAPI_CEL_T_UINT,
+    KAPI_CEL_T_DOUBLE,
+    KAPI_CEL_T_STRING, /* valid UTF-8 */
+    KAPI_CEL_T_BYTES,
+    KAPI_CEL_T_LIST,
+    KAPI_CEL_T_MAP, /* keys bool, int, uint or string, no two equal */
+    KAPI_CEL_T_TYPE,
+    KAPI_CEL_T_ERROR,
+} kapi_cel_type;
+
+typedef struct kapi_cel_value kapi_cel_value;
+struct kapi_cel_value {
+    kapi_cel_type t;
+    union {
+        bool b;
+        int64_t i;
+        uint64_t u;
+        double d;
+        kapi_str s; /* string, bytes */
+        struct {
+            const kapi_cel_value *v;
+            size_t n;
+        } list;
+        struct {
+            const kapi_cel_value *keys, *values;
+            size_t n;
+        } map;
+        const char *type;  /* a type's name: "int", "list", "null_type", "type", ... */
+        const char *error; /* the error's message */
+    } u;
+};
+
+/* CEL's ==: numbers by value whatever their types, lists and maps element by element,
+ * values of different kinds unequal. */
+bool kapi_cel_equal(const kapi_cel_value *a, const kapi_cel_value *b);
+/* The name of v's type ("int", "map", ...). */
+const char *kapi_cel_type_name(const kapi_cel_value *v);
+/* The value of a JSON document (objects are maps with string keys, integers ints, other
+ * numbers doubles), made in arena a. */
+kapi_cel_value kapi_cel_from_json(kapi_arena *a, const json_t *v);
+
+/* ---- evaluation ---- */
+
+/* The variables an expression sees: lookup finds name's value (true), or not (false). */
+typedef struct kapi_cel_activation {
+    bool (*lookup)(void *ctx, const char *name, kapi_cel_value *out);
+    void *ctx;
+} kapi_cel_activation;
+
+/* Evaluates e over the variables of act, its values made in arena a. The result may be
+ * an error value (KAPI_CEL_T_ERROR), with cel-go's message ("no such overload", "division
+ * by zero", "no such key: x", ...). */
+kapi_cel_value kapi_cel_eval(const kapi_cel_expr *e, const kapi_cel_activation *act, kapi_arena *a);
 
 /* Appends a compact text of the tree, for tests and debugging: calls as f(a, b), a
  * receiver call as t.f(a), selects as a.f (a test-only one as a.f~test-only~), lists,

@@ -67,4 +67,14 @@ const char *kapi_cel__tok_name(cel_tok t);
  * sequence"). A string's value must be valid UTF-8, a bytes value may hold any byte. */
 const char *kapi_cel__unquote(const char *text, size_t len, bool bytes, kapi_buf *out);
 
+/* ---- values (value.c) ---- */
+
+bool kapi_cel__is_number(const kapi_cel_value *v);
+/* a against b: -1, 0, 1, or 2 when they do not compare (NaN, different kinds). Numbers
+ * of any kinds compare by value; strings and bytes by their bytes; bools false < true. */
+int kapi_cel__cmp_numbers(const kapi_cel_value *a, const kapi_cel_value *b);
+int kapi_cel__cmp(const kapi_cel_value *a, const kapi_cel_value *b);
+/* The value at key in map m (keys compared as ==), or NULL. */
+const kapi_cel_value *kapi_cel__map_find(const kapi_cel_value *m, const kapi_cel_value *key);
+
 #endif

@@ -1,0 +1,734 @@
+/*
+ * cel/eval: a tree evaluated by walking it, as cel-go's interpreter evaluates an
+ * unchecked expression: errors are values that && and || absorb when the other side
+ * decides (false && error is false, in either order), arithmetic on ints and uints fails
+ * on overflow, division and modulus by zero fail, and a function given arguments of kinds
+ * it has no overload for fails with "no such overload". Comprehensions (the expanded
+ * macros) loop while their condition is not false.
+ *
+ * The functions: the operators, size, contains, startsWith, endsWith, matches (RE2), the
+ * conversions int, uint, double, string, bytes, bool, dyn and type.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/regex.h"
+#include "cel/cel_int.h"
+#include "codec/go.h"
+
+typedef struct scope {
+    const char *name;
+    kapi_cel_value v;
+    const struct scope *up;
+} scope;
+
+typedef struct ev {
+    kapi_arena *a;
+    const kapi_cel_activation *act;
+    const scope *vars;
+} ev;
+
+typedef kapi_cel_value value;
+
+static value fail(ev *x, const char *fmt, ...) KAPI_PRINTF(2, 3);
+static value fail(ev *x, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return (value){.t = KAPI_CEL_T_ERROR, .u.error = kapi_arena_strdup(x->a, msg)};
+}
+
+static value no_overload(ev *x)
+{
+    return fail(x, "no such overload");
+}
+
+static value boolean(bool b)
+{
+    return (value){.t = KAPI_CEL_T_BOOL, .u.b = b};
+}
+
+static value integer(int64_t i)
+{
+    return (value){.t = KAPI_CEL_T_INT, .u.i = i};
+}
+
+static value uinteger(uint64_t u)
+{
+    return (value){.t = KAPI_CEL_T_UINT, .u.u = u};
+}
+
+static value dbl(double d)
+{
+    return (value){.t = KAPI_CEL_T_DOUBLE, .u.d = d};
+}
+
+static value str(ev *x, kapi_cel_type t, const char *p, size_t n)
+{
+    return (value){.t = t, .u.s = {kapi_arena_strndup(x->a, p, n), n}};
+}
+
+static value type_value(const char *name)
+{
+    return (value){.t = KAPI_CEL_T_TYPE, .u.type = name};
+}
+
+static value eval(ev *x, const kapi_cel_expr *e);
+
+/* ---- names ---- */
+
+static const char *const type_idents[] = {"int",  "uint", "double",    "bool", "string", "bytes",
+                                          "list", "map",  "null_type", "type", NULL};
+
+static value ident(ev *x, const char *name)
+{
+    if (name[0] == '.')
+        name++;
+    for (const scope *s = x->vars; s; s = s->up)
+        if (strcmp(s->name, name) == 0)
+            return s->v;
+    value v;
+    if (x->act && x->act->lookup && x->act->lookup(x->act->ctx, name, &v))
+        return v;
+    for (size_t i = 0; type_idents[i]; i++)
+        if (strcmp(type_idents[i], name) == 0)
+            return type_value(type_idents[i]);
+    return fail(x, "no such attribute: %s", name);
+}
+
+static bool local(const ev *x, const char *name)
+{
+    for (const scope *s = x->vars; s; s = s->up)
+        if (strcmp(s->name, name) == 0)
+            return true;
+    return false;
+}
+
+/* The dotted name a chain of selects on an identifier spells ("a.b.c"), or NULL. */
+static const char *dotted(ev *x, const kapi_cel_expr *e)
+{
+    if (e->kind == KAPI_CEL_IDENT)
+        return e->u.ident[0] == '.' ? e->u.ident + 1 : e->u.ident;
+    if (e->kind != KAPI_CEL_SELECT || e->u.select.test_only)
+        return NULL;
+    const char *prefix = dotted(x, e->u.select.operand);
+    return prefix ? kapi_arena_printf(x->a, "%s.%s", prefix, e->u.select.field) : NULL;
+}
+
+/* The root identifier of a chain of selects. */
+static const kapi_cel_expr *chain_root(const kapi_cel_expr *e)
+{
+    while (e->kind == KAPI_CEL_SELECT)
+        e = e->u.select.operand;
+    return e;
+}
+
+static value select_field(ev *x, const kapi_cel_expr *e)
+{
+    /* a qualified name: the variable of the longest prefix wins (a.b.c, then a.b, then
+     * a), unless the root is a comprehension's variable */
+    const char *name = e->u.select.test_only ? NULL : dotted(x, e);
+    const kapi_cel_expr *root = chain_root(e);
+    value found;
+    if (name && root->kind == KAPI_CEL_IDENT && !local(x, root->u.ident) && x->act &&
+        x->act->lookup && x->act->lookup(x->act->ctx, name, &found))
+        return found;
+    value m = eval(x, e->u.select.operand);
+    if (m.t == KAPI_CEL_T_ERROR)
+        return m;
+    if (m.t != KAPI_CEL_T_MAP)
+        return fail(x, "type '%s' does not support field selection", kapi_cel_type_name(&m));
+    value key = {.t = KAPI_CEL_T_STRING, .u.s = {e->u.select.field, strlen(e->u.select.field)}};
+    const value *v = kapi_cel__map_find(&m, &key);
+    if (e->u.select.test_only)
+        return boolean(v != NULL);
+    return v ? *v : fail(x, "no such key: %s", e->u.select.field);
+}
+
+/* ---- arithmetic ---- */
+
+static value add(ev *x, const value *a, const value *b)
+{
+    if (a->t != b->t)
+        return no_overload(x);
+    switch (a->t) {
+    case KAPI_CEL_T_INT: {
+        int64_t r;
+        if (__builtin_add_overflow(a->u.i, b->u.i, &r))
+            return fail(x, "integer overflow");
+        return integer(r);
+    }
+    case KAPI_CEL_T_UINT: {
+        uint64_t r;
+        if (__builtin_add_overflow(a->u.u, b->u.u, &r))
+            return fail(x, "unsigned integer overflow");
+        return uinteger(r);
+    }
+    case KAPI_CEL_T_DOUBLE:
+        return dbl(a->u.d + b->u.d);
+    case KAPI_CEL_T_STRING:
+    case KAPI_CEL_T_BYTES: {
+        char *p = kapi_arena_alloc(x->a, a->u.s.len + b->u.s.len + 1);
+        memcpy(p, a->u.s.ptr, a->u.s.len);
+        memcpy(p + a->u.s.len, b->u.s.ptr, b->u.s.len);
+        p[a->u.s.len + b->u.s.len] = 0;
+        return (value){.t = a->t, .u.s = {p, a->u.s.len + b->u.s.len}};
+    }
+    case KAPI_CEL_T_LIST: {
+        size_t n = a->u.list.n + b->u.list.n;
+        value *v = kapi_arena_alloc(x->a, (n ? n : 1) * sizeof(*v));
+        if (a->u.list.n)
+            memcpy(v, a->u.list.v, a->u.list.n * sizeof(*v));
+        if (b->u.list.n)
+            memcpy(v + a->u.list.n, b->u.list.v, b->u.list.n * sizeof(*v));
+        return (value){.t = KAPI_CEL_T_LIST, .u.list = {v, n}};
+    }
+    default:
+        return no_overload(x);
+    }
+}
+
+/* op (- * / %) on the bits of two ints (is_signed) or two uints into *r; NULL, or why it
+ * fails. */
+static const char *int_op(char op, bool is_signed, uint64_t p, uint64_t q, uint64_t *r)
+{
+    if ((op == '/' || op == '%') && q == 0)
+        return op == '/' ? "division by zero" : "modulus by zero";
+    bool over = false;
+    if (is_signed) {
+        int64_t a = (int64_t)p, b = (int64_t)q, v = 0;
+        if (op == '-')
+            over = __builtin_sub_overflow(a, b, &v);
+        else if (op == '*')
+            over = __builtin_mul_overflow(a, b, &v);
+        else if (!(over = a == INT64_MIN && b == -1))
+            v = op == '/' ? a / b : a % b;
+        *r = (uint64_t)v;
+        return over ? "integer overflow" : NULL;
+    }
+    if (op == '-')
+        over = __builtin_sub_overflow(p, q, r);
+    else if (op == '*')
+        over = __builtin_mul_overflow(p, q, r);
+    else
+        *r = op == '/' ? p / q : p % q;
+    return over ? "unsigned integer overflow" : NULL;
+}
+
+static value arith(ev *x, char op, const value *a, const value *b)
+{
+    if (op == '+')
+        return add(x, a, b);
+    if (a->t != b->t)
+        return no_overload(x);
+    if (a->t == KAPI_CEL_T_INT || a->t == KAPI_CEL_T_UINT) {
+        bool is_signed = a->t == KAPI_CEL_T_INT;
+        uint64_t r;
+        const char *why = int_op(op, is_signed, is_signed ? (uint64_t)a->u.i : a->u.u,
+                                 is_signed ? (uint64_t)b->u.i : b->u.u, &r);
+        if (why)
+            return fail(x, "%s", why);
+        return is_signed ? integer((int64_t)r) : uinteger(r);
+    }
+    if (a->t == KAPI_CEL_T_DOUBLE && op != '%')
+        return dbl(op == '-' ? a->u.d - b->u.d : op == '*' ? a->u.d * b->u.d : a->u.d / b->u.d);
+    return no_overload(x);
+}
+
+/* ---- lists, maps, strings ---- */
+
+/* The index of a list given as an int, a uint or an integral double; false if none. */
+static bool list_index(const value *i, int64_t *out)
+{
+    if (i->t == KAPI_CEL_T_INT) {
+        *out = i->u.i;
+    } else if (i->t == KAPI_CEL_T_UINT) {
+        *out = i->u.u > INT64_MAX ? -1 : (int64_t)i->u.u;
+    } else if (i->t == KAPI_CEL_T_DOUBLE && i->u.d == trunc(i->u.d) && fabs(i->u.d) < 9.2e18) {
+        *out = (int64_t)i->u.d;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+static value index_of(ev *x, const value *c, const value *i)
+{
+    if (c->t == KAPI_CEL_T_LIST) {
+        int64_t k;
+        if (!list_index(i, &k))
+            return no_overload(x);
+        if (k < 0 || (uint64_t)k >= c->u.list.n)
+            return fail(x, "index out of range: %" PRId64, k);
+        return c->u.list.v[k];
+    }
+    if (c->t == KAPI_CEL_T_MAP) {
+        if (i->t == KAPI_CEL_T_LIST || i->t == KAPI_CEL_T_MAP || i->t == KAPI_CEL_T_NULL)
+            return no_overload(x);
+        const value *v = kapi_cel__map_find(c, i);
+        if (v)
+            return *v;
+        kapi_buf b;
+        kapi_buf_init(&b);
+        if (i->t == KAPI_CEL_T_STRING)
+            kapi_buf_put(&b, i->u.s.ptr, i->u.s.len);
+        else if (i->t == KAPI_CEL_T_INT)
+            kapi_buf_printf(&b, "%" PRId64, i->u.i);
+        else if (i->t == KAPI_CEL_T_UINT)
+            kapi_buf_printf(&b, "%" PRIu64, i->u.u);
+        else if (i->t == KAPI_CEL_T_BOOL)
+            kapi_buf_puts(&b, i->u.b ? "true" : "false");
+        else if (i->t == KAPI_CEL_T_DOUBLE) {
+            char f[40];
+            kapi_go_format_float(f, i->u.d, 64);
+            kapi_buf_puts(&b, f);
+        }
+        value r = fail(x, "no such key: %s", b.ptr);
+        kapi_buf_dispose(&b);
+        return r;
+    }
+    return no_overload(x);
+}
+
+static value in(ev *x, const value *e, const value *c)
+{
+    if (c->t == KAPI_CEL_T_LIST) {
+        for (size_t i = 0; i < c->u.list.n; i++)
+            if (kapi_cel_equal(e, &c->u.list.v[i]))
+                return boolean(true);
+        return boolean(false);
+    }
+    if (c->t == KAPI_CEL_T_MAP)
+        return boolean(kapi_cel__map_find(c, e) != NULL);
+    return no_overload(x);
+}
+
+static size_t code_points(kapi_str s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s.len; i++)
+        n += ((unsigned char)s.ptr[i] & 0xC0) != 0x80;
+    return n;
+}
+
+static value size_of(ev *x, const value *v)
+{
+    switch (v->t) {
+    case KAPI_CEL_T_STRING:
+        return integer((int64_t)code_points(v->u.s));
+    case KAPI_CEL_T_BYTES:
+        return integer((int64_t)v->u.s.len);
+    case KAPI_CEL_T_LIST:
+        return integer((int64_t)v->u.list.n);
+    case KAPI_CEL_T_MAP:
+        return integer((int64_t)v->u.map.n);
+    default:
+        return no_overload(x);
+    }
+}
+
+static bool has_prefix(kapi_str s, kapi_str p)
+{
+    return s.len >= p.len && memcmp(s.ptr, p.ptr, p.len) == 0;
+}
+
+static value string_test(ev *x, const char *fn, const value *s, const value *p)
+{
+    if (s->t != KAPI_CEL_T_STRING || p->t != KAPI_CEL_T_STRING)
+        return no_overload(x);
+    kapi_str a = s->u.s, b = p->u.s;
+    if (strcmp(fn, "startsWith") == 0)
+        return boolean(has_prefix(a, b));
+    if (strcmp(fn, "endsWith") == 0)
+        return boolean(a.len >= b.len && memcmp(a.ptr + a.len - b.len, b.ptr, b.len) == 0);
+    if (strcmp(fn, "contains") == 0)
+        return boolean(b.len == 0 || memmem(a.ptr, a.len, b.ptr, b.len) != NULL);
+    kapi_regex *re = NULL; /* matches */
+    char *why = kapi_regex_new(b.ptr, b.len, &re);
+    if (why) {
+        value r = fail(x, "invalid regular expression: %s", why);
+        free(why);
+        return r;
+    }
+    bool m = kapi_regex_match(re, a.ptr, a.len);
+    kapi_regex_free(re);
+    return boolean(m);
+}
+
+/* ---- conversions ---- */
+
+static bool valid_utf8(kapi_str s)
+{
+    const unsigned char *p = (const unsigned char *)s.ptr, *e = p + s.len;
+    while (p < e) {
+        unsigned c = *p;
+        size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        if (!n || (size_t)(e - p) < n)
+            return false;
+        uint32_t r = n == 1 ? c : c & (0x7F >> n);
+        for (size_t i = 1; i < n; i++) {
+            if ((p[i] & 0xC0) != 0x80)
+                return false;
+            r = r << 6 | (p[i] & 0x3F);
+        }
+        if ((n == 2 && r < 0x80) || (n == 3 && r < 0x800) ||
+            (n == 4 && (r < 0x10000 || r > 0x10FFFF)) || (r >= 0xD800 && r <= 0xDFFF))
+            return false;
+        p += n;
+    }
+    return true;
+}
+
+/* Go's strconv.ParseInt(s, 10, 64) / ParseUint. */
+static bool parse_decimal(kapi_str s, bool is_signed, int64_t *i, uint64_t *u)
+{
+    size_t k = 0;
+    bool neg = false;
+    if (is_signed && s.len && (s.ptr[0] == '+' || s.ptr[0] == '-'))
+        neg = s.ptr[k++] == '-';
+    if (k == s.len)
+        return false;
+    uint64_t v = 0, limit = !is_signed ? UINT64_MAX : neg ? (uint64_t)INT64_MAX + 1 : INT64_MAX;
+    for (; k < s.len; k++) {
+        if (s.ptr[k] < '0' || s.ptr[k] > '9')
+            return false;
+        uint64_t d = (uint64_t)(s.ptr[k] - '0');
+        if (v > (limit - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    if (is_signed)
+        *i = neg ? (int64_t)(0 - v) : (int64_t)v;
+    else
+        *u = v;
+    return true;
+}
+
+static value to_int(ev *x, const value *v)
+{
+    switch (v->t) {
+    case KAPI_CEL_T_INT:
+        return *v;
+    case KAPI_CEL_T_UINT:
+        return v->u.u > INT64_MAX ? fail(x, "integer overflow") : integer((int64_t)v->u.u);
+    case KAPI_CEL_T_DOUBLE:
+        if (!(v->u.d > -9223372036854775808.0 && v->u.d < 9223372036854775808.0))
+            return fail(x, "integer overflow");
+        return integer((int64_t)v->u.d);
+    case KAPI_CEL_T_STRING: {
+        int64_t i;
+        return parse_decimal(v->u.s, true, &i, NULL) ? integer(i)
+                                                     : fail(x, "cannot convert string to int");
+    }
+    default:
+        return no_overload(x);
+    }
+}
+
+static value to_uint(ev *x, const value *v)
+{
+    switch (v->t) {
+    case KAPI_CEL_T_UINT:
+        return *v;
+    case KAPI_CEL_T_INT:
+        return v->u.i < 0 ? fail(x, "unsigned integer overflow") : uinteger((uint64_t)v->u.i);
+    case KAPI_CEL_T_DOUBLE:
+        if (!(v->u.d > -1.0 && v->u.d < 18446744073709551616.0))
+            return fail(x, "unsigned integer overflow");
+        return uinteger((uint64_t)v->u.d);
+    case KAPI_CEL_T_STRING: {
+        uint64_t u;
+        return parse_decimal(v->u.s, false, NULL, &u) ? uinteger(u)
+                                                      : fail(x, "cannot convert string to uint");
+    }
+    default:
+        return no_overload(x);
+    }
+}
+
+static value to_double(ev *x, const value *v)
+{
+    switch (v->t) {
+    case KAPI_CEL_T_DOUBLE:
+        return *v;
+    case KAPI_CEL_T_INT:
+        return dbl((double)v->u.i);
+    case KAPI_CEL_T_UINT:
+        return dbl((double)v->u.u);
+    case KAPI_CEL_T_STRING: {
+        char *end;
+        errno = 0;
+        double d = strtod(v->u.s.ptr, &end);
+        if (v->u.s.len == 0 || end != v->u.s.ptr + v->u.s.len || strchr(v->u.s.ptr, 'x') ||
+            strchr(v->u.s.ptr, 'X'))
+            return fail(x, "cannot convert string to double");
+        return dbl(d);
+    }
+    default:
+        return no_overload(x);
+    }
+}
+
+static value to_string(ev *x, const value *v)
+{
+    char buf[40];
+    switch (v->t) {
+    case KAPI_CEL_T_STRING:
+        return *v;
+    case KAPI_CEL_T_INT:
+        snprintf(buf, sizeof(buf), "%" PRId64, v->u.i);
+        break;
+    case KAPI_CEL_T_UINT:
+        snprintf(buf, sizeof(buf), "%" PRIu64, v->u.u);
+        break;
+    case KAPI_CEL_T_DOUBLE:
+        kapi_go_format_float(buf, v->u.d, 64);
+        break;
+    case KAPI_CEL_T_BOOL:
+        snprintf(buf, sizeof(buf), "%s", v->u.b ? "true" : "false");
+        break;
+    case KAPI_CEL_T_BYTES:
+        if (!valid_utf8(v->u.s))
+            return fail(x, "invalid UTF-8 in bytes, cannot convert to string");
+        return str(x, KAPI_CEL_T_STRING, v->u.s.ptr, v->u.s.len);
+    default:
+        return no_overload(x);
+    }
+    return str(x, KAPI_CEL_T_STRING, buf, strlen(buf));
+}
+
+static value to_bool(ev *x, const value *v)
+{
+    static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True", NULL};
+    static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False", NULL};
+    if (v->t == KAPI_CEL_T_BOOL)
+        return *v;
+    if (v->t != KAPI_CEL_T_STRING)
+        return no_overload(x);
+    if (kapi_cstr_in(v->u.s.ptr, yes))
+        return boolean(true);
+    if (kapi_cstr_in(v->u.s.ptr, no))
+        return boolean(false);
+    return fail(x, "cannot convert string to bool");
+}
+
+/* ---- calls ---- */
+
+/* &&, ||: false (true) decides whatever the other side is, error or not. */
+static value logic(ev *x, const kapi_cel_expr *e, bool is_and)
+{
+    value l = eval(x, e->u.call.args[0]);
+    if (l.t == KAPI_CEL_T_BOOL && l.u.b != is_and)
+        return l;
+    value r = eval(x, e->u.call.args[1]);
+    if (r.t == KAPI_CEL_T_BOOL && r.u.b != is_and)
+        return r;
+    if (l.t == KAPI_CEL_T_BOOL && r.t == KAPI_CEL_T_BOOL)
+        return boolean(is_and);
+    if (l.t == KAPI_CEL_T_ERROR)
+        return l;
+    if (r.t == KAPI_CEL_T_ERROR)
+        return r;
+    return no_overload(x);
+}
+
+static value call(ev *x, const kapi_cel_expr *e)
+{
+    const char *fn = e->u.call.function;
+    if (strcmp(fn, "_&&_") == 0 || strcmp(fn, "_||_") == 0)
+        return logic(x, e, fn[1] == '&');
+    if (strcmp(fn, "_?_:_") == 0) {
+        value c = eval(x, e->u.call.args[0]);
+        if (c.t == KAPI_CEL_T_ERROR)
+            return c;
+        if (c.t != KAPI_CEL_T_BOOL)
+            return no_overload(x);
+        return eval(x, e->u.call.args[c.u.b ? 1 : 2]);
+    }
+    if (strcmp(fn, "@not_strictly_false") == 0) {
+        value c = eval(x, e->u.call.args[0]);
+        return boolean(c.t != KAPI_CEL_T_BOOL || c.u.b);
+    }
+    /* every other function takes its receiver and arguments evaluated, errors first */
+    size_t n = e->u.call.nargs + (e->u.call.target != NULL);
+    value args[4];
+    if (n > 4)
+        return no_overload(x);
+    size_t k = 0;
+    if (e->u.call.target)
+        args[k++] = eval(x, e->u.call.target);
+    for (size_t i = 0; i < e->u.call.nargs; i++)
+        args[k++] = eval(x, e->u.call.args[i]);
+    for (size_t i = 0; i < n; i++)
+        if (args[i].t == KAPI_CEL_T_ERROR)
+            return args[i];
+    const value *a = &args[0], *b = &args[1];
+    if (n == 2) {
+        if (strcmp(fn, "_==_") == 0)
+            return boolean(kapi_cel_equal(a, b));
+        if (strcmp(fn, "_!=_") == 0)
+            return boolean(!kapi_cel_equal(a, b));
+        static const char *const rel[] = {"_<_", "_<=_", "_>_", "_>=_", NULL};
+        for (size_t i = 0; rel[i]; i++) {
+            if (strcmp(fn, rel[i]) != 0)
+                continue;
+            int c = kapi_cel__cmp(a, b);
+            if (c == 2)
+                return kapi_cel__is_number(a) && kapi_cel__is_number(b) ? boolean(false)
+                                                                        : no_overload(x);
+            return boolean(i == 0 ? c < 0 : i == 1 ? c <= 0 : i == 2 ? c > 0 : c >= 0);
+        }
+        if (fn[0] == '_' && strchr("+-*/%", fn[1]) && fn[2] == '_' && !fn[3])
+            return arith(x, fn[1], a, b);
+        if (strcmp(fn, "@in") == 0)
+            return in(x, a, b);
+        if (strcmp(fn, "_[_]") == 0)
+            return index_of(x, a, b);
+        if (strcmp(fn, "contains") == 0 || strcmp(fn, "startsWith") == 0 ||
+            strcmp(fn, "endsWith") == 0 || strcmp(fn, "matches") == 0)
+            return string_test(x, fn, a, b);
+    }
+    if (n == 1) {
+        if (strcmp(fn, "!_") == 0)
+            return a->t == KAPI_CEL_T_BOOL ? boolean(!a->u.b) : no_overload(x);
+        if (strcmp(fn, "-_") == 0) {
+            if (a->t == KAPI_CEL_T_INT)
+                return a->u.i == INT64_MIN ? fail(x, "integer overflow") : integer(-a->u.i);
+            return a->t == KAPI_CEL_T_DOUBLE ? dbl(-a->u.d) : no_overload(x);
+        }
+        if (strcmp(fn, "size") == 0)
+            return size_of(x, a);
+        if (strcmp(fn, "int") == 0)
+            return to_int(x, a);
+        if (strcmp(fn, "uint") == 0)
+            return to_uint(x, a);
+        if (strcmp(fn, "double") == 0)
+            return to_double(x, a);
+        if (strcmp(fn, "string") == 0)
+            return to_string(x, a);
+        if (strcmp(fn, "bool") == 0)
+            return to_bool(x, a);
+        if (strcmp(fn, "bytes") == 0) {
+            if (a->t == KAPI_CEL_T_BYTES)
+                return *a;
+            return a->t == KAPI_CEL_T_STRING ? str(x, KAPI_CEL_T_BYTES, a->u.s.ptr, a->u.s.len)
+                                             : no_overload(x);
+        }
+        if (strcmp(fn, "dyn") == 0)
+            return *a;
+        if (strcmp(fn, "type") == 0)
+            return type_value(kapi_cel_type_name(a));
+    }
+    return fail(x, "no such overload");
+}
+
+/* ---- the rest ---- */
+
+static value comprehension(ev *x, const kapi_cel_expr *e)
+{
+    value range = eval(x, e->u.comp.iter_range);
+    if (range.t == KAPI_CEL_T_ERROR)
+        return range;
+    if (range.t != KAPI_CEL_T_LIST && range.t != KAPI_CEL_T_MAP)
+        return no_overload(x);
+    const value *items = range.t == KAPI_CEL_T_LIST ? range.u.list.v : range.u.map.keys;
+    size_t n = range.t == KAPI_CEL_T_LIST ? range.u.list.n : range.u.map.n;
+    const scope *outer = x->vars;
+    scope accu = {e->u.comp.accu_var, eval(x, e->u.comp.accu_init), outer};
+    for (size_t i = 0; i < n; i++) {
+        scope it = {e->u.comp.iter_var, items[i], &accu};
+        x->vars = &it;
+        value c = eval(x, e->u.comp.loop_condition);
+        if (c.t == KAPI_CEL_T_BOOL && !c.u.b)
+            break;
+        accu.v = eval(x, e->u.comp.loop_step);
+    }
+    x->vars = &accu;
+    value r = eval(x, e->u.comp.result);
+    x->vars = outer;
+    return r;
+}
+
+static value create_list(ev *x, const kapi_cel_expr *e)
+{
+    size_t n = e->u.list.n;
+    value *v = kapi_arena_alloc(x->a, (n ? n : 1) * sizeof(*v));
+    for (size_t i = 0; i < n; i++)
+        if ((v[i] = eval(x, e->u.list.elems[i])).t == KAPI_CEL_T_ERROR)
+            return v[i];
+    return (value){.t = KAPI_CEL_T_LIST, .u.list = {v, n}};
+}
+
+static value create_map(ev *x, const kapi_cel_expr *e)
+{
+    if (e->kind == KAPI_CEL_STRUCT)
+        return fail(x, "unknown type: %s", e->u.map.message);
+    size_t n = e->u.map.n;
+    value *keys = kapi_arena_alloc(x->a, (n ? n : 1) * sizeof(*keys));
+    value *values = kapi_arena_alloc(x->a, (n ? n : 1) * sizeof(*values));
+    value m = {.t = KAPI_CEL_T_MAP, .u.map = {keys, values, 0}};
+    for (size_t i = 0; i < n; i++) {
+        value k = eval(x, e->u.map.entries[i].key);
+        if (k.t == KAPI_CEL_T_ERROR)
+            return k;
+        if (k.t != KAPI_CEL_T_BOOL && k.t != KAPI_CEL_T_INT && k.t != KAPI_CEL_T_UINT &&
+            k.t != KAPI_CEL_T_STRING)
+            return fail(x, "unsupported key type");
+        if (kapi_cel__map_find(&m, &k))
+            return fail(x, "repeated key");
+        value v = eval(x, e->u.map.entries[i].value);
+        if (v.t == KAPI_CEL_T_ERROR)
+            return v;
+        keys[m.u.map.n] = k;
+        values[m.u.map.n++] = v;
+    }
+    return m;
+}
+
+static value eval(ev *x, const kapi_cel_expr *e)
+{
+    switch (e->kind) {
+    case KAPI_CEL_NULL:
+        return (value){.t = KAPI_CEL_T_NULL};
+    case KAPI_CEL_BOOL:
+        return boolean(e->u.b);
+    case KAPI_CEL_INT:
+        return integer(e->u.i);
+    case KAPI_CEL_UINT:
+        return uinteger(e->u.u);
+    case KAPI_CEL_DOUBLE:
+        return dbl(e->u.d);
+    case KAPI_CEL_STRING:
+        return (value){.t = KAPI_CEL_T_STRING, .u.s = e->u.s};
+    case KAPI_CEL_BYTES:
+        return (value){.t = KAPI_CEL_T_BYTES, .u.s = e->u.s};
+    case KAPI_CEL_IDENT:
+        return ident(x, e->u.ident);
+    case KAPI_CEL_SELECT:
+        return select_field(x, e);
+    case KAPI_CEL_CALL:
+        return call(x, e);
+    case KAPI_CEL_LIST:
+        return create_list(x, e);
+    case KAPI_CEL_MAP:
+    case KAPI_CEL_STRUCT:
+        return create_map(x, e);
+    case KAPI_CEL_COMPREHENSION:
+        return comprehension(x, e);
+    }
+    return no_overload(x);
+}
+
+kapi_cel_value kapi_cel_eval(const kapi_cel_expr *e, const kapi_cel_activation *act, kapi_arena *a)
+{
+    ev x = {.a = a, .act = act};
+    return eval(&x, e);
+}
