@@ -8,6 +8,7 @@
  *   value.c   values: equality, ordering, the conformance suite's and JSON's forms
  *   eval.c    the tree evaluated over variables: operators, macros' comprehensions and
  *             the standard functions of the core types
+ *   strings.c the strings library Kubernetes gives CEL (charAt, indexOf, split, ...)
  *
  * The stages still to come (issue 19): type checking against declared variables,
  * timestamps and durations, the Kubernetes function libraries, cost limits. Until cost

@@ -74,6 +74,13 @@ bool kapi_cel__is_number(const kapi_cel_value *v);
  * of any kinds compare by value; strings and bytes by their bytes; bools false < true. */
 int kapi_cel__cmp_numbers(const kapi_cel_value *a, const kapi_cel_value *b);
 int kapi_cel__cmp(const kapi_cel_value *a, const kapi_cel_value *b);
+/* ---- the strings library (strings.c) ---- */
+
+/* Calls fn of the strings library on args (receiver first) into *out, a value or an
+ * error; false when fn with these kinds of arguments is not one of its overloads. */
+bool kapi_cel__strings(kapi_arena *a, const char *fn, const kapi_cel_value *args, size_t n,
+                       kapi_cel_value *out);
+
 /* The value at key in map m (keys compared as ==), or NULL. */
 const kapi_cel_value *kapi_cel__map_find(const kapi_cel_value *m, const kapi_cel_value *key);
 

@@ -7,7 +7,8 @@
  * macros) loop while their condition is not false.
  *
  * The functions: the operators, size, contains, startsWith, endsWith, matches (RE2), the
- * conversions int, uint, double, string, bytes, bool, dyn and type.
+ * conversions int, uint, double, string, bytes, bool, dyn and type, and the strings
+ * library of strings.c.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -627,6 +628,9 @@ static value call(ev *x, const kapi_cel_expr *e)
         if (strcmp(fn, "type") == 0)
             return type_value(kapi_cel_type_name(a));
     }
+    value out;
+    if (kapi_cel__strings(x->a, fn, args, n, &out))
+        return out;
     return fail(x, "no such overload");
 }
 
