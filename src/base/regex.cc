@@ -161,6 +161,17 @@ bool regex_match(const kapi_regex *re, const char *s, size_t n) noexcept
     return RE2::PartialMatch(re2::StringPiece(s, n), re->re);
 }
 
+bool regex_find(const kapi_regex *re, const char *s, size_t n, size_t from, size_t *start,
+                size_t *len) noexcept
+{
+    re2::StringPiece text(s, n), m;
+    if (!re->re.Match(text, from, n, RE2::UNANCHORED, &m, 1))
+        return false;
+    *start = (size_t)(m.data() - s);
+    *len = m.size();
+    return true;
+}
+
 void regex_free(kapi_regex *re) noexcept
 {
     delete re;
@@ -176,6 +187,12 @@ char *kapi_regex_new(const char *pattern, size_t n, kapi_regex **out)
 bool kapi_regex_match(const kapi_regex *re, const char *s, size_t n)
 {
     return regex_match(re, s, n);
+}
+
+bool kapi_regex_find(const kapi_regex *re, const char *s, size_t n, size_t from, size_t *start,
+                     size_t *len)
+{
+    return regex_find(re, s, n, from, start, len);
 }
 
 void kapi_regex_free(kapi_regex *re)

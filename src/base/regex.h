@@ -47,6 +47,10 @@ typedef struct kapi_regex kapi_regex;
 char *kapi_regex_new(const char *pattern, size_t n, kapi_regex **out);
 /* Go's MatchString: whether re matches anywhere in s (n bytes; an unanchored search). */
 bool kapi_regex_match(const kapi_regex *re, const char *s, size_t n);
+/* The leftmost match of re in s (n bytes) at or after byte from, as Go's FindStringIndex
+ * finds it: true with its *start and *len, or false. */
+bool kapi_regex_find(const kapi_regex *re, const char *s, size_t n, size_t from, size_t *start,
+                     size_t *len);
 void kapi_regex_free(kapi_regex *re);
 
 #ifdef __cplusplus

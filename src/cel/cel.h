@@ -9,9 +9,10 @@
  *   eval.c    the tree evaluated over variables: operators, macros' comprehensions and
  *             the standard functions of the core types
  *   strings.c the strings library Kubernetes gives CEL (charAt, indexOf, split, ...)
+ *   library.c Kubernetes' own lists and regex libraries (isSorted, sum, find, ...)
  *
  * The stages still to come (issue 19): type checking against declared variables,
- * timestamps and durations, the Kubernetes function libraries, cost limits. Until cost
+ * timestamps and durations, Kubernetes' url library, cost limits. Until cost
  * limits come, evaluate only trusted expressions: a short one can loop for long.
  *
  * ---- the syntax tree ----

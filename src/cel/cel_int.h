@@ -81,6 +81,12 @@ int kapi_cel__cmp(const kapi_cel_value *a, const kapi_cel_value *b);
 bool kapi_cel__strings(kapi_arena *a, const char *fn, const kapi_cel_value *args, size_t n,
                        kapi_cel_value *out);
 
+/* ---- Kubernetes' libraries (library.c) ---- */
+
+/* The same for the lists and regex libraries Kubernetes adds. */
+bool kapi_cel__library(kapi_arena *a, const char *fn, const kapi_cel_value *args, size_t n,
+                       kapi_cel_value *out);
+
 /* The value at key in map m (keys compared as ==), or NULL. */
 const kapi_cel_value *kapi_cel__map_find(const kapi_cel_value *m, const kapi_cel_value *key);
 

@@ -7,8 +7,8 @@
  * macros) loop while their condition is not false.
  *
  * The functions: the operators, size, contains, startsWith, endsWith, matches (RE2), the
- * conversions int, uint, double, string, bytes, bool, dyn and type, and the strings
- * library of strings.c.
+ * conversions int, uint, double, string, bytes, bool, dyn and type, the strings library
+ * of strings.c and Kubernetes' lists and regex libraries of library.c.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -355,7 +355,7 @@ static value string_test(ev *x, const char *fn, const value *s, const value *p)
     kapi_regex *re = NULL; /* matches */
     char *why = kapi_regex_new(b.ptr, b.len, &re);
     if (why) {
-        value r = fail(x, "invalid regular expression: %s", why);
+        value r = fail(x, "%s", why);
         free(why);
         return r;
     }
@@ -629,7 +629,7 @@ static value call(ev *x, const kapi_cel_expr *e)
             return type_value(kapi_cel_type_name(a));
     }
     value out;
-    if (kapi_cel__strings(x->a, fn, args, n, &out))
+    if (kapi_cel__strings(x->a, fn, args, n, &out) || kapi_cel__library(x->a, fn, args, n, &out))
         return out;
     return fail(x, "no such overload");
 }

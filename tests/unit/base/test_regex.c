@@ -180,3 +180,17 @@ TEST(base_regex_deep_nesting)
     kapi_regex_free(re);
     free(p);
 }
+
+/* FindStringIndex from a position: the leftmost match at or after it; ^ still means the
+ * start of the text. */
+TEST(base_regex_find_from)
+{
+    kapi_regex *re = NULL;
+    CHECK(kapi_regex_new("[0-9]+|^x", 9, &re) == NULL);
+    size_t start = 0, len = 0;
+    CHECK(kapi_regex_find(re, "x12 345", 7, 0, &start, &len) && start == 0 && len == 1);
+    CHECK(kapi_regex_find(re, "x12 345", 7, 1, &start, &len) && start == 1 && len == 2);
+    CHECK(kapi_regex_find(re, "x12 345", 7, 3, &start, &len) && start == 4 && len == 3);
+    CHECK(!kapi_regex_find(re, "x12 345", 7, 7, &start, &len));
+    kapi_regex_free(re);
+}

@@ -337,3 +337,24 @@ TEST(cel_eval_strings_library)
     CHECK_EVAL("'hello'.indexOf('l', 9)", "{}", "error:index out of range: 9");
     CHECK_EVAL("'MiXeD'.lowerAscii() + 'é'.upperAscii()", "{}", "string:mixedé");
 }
+
+/* Kubernetes' lists and regex libraries, with the answers of its own tests
+ * (k8s.io/apiserver/pkg/cel/library). */
+TEST(cel_eval_kubernetes_libraries)
+{
+    CHECK_EVAL("[1, 2, 3].isSorted() && !['b', 'a'].isSorted() && [].isSorted()", "{}",
+               "bool:true");
+    CHECK_EVAL("[1, 2, 3].sum() + [4].sum()", "{}", "int:10");
+    CHECK_EVAL("[3, 1, 2].min() * 10 + [3, 1, 2].max()", "{}", "int:13");
+    CHECK_EVAL("[].min()", "{}", "error:min called on empty list");
+    CHECK_EVAL("[1, 2, 1].indexOf(1) * 10 + [1, 2, 1].lastIndexOf(1)", "{}", "int:2");
+    CHECK_EVAL("[1, 2].indexOf(3)", "{}", "int:-1");
+    CHECK_EVAL("'abc 123'.find('[0-9]+')", "{}", "string:123");
+    CHECK_EVAL("'abc'.find('[0-9]+')", "{}", "string:");
+    CHECK_EVAL("'123 abc 456'.findAll('[0-9]+').join(',')", "{}", "string:123,456");
+    CHECK_EVAL("'123 abc 456'.findAll('[0-9]+', 1).join(',')", "{}", "string:123");
+    CHECK_EVAL("'abc'.findAll('x*').size()", "{}", "int:4");
+    CHECK_EVAL("'abc'.find('[')", "{}",
+               "error:Illegal regex: error parsing regexp: missing closing ]: `[`");
+    CHECK_EVAL("'abc'.matches('[')", "{}", "error:error parsing regexp: missing closing ]: `[`");
+}
