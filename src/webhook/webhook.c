@@ -107,7 +107,7 @@ static void give_back(kapi_webhook *w, CURL *c)
 static size_t on_data(char *p, size_t size, size_t n, void *ctx)
 {
     kapi_buf *b = ctx;
-    if (b->len + n > KAPI_WEBHOOK_MAX_ANSWER)
+    if (b->len + n * size > KAPI_WEBHOOK_MAX_ANSWER)
         return 0; /* fails the transfer: CURLE_WRITE_ERROR */
     kapi_buf_put(b, p, n * size);
     return n * size;
