@@ -10,9 +10,10 @@
  *             the standard functions of the core types
  *   strings.c the strings library Kubernetes gives CEL (charAt, indexOf, split, ...)
  *   library.c Kubernetes' own lists and regex libraries (isSorted, sum, find, ...)
+ *   time.c    durations (timestamps are to come)
  *
  * The stages still to come (issue 19): type checking against declared variables,
- * timestamps and durations, Kubernetes' url library, cost limits. Until cost
+ * timestamps, Kubernetes' url library, cost limits. Until cost
  * limits come, evaluate only trusted expressions: a short one can loop for long.
  *
  * ---- the syntax tree ----
@@ -172,6 +173,7 @@ typedef enum kapi_cel_type {
     KAPI_CEL_T_LIST,
     KAPI_CEL_T_MAP, /* keys bool, int, uint or string, no two equal */
     KAPI_CEL_T_TYPE,
+    KAPI_CEL_T_DURATION, /* google.protobuf.Duration, as cel-go v0.12's: nanoseconds in i */
     KAPI_CEL_T_ERROR,
 } kapi_cel_type;
 

@@ -81,6 +81,12 @@ int kapi_cel__cmp(const kapi_cel_value *a, const kapi_cel_value *b);
 bool kapi_cel__strings(kapi_arena *a, const char *fn, const kapi_cel_value *args, size_t n,
                        kapi_cel_value *out);
 
+/* ---- durations (time.c) ---- */
+
+/* The same for durations: duration(), their conversions, arithmetic and getters. */
+bool kapi_cel__time(kapi_arena *a, const char *fn, const kapi_cel_value *args, size_t n,
+                    kapi_cel_value *out);
+
 /* ---- Kubernetes' libraries (library.c) ---- */
 
 /* The same for the lists and regex libraries Kubernetes adds. */

@@ -7,8 +7,8 @@
  * macros) loop while their condition is not false.
  *
  * The functions: the operators, size, contains, startsWith, endsWith, matches (RE2), the
- * conversions int, uint, double, string, bytes, bool, dyn and type, the strings library
- * of strings.c and Kubernetes' lists and regex libraries of library.c.
+ * conversions int, uint, double, string, bytes, bool, dyn and type, durations (time.c),
+ * the strings library of strings.c and Kubernetes' lists and regex libraries of library.c.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -571,6 +571,9 @@ static value call(ev *x, const kapi_cel_expr *e)
     for (size_t i = 0; i < n; i++)
         if (args[i].t == KAPI_CEL_T_ERROR)
             return args[i];
+    value out;
+    if (kapi_cel__time(x->a, fn, args, n, &out))
+        return out;
     const value *a = &args[0], *b = &args[1];
     if (n == 2) {
         if (strcmp(fn, "_==_") == 0)
@@ -628,7 +631,6 @@ static value call(ev *x, const kapi_cel_expr *e)
         if (strcmp(fn, "type") == 0)
             return type_value(kapi_cel_type_name(a));
     }
-    value out;
     if (kapi_cel__strings(x->a, fn, args, n, &out) || kapi_cel__library(x->a, fn, args, n, &out))
         return out;
     return fail(x, "no such overload");

@@ -32,7 +32,7 @@ static value no_overload(void)
 static bool comparable(const value *v)
 {
     return kapi_cel__is_number(v) || v->t == KAPI_CEL_T_BOOL || v->t == KAPI_CEL_T_STRING ||
-           v->t == KAPI_CEL_T_BYTES;
+           v->t == KAPI_CEL_T_BYTES || v->t == KAPI_CEL_T_DURATION;
 }
 
 static value is_sorted(const value *l)
@@ -68,7 +68,7 @@ static value sum(const value *l)
     for (size_t i = 0; i < l->u.list.n; i++) {
         const value *v = &l->u.list.v[i];
         if (i == 0) {
-            if (!kapi_cel__is_number(v))
+            if (!kapi_cel__is_number(v) && v->t != KAPI_CEL_T_DURATION)
                 return no_overload();
             acc = *v;
             continue;
@@ -77,7 +77,7 @@ static value sum(const value *l)
             return no_overload();
         if (v->t == KAPI_CEL_T_DOUBLE) {
             acc.u.d += v->u.d;
-        } else if (v->t == KAPI_CEL_T_INT) {
+        } else if (v->t == KAPI_CEL_T_INT || v->t == KAPI_CEL_T_DURATION) {
             if (__builtin_add_overflow(acc.u.i, v->u.i, &acc.u.i))
                 return (value){.t = KAPI_CEL_T_ERROR, .u.error = "integer overflow"};
         } else if (__builtin_add_overflow(acc.u.u, v->u.u, &acc.u.u)) {

@@ -12,10 +12,18 @@
 #include "cel/cel_int.h"
 
 static const char *const type_names[] = {
-    [KAPI_CEL_T_NULL] = "null_type", [KAPI_CEL_T_BOOL] = "bool",     [KAPI_CEL_T_INT] = "int",
-    [KAPI_CEL_T_UINT] = "uint",      [KAPI_CEL_T_DOUBLE] = "double", [KAPI_CEL_T_STRING] = "string",
-    [KAPI_CEL_T_BYTES] = "bytes",    [KAPI_CEL_T_LIST] = "list",     [KAPI_CEL_T_MAP] = "map",
-    [KAPI_CEL_T_TYPE] = "type",      [KAPI_CEL_T_ERROR] = "error",
+    [KAPI_CEL_T_NULL] = "null_type",
+    [KAPI_CEL_T_BOOL] = "bool",
+    [KAPI_CEL_T_INT] = "int",
+    [KAPI_CEL_T_UINT] = "uint",
+    [KAPI_CEL_T_DOUBLE] = "double",
+    [KAPI_CEL_T_STRING] = "string",
+    [KAPI_CEL_T_BYTES] = "bytes",
+    [KAPI_CEL_T_LIST] = "list",
+    [KAPI_CEL_T_MAP] = "map",
+    [KAPI_CEL_T_TYPE] = "type",
+    [KAPI_CEL_T_DURATION] = "google.protobuf.Duration",
+    [KAPI_CEL_T_ERROR] = "error",
 };
 
 const char *kapi_cel_type_name(const kapi_cel_value *v)
@@ -103,6 +111,8 @@ int kapi_cel__cmp(const kapi_cel_value *a, const kapi_cel_value *b)
     switch (a->t) {
     case KAPI_CEL_T_BOOL:
         return (int)a->u.b - (int)b->u.b;
+    case KAPI_CEL_T_DURATION:
+        return a->u.i < b->u.i ? -1 : a->u.i > b->u.i;
     case KAPI_CEL_T_STRING: /* UTF-8's byte order is the code points' order */
     case KAPI_CEL_T_BYTES:
         return cmp_bytes(a->u.s, b->u.s);
@@ -151,6 +161,8 @@ bool kapi_cel_equal(const kapi_cel_value *a, const kapi_cel_value *b)
         return true;
     case KAPI_CEL_T_TYPE:
         return strcmp(a->u.type, b->u.type) == 0;
+    case KAPI_CEL_T_DURATION:
+        return a->u.i == b->u.i;
     default:
         return false;
     }
