@@ -565,15 +565,15 @@ static json_t *item_json(const kapi_type *t, const page *p, size_t i)
     return v;
 }
 
-/* The items of a JSON list: the stored bytes when the views are equal, else converted
- * one by one. */
+/* The items of a JSON list: the stored bytes of each item already in the type's view,
+ * the others converted. */
 static void put_json_items(list_out *o, page *p)
 {
     const kapi_type *t = o->r->type;
     kapi_buf b;
     kapi_buf_init(&b);
     for (size_t i = 0; i < p->n; i++) {
-        if (t->strategy->from_storage) {
+        if (!kapi_type_serves_stored(t, p->items[i]->data, p->items[i]->len)) {
             json_t *v = item_json(t, p, i);
             if (i)
                 kapi_buf_putc(&b, ',');
@@ -583,6 +583,8 @@ static void put_json_items(list_out *o, page *p)
                 out_buf(o, &b);
             continue;
         }
+        if (b.len) /* the converted items before it go first */
+            out_buf(o, &b);
         kapi_obj *item = kapi_obj_ref(p->items[i]);
         if (i)
             out_put(o, (kapi_http_chunk){",", 1, NULL, NULL});

@@ -105,7 +105,7 @@ void kapi_api__respond_unstored(kapi_req *r, const kapi_type *t, int status, jso
  * views are equal, converted otherwise. */
 void kapi_api__respond_stored(kapi_req *r, const kapi_type *t, int status, kapi_obj *o)
 {
-    if (!t->strategy->from_storage) {
+    if (kapi_type_serves_stored(t, o->data, o->len)) {
         kapi_api__respond_obj(r, status, o);
         return;
     }

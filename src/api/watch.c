@@ -97,7 +97,8 @@ struct kapi_watch {
     atomic_bool done;      /* the client left, or the watcher fell behind */
     atomic_bool stalled;   /* ended for not taking its events */
     bool remote;           /* its type converts remotely: events go through the queue */
-    size_t npending;       /* its events in the conversion queue (the reaper's lock) */
+    size_t npending;       /* its events in the conversion queue (under qmu) */
+    size_t nconverted;     /* its events the converter has made (under qmu) */
     kapi_watch *next;
 };
 
@@ -149,11 +150,17 @@ struct kapi_watch_reaper {
     bool stopping;
     pthread_t reaper;
     view_cache views;
+    /* The watches a sweep found due a bookmark: the reaper asks the hub for them after it
+     * lets go of mu (the hub calls back, and a callback may take mu). Reaper's own. */
+    kapi_watch **due;
+    size_t ndue, due_cap;
     /* The conversion queue and its thread, started with the first watch that needs it;
-     * under mu. converting is the watch whose event the thread is making. */
+     * under qmu, which the committer takes under the hub's lock (so never the other way
+     * round). converting is the watch whose event the thread is making. */
+    pthread_mutex_t qmu;
     pending_event *head, **tail;
     pthread_cond_t pending, idle;
-    bool converter_started;
+    bool converter_started, qstopping;
     pthread_t converter;
     const kapi_watch *converting;
 };
@@ -319,7 +326,9 @@ static bool write_event(kapi_watch *w, kapi_watch_type type, kapi_obj *o)
         kapi_obj_unref(o);
         return true;
     }
-    if (!plain(w)) {
+    if (!plain(w) &&
+        !(w->media.format == KAPI_FORMAT_JSON && w->media.target == KAPI_TARGET_OBJECT &&
+          kapi_type_serves_stored(w->type, o->data, o->len))) {
         bool columns = w->media.target == KAPI_TARGET_TABLE && !w->columns_sent;
         w->columns_sent = true;
         view_event *e = shared_event(w, type, o, columns);
@@ -442,12 +451,13 @@ static bool deliver(kapi_watch *w, const kapi_store_event *ev)
 
 static void *converter_main(void *arg);
 
-/* Puts ev in the conversion queue for w; false when w is too far behind. */
+/* Puts ev in the conversion queue for w; false when w is too far behind (the history a
+ * watch resumes from is queued whole, as for every watch). */
 static bool enqueue(kapi_watch *w, const kapi_store_event *ev)
 {
     kapi_watch_reaper *h = w->api->watches;
-    pthread_mutex_lock(&h->mu);
-    bool ok = w->npending < PENDING_LIMIT;
+    pthread_mutex_lock(&h->qmu);
+    bool ok = w->npending < PENDING_LIMIT || atomic_load(&w->limit) == SIZE_MAX;
     if (ok) {
         pending_event *p = kapi_xcalloc(1, sizeof(*p));
         p->w = w;
@@ -465,12 +475,13 @@ static bool enqueue(kapi_watch *w, const kapi_store_event *ev)
             h->converter_started = true;
         }
         pthread_cond_signal(&h->pending);
-    } else {
+    }
+    pthread_mutex_unlock(&h->qmu);
+    if (!ok) {
         atomic_store(&w->stalled, true);
         atomic_store(&w->done, true);
-        pthread_cond_signal(&h->cond);
+        kapi_api__watch_wake(w->api);
     }
-    pthread_mutex_unlock(&h->mu);
     return ok;
 }
 
@@ -486,26 +497,39 @@ static void *converter_main(void *arg)
 {
     kapi_api *api = arg;
     kapi_watch_reaper *h = api->watches;
-    pthread_mutex_lock(&h->mu);
+    pthread_mutex_lock(&h->qmu);
     for (;;) {
-        while (!h->head && !h->stopping)
-            pthread_cond_wait(&h->pending, &h->mu);
-        if (h->stopping)
+        while (!h->head && !h->qstopping)
+            pthread_cond_wait(&h->pending, &h->qmu);
+        if (h->qstopping)
             break;
         pending_event *p = h->head;
         if (!(h->head = p->next))
             h->tail = &h->head;
         h->converting = p->w;
-        pthread_mutex_unlock(&h->mu);
+        pthread_mutex_unlock(&h->qmu);
         deliver(p->w, &p->ev);
-        pthread_mutex_lock(&h->mu);
+        pthread_mutex_lock(&h->qmu);
         p->w->npending--;
+        p->w->nconverted++;
         h->converting = NULL;
         pthread_cond_broadcast(&h->idle);
         pending_free(p);
     }
-    pthread_mutex_unlock(&h->mu);
+    pthread_mutex_unlock(&h->qmu);
     return NULL;
+}
+
+/* Waits until the converter has made the events w has queued so far (a resumed watch's
+ * history), or w ended. */
+static void wait_converted(kapi_watch *w)
+{
+    kapi_watch_reaper *h = w->api->watches;
+    pthread_mutex_lock(&h->qmu);
+    size_t target = w->nconverted + w->npending;
+    while (w->nconverted < target)
+        pthread_cond_wait(&h->idle, &h->qmu);
+    pthread_mutex_unlock(&h->qmu);
 }
 
 /* Takes w's events out of the conversion queue, once the converter is not at one. */
@@ -513,9 +537,9 @@ static void drop_pending(kapi_watch *w)
 {
     kapi_watch_reaper *h = w->api->watches;
     pending_event *dropped = NULL;
-    pthread_mutex_lock(&h->mu);
+    pthread_mutex_lock(&h->qmu);
     while (h->converting == w)
-        pthread_cond_wait(&h->idle, &h->mu);
+        pthread_cond_wait(&h->idle, &h->qmu);
     for (pending_event **pp = &h->head; *pp;) {
         pending_event *p = *pp;
         if (p->w != w) {
@@ -529,7 +553,7 @@ static void drop_pending(kapi_watch *w)
     h->tail = &h->head;
     while (*h->tail)
         h->tail = &(*h->tail)->next;
-    pthread_mutex_unlock(&h->mu);
+    pthread_mutex_unlock(&h->qmu);
     while (dropped) {
         pending_event *p = dropped;
         dropped = p->next;
@@ -601,9 +625,9 @@ static bool stays_full(kapi_watch *w, int64_t now)
     return now - w->full_since_ns >= WATCH_STALL_NS;
 }
 
-/* One pass over the watches: takes out those that end (into *ended) and sends the
- * bookmarks that are due. Lock held. */
-static void sweep_locked(kapi_watch_reaper *h, kapi_api *api, int64_t now, kapi_watch **ended)
+/* One pass over the watches: takes out those that end (into *ended) and notes those
+ * due a bookmark (h->due). Lock held. */
+static void sweep_locked(kapi_watch_reaper *h, int64_t now, kapi_watch **ended)
 {
     kapi_watch **pp = &h->watches;
     while (*pp) {
@@ -620,7 +644,11 @@ static void sweep_locked(kapi_watch_reaper *h, kapi_api *api, int64_t now, kapi_
         }
         if (w->bookmarks && now >= w->next_bookmark_ns) {
             w->next_bookmark_ns = next_bookmark(w, now);
-            kapi_store_watch_progress(api->store, w->sw);
+            if (h->ndue == h->due_cap) {
+                h->due_cap = h->due_cap ? 2 * h->due_cap : 16;
+                h->due = kapi_xrealloc(h->due, h->due_cap * sizeof(*h->due));
+            }
+            h->due[h->ndue++] = w;
         }
         pp = &w->next;
     }
@@ -646,9 +674,13 @@ static void *reaper_main(void *arg)
     for (;;) {
         kapi_watch *ended = NULL;
         int64_t now = kapi_time_mono_ns();
-        sweep_locked(h, api, now, &ended);
+        sweep_locked(h, now, &ended);
         bool stopping = h->stopping;
         pthread_mutex_unlock(&h->mu);
+        /* only the reaper frees a watch: those due are alive until it finishes them */
+        for (size_t i = 0; i < h->ndue; i++)
+            kapi_store_watch_progress(api->store, h->due[i]->sw);
+        h->ndue = 0;
         while (ended) {
             kapi_watch *w = ended;
             ended = w->next;
@@ -673,6 +705,7 @@ kapi_watch_reaper *kapi_api__watch_reaper_new(kapi_api *api)
 {
     kapi_watch_reaper *h = kapi_xcalloc(1, sizeof(*h));
     pthread_mutex_init(&h->mu, NULL);
+    pthread_mutex_init(&h->qmu, NULL);
     pthread_mutex_init(&h->views.mu, NULL);
     pthread_cond_init(&h->cond, NULL);
     pthread_cond_init(&h->pending, NULL);
@@ -692,10 +725,14 @@ void kapi_api__watch_reaper_free(kapi_api *api)
     pthread_mutex_lock(&h->mu);
     h->stopping = true;
     pthread_cond_signal(&h->cond);
-    pthread_cond_signal(&h->pending);
     pthread_mutex_unlock(&h->mu);
-    pthread_join(h->reaper, NULL);
-    if (h->converter_started)
+    pthread_join(h->reaper, NULL); /* it finishes every watch */
+    pthread_mutex_lock(&h->qmu);
+    h->qstopping = true;
+    pthread_cond_signal(&h->pending);
+    bool converter = h->converter_started;
+    pthread_mutex_unlock(&h->qmu);
+    if (converter)
         pthread_join(h->converter, NULL);
     while (h->head) {
         pending_event *p = h->head;
@@ -705,7 +742,9 @@ void kapi_api__watch_reaper_free(kapi_api *api)
     pthread_cond_destroy(&h->pending);
     pthread_cond_destroy(&h->idle);
     pthread_cond_destroy(&h->cond);
+    pthread_mutex_destroy(&h->qmu);
     pthread_mutex_destroy(&h->mu);
+    free(h->due);
     view_cache_dispose(&h->views);
     free(h);
 }
@@ -815,7 +854,10 @@ void kapi_api__serve_watch(kapi_req *r)
         kapi_error_free(err);
         ok = false;
     }
-    /* The history is queued: from now on a watcher that stops reading is too slow. */
+    /* The history is queued (made first, when it waits for conversion): from now on a
+     * watcher that stops reading is too slow. */
+    if (w->remote)
+        wait_converted(w);
     atomic_store(&w->limit, kapi_http_stream_queued(w->stream) + WATCH_QUEUE_LIMIT);
     if (!ok)
         atomic_store(&w->done, true);

@@ -29,6 +29,16 @@ kapi_error *kapi_type_from_storage(const kapi_type *t, json_t **objs, size_t n)
     return t->strategy->from_storage ? t->strategy->from_storage(t, objs, n) : NULL;
 }
 
+bool kapi_type_serves_stored(const kapi_type *t, const char *data, size_t len)
+{
+    static const char head[] = "{\"apiVersion\":\"";
+    size_t h = sizeof(head) - 1, n = strlen(t->group_version);
+    if (!t->strategy->from_storage)
+        return true;
+    return t->custom && len > h + n && memcmp(data, head, h) == 0 &&
+           memcmp(data + h, t->group_version, n) == 0 && data[h + n] == '"';
+}
+
 bool kapi_type_converts_remotely(const kapi_type *t)
 {
     return t->custom && t->custom->webhook;

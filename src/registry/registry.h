@@ -351,6 +351,10 @@ char *kapi_registry_storage_hash(const char *group, const char *version, const c
  * the error of a conversion that failed. */
 kapi_error *kapi_type_to_storage(const kapi_type *t, json_t **obj);
 kapi_error *kapi_type_from_storage(const kapi_type *t, json_t **objs, size_t n);
+/* True when stored bytes (len) are already t's view: t converts nothing, or they are a
+ * custom resource stored in t's own version (its stored JSON, members sorted, starts with
+ * that apiVersion), which a conversion leaves as it is. */
+bool kapi_type_serves_stored(const kapi_type *t, const char *data, size_t len);
 /* True when t's conversion calls out (a conversion webhook): it may fail and take time,
  * so callers convert many objects in one call and off threads that must not wait. */
 bool kapi_type_converts_remotely(const kapi_type *t);

@@ -139,6 +139,15 @@ wait "$watcher"
 expect_eq "the watch's events are v2" "ADDED:5 ADDED:8 MODIFIED:6" \
     "$(jq -r '"\(.type):\(.object.spec.length)"' "$work/watch.out" | sort | tr '\n' ' ' | sed 's/ $//')"
 
+# Bookmarks on such a watch (its events wait for the converter; its bookmarks too).
+c -N "$w/v2/namespaces/default/widgets?watch=1&allowWatchBookmarks=true&timeoutSeconds=3" \
+    >"$work/bookmarks.out" &
+watcher=$!
+wait "$watcher"
+expect_eq "a watch with bookmarks gets them" "ADDED ADDED BOOKMARK" \
+    "$(jq -r .type "$work/bookmarks.out" | tr '\n' ' ' | sed 's/ $//')"
+check "and the server still writes" kc label widgets.v1.example.com w1 bookmarked=yes
+
 # The storage version moves to v2: old objects stay in v1 until written, lists convert
 # each item from the version it is stored in.
 check "storage version to v2" kc apply -f <(crd v2 "$by_url")
