@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 
 #include "api/api.h"
+#include "codec/go.h"
 #include "codec/json.h"
 #include "controllers/controllers.h"
-#include "registry/cron.h"
 
 #define WORKERS 64
 
@@ -130,7 +130,7 @@ static bool add_issuer(options *o, const char *arg)
 static bool parse_max_expiration(const char *arg, int64_t *out)
 {
     int64_t ns;
-    char *why = kapi_cron_parse_duration(kapi_str_c(arg), &ns);
+    char *why = kapi_go_parse_duration(kapi_str_c(arg), &ns);
     if (why) {
         fprintf(stderr, "kapi: --service-account-max-token-expiration: %s\n", why);
         free(why);
@@ -220,7 +220,7 @@ static bool parse_bool(const char *flag, const char *arg, bool *out)
 static bool parse_timeout(const char *arg, unsigned *out)
 {
     int64_t ns;
-    char *why = kapi_cron_parse_duration(kapi_str_c(arg), &ns);
+    char *why = kapi_go_parse_duration(kapi_str_c(arg), &ns);
     if (!why && ns > 0 && ns / 1000000 < INT_MAX) {
         *out = (unsigned)((ns + 999999) / 1000000);
         return true;
@@ -234,7 +234,7 @@ static bool parse_timeout(const char *arg, unsigned *out)
 static bool parse_compaction_interval(const char *arg, int64_t *out)
 {
     int64_t ns;
-    char *why = kapi_cron_parse_duration(kapi_str_c(arg), &ns);
+    char *why = kapi_go_parse_duration(kapi_str_c(arg), &ns);
     if (!why && ns >= 0) {
         *out = ns ? (ns + 999999999) / 1000000000 : 0;
         return true;
@@ -248,7 +248,7 @@ static bool parse_compaction_interval(const char *arg, int64_t *out)
 static bool parse_leader_duration(const char *flag, const char *arg, int *out)
 {
     int64_t ns;
-    char *why = kapi_cron_parse_duration(kapi_str_c(arg), &ns);
+    char *why = kapi_go_parse_duration(kapi_str_c(arg), &ns);
     if (!why && ns > 0 && ns / 1000000 < INT_MAX) {
         *out = (int)((ns + 999999) / 1000000);
         return true;

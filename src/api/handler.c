@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "api/api_int.h"
-#include "registry/cron.h"
+#include "codec/go.h"
 
 /* kube-apiserver's max-in-flight filter answers with this message; kapi sends it in a
  * Status, as apierrors.NewTooManyRequests builds one. */
@@ -180,7 +180,7 @@ static kapi_error *request_timeout(const kapi_req *r, unsigned *ms)
     *ms = r->api->request_timeout_ms;
     if (!v || !*v)
         return NULL;
-    if ((why = kapi_cron_parse_duration(kapi_str_c(v), &ns)) != NULL) {
+    if ((why = kapi_go_parse_duration(kapi_str_c(v), &ns)) != NULL) {
         kapi_error *err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
                                          "invalid timeout specified in the request URL - %s", why);
         free(why);

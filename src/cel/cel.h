@@ -46,8 +46,9 @@
  *    | a.while
  *    | ..^
  *
- * The limits: a source of at most KAPI_CEL_MAX_SOURCE bytes, nesting at most
- * KAPI_CEL_MAX_DEPTH deep (cel-go's maxRecursionDepth), every token bounded by the source.
+ * The limits: a source of at most KAPI_CEL_MAX_SOURCE code points, a tree at most
+ * KAPI_CEL_MAX_DEPTH deep (cel-go's maxRecursionDepth: nesting, and chains of selects,
+ * calls, indexes and operators), every token bounded by the source.
  *
  * Thread-safe: a parse touches nothing shared; its tree is the caller's.
  */
@@ -62,7 +63,7 @@
 
 #include "base/base.h"
 
-#define KAPI_CEL_MAX_SOURCE (100u << 10)
+#define KAPI_CEL_MAX_SOURCE 100000u
 #define KAPI_CEL_MAX_DEPTH 250
 
 typedef enum kapi_cel_kind {

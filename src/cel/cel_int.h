@@ -74,6 +74,10 @@ bool kapi_cel__is_number(const kapi_cel_value *v);
  * of any kinds compare by value; strings and bytes by their bytes; bools false < true. */
 int kapi_cel__cmp_numbers(const kapi_cel_value *a, const kapi_cel_value *b);
 int kapi_cel__cmp(const kapi_cel_value *a, const kapi_cel_value *b);
+/* A string or bytes value of t, a copy of p (n bytes) in arena a, NUL after it. */
+kapi_cel_value kapi_cel__string(kapi_arena *a, kapi_cel_type t, const char *p, size_t n);
+/* An error value whose message is formatted into arena a. */
+kapi_cel_value kapi_cel__error(kapi_arena *a, const char *fmt, ...) KAPI_PRINTF(2, 3);
 /* ---- the strings library (strings.c) ---- */
 
 /* Calls fn of the strings library on args (receiver first) into *out, a value or an

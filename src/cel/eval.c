@@ -36,20 +36,9 @@ typedef struct ev {
 
 typedef kapi_cel_value value;
 
-static value fail(ev *x, const char *fmt, ...) KAPI_PRINTF(2, 3);
-static value fail(ev *x, const char *fmt, ...)
-{
-    char msg[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    return (value){.t = KAPI_CEL_T_ERROR, .u.error = kapi_arena_strdup(x->a, msg)};
-}
-
 static value no_overload(ev *x)
 {
-    return fail(x, "no such overload");
+    return kapi_cel__error(x->a, "no such overload");
 }
 
 static value boolean(bool b)
@@ -70,11 +59,6 @@ static value uinteger(uint64_t u)
 static value dbl(double d)
 {
     return (value){.t = KAPI_CEL_T_DOUBLE, .u.d = d};
-}
-
-static value str(ev *x, kapi_cel_type t, const char *p, size_t n)
-{
-    return (value){.t = t, .u.s = {kapi_arena_strndup(x->a, p, n), n}};
 }
 
 static value type_value(const char *name)
@@ -102,7 +86,7 @@ static value ident(ev *x, const char *name)
     for (size_t i = 0; type_idents[i]; i++)
         if (strcmp(type_idents[i], name) == 0)
             return type_value(type_idents[i]);
-    return fail(x, "no such attribute: %s", name);
+    return kapi_cel__error(x->a, "no such attribute: %s", name);
 }
 
 static bool local(const ev *x, const char *name)
@@ -113,45 +97,74 @@ static bool local(const ev *x, const char *name)
     return false;
 }
 
-/* The dotted name a chain of selects on an identifier spells ("a.b.c"), or NULL. */
-static const char *dotted(ev *x, const kapi_cel_expr *e)
+/* The fields of a chain of plain selects ending in an identifier (a.b.c: root a, fields
+ * b and c), outermost last; false when the chain is anything else. */
+static bool chain(ev *x, const kapi_cel_expr *e, const kapi_cel_expr **root, const char ***fields,
+                  size_t *n)
 {
-    if (e->kind == KAPI_CEL_IDENT)
-        return e->u.ident[0] == '.' ? e->u.ident + 1 : e->u.ident;
-    if (e->kind != KAPI_CEL_SELECT || e->u.select.test_only)
-        return NULL;
-    const char *prefix = dotted(x, e->u.select.operand);
-    return prefix ? kapi_arena_printf(x->a, "%s.%s", prefix, e->u.select.field) : NULL;
+    size_t k = 0;
+    for (const kapi_cel_expr *c = e; c->kind == KAPI_CEL_SELECT; c = c->u.select.operand) {
+        if (c->u.select.test_only)
+            return false;
+        k++;
+        *root = c->u.select.operand;
+    }
+    if ((*root)->kind != KAPI_CEL_IDENT)
+        return false;
+    *fields = kapi_arena_alloc(x->a, k * sizeof(**fields));
+    *n = k;
+    for (const kapi_cel_expr *c = e; c->kind == KAPI_CEL_SELECT; c = c->u.select.operand)
+        (*fields)[--k] = c->u.select.field;
+    return true;
 }
 
-/* The root identifier of a chain of selects. */
-static const kapi_cel_expr *chain_root(const kapi_cel_expr *e)
+static value field_of(ev *x, value m, const char *field, bool test_only)
 {
-    while (e->kind == KAPI_CEL_SELECT)
-        e = e->u.select.operand;
-    return e;
-}
-
-static value select_field(ev *x, const kapi_cel_expr *e)
-{
-    /* a qualified name: the variable of the longest prefix wins (a.b.c, then a.b, then
-     * a), unless the root is a comprehension's variable */
-    const char *name = e->u.select.test_only ? NULL : dotted(x, e);
-    const kapi_cel_expr *root = chain_root(e);
-    value found;
-    if (name && root->kind == KAPI_CEL_IDENT && !local(x, root->u.ident) && x->act &&
-        x->act->lookup && x->act->lookup(x->act->ctx, name, &found))
-        return found;
-    value m = eval(x, e->u.select.operand);
     if (m.t == KAPI_CEL_T_ERROR)
         return m;
     if (m.t != KAPI_CEL_T_MAP)
-        return fail(x, "type '%s' does not support field selection", kapi_cel_type_name(&m));
-    value key = {.t = KAPI_CEL_T_STRING, .u.s = {e->u.select.field, strlen(e->u.select.field)}};
+        return kapi_cel__error(x->a, "type '%s' does not support field selection",
+                               kapi_cel_type_name(&m));
+    value key = {.t = KAPI_CEL_T_STRING, .u.s = {field, strlen(field)}};
     const value *v = kapi_cel__map_find(&m, &key);
-    if (e->u.select.test_only)
+    if (test_only)
         return boolean(v != NULL);
-    return v ? *v : fail(x, "no such key: %s", e->u.select.field);
+    return v ? *v : kapi_cel__error(x->a, "no such key: %s", field);
+}
+
+/* A select. A qualified name (a.b.c) is the variable of its longest dotted prefix (a.b.c,
+ * then a.b, then a), with the rest selected from it, unless its root is a comprehension's
+ * variable; the name is spelled once, and each shorter prefix cut from it. */
+static value select_field(ev *x, const kapi_cel_expr *e)
+{
+    const kapi_cel_expr *root = NULL;
+    const char **fields;
+    size_t n;
+    if (e->u.select.test_only || !chain(x, e, &root, &fields, &n) ||
+        local(x, root->u.ident + (root->u.ident[0] == '.')) || !x->act || !x->act->lookup)
+        return field_of(x, eval(x, e->u.select.operand), e->u.select.field, e->u.select.test_only);
+    kapi_buf name;
+    kapi_buf_init(&name);
+    kapi_buf_puts(&name, root->u.ident + (root->u.ident[0] == '.'));
+    size_t *cut = kapi_arena_alloc(x->a, (n + 1) * sizeof(*cut));
+    cut[0] = name.len;
+    for (size_t i = 0; i < n; i++) {
+        kapi_buf_printf(&name, ".%s", fields[i]);
+        cut[i + 1] = name.len;
+    }
+    value v = {.t = KAPI_CEL_T_ERROR};
+    size_t k = n + 1;
+    while (k-- > 1) {
+        name.ptr[cut[k]] = 0;
+        if (x->act->lookup(x->act->ctx, name.ptr, &v))
+            break;
+    }
+    kapi_buf_dispose(&name);
+    if (k == 0) /* no dotted prefix is a variable: the root identifier */
+        v = ident(x, root->u.ident);
+    for (size_t i = k; i < n; i++)
+        v = field_of(x, v, fields[i], false);
+    return v;
 }
 
 /* ---- arithmetic ---- */
@@ -164,13 +177,13 @@ static value add(ev *x, const value *a, const value *b)
     case KAPI_CEL_T_INT: {
         int64_t r;
         if (__builtin_add_overflow(a->u.i, b->u.i, &r))
-            return fail(x, "integer overflow");
+            return kapi_cel__error(x->a, "integer overflow");
         return integer(r);
     }
     case KAPI_CEL_T_UINT: {
         uint64_t r;
         if (__builtin_add_overflow(a->u.u, b->u.u, &r))
-            return fail(x, "unsigned integer overflow");
+            return kapi_cel__error(x->a, "unsigned integer overflow");
         return uinteger(r);
     }
     case KAPI_CEL_T_DOUBLE:
@@ -236,7 +249,7 @@ static value arith(ev *x, char op, const value *a, const value *b)
         const char *why = int_op(op, is_signed, is_signed ? (uint64_t)a->u.i : a->u.u,
                                  is_signed ? (uint64_t)b->u.i : b->u.u, &r);
         if (why)
-            return fail(x, "%s", why);
+            return kapi_cel__error(x->a, "%s", why);
         return is_signed ? integer((int64_t)r) : uinteger(r);
     }
     if (a->t == KAPI_CEL_T_DOUBLE && op != '%')
@@ -268,7 +281,7 @@ static value index_of(ev *x, const value *c, const value *i)
         if (!list_index(i, &k))
             return no_overload(x);
         if (k < 0 || (uint64_t)k >= c->u.list.n)
-            return fail(x, "index out of range: %" PRId64, k);
+            return kapi_cel__error(x->a, "index out of range: %" PRId64, k);
         return c->u.list.v[k];
     }
     if (c->t == KAPI_CEL_T_MAP) {
@@ -292,7 +305,7 @@ static value index_of(ev *x, const value *c, const value *i)
             kapi_go_format_float(f, i->u.d, 64);
             kapi_buf_puts(&b, f);
         }
-        value r = fail(x, "no such key: %s", b.ptr);
+        value r = kapi_cel__error(x->a, "no such key: %s", b.ptr);
         kapi_buf_dispose(&b);
         return r;
     }
@@ -355,7 +368,7 @@ static value string_test(ev *x, const char *fn, const value *s, const value *p)
     kapi_regex *re = NULL; /* matches */
     char *why = kapi_regex_new(b.ptr, b.len, &re);
     if (why) {
-        value r = fail(x, "%s", why);
+        value r = kapi_cel__error(x->a, "%s", why);
         free(why);
         return r;
     }
@@ -365,28 +378,6 @@ static value string_test(ev *x, const char *fn, const value *s, const value *p)
 }
 
 /* ---- conversions ---- */
-
-static bool valid_utf8(kapi_str s)
-{
-    const unsigned char *p = (const unsigned char *)s.ptr, *e = p + s.len;
-    while (p < e) {
-        unsigned c = *p;
-        size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        if (!n || (size_t)(e - p) < n)
-            return false;
-        uint32_t r = n == 1 ? c : c & (0x7F >> n);
-        for (size_t i = 1; i < n; i++) {
-            if ((p[i] & 0xC0) != 0x80)
-                return false;
-            r = r << 6 | (p[i] & 0x3F);
-        }
-        if ((n == 2 && r < 0x80) || (n == 3 && r < 0x800) ||
-            (n == 4 && (r < 0x10000 || r > 0x10FFFF)) || (r >= 0xD800 && r <= 0xDFFF))
-            return false;
-        p += n;
-    }
-    return true;
-}
 
 /* Go's strconv.ParseInt(s, 10, 64) / ParseUint. */
 static bool parse_decimal(kapi_str s, bool is_signed, int64_t *i, uint64_t *u)
@@ -419,15 +410,17 @@ static value to_int(ev *x, const value *v)
     case KAPI_CEL_T_INT:
         return *v;
     case KAPI_CEL_T_UINT:
-        return v->u.u > INT64_MAX ? fail(x, "integer overflow") : integer((int64_t)v->u.u);
+        return v->u.u > INT64_MAX ? kapi_cel__error(x->a, "integer overflow")
+                                  : integer((int64_t)v->u.u);
     case KAPI_CEL_T_DOUBLE:
         if (!(v->u.d > -9223372036854775808.0 && v->u.d < 9223372036854775808.0))
-            return fail(x, "integer overflow");
+            return kapi_cel__error(x->a, "integer overflow");
         return integer((int64_t)v->u.d);
     case KAPI_CEL_T_STRING: {
         int64_t i;
-        return parse_decimal(v->u.s, true, &i, NULL) ? integer(i)
-                                                     : fail(x, "cannot convert string to int");
+        return parse_decimal(v->u.s, true, &i, NULL)
+                   ? integer(i)
+                   : kapi_cel__error(x->a, "cannot convert string to int");
     }
     default:
         return no_overload(x);
@@ -440,15 +433,17 @@ static value to_uint(ev *x, const value *v)
     case KAPI_CEL_T_UINT:
         return *v;
     case KAPI_CEL_T_INT:
-        return v->u.i < 0 ? fail(x, "unsigned integer overflow") : uinteger((uint64_t)v->u.i);
+        return v->u.i < 0 ? kapi_cel__error(x->a, "unsigned integer overflow")
+                          : uinteger((uint64_t)v->u.i);
     case KAPI_CEL_T_DOUBLE:
         if (!(v->u.d > -1.0 && v->u.d < 18446744073709551616.0))
-            return fail(x, "unsigned integer overflow");
+            return kapi_cel__error(x->a, "unsigned integer overflow");
         return uinteger((uint64_t)v->u.d);
     case KAPI_CEL_T_STRING: {
         uint64_t u;
-        return parse_decimal(v->u.s, false, NULL, &u) ? uinteger(u)
-                                                      : fail(x, "cannot convert string to uint");
+        return parse_decimal(v->u.s, false, NULL, &u)
+                   ? uinteger(u)
+                   : kapi_cel__error(x->a, "cannot convert string to uint");
     }
     default:
         return no_overload(x);
@@ -465,12 +460,13 @@ static value to_double(ev *x, const value *v)
     case KAPI_CEL_T_UINT:
         return dbl((double)v->u.u);
     case KAPI_CEL_T_STRING: {
+        /* Go's ParseFloat: no space, no hex or nan(...) forms, no overflow to infinity */
         char *end;
         errno = 0;
         double d = strtod(v->u.s.ptr, &end);
-        if (v->u.s.len == 0 || end != v->u.s.ptr + v->u.s.len || strchr(v->u.s.ptr, 'x') ||
-            strchr(v->u.s.ptr, 'X'))
-            return fail(x, "cannot convert string to double");
+        if (v->u.s.len == 0 || end != v->u.s.ptr + v->u.s.len ||
+            strpbrk(v->u.s.ptr, "xX( \t\n\v\f\r") || (errno == ERANGE && isinf(d)))
+            return kapi_cel__error(x->a, "cannot convert string to double");
         return dbl(d);
     }
     default:
@@ -497,13 +493,13 @@ static value to_string(ev *x, const value *v)
         snprintf(buf, sizeof(buf), "%s", v->u.b ? "true" : "false");
         break;
     case KAPI_CEL_T_BYTES:
-        if (!valid_utf8(v->u.s))
-            return fail(x, "invalid UTF-8 in bytes, cannot convert to string");
-        return str(x, KAPI_CEL_T_STRING, v->u.s.ptr, v->u.s.len);
+        if (!kapi_go_valid_utf8(v->u.s.ptr, v->u.s.len))
+            return kapi_cel__error(x->a, "invalid UTF-8 in bytes, cannot convert to string");
+        return kapi_cel__string(x->a, KAPI_CEL_T_STRING, v->u.s.ptr, v->u.s.len);
     default:
         return no_overload(x);
     }
-    return str(x, KAPI_CEL_T_STRING, buf, strlen(buf));
+    return kapi_cel__string(x->a, KAPI_CEL_T_STRING, buf, strlen(buf));
 }
 
 static value to_bool(ev *x, const value *v)
@@ -514,11 +510,13 @@ static value to_bool(ev *x, const value *v)
         return *v;
     if (v->t != KAPI_CEL_T_STRING)
         return no_overload(x);
+    if (strlen(v->u.s.ptr) != v->u.s.len) /* a NUL inside */
+        return kapi_cel__error(x->a, "cannot convert string to bool");
     if (kapi_cstr_in(v->u.s.ptr, yes))
         return boolean(true);
     if (kapi_cstr_in(v->u.s.ptr, no))
         return boolean(false);
-    return fail(x, "cannot convert string to bool");
+    return kapi_cel__error(x->a, "cannot convert string to bool");
 }
 
 /* ---- calls ---- */
@@ -605,7 +603,8 @@ static value call(ev *x, const kapi_cel_expr *e)
             return a->t == KAPI_CEL_T_BOOL ? boolean(!a->u.b) : no_overload(x);
         if (strcmp(fn, "-_") == 0) {
             if (a->t == KAPI_CEL_T_INT)
-                return a->u.i == INT64_MIN ? fail(x, "integer overflow") : integer(-a->u.i);
+                return a->u.i == INT64_MIN ? kapi_cel__error(x->a, "integer overflow")
+                                           : integer(-a->u.i);
             return a->t == KAPI_CEL_T_DOUBLE ? dbl(-a->u.d) : no_overload(x);
         }
         if (strcmp(fn, "size") == 0)
@@ -623,8 +622,9 @@ static value call(ev *x, const kapi_cel_expr *e)
         if (strcmp(fn, "bytes") == 0) {
             if (a->t == KAPI_CEL_T_BYTES)
                 return *a;
-            return a->t == KAPI_CEL_T_STRING ? str(x, KAPI_CEL_T_BYTES, a->u.s.ptr, a->u.s.len)
-                                             : no_overload(x);
+            return a->t == KAPI_CEL_T_STRING
+                       ? kapi_cel__string(x->a, KAPI_CEL_T_BYTES, a->u.s.ptr, a->u.s.len)
+                       : no_overload(x);
         }
         if (strcmp(fn, "dyn") == 0)
             return *a;
@@ -633,7 +633,7 @@ static value call(ev *x, const kapi_cel_expr *e)
     }
     if (kapi_cel__strings(x->a, fn, args, n, &out) || kapi_cel__library(x->a, fn, args, n, &out))
         return out;
-    return fail(x, "no such overload");
+    return no_overload(x);
 }
 
 /* ---- the rest ---- */
@@ -676,7 +676,7 @@ static value create_list(ev *x, const kapi_cel_expr *e)
 static value create_map(ev *x, const kapi_cel_expr *e)
 {
     if (e->kind == KAPI_CEL_STRUCT)
-        return fail(x, "unknown type: %s", e->u.map.message);
+        return kapi_cel__error(x->a, "unknown type: %s", e->u.map.message);
     size_t n = e->u.map.n;
     value *keys = kapi_arena_alloc(x->a, (n ? n : 1) * sizeof(*keys));
     value *values = kapi_arena_alloc(x->a, (n ? n : 1) * sizeof(*values));
@@ -687,9 +687,9 @@ static value create_map(ev *x, const kapi_cel_expr *e)
             return k;
         if (k.t != KAPI_CEL_T_BOOL && k.t != KAPI_CEL_T_INT && k.t != KAPI_CEL_T_UINT &&
             k.t != KAPI_CEL_T_STRING)
-            return fail(x, "unsupported key type");
+            return kapi_cel__error(x->a, "unsupported key type");
         if (kapi_cel__map_find(&m, &k))
-            return fail(x, "repeated key");
+            return kapi_cel__error(x->a, "repeated key");
         value v = eval(x, e->u.map.entries[i].value);
         if (v.t == KAPI_CEL_T_ERROR)
             return v;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cel/cel_int.h"
+#include "codec/go.h"
 
 static const char *const names[] = {
     [TOK_EOF] = "<EOF>",     [TOK_EQ] = "'=='",          [TOK_NE] = "'!='",
@@ -35,7 +36,7 @@ static bool is_digit(char c)
 
 static bool is_hex(char c)
 {
-    return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    return kapi_hex_value(c) >= 0;
 }
 
 static bool is_letter(char c)
@@ -321,29 +322,6 @@ cel_token kapi_cel__next(cel_lexer *lx)
 
 /* ---- unescaping (cel-go's parser/unescape.go) ---- */
 
-static int hex_value(char c)
-{
-    return is_digit(c) ? c - '0' : (c | 32) - 'a' + 10;
-}
-
-static void put_rune(kapi_buf *b, uint32_t r)
-{
-    char u[4];
-    size_t n;
-    if (r < 0x80) {
-        u[0] = (char)r, n = 1;
-    } else if (r < 0x800) {
-        u[0] = (char)(0xC0 | r >> 6), u[1] = (char)(0x80 | (r & 0x3F)), n = 2;
-    } else if (r < 0x10000) {
-        u[0] = (char)(0xE0 | r >> 12), u[1] = (char)(0x80 | (r >> 6 & 0x3F));
-        u[2] = (char)(0x80 | (r & 0x3F)), n = 3;
-    } else {
-        u[0] = (char)(0xF0 | r >> 18), u[1] = (char)(0x80 | (r >> 12 & 0x3F));
-        u[2] = (char)(0x80 | (r >> 6 & 0x3F)), u[3] = (char)(0x80 | (r & 0x3F)), n = 4;
-    }
-    kapi_buf_put(b, u, n);
-}
-
 const char *kapi_cel__unquote(const char *text, size_t n, bool bytes, kapi_buf *out)
 {
     static const char bad[] = "unable to unescape string";
@@ -385,7 +363,7 @@ const char *kapi_cel__unquote(const char *text, size_t n, bool bytes, kapi_buf *
             for (size_t j = 0; j < h; j++) {
                 if (!is_hex(p[j]))
                     return bad;
-                v = v << 4 | (uint32_t)hex_value(p[j]);
+                v = v << 4 | (uint32_t)kapi_hex_value(p[j]);
             }
             p += h;
             if (h == 2 && bytes)
@@ -393,7 +371,7 @@ const char *kapi_cel__unquote(const char *text, size_t n, bool bytes, kapi_buf *
             else if (v > 0x10FFFF)
                 return bad;
             else /* a surrogate is written as U+FFFD, as Go's utf8.EncodeRune writes it */
-                put_rune(out, v >= 0xD800 && v <= 0xDFFF ? 0xFFFD : v);
+                kapi_go_put_rune(out, (int32_t)v);
         } else if (c >= '0' && c <= '3') {
             if (end - p < 2 || p[0] < '0' || p[0] > '7' || p[1] < '0' || p[1] > '7')
                 return "unable to unescape octal sequence in string";
@@ -403,7 +381,7 @@ const char *kapi_cel__unquote(const char *text, size_t n, bool bytes, kapi_buf *
             if (bytes)
                 kapi_buf_putc(out, (char)v);
             else
-                put_rune(out, v);
+                kapi_go_put_rune(out, (int32_t)v);
         } else {
             return bad;
         }

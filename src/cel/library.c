@@ -17,13 +17,6 @@
 
 typedef kapi_cel_value value;
 
-static value error(kapi_arena *a, const char *fmt, const char *arg)
-{
-    char msg[512];
-    snprintf(msg, sizeof(msg), fmt, arg);
-    return (value){.t = KAPI_CEL_T_ERROR, .u.error = kapi_arena_strdup(a, msg)};
-}
-
 static value no_overload(void)
 {
     return (value){.t = KAPI_CEL_T_ERROR, .u.error = "no such overload"};
@@ -58,7 +51,7 @@ static value extreme(kapi_arena *a, const value *l, int want)
             best = v;
     }
     if (!best)
-        return error(a, "%s called on empty list", want < 0 ? "min" : "max");
+        return kapi_cel__error(a, "%s called on empty list", want < 0 ? "min" : "max");
     return *best;
 }
 
@@ -106,11 +99,12 @@ static value find(kapi_arena *a, kapi_str s, kapi_str pattern, int64_t max, bool
     kapi_regex *re = NULL;
     char *why = kapi_regex_new(pattern.ptr, pattern.len, &re);
     if (why) {
-        value e = error(a, "Illegal regex: %s", why);
+        value e = kapi_cel__error(a, "Illegal regex: %s", why);
         free(why);
         return e;
     }
-    value *found = kapi_arena_alloc(a, (s.len + 2) * sizeof(*found));
+    value *found =
+        kapi_arena_alloc(a, (all ? s.len + 2 : 1) * sizeof(*found)); /* the most matches */
     size_t n = 0, pos = 0, start, len;
     bool has_prev = false;
     size_t prev_end = 0;
@@ -118,10 +112,7 @@ static value find(kapi_arena *a, kapi_str s, kapi_str pattern, int64_t max, bool
            kapi_regex_find(re, s.ptr, s.len, pos, &start, &len)) {
         bool skip = len == 0 && has_prev && start == prev_end;
         if (!skip) {
-            char *c = kapi_arena_alloc(a, len + 1);
-            memcpy(c, s.ptr + start, len);
-            c[len] = 0;
-            found[n++] = (value){.t = KAPI_CEL_T_STRING, .u.s = {c, len}};
+            found[n++] = kapi_cel__string(a, KAPI_CEL_T_STRING, s.ptr + start, len);
             has_prev = true;
             prev_end = start + len;
         }

@@ -362,6 +362,22 @@ static kapi_cel_expr *call_or_macro(parser *p, int64_t id, size_t at, const char
 
 /* ---- the rules ---- */
 
+/* One level deeper in the tree: false, with cel-go's error, past its limit (which also
+ * bounds the recursion of every walk of the tree). The caller gives the level back. */
+static bool deeper(parser *p)
+{
+    if (p->depth + 1 < KAPI_CEL_MAX_DEPTH) {
+        p->depth++;
+        return true;
+    }
+    if (!p->stop)
+        add_issue(p, 0, false,
+                  kapi_arena_printf(&p->ast->arena, "expression recursion limit exceeded: %d",
+                                    KAPI_CEL_MAX_DEPTH));
+    p->stop = true;
+    return false;
+}
+
 static kapi_cel_expr *expr(parser *p);
 
 /* An operand list of a growing size, for calls, lists and balanced chains. */
@@ -498,13 +514,16 @@ static kapi_cel_expr *binary(parser *p, int level)
         return unary(p);
     kapi_cel_expr *lhs = binary(p, level + 1);
     const char *fn;
-    while (!p->stop && (fn = level_op(level, tok(p)->type)) != NULL) {
+    int links = 0; /* each makes the tree deeper on the left */
+    while (!p->stop && (fn = level_op(level, tok(p)->type)) != NULL && deeper(p)) {
+        links++;
         size_t off = tok(p)->start;
         advance(p);
         int64_t id = next_id(p);
         kapi_cel_expr *args[2] = {lhs, binary(p, level + 1)};
         lhs = call_or_macro(p, id, off, fn, NULL, args, 2);
     }
+    p->depth -= links;
     return lhs;
 }
 
@@ -527,12 +546,8 @@ static kapi_cel_expr *expr(parser *p)
 {
     if (p->stop)
         return error_node(p, tok(p)->start);
-    if (++p->depth >= KAPI_CEL_MAX_DEPTH) {
-        add_issue(p, 0, false, "expression recursion limit exceeded: 250");
-        p->stop = true;
-        p->depth--;
+    if (!deeper(p))
         return error_node(p, tok(p)->start);
-    }
     kapi_cel_expr *e = or_expr(p);
     if (!p->stop && tok(p)->type == TOK_QUEST) {
         size_t off = tok(p)->start;
@@ -782,7 +797,11 @@ static const char *qualified_name(parser *p, const kapi_cel_expr *e)
 static kapi_cel_expr *member(parser *p)
 {
     kapi_cel_expr *e = primary(p);
-    while (!p->stop) {
+    int links = 0; /* each select, call or index makes the tree deeper */
+    while (!p->stop &&
+           (tok(p)->type == TOK_DOT || tok(p)->type == TOK_LBRACK || tok(p)->type == TOK_LBRACE) &&
+           deeper(p)) {
+        links++;
         const cel_token *t = tok(p);
         size_t at = t->start;
         if (t->type == TOK_DOT) {
@@ -814,7 +833,7 @@ static kapi_cel_expr *member(parser *p)
             kapi_cel_expr *args[2] = {e, expr(p)};
             expect(p, TOK_RBRACK);
             e = call_or_macro(p, id, at, "_[_]", NULL, args, 2);
-        } else if (t->type == TOK_LBRACE) {
+        } else { /* '{': a message */
             advance(p);
             int64_t id = next_id(p);
             const char *name = qualified_name(p, e);
@@ -823,10 +842,9 @@ static kapi_cel_expr *member(parser *p)
             kapi_cel_expr *m = node_id(p, KAPI_CEL_STRUCT, at, id);
             m->u.map.message = name ? name : "";
             e = entries(p, m, true);
-        } else {
-            break;
         }
     }
+    p->depth -= links;
     return e;
 }
 

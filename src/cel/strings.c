@@ -26,25 +26,9 @@ static size_t *rune_offsets(kapi_arena *a, kapi_str s, size_t *n)
     return offs;
 }
 
-static value string_of(kapi_arena *a, const char *p, size_t n)
-{
-    char *c = kapi_arena_alloc(a, n + 1);
-    if (n)
-        memcpy(c, p, n);
-    c[n] = 0;
-    return (value){.t = KAPI_CEL_T_STRING, .u.s = {c, n}};
-}
-
-static value error(kapi_arena *a, const char *fmt, int64_t i)
-{
-    char msg[96];
-    snprintf(msg, sizeof(msg), fmt, i);
-    return (value){.t = KAPI_CEL_T_ERROR, .u.error = kapi_arena_strdup(a, msg)};
-}
-
 static value out_of_range(kapi_arena *a, int64_t i)
 {
-    return error(a, "index out of range: %" PRId64, i);
+    return kapi_cel__error(a, "index out of range: %" PRId64, i);
 }
 
 /* The code point index of sub in s from code point from, searching forward or back; -1. */
@@ -86,7 +70,7 @@ static value index_of(kapi_arena *a, const value *args, size_t nargs, bool back)
 
 static value ascii_case(kapi_arena *a, kapi_str s, bool upper)
 {
-    value v = string_of(a, s.ptr, s.len);
+    value v = kapi_cel__string(a, KAPI_CEL_T_STRING, s.ptr, s.len);
     char *p = (char *)v.u.s.ptr;
     for (size_t i = 0; i < s.len; i++) {
         if (upper && p[i] >= 'a' && p[i] <= 'z')
@@ -132,7 +116,7 @@ static value replace(kapi_arena *a, kapi_str s, kapi_str old, kapi_str rep, int6
     }
     if (i < s.len)
         kapi_buf_put(&b, s.ptr + i, s.len - i);
-    value v = string_of(a, b.ptr, b.len);
+    value v = kapi_cel__string(a, KAPI_CEL_T_STRING, b.ptr, b.len);
     kapi_buf_dispose(&b);
     return v;
 }
@@ -152,18 +136,19 @@ static value split(kapi_arena *a, kapi_str s, kapi_str sep, int64_t n)
                 next = i + 1;
                 while (next < s.len && ((unsigned char)s.ptr[next] & 0xC0) == 0x80)
                     next++;
-                parts[k++] = string_of(a, s.ptr + i, next - i);
+                parts[k++] = kapi_cel__string(a, KAPI_CEL_T_STRING, s.ptr + i, next - i);
                 i = next;
                 continue;
             }
             const char *at = memmem(s.ptr + i, s.len - i, sep.ptr, sep.len);
             if (!at)
                 break;
-            parts[k++] = string_of(a, s.ptr + i, (size_t)(at - (s.ptr + i)));
+            parts[k++] =
+                kapi_cel__string(a, KAPI_CEL_T_STRING, s.ptr + i, (size_t)(at - (s.ptr + i)));
             i = (size_t)(at - s.ptr) + sep.len;
         }
         if (sep.len || i < s.len)
-            parts[k++] = string_of(a, s.ptr + i, s.len - i);
+            parts[k++] = kapi_cel__string(a, KAPI_CEL_T_STRING, s.ptr + i, s.len - i);
     }
     return (value){.t = KAPI_CEL_T_LIST, .u.list = {parts, k}};
 }
@@ -202,7 +187,7 @@ static value trim(kapi_arena *a, kapi_str s)
             break;
         j -= found;
     }
-    return string_of(a, s.ptr + i, j - i);
+    return kapi_cel__string(a, KAPI_CEL_T_STRING, s.ptr + i, j - i);
 }
 
 static value join(kapi_arena *a, const value *list, kapi_str sep)
@@ -219,7 +204,7 @@ static value join(kapi_arena *a, const value *list, kapi_str sep)
             kapi_buf_put(&b, sep.ptr, sep.len);
         kapi_buf_put(&b, e->u.s.ptr, e->u.s.len);
     }
-    value v = string_of(a, b.ptr, b.len);
+    value v = kapi_cel__string(a, KAPI_CEL_T_STRING, b.ptr, b.len);
     kapi_buf_dispose(&b);
     return v;
 }
@@ -230,16 +215,15 @@ static value substring(kapi_arena *a, const value *args, size_t nargs)
     size_t *offs = rune_offsets(a, args[0].u.s, &n);
     int64_t start = args[1].u.i, end = nargs == 3 ? args[2].u.i : (int64_t)n;
     if (nargs == 3 && start > end) {
-        char msg[96];
-        snprintf(msg, sizeof(msg), "invalid substring range. start: %" PRId64 ", end: %" PRId64,
-                 start, end);
-        return (value){.t = KAPI_CEL_T_ERROR, .u.error = kapi_arena_strdup(a, msg)};
+        return kapi_cel__error(a, "invalid substring range. start: %" PRId64 ", end: %" PRId64,
+                               start, end);
     }
     if (start < 0 || (uint64_t)start > n)
         return out_of_range(a, start);
     if (end < 0 || (uint64_t)end > n)
         return out_of_range(a, end);
-    return string_of(a, args[0].u.s.ptr + offs[start], offs[end] - offs[start]);
+    return kapi_cel__string(a, KAPI_CEL_T_STRING, args[0].u.s.ptr + offs[start],
+                            offs[end] - offs[start]);
 }
 
 /* Whether args (receiver first) have the kinds of sig: s string, i int, l list. */
@@ -266,8 +250,8 @@ bool kapi_cel__strings(kapi_arena *a, const char *fn, const value *args, size_t 
         if (i < 0 || (uint64_t)i > len)
             *out = out_of_range(a, i);
         else
-            *out = string_of(a, args[0].u.s.ptr + offs[i],
-                             offs[i == (int64_t)len ? i : i + 1] - offs[i]);
+            *out = kapi_cel__string(a, KAPI_CEL_T_STRING, args[0].u.s.ptr + offs[i],
+                                    offs[i == (int64_t)len ? i : i + 1] - offs[i]);
     } else if ((strcmp(fn, "indexOf") == 0 || strcmp(fn, "lastIndexOf") == 0) &&
                (shape(args, n, "ss") || shape(args, n, "ssi"))) {
         *out = index_of(a, args, n, fn[0] == 'l');

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cel/cel_int.h"
+#include "codec/go.h"
 
 typedef kapi_cel_value value;
 
@@ -26,97 +27,6 @@ static value err(const char *msg)
     return (value){.t = KAPI_CEL_T_ERROR, .u.error = msg};
 }
 
-static const struct {
-    const char *name;
-    uint64_t ns;
-} units[] = {
-    {"ns", 1},           {"us", 1000},      {"\xc2\xb5s", 1000}, /* U+00B5 micro sign */
-    {"\xce\xbcs", 1000},                                         /* U+03BC Greek mu */
-    {"ms", 1000000},     {"s", 1000000000}, {"m", 60ULL * 1000000000}, {"h", 3600ULL * 1000000000},
-};
-
-/* Go's time.ParseDuration; false when s is not a duration or overflows. */
-static bool parse_duration(kapi_str str, int64_t *out)
-{
-    const char *s = str.ptr, *end = str.ptr + str.len;
-    bool neg = false;
-    uint64_t d = 0;
-    if (s < end && (*s == '-' || *s == '+'))
-        neg = *s++ == '-';
-    if (end - s == 1 && *s == '0') {
-        *out = 0;
-        return true;
-    }
-    if (s == end)
-        return false;
-    while (s < end) {
-        if (!(*s == '.' || (*s >= '0' && *s <= '9')))
-            return false;
-        uint64_t v = 0, f = 0;
-        double scale = 1;
-        const char *start = s;
-        for (; s < end && *s >= '0' && *s <= '9'; s++) {
-            if (v > ((uint64_t)1 << 63) / 10)
-                return false;
-            v = v * 10 + (uint64_t)(*s - '0');
-            if (v > (uint64_t)1 << 63)
-                return false;
-        }
-        bool pre = s != start, post = false;
-        if (s < end && *s == '.') {
-            s++;
-            bool overflow = false;
-            for (start = s; s < end && *s >= '0' && *s <= '9'; s++) {
-                if (overflow)
-                    continue;
-                if (f > ((uint64_t)1 << 63) / 10) { /* keep the digits, stop the precision */
-                    overflow = true;
-                    continue;
-                }
-                uint64_t y = f * 10 + (uint64_t)(*s - '0');
-                if (y > (uint64_t)1 << 63) {
-                    overflow = true;
-                    continue;
-                }
-                f = y;
-                scale *= 10;
-            }
-            post = s != start;
-        }
-        if (!pre && !post)
-            return false;
-        const char *u = s;
-        while (s < end && *s != '.' && !(*s >= '0' && *s <= '9'))
-            s++;
-        if (s == u)
-            return false; /* a missing unit */
-        uint64_t unit = 0;
-        for (size_t i = 0; i < KAPI_ARRAY_LEN(units); i++)
-            if ((size_t)(s - u) == strlen(units[i].name) &&
-                memcmp(u, units[i].name, (size_t)(s - u)) == 0)
-                unit = units[i].ns;
-        if (!unit || v > ((uint64_t)1 << 63) / unit)
-            return false;
-        v *= unit;
-        if (f > 0) {
-            v += (uint64_t)((double)f * ((double)unit / scale));
-            if (v > (uint64_t)1 << 63)
-                return false;
-        }
-        d += v;
-        if (d > (uint64_t)1 << 63)
-            return false;
-    }
-    if (neg) {
-        *out = (int64_t)(0 - d);
-        return true;
-    }
-    if (d > (uint64_t)INT64_MAX)
-        return false;
-    *out = (int64_t)d;
-    return true;
-}
-
 /* strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s": the fewest decimals that read back
  * as the same double. */
 static value duration_string(kapi_arena *a, int64_t ns)
@@ -128,12 +38,18 @@ static value duration_string(kapi_arena *a, int64_t ns)
         if (strtod(buf, NULL) == secs)
             break;
     }
-    if (strcmp(buf, "-0") == 0)
-        snprintf(buf, sizeof(buf), "0");
     size_t n = strlen(buf);
     buf[n++] = 's';
     buf[n] = 0;
-    return (value){.t = KAPI_CEL_T_STRING, .u.s = {kapi_arena_strdup(a, buf), n}};
+    return kapi_cel__string(a, KAPI_CEL_T_STRING, buf, n);
+}
+
+/* Int(d.Hours()) and the like: Go's whole units plus the rest as a fraction, in float64,
+ * truncated (so 99999999.999999999s has 100000000 seconds). */
+static value in_unit(int64_t ns, int64_t unit)
+{
+    double v = (double)(ns / unit) + (double)(ns % unit) / (double)unit;
+    return (value){.t = KAPI_CEL_T_INT, .u.i = (int64_t)v};
 }
 
 bool kapi_cel__time(kapi_arena *a, const char *fn, const value *args, size_t n, value *out)
@@ -141,14 +57,16 @@ bool kapi_cel__time(kapi_arena *a, const char *fn, const value *args, size_t n, 
     const value *d = &args[0];
     if (n == 1 && strcmp(fn, "duration") == 0) {
         int64_t ns;
+        char *why = NULL;
         if (d->t == KAPI_CEL_T_DURATION)
             *out = *d;
         else if (d->t != KAPI_CEL_T_STRING)
             return false;
-        else if (parse_duration(d->u.s, &ns))
+        else if ((why = kapi_go_parse_duration(d->u.s, &ns)) == NULL)
             *out = duration(ns);
         else
             *out = err("type conversion error from 'string' to 'google.protobuf.Duration'");
+        free(why);
         return true;
     }
     if (n < 1 || d->t != KAPI_CEL_T_DURATION)
@@ -162,11 +80,11 @@ bool kapi_cel__time(kapi_arena *a, const char *fn, const value *args, size_t n, 
         else if (strcmp(fn, "-_") == 0)
             *out = ns == INT64_MIN ? err("integer overflow") : duration(-ns);
         else if (strcmp(fn, "getHours") == 0)
-            *out = (value){.t = KAPI_CEL_T_INT, .u.i = ns / (3600 * NS_PER_S)};
+            *out = in_unit(ns, 3600 * NS_PER_S);
         else if (strcmp(fn, "getMinutes") == 0)
-            *out = (value){.t = KAPI_CEL_T_INT, .u.i = ns / (60 * NS_PER_S)};
+            *out = in_unit(ns, 60 * NS_PER_S);
         else if (strcmp(fn, "getSeconds") == 0)
-            *out = (value){.t = KAPI_CEL_T_INT, .u.i = ns / NS_PER_S};
+            *out = in_unit(ns, NS_PER_S);
         else if (strcmp(fn, "getMilliseconds") == 0)
             *out = (value){.t = KAPI_CEL_T_INT, .u.i = ns / 1000000};
         else

@@ -7,6 +7,7 @@
  * same value).
  */
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "cel/cel_int.h"
@@ -222,4 +223,22 @@ kapi_cel_value kapi_cel_from_json(kapi_arena *a, const json_t *v)
         break;
     }
     return out;
+}
+
+kapi_cel_value kapi_cel__string(kapi_arena *a, kapi_cel_type t, const char *p, size_t n)
+{
+    return (kapi_cel_value){.t = t, .u.s = {kapi_arena_strndup(a, p, n), n}};
+}
+
+kapi_cel_value kapi_cel__error(kapi_arena *a, const char *fmt, ...)
+{
+    kapi_buf b;
+    va_list ap;
+    kapi_buf_init(&b);
+    va_start(ap, fmt);
+    kapi_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    kapi_cel_value e = {.t = KAPI_CEL_T_ERROR, .u.error = kapi_arena_strndup(a, b.ptr, b.len)};
+    kapi_buf_dispose(&b);
+    return e;
 }

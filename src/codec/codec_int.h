@@ -21,11 +21,6 @@
 /* Appends s with each byte that is not part of valid UTF-8 replaced by U+FFFD, as
  * encoding/json does when it writes a Go string. */
 void kapi_codec__put_utf8(kapi_buf *b, const char *s, size_t n);
-/* Appends the UTF-8 encoding of r, as Go's utf8.AppendRune: U+FFFD for a surrogate or
- * anything outside 0..U+10FFFF. */
-void kapi_codec__put_rune(kapi_buf *b, int32_t r);
-/* True when s is valid UTF-8 in Go's sense. */
-bool kapi_codec__valid_utf8(const char *s, size_t n);
 /* strconv.ParseInt(s, 0, 64) and strconv.ParseUint(s, 0, 64): base prefixes 0x 0o 0b and a
  * leading 0 for octal; false on any syntax or range error. */
 bool kapi_codec__parse_int(const char *s, size_t n, int64_t *out);

@@ -22,6 +22,11 @@
  * reads it: -1 with width 1 for a byte that does not start a valid sequence (overlong
  * forms and surrogates included; Go reads it as U+FFFD). n > 0. */
 int32_t kapi_go_rune(const char *s, size_t n, size_t *width);
+/* Appends the UTF-8 encoding of r, as Go's utf8.AppendRune: U+FFFD for a surrogate or
+ * anything outside 0..U+10FFFF. */
+void kapi_go_put_rune(kapi_buf *b, int32_t r);
+/* True when s (n bytes) is valid UTF-8 in Go's sense (utf8.Valid). */
+bool kapi_go_valid_utf8(const char *s, size_t n);
 
 /* unicode.IsPrint: exact for ASCII and Latin-1 and for the format, separator and private
  * use characters one meets in text; other unassigned code points count as printable. */
@@ -52,6 +57,14 @@ const char *kapi_go_type_name(const json_t *v);
 /* The kind encoding/json names in an UnmarshalTypeError ("cannot unmarshal <kind> into
  * Go value of type T"): object, array, string, number, bool or null (also for NULL). */
 const char *kapi_go_json_kind(const json_t *v);
+
+/* Go's time.ParseDuration of s (flags, kube-apiserver's timeout parameter, @every, CEL)
+ * into *out nanoseconds: NULL, or Go's error text ("time: invalid duration \"x\"") as a
+ * heap string. */
+char *kapi_go_parse_duration(kapi_str s, int64_t *out);
+/* s quoted as Go's time package quotes it in its errors (heap): " and \ escaped, bytes
+ * outside printable ASCII as \xNN. */
+char *kapi_go_time_quote(kapi_str s);
 
 /* Appends s (n bytes) quoted as Go's strconv.Quote does: the %q of kube-apiserver's
  * messages (`unknown field "spec.x"`). Bytes that are not UTF-8 come out as \xNN. */

@@ -45,7 +45,7 @@ int32_t kapi_go_rune(const char *s, size_t n, size_t *width)
     return r;
 }
 
-void kapi_codec__put_rune(kapi_buf *b, int32_t r)
+void kapi_go_put_rune(kapi_buf *b, int32_t r)
 {
     unsigned char u[4];
     size_t n;
@@ -69,7 +69,7 @@ void kapi_codec__put_rune(kapi_buf *b, int32_t r)
     kapi_buf_put(b, u, n);
 }
 
-bool kapi_codec__valid_utf8(const char *s, size_t n)
+bool kapi_go_valid_utf8(const char *s, size_t n)
 {
     for (size_t i = 0, w; i < n; i += w)
         if (kapi_go_rune(s + i, n - i, &w) < 0)

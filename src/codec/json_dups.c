@@ -110,7 +110,7 @@ static void unescape(kapi_buf *b, const char *p, size_t n)
                 i += 6;
             }
         }
-        kapi_codec__put_rune(b, r); /* a lone surrogate becomes U+FFFD */
+        kapi_go_put_rune(b, r); /* a lone surrogate becomes U+FFFD */
     }
 }
 

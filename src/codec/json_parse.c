@@ -191,7 +191,7 @@ static const unsigned char *read_escape(parser *ps, const unsigned char *q, text
         q += 6;
     }
     t->nul |= r == 0;
-    kapi_codec__put_rune(&ps->scratch, r);
+    kapi_go_put_rune(&ps->scratch, r);
     return q;
 }
 

@@ -378,7 +378,7 @@ static bool scalar(dec *d, const node *n, gval *g)
 /* A JSON string of s; bytes that are not UTF-8 become U+FFFD as encoding/json writes. */
 static json_t *string_json(const char *s, size_t n)
 {
-    if (kapi_codec__valid_utf8(s, n))
+    if (kapi_go_valid_utf8(s, n))
         return json_stringn_nocheck(s, n);
     kapi_buf b;
     kapi_buf_init(&b);

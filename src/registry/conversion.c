@@ -61,47 +61,6 @@ static kapi_error *failed(const json_t *subject, const char *fmt, ...)
     return err;
 }
 
-/* Go's %T of a decoded JSON value. */
-static const char *go_type(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "map[string]interface {}";
-    case JSON_ARRAY:
-        return "[]interface {}";
-    case JSON_STRING:
-        return "string";
-    case JSON_INTEGER:
-        return "int64";
-    case JSON_REAL:
-        return "float64";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "bool";
-    default:
-        return "<nil>";
-    }
-}
-
-/* encoding/json's name of a JSON value's type, as its UnmarshalTypeError says it. */
-static const char *json_kind(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_ARRAY:
-        return "array";
-    case JSON_STRING:
-        return "string";
-    case JSON_INTEGER:
-    case JSON_REAL:
-        return "number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "bool";
-    default:
-        return "object";
-    }
-}
-
 /* client-go's error for an answer that is not 2xx (rest.Result's transformResponse). */
 static void non_2xx(kapi_buf *why, const kapi_webhook_answer *a)
 {
@@ -194,7 +153,7 @@ static json_t *decode_review(const kapi_webhook_answer *a, kapi_buf *why)
                         "into Go value of type struct { APIVersion string "
                         "\"json:\\\"apiVersion,omitempty\\\"\"; Kind string "
                         "\"json:\\\"kind,omitempty\\\"\" }",
-                        json_kind(doc));
+                        kapi_go_json_kind(doc));
         json_decref(doc);
         return NULL;
     }
@@ -207,10 +166,10 @@ static json_t *decode_review(const kapi_webhook_answer *a, kapi_buf *why)
     return doc;
 }
 
-/* getConvertedObjectsFromResponse: the converted objects of a review answer (borrowed
- * from doc), or NULL with why. */
-static const json_t *converted_objects(const json_t *doc, const char *version, const char *uid,
-                                       kapi_buf *why)
+/* getConvertedObjectsFromResponse: true with the converted objects of a review answer in
+ * *objs (borrowed from doc; NULL when it has none), or false with why. */
+static bool converted_objects(const json_t *doc, const char *version, const char *uid,
+                              kapi_buf *why, const json_t **objs)
 {
     const json_t *resp = json_object_get(doc, "response");
     if (strcmp(version, "v1") == 0) {
@@ -221,18 +180,18 @@ static const json_t *converted_objects(const json_t *doc, const char *version, c
                             "expected webhook response of apiextensions.k8s.io/v1, "
                             "Kind=ConversionReview, got %s%s, Kind=%s",
                             strchr(av, '/') ? "" : "/", av, kind);
-            return NULL;
+            return false;
         }
     }
     if (!json_is_object(resp)) {
         kapi_buf_puts(why, "no response provided");
-        return NULL;
+        return false;
     }
     const char *got = kapi_json_path_str(resp, "uid") ?: "";
     if (strcmp(version, "v1") == 0 && strcmp(got, uid) != 0) {
         kapi_buf_printf(why, "expected response.uid=\"%s\", got ", uid);
         kapi_go_quote(why, got, strlen(got));
-        return NULL;
+        return false;
     }
     const char *status = kapi_json_path_str(resp, "result.status") ?: "";
     if (strcmp(status, "Success") != 0) {
@@ -241,10 +200,10 @@ static const json_t *converted_objects(const json_t *doc, const char *version, c
             kapi_buf_puts(why, msg);
         else
             kapi_buf_printf(why, "response.result.status was '%s', not 'Success'", status);
-        return NULL;
+        return false;
     }
-    const json_t *objs = json_object_get(resp, "convertedObjects");
-    return json_is_array(objs) ? objs : json_array_get(NULL, 0);
+    *objs = json_object_get(resp, "convertedObjects");
+    return true;
 }
 
 /* validateConvertedObject's first difference between in and out, or NULL. */
@@ -277,7 +236,8 @@ static bool restore_meta(const json_t *in, json_t *out, kapi_buf *why)
         return false;
     }
     if (!json_is_object(theirs)) {
-        kapi_buf_printf(why, "invalid metadata of type %s in converted object", go_type(theirs));
+        kapi_buf_printf(why, "invalid metadata of type %s in converted object",
+                        kapi_go_type_name(theirs));
         return false;
     }
     const json_t *mine = json_object_get(in, "metadata");
@@ -295,7 +255,7 @@ static bool restore_meta(const json_t *in, json_t *out, kapi_buf *why)
         }
         if (!json_is_object(got)) {
             kapi_buf_printf(why, "invalid metadata.%s of type %s in converted object", fields[f],
-                            go_type(got));
+                            kapi_go_type_name(got));
             ok = false;
             break;
         }
@@ -308,7 +268,7 @@ static bool restore_meta(const json_t *in, json_t *out, kapi_buf *why)
                 kapi_buf_printf(why,
                                 "metadata.%s[%s] must be a string, but is %s in converted "
                                 "object",
-                                fields[f], k, go_type(v));
+                                fields[f], k, kapi_go_type_name(v));
                 ok = false;
                 break;
             }
@@ -346,7 +306,7 @@ static json_t *take_converted(const json_t *in, const json_t *raw, const char *g
         kapi_buf_printf(&why,
                         "json: cannot unmarshal %s into Go value of type "
                         "map[string]interface {}",
-                        json_kind(raw));
+                        kapi_go_json_kind(raw));
         *err = kapi_error_new(KAPI_STATUS_UNKNOWN, "%s", why.ptr);
     } else if (!kind || !*kind) {
         kapi_buf_puts(&why, "Object 'Kind' is missing in '");
@@ -396,10 +356,11 @@ static void put_sent(kapi_buf *b, const json_t *obj)
 /* The first of the CRD's conversionReviewVersions kapi speaks, or NULL. */
 static const char *review_version(const json_t *webhook)
 {
+    static const char *const spoken[] = {"v1", "v1beta1", NULL};
     const json_t *versions = json_object_get(webhook, "conversionReviewVersions");
     for (size_t i = 0; i < json_array_size(versions); i++) {
         const char *v = json_string_value(json_array_get(versions, i));
-        if (v && (strcmp(v, "v1") == 0 || strcmp(v, "v1beta1") == 0))
+        if (v && kapi_cstr_in(v, spoken))
             return v;
     }
     return NULL;
@@ -415,11 +376,12 @@ kapi_error *kapi_registry__conversion_answer(const kapi_conversion_call *call,
     kapi_error *err = NULL;
     json_t *doc = NULL;
     const json_t *got = NULL;
+    bool answered = false;
     if (a->status < 200 || a->status > 299)
         non_2xx(&why, a);
     else if ((doc = decode_review(a, &why)) != NULL)
-        got = converted_objects(doc, call->version, call->uid, &why);
-    if (!got) {
+        answered = converted_objects(doc, call->version, call->uid, &why, &got);
+    if (!answered) {
         err = failed(first, "failed: %s", why.ptr);
     } else if (json_array_size(got) != call->nsent) {
         err =

@@ -34,28 +34,23 @@ static void crd_update(const kapi_type *t, json_t *obj, const json_t *old)
 {
     (void)t;
     (void)old;
-    json_t *versions = kapi_json_path(obj, "spec.versions");
-    for (size_t i = 0; i < json_array_size(versions); i++) {
-        json_t *v = json_array_get(versions, i);
-        json_t *name = json_object_get(v, "name");
-        if (!json_is_true(json_object_get(v, "storage")) || !json_is_string(name))
-            continue;
-        json_t *status = kapi_json_object_ensure(obj, "status");
-        json_t *stored = json_object_get(status, "storedVersions");
-        if (!json_is_array(stored)) {
-            stored = json_array();
-            json_object_set_new_nocheck(status, "storedVersions", stored);
-        }
-        size_t j;
-        json_t *each;
-        json_array_foreach(stored, j, each)
-        {
-            if (json_equal(each, name))
-                return;
-        }
-        json_array_append(stored, name);
+    const char *storage = kapi_registry__crd_storage_version(obj);
+    if (!storage)
         return;
+    json_t *status = kapi_json_object_ensure(obj, "status");
+    json_t *stored = json_object_get(status, "storedVersions");
+    if (!json_is_array(stored)) {
+        stored = json_array();
+        json_object_set_new_nocheck(status, "storedVersions", stored);
     }
+    size_t i;
+    json_t *each;
+    json_array_foreach(stored, i, each)
+    {
+        if (strcmp(json_string_value(each) ?: "", storage) == 0)
+            return;
+    }
+    json_array_append_new(stored, json_string(storage));
 }
 
 /* A CRD's status write keeps its labels, annotations and owners too (1.26's

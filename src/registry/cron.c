@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "codec/go.h"
 
 #define ZONEINFO_DIR "/usr/share/zoneinfo/"
 #define ALL_BITS (~UINT64_C(0))
@@ -53,21 +54,6 @@ static const struct {
      {1, 1, SPAN(0, 23) | STAR, SPAN(1, 31) | STAR, SPAN(1, 12) | STAR, SPAN(0, 6) | STAR}},
 };
 
-/* Go's units for time.ParseDuration, in nanoseconds. */
-static const struct {
-    const char *name;
-    uint64_t ns;
-} duration_units[] = {
-    {"ns", 1},
-    {"us", 1000},
-    {"\xc2\xb5s", 1000}, /* U+00B5 micro sign */
-    {"\xce\xbcs", 1000}, /* U+03BC Greek mu */
-    {"ms", 1000000},
-    {"s", 1000000000},
-    {"m", UINT64_C(60000000000)},
-    {"h", UINT64_C(3600000000000)},
-};
-
 static kapi_error *invalid(const char *fmt, ...) KAPI_PRINTF(1, 2);
 
 /* A KAPI_STATUS_INVALID error with a formatted message. */
@@ -89,25 +75,6 @@ static kapi_error *invalid(const char *fmt, ...)
 static bool is_space(char ch)
 {
     return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\v' || ch == '\f' || ch == '\r';
-}
-
-/* Go's strconv.Quote for the ASCII cases; other bytes as \xNN. */
-static char *quote(kapi_str s)
-{
-    kapi_buf b;
-    kapi_buf_init(&b);
-    kapi_buf_putc(&b, '"');
-    for (size_t i = 0; i < s.len; i++) {
-        unsigned char ch = (unsigned char)s.ptr[i];
-        if (ch == '"' || ch == '\\')
-            kapi_buf_putc(&b, '\\');
-        if (ch >= 0x20 && ch < 0x7f)
-            kapi_buf_putc(&b, (char)ch);
-        else
-            kapi_buf_printf(&b, "\\x%02x", ch);
-    }
-    kapi_buf_putc(&b, '"');
-    return kapi_buf_detach(&b, NULL);
 }
 
 /* Counts the pieces strings.Split(s, sep) would give. */
@@ -157,7 +124,7 @@ static kapi_error *parse_uint(kapi_str s, uint64_t *out)
     int64_t num;
     bool range_error;
     if (!go_atoi(s, &num, &range_error)) {
-        char *q = quote(s);
+        char *q = kapi_go_time_quote(s);
         kapi_error *err =
             invalid("failed to parse int from %.*s: strconv.Atoi: parsing %s: %s", KAPI_STR_FMT(s),
                     q, range_error ? "value out of range" : "invalid syntax");
@@ -281,132 +248,6 @@ kapi_error *kapi_cron__field(uint64_t *out, const char *expr, unsigned min, unsi
     return get_field(kapi_str_c(expr), &b, out);
 }
 
-/* ---- Go durations (time.ParseDuration) ---- */
-
-/* Leading decimal digits into *v; false on overflow past 1<<63. */
-static bool leading_int(kapi_str *s, uint64_t *v)
-{
-    *v = 0;
-    for (; s->len > 0 && isdigit((unsigned char)*s->ptr); s->ptr++, s->len--) {
-        if (*v > (UINT64_C(1) << 63) / 10)
-            return false;
-        *v = *v * 10 + (uint64_t)(*s->ptr - '0');
-        if (*v > UINT64_C(1) << 63)
-            return false;
-    }
-    return true;
-}
-
-/* Fraction digits into *f with *scale = 10^digits (digits past overflow are dropped). */
-static void leading_fraction(kapi_str *s, uint64_t *f, double *scale)
-{
-    bool overflow = false;
-    *f = 0;
-    *scale = 1;
-    for (; s->len > 0 && isdigit((unsigned char)*s->ptr); s->ptr++, s->len--) {
-        if (overflow)
-            continue;
-        if (*f > (UINT64_C(1) << 63) / 10) {
-            overflow = true;
-            continue;
-        }
-        *f = *f * 10 + (uint64_t)(*s->ptr - '0');
-        *scale *= 10;
-    }
-}
-
-/* The unit at the front of s (up to the next digit or dot) into *ns; consumes it. */
-static bool take_unit(kapi_str *s, kapi_str *name, uint64_t *ns)
-{
-    size_t i = 0;
-    while (i < s->len && s->ptr[i] != '.' && !isdigit((unsigned char)s->ptr[i]))
-        i++;
-    *name = (kapi_str){s->ptr, i};
-    s->ptr += i;
-    s->len -= i;
-    for (size_t k = 0; k < KAPI_ARRAY_LEN(duration_units); k++) {
-        if (str_is(*name, duration_units[k].name)) {
-            *ns = duration_units[k].ns;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* One "<number><unit>" term of a duration into *d, nanoseconds; the Go error text if bad. */
-static const char *duration_term(kapi_str *s, uint64_t *d, kapi_str *unit_name)
-{
-    uint64_t v, f = 0, unit;
-    double scale = 1;
-    size_t before = s->len;
-    if (s->ptr[0] != '.' && !isdigit((unsigned char)s->ptr[0]))
-        return "invalid duration";
-    if (!leading_int(s, &v))
-        return "invalid duration";
-    bool pre = before != s->len, post = false;
-    if (s->len > 0 && s->ptr[0] == '.') {
-        s->ptr++, s->len--;
-        before = s->len;
-        leading_fraction(s, &f, &scale);
-        post = before != s->len;
-    }
-    if (!pre && !post)
-        return "invalid duration";
-    if (s->len == 0 || s->ptr[0] == '.' || isdigit((unsigned char)s->ptr[0]))
-        return "missing unit in duration";
-    if (!take_unit(s, unit_name, &unit))
-        return "unknown unit";
-    if (v > (UINT64_C(1) << 63) / unit)
-        return "invalid duration";
-    v *= unit;
-    if (f > 0)
-        v += (uint64_t)((double)f * ((double)unit / scale));
-    if (v > UINT64_C(1) << 63)
-        return "invalid duration";
-    *d = v;
-    return NULL;
-}
-
-char *kapi_cron_parse_duration(kapi_str s, int64_t *out)
-{
-    kapi_str orig = s, unit_name = KAPI_STR_NULL;
-    uint64_t total = 0, term;
-    const char *why = NULL;
-    bool neg = false;
-    if (s.len > 0 && (s.ptr[0] == '-' || s.ptr[0] == '+')) {
-        neg = s.ptr[0] == '-';
-        s.ptr++, s.len--;
-    }
-    if (str_is(s, "0")) {
-        *out = 0;
-        return NULL;
-    }
-    if (s.len == 0)
-        why = "invalid duration";
-    while (!why && s.len > 0) {
-        why = duration_term(&s, &term, &unit_name);
-        total += why ? 0 : term;
-        if (total > UINT64_C(1) << 63)
-            why = "invalid duration";
-    }
-    if (!why && !neg && total > (UINT64_C(1) << 63) - 1)
-        why = "invalid duration";
-    if (!why) {
-        *out = neg ? (int64_t)(0 - total) : (int64_t)total;
-        return NULL;
-    }
-    char *q = quote(orig), *msg;
-    if (strcmp(why, "unknown unit") == 0) {
-        char *u = quote(unit_name);
-        msg = kapi_xprintf("time: unknown unit %s in duration %s", u, q);
-        free(u);
-    } else {
-        msg = kapi_xprintf("time: %s %s", why, q);
-    }
-    free(q);
-    return msg;
-}
-
 /* ---- zones ---- */
 
 /* time.LoadLocation's checks for an IANA name: no "..", not absolute, a TZif file. */
@@ -491,7 +332,7 @@ static kapi_error *parse_descriptor(kapi_cron *c, kapi_str spec)
     if (!kapi_str_has_prefix(spec, "@every "))
         return invalid("unrecognized descriptor: %.*s", KAPI_STR_FMT(spec));
     int64_t ns = 0;
-    char *why = kapi_cron_parse_duration((kapi_str){spec.ptr + 7, spec.len - 7}, &ns);
+    char *why = kapi_go_parse_duration((kapi_str){spec.ptr + 7, spec.len - 7}, &ns);
     if (why) {
         kapi_error *err = invalid("failed to parse duration %.*s: %s", KAPI_STR_FMT(spec), why);
         free(why);

@@ -69,11 +69,6 @@ bool kapi_cron_uses_tz_prefix(const char *spec);
  * ("unknown time zone Mars/Base", "time: invalid location name") as a heap string. */
 char *kapi_cron_load_location(const char *name);
 
-/* Go's time.ParseDuration of s (what @every takes; kube-apiserver's timeout parameter
- * too) into *out nanoseconds: NULL, or Go's error text ("time: invalid duration \"x\"")
- * as a heap string. */
-char *kapi_cron_parse_duration(kapi_str s, int64_t *out);
-
 /* ---- for tests only: the library's getRange and getField helpers ---- */
 
 /* One range term ("5-7/2", "*", "*\/2") within [min, max] into *out as a mask. */

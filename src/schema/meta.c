@@ -432,16 +432,13 @@ static void embedded_resource(kapi_error *err, kapi_arena *a, const json_t *x, c
             kapi_buf_dispose(&b);
         }
     }
-    if (!meta)
+    if (!meta || json_is_null(meta)) /* Go decodes null into an empty ObjectMeta */
         return;
     const char *meta_path = kapi_path_child(a, path, "metadata");
     if (!json_is_object(meta)) {
         kapi_field_invalid_json(err, meta_path, meta,
                                 "json: cannot unmarshal %s into Go value of type v1.ObjectMeta",
-                                json_is_array(meta)    ? "array"
-                                : json_is_string(meta) ? "string"
-                                : json_is_number(meta) ? "number"
-                                                       : "bool");
+                                kapi_go_json_kind(meta));
         return;
     }
     json_t *m = json_copy((json_t *)meta);

@@ -105,6 +105,9 @@ TEST(conversion_bad_answers)
     body = answer(UID, "{\"status\":\"Success\"}", "[]");
     expect(body, 200, false, FOR "returned 0 objects, expected 1");
     free(body);
+    expect("{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"ConversionReview\","
+           "\"response\":{\"uid\":\"" UID "\",\"result\":{\"status\":\"Success\"}}}",
+           200, false, FOR "returned 0 objects, expected 1");
     body = answer(UID, "{\"status\":\"Failure\",\"message\":\"nope\"}", "[]");
     expect(body, 200, false, FOR "failed: nope");
     free(body);
