@@ -47,11 +47,17 @@ class Failure(Exception):
 
 
 def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    """A free port below the kernel's ephemeral range, which outgoing connections use."""
+    while True:
+        port = random.randrange(20000, 32000)
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            pass
+        finally:
+            s.close()
 
 
 def event_body(name, gen, rv=None):

@@ -4,9 +4,26 @@
 E2E_PASSED=0
 E2E_FAILED=0
 
-# A free TCP port on 127.0.0.1.
+# free_port [N]: N (default 1) distinct free TCP ports on 127.0.0.1, one per line. They
+# are taken below the kernel's ephemeral range (32768 and up), so that no outgoing
+# connection takes one before the server it is meant for binds it.
 free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+    python3 - "${1:-1}" <<'PY'
+import random, socket, sys
+want, ports = int(sys.argv[1]), []
+while len(ports) < want:
+    p = random.randrange(20000, 32000)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    if p not in ports:
+        ports.append(p)
+print("\n".join(map(str, ports)))
+PY
 }
 
 # start_etcd DIR N: an etcd cluster of N members (1 when left out) on free loopback
@@ -18,10 +35,11 @@ start_etcd() {
     ETCD_SERVERS=
     ETCD_PIDS=()
     ETCD_ARGS=()
-    local cports=() pports=()
+    local cports=() pports=() ports
+    mapfile -t ports < <(free_port $((2 * n)))
     for ((i = 0; i < n; i++)); do
-        cports[i]=$(free_port)
-        pports[i]=$(free_port)
+        cports[i]=${ports[2 * i]}
+        pports[i]=${ports[2 * i + 1]}
         cluster+="${cluster:+,}m$i=http://127.0.0.1:${pports[i]}"
         ETCD_SERVERS+="${ETCD_SERVERS:+,}http://127.0.0.1:${cports[i]}"
     done

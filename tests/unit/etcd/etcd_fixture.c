@@ -16,16 +16,35 @@
 #define ETCD_BIN "/usr/bin/etcd"
 #define MS 1000000LL
 
+/* Ports are taken below the kernel's ephemeral range (32768 and up by default), so that no
+ * outgoing connection (etcd's peers dial each other) takes a port between its choice here
+ * and the member's bind; and none is handed out twice in one run. */
+#define PORT_LOW 20000
+#define PORT_SPAN 12000
+
 int etcd_fixture_free_port(void)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0)
-        test_fail(__FILE__, __LINE__, "no free port");
-    close(fd);
-    return ntohs(a.sin_port);
+    static unsigned char given[PORT_SPAN];
+    static unsigned seed;
+    if (!seed)
+        seed = (unsigned)getpid() ^ (unsigned)kapi_time_mono_ns();
+    for (int tries = 0; tries < 1000; tries++) {
+        int k = rand_r(&seed) % PORT_SPAN;
+        if (given[k])
+            continue;
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons(PORT_LOW + k),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        int ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+        if (fd >= 0)
+            close(fd);
+        if (ok) {
+            given[k] = 1;
+            return PORT_LOW + k;
+        }
+    }
+    test_fail(__FILE__, __LINE__, "no free port in %d..%d", PORT_LOW, PORT_LOW + PORT_SPAN - 1);
 }
 
 /* A CA, and one certificate for 127.0.0.1 that etcd serves and the client presents. */
@@ -106,6 +125,24 @@ static void spawn(etcd_fixture *f, int i)
     }
 }
 
+/* The last 2 KiB of member m's log (a static buffer), for a failure message. */
+static const char *log_tail(const etcd_member *m)
+{
+    static char tail[2049];
+    char path[400];
+    snprintf(path, sizeof(path), "%s.log", m->dir);
+    size_t n = 0;
+    FILE *fp = fopen(path, "r");
+    if (fp) {
+        if (fseek(fp, -2048, SEEK_END) != 0)
+            rewind(fp);
+        n = fread(tail, 1, sizeof(tail) - 1, fp);
+        fclose(fp);
+    }
+    tail[n] = 0;
+    return n ? tail : "(empty)";
+}
+
 /* Waits until member i answers a linearizable read, or fails the test. */
 static void wait_ready(etcd_fixture *f, int i)
 {
@@ -121,11 +158,11 @@ static void wait_ready(etcd_fixture *f, int i)
         if (rc == KAPI_ETCD_OK)
             break;
         if (waitpid(m->pid, &status, WNOHANG) == m->pid)
-            test_fail(__FILE__, __LINE__, "etcd %s exited (status %d); its log: %s.log", m->name,
-                      status, m->dir);
+            test_fail(__FILE__, __LINE__, "etcd %s exited (status %d); the end of its log:\n%s",
+                      m->name, status, log_tail(m));
         if (kapi_time_mono_ns() > until)
-            test_fail(__FILE__, __LINE__, "etcd %s did not answer in 15 s; its log: %s.log",
-                      m->name, m->dir);
+            test_fail(__FILE__, __LINE__, "etcd %s did not answer in 15 s; the end of its log:\n%s",
+                      m->name, log_tail(m));
         struct timespec ts = {0, 20 * MS};
         nanosleep(&ts, NULL);
     }
