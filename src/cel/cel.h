@@ -12,8 +12,9 @@
  *   library.c Kubernetes' own lists and regex libraries (isSorted, sum, find, ...)
  *   time.c    durations (timestamps are to come)
  *
- * The stages still to come (issue 19): type checking against declared variables,
- * timestamps, Kubernetes' url library, cost limits. Until cost
+ *   check.c   the type checker: declared variables and functions, cel-go's unification
+ *
+ * The stages still to come (issue 19): timestamps, Kubernetes' url library, cost limits. Until cost
  * limits come, evaluate only trusted expressions: a short one can loop for long.
  *
  * ---- the syntax tree ----
@@ -144,7 +145,10 @@ typedef struct kapi_cel_ast {
     kapi_cel_expr *root;
     kapi_cel_issue *issues;
     size_t nissues;
-    int64_t next_id; /* the ids given, 1 to next_id - 1 */
+    int64_t next_id;    /* the ids given, 1 to next_id - 1 */
+    const char *source; /* a copy of the source, NUL-terminated */
+    size_t source_len;
+    const struct kapi_cel_typ **types; /* after kapi_cel_check: each node's type, by id */
 } kapi_cel_ast;
 
 /* Parses src (len bytes, UTF-8), macros expanded. Returns a tree the caller frees with
@@ -155,6 +159,75 @@ void kapi_cel_ast_free(kapi_cel_ast *ast);
 /* Appends the errors of ast in cel-go's format (above), one after the other separated by
  * newlines, each with the source line it is on and a caret under its column. */
 void kapi_cel_issues_text(kapi_buf *b, const kapi_cel_ast *ast, const char *src, size_t len);
+
+/* ---- types and the checker (check.c) ----
+ *
+ * A type as cel-go's checker has it. The primitives are shared constants
+ * (kapi_cel_type_of); lists, maps and objects are made in an arena. An object type is
+ * what Kubernetes declares for a schema's object: a name and its fields. max_elements is
+ * what cost estimation knows of a value of the type: the most bytes of a string, items of
+ * a list, entries of a map (0: nothing is known). */
+
+typedef enum kapi_cel_tkind {
+    KAPI_CEL_TY_DYN,
+    KAPI_CEL_TY_ERROR,
+    KAPI_CEL_TY_NULL,
+    KAPI_CEL_TY_BOOL,
+    KAPI_CEL_TY_INT,
+    KAPI_CEL_TY_UINT,
+    KAPI_CEL_TY_DOUBLE,
+    KAPI_CEL_TY_STRING,
+    KAPI_CEL_TY_BYTES,
+    KAPI_CEL_TY_DURATION,
+    KAPI_CEL_TY_TIMESTAMP,
+    KAPI_CEL_TY_TYPE,   /* the type of a type: elem is the type, or NULL for "type" */
+    KAPI_CEL_TY_LIST,   /* elem */
+    KAPI_CEL_TY_MAP,    /* key, elem (the values) */
+    KAPI_CEL_TY_OBJECT, /* name, fields */
+    KAPI_CEL_TY_PARAM,  /* a type parameter, name */
+} kapi_cel_tkind;
+
+typedef struct kapi_cel_typ kapi_cel_typ;
+
+/* An object's field: its name as CEL sees it (escaped) and its type. */
+typedef struct kapi_cel_field {
+    const char *name;
+    const kapi_cel_typ *type;
+} kapi_cel_field;
+
+struct kapi_cel_typ {
+    kapi_cel_tkind kind;
+    const kapi_cel_typ *elem, *key;
+    const char *name;
+    const kapi_cel_field *fields;
+    size_t nfields;
+    uint64_t max_elements;
+};
+
+/* A declared variable: its name and type. */
+typedef struct kapi_cel_var {
+    const char *name;
+    const kapi_cel_typ *type;
+} kapi_cel_var;
+
+/* The shared type of a primitive kind (DYN to TYPE), NULL for the others. */
+const kapi_cel_typ *kapi_cel_type_of(kapi_cel_tkind kind);
+/* list(elem) and map(key, value), made in arena a. */
+const kapi_cel_typ *kapi_cel_type_list(kapi_arena *a, const kapi_cel_typ *elem);
+const kapi_cel_typ *kapi_cel_type_map(kapi_arena *a, const kapi_cel_typ *key,
+                                      const kapi_cel_typ *value);
+/* Appends t as cel-go formats it: "int", "list(string)", "map(string, dyn)", an object's
+ * name. */
+void kapi_cel_type_format(kapi_buf *b, const kapi_cel_typ *t);
+
+/* Type-checks a parsed tree against the variables vars (n of them) and the functions of
+ * Kubernetes 1.26's CEL environment. Returns the expression's type, or NULL when it does
+ * not check: its errors are then added to ast->issues in cel-go's words ("undefined field
+ * 'x'", "found no matching overload for '_+_' applied to '(int, string)'", ...). On
+ * success ast->types holds every node's type. used, when not NULL, has one flag per
+ * variable, set when the expression refers to it. */
+const kapi_cel_typ *kapi_cel_check(kapi_cel_ast *ast, const kapi_cel_var *vars, size_t n,
+                                   bool *used);
 
 /* ---- values ----
  *

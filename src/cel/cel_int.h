@@ -67,6 +67,13 @@ const char *kapi_cel__tok_name(cel_tok t);
  * sequence"). A string's value must be valid UTF-8, a bytes value may hold any byte. */
 const char *kapi_cel__unquote(const char *text, size_t len, bool bytes, kapi_buf *out);
 
+/* The 1-based line and 0-based column (in code points) of byte offset in src, as cel-go
+ * gives locations. */
+void kapi_cel__locate(const char *src, size_t len, size_t offset, int *line, int *column);
+/* Adds n errors to ast's (copied into its arena), keeping them in cel-go's order: by
+ * line, then column. */
+void kapi_cel__add_issues(kapi_cel_ast *ast, const kapi_cel_issue *issues, size_t n);
+
 /* ---- values (value.c) ---- */
 
 bool kapi_cel__is_number(const kapi_cel_value *v);

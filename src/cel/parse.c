@@ -49,16 +49,21 @@ static void add_issue(parser *p, size_t offset, bool located, const char *msg)
         is->column = -1;
         return;
     }
-    int line = 1, col = 0;
-    for (size_t i = 0; i < offset && i < p->len; i++) {
-        unsigned char c = (unsigned char)p->src[i];
+    kapi_cel__locate(p->src, p->len, offset, &is->line, &is->column);
+}
+
+void kapi_cel__locate(const char *src, size_t len, size_t offset, int *line, int *column)
+{
+    int l = 1, col = 0;
+    for (size_t i = 0; i < offset && i < len; i++) {
+        unsigned char c = (unsigned char)src[i];
         if (c == '\n')
-            line++, col = 0;
+            l++, col = 0;
         else if ((c & 0xC0) != 0x80)
             col++;
     }
-    is->line = line;
-    is->column = col;
+    *line = l;
+    *column = col;
 }
 
 static void vreport(parser *p, size_t offset, const char *fmt, va_list ap)
@@ -850,23 +855,31 @@ static kapi_cel_expr *member(parser *p)
 
 /* ---- entry ---- */
 
-/* Moves the errors into the tree, in cel-go's order: by line, then column. */
-static void finish(parser *p)
+void kapi_cel__add_issues(kapi_cel_ast *a, const kapi_cel_issue *issues, size_t n)
 {
-    kapi_cel_ast *a = p->ast;
-    for (size_t i = 1; i < p->nissues; i++) /* stable insertion sort: few errors */
+    size_t total = a->nissues + n;
+    kapi_cel_issue *all = kapi_arena_alloc(&a->arena, (total ? total : 1) * sizeof(*all));
+    if (a->nissues)
+        memcpy(all, a->issues, a->nissues * sizeof(*all));
+    if (n)
+        memcpy(all + a->nissues, issues, n * sizeof(*all));
+    for (size_t i = 1; i < total; i++) /* stable insertion sort: few errors */
         for (size_t j = i; j > 0; j--) {
-            kapi_cel_issue *x = &p->issues[j - 1], *y = &p->issues[j];
+            kapi_cel_issue *x = &all[j - 1], *y = &all[j];
             if (x->line < y->line || (x->line == y->line && x->column <= y->column))
                 break;
             kapi_cel_issue t = *x;
             *x = *y;
             *y = t;
         }
-    a->nissues = p->nissues;
-    a->issues = kapi_arena_alloc(&a->arena, (p->nissues ? p->nissues : 1) * sizeof(*a->issues));
-    if (p->nissues)
-        memcpy(a->issues, p->issues, p->nissues * sizeof(*a->issues));
+    a->issues = all;
+    a->nissues = total;
+}
+
+/* Moves the errors into the tree. */
+static void finish(parser *p)
+{
+    kapi_cel__add_issues(p->ast, p->issues, p->nissues);
     free(p->issues);
 }
 
@@ -875,6 +888,8 @@ kapi_cel_ast *kapi_cel_parse(const char *src, size_t len)
     kapi_cel_ast *ast = kapi_xcalloc(1, sizeof(*ast));
     kapi_arena_init(&ast->arena);
     ast->next_id = 1;
+    ast->source = kapi_arena_strndup(&ast->arena, src, len);
+    ast->source_len = len;
     parser p = {.ast = ast, .src = src, .len = len};
     size_t points = 0;
     for (size_t i = 0; i < len; i++)
