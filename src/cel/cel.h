@@ -11,10 +11,11 @@
  *   strings.c the strings library Kubernetes gives CEL (charAt, indexOf, split, ...)
  *   library.c Kubernetes' own lists and regex libraries (isSorted, sum, find, ...)
  *   time.c    durations (timestamps are to come)
+ *   url.c     Kubernetes' url library (url, isURL, getHost, getQuery, ...): Go's net/url
  *
  *   check.c   the type checker: declared variables and functions, cel-go's unification
  *
- * The stages still to come (issue 19): timestamps, Kubernetes' url library, cost limits. Until cost
+ * The stages still to come (issue 19): timestamps, cost limits. Until cost
  * limits come, evaluate only trusted expressions: a short one can loop for long.
  *
  * ---- the syntax tree ----
@@ -248,10 +249,12 @@ typedef enum kapi_cel_type {
     KAPI_CEL_T_MAP, /* keys bool, int, uint or string, no two equal */
     KAPI_CEL_T_TYPE,
     KAPI_CEL_T_DURATION, /* google.protobuf.Duration, as cel-go v0.12's: nanoseconds in i */
+    KAPI_CEL_T_URL,      /* kubernetes.URL, Go's url.URL as url.Parse leaves it, in url */
     KAPI_CEL_T_ERROR,
 } kapi_cel_type;
 
 typedef struct kapi_cel_value kapi_cel_value;
+typedef struct kapi_cel_url kapi_cel_url; /* the parts of a URL (cel_int.h) */
 struct kapi_cel_value {
     kapi_cel_type t;
     union {
@@ -268,13 +271,14 @@ struct kapi_cel_value {
             const kapi_cel_value *keys, *values;
             size_t n;
         } map;
-        const char *type;  /* a type's name: "int", "list", "null_type", "type", ... */
-        const char *error; /* the error's message */
+        const char *type;        /* a type's name: "int", "list", "null_type", "type", ... */
+        const char *error;       /* the error's message */
+        const kapi_cel_url *url; /* in the arena, like a list's elements */
     } u;
 };
 
 /* CEL's ==: numbers by value whatever their types, lists and maps element by element,
- * values of different kinds unequal. */
+ * URLs by their text (Go's URL.String()), values of different kinds unequal. */
 bool kapi_cel_equal(const kapi_cel_value *a, const kapi_cel_value *b);
 /* The name of v's type ("int", "map", ...). */
 const char *kapi_cel_type_name(const kapi_cel_value *v);

@@ -104,6 +104,22 @@ bool kapi_cel__time(kapi_arena *a, const char *fn, const kapi_cel_value *args, s
 bool kapi_cel__library(kapi_arena *a, const char *fn, const kapi_cel_value *args, size_t n,
                        kapi_cel_value *out);
 
+/* ---- Kubernetes' url library (url.c) ---- */
+
+/* A kubernetes.URL: the fields of Go's url.URL as url.Parse leaves them (decoded forms
+ * and the raw forms Go keeps beside them), slices of the arena the value lives in; text
+ * is its String(), which equality compares. */
+struct kapi_cel_url {
+    kapi_str scheme, opaque, username, password, host, path, raw_path, raw_query, fragment,
+        raw_fragment;
+    bool has_user, password_set, omit_host, force_query;
+    kapi_str text;
+};
+
+/* The same for the url library: url(), isURL() and the getters of a URL. */
+bool kapi_cel__url(kapi_arena *a, const char *fn, const kapi_cel_value *args, size_t n,
+                   kapi_cel_value *out);
+
 /* The value at key in map m (keys compared as ==), or NULL. */
 const kapi_cel_value *kapi_cel__map_find(const kapi_cel_value *m, const kapi_cel_value *key);
 

@@ -8,7 +8,8 @@
  *
  * The functions: the operators, size, contains, startsWith, endsWith, matches (RE2), the
  * conversions int, uint, double, string, bytes, bool, dyn and type, durations (time.c),
- * the strings library of strings.c and Kubernetes' lists and regex libraries of library.c.
+ * the strings library of strings.c, Kubernetes' lists and regex libraries of library.c
+ * and its url library of url.c.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -631,7 +632,8 @@ static value call(ev *x, const kapi_cel_expr *e)
         if (strcmp(fn, "type") == 0)
             return type_value(kapi_cel_type_name(a));
     }
-    if (kapi_cel__strings(x->a, fn, args, n, &out) || kapi_cel__library(x->a, fn, args, n, &out))
+    if (kapi_cel__strings(x->a, fn, args, n, &out) || kapi_cel__library(x->a, fn, args, n, &out) ||
+        kapi_cel__url(x->a, fn, args, n, &out))
         return out;
     return no_overload(x);
 }

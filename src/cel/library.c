@@ -4,7 +4,7 @@
  *   lists   <list>.isSorted(), .sum(), .min(), .max(), .indexOf(x), .lastIndexOf(x)
  *   regex   <string>.find(re), .findAll(re), .findAll(re, n)
  *
- * (its url library is still to come). The answers and errors are the library's: min and
+ * (its url library is url.c). The answers and errors are the library's: min and
  * max of an empty list fail, findAll's n limits the matches (n < 0: all), a pattern Go
  * refuses is "Illegal regex: ..." in Go's words.
  */

@@ -24,6 +24,7 @@ static const char *const type_names[] = {
     [KAPI_CEL_T_MAP] = "map",
     [KAPI_CEL_T_TYPE] = "type",
     [KAPI_CEL_T_DURATION] = "google.protobuf.Duration",
+    [KAPI_CEL_T_URL] = "kubernetes.URL",
     [KAPI_CEL_T_ERROR] = "error",
 };
 
@@ -164,6 +165,8 @@ bool kapi_cel_equal(const kapi_cel_value *a, const kapi_cel_value *b)
         return strcmp(a->u.type, b->u.type) == 0;
     case KAPI_CEL_T_DURATION:
         return a->u.i == b->u.i;
+    case KAPI_CEL_T_URL:
+        return kapi_str_eq(a->u.url->text, b->u.url->text);
     default:
         return false;
     }

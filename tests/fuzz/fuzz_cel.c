@@ -3,9 +3,41 @@
  * lexed and parsed with macros expanded, the tree written out as text, or the errors
  * shown as cel-go shows them. No input may crash, trip a sanitizer or leak; a source
  * that parses has no errors, and one that does not has at least one.
+ *
+ * The input is also a string a rule reads (when it is UTF-8, as CEL's strings are): the
+ * variable s of one fixed expression that calls every function of the url library on it,
+ * whose parser (Go's net/url) walks untrusted bytes. Only fixed expressions are evaluated
+ * until cost limits bound what a fuzzed one may do. A string isURL refuses, url refuses.
  */
 #include "cel/cel.h"
+#include "codec/go.h"
 #include "fuzz.h"
+
+static const char url_calls[] =
+    "[isURL(s), url(s) == url(s), url(s).getScheme(), url(s).getHost(), url(s).getHostname(), "
+    "url(s).getPort(), url(s).getEscapedPath(), url(s).getQuery()]";
+
+static bool input_var(void *ctx, const char *name, kapi_cel_value *out)
+{
+    if (strcmp(name, "s") != 0)
+        return false;
+    *out = (kapi_cel_value){.t = KAPI_CEL_T_STRING, .u.s = *(const kapi_str *)ctx};
+    return true;
+}
+
+static void fuzz_url(const char *data, size_t size)
+{
+    kapi_arena a;
+    kapi_arena_init(&a);
+    kapi_str s = {kapi_arena_strndup(&a, data, size), size};
+    kapi_cel_activation act = {input_var, &s};
+    kapi_cel_ast *ast = kapi_cel_parse(url_calls, sizeof(url_calls) - 1);
+    kapi_cel_value v = kapi_cel_eval(ast->root, &act, &a);
+    if (v.t == KAPI_CEL_T_LIST && !v.u.list.v[0].u.b) /* isURL false, yet url() took it */
+        abort();
+    kapi_arena_dispose(&a);
+    kapi_cel_ast_free(ast);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -23,5 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         kapi_cel_issues_text(&b, a, src, size);
     kapi_buf_dispose(&b);
     kapi_cel_ast_free(a);
+    if (kapi_go_valid_utf8(src, size))
+        fuzz_url(src, size);
     return 0;
 }

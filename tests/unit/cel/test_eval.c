@@ -389,3 +389,158 @@ TEST(cel_eval_durations)
                "{}", "bool:true");
     CHECK_EVAL("-duration('1s') < duration('0s') && duration('1s') != 1", "{}", "bool:true");
 }
+
+/* Kubernetes' url library: the examples of urls.go's doc comment and of the CRD validation
+ * tests (apiextensions-apiserver's schema/cel/validation_test.go), each checked to answer
+ * true. */
+static const char *const kubernetes_url_cases[] = {
+    "url('https://user:pass@example.com:80/path?query=val#fragment').getHost() == "
+    "'example.com:80'",
+    "url('/absolute-path').getEscapedPath() == '/absolute-path'",
+    "url('/path').getScheme() == ''",
+    "url('https://example.com/').getScheme() == 'https'",
+    "url('https://example.com:80/').getHost() == 'example.com:80'",
+    "url('https://example.com/').getHost() == 'example.com'",
+    "url('https://[::1]:80/').getHost() == '[::1]:80'",
+    "url('https://[::1]/').getHost() == '[::1]'",
+    "url('/path').getHost() == ''",
+    "url('https://example.com:80/').getHostname() == 'example.com'",
+    "url('https://127.0.0.1:80/').getHostname() == '127.0.0.1'",
+    "url('https://127.0.0.1/').getHostname() == '127.0.0.1'",
+    "url('https://[::1]:80/').getHostname() == '::1'",
+    "url('https://[::1]/').getHostname() == '::1'",
+    "url('/path').getHostname() == ''",
+    "url('https://example.com:80/').getPort() == '80'",
+    "url('https://example.com/').getPort() == ''",
+    "url('/path').getPort() == ''",
+    "url('https://example.com/path').getEscapedPath() == '/path'",
+    "url('https://example.com/path with spaces/').getEscapedPath() == '/path%20with%20spaces/'",
+    "url('https://example.com/with space/').getEscapedPath() == '/with%20space/'",
+    "url('https://example.com').getEscapedPath() == ''",
+    "url('https://example.com/path?k1=a&k2=b&k2=c').getQuery() == {'k1': ['a'], 'k2': ['b', "
+    "'c']}",
+    "url('https://example.com/path?key with spaces=value with spaces').getQuery() == {'key with "
+    "spaces': ['value with spaces']}",
+    "url('https://example.com/path?').getQuery() == {}",
+    "url('https://example.com/path').getQuery() == {}",
+    "url(self.url).getScheme() == 'https'",
+    "url(self.url).getHost() == 'kubernetes.io:80'",
+    "url(self.url).getHostname() == 'kubernetes.io'",
+    "url(self.url).getPort() == '80'",
+    "url(self.url).getEscapedPath() == '/docs/home'",
+    "url(self.url).getQuery() == {'k1': ['a'], 'k2': ['b', 'c']}",
+    "isURL('https://user:pass@example.com:80/path?query=val#fragment')",
+    "isURL('/path') == true",
+    "isURL('/absolute-path') == true",
+    "isURL('https://a:b:c/') == false",
+    "isURL('../relative-path') == false",
+    /* cost_test.go's URL: a scheme and an opaque rest */
+    "url('https:://kubernetes.io/').getScheme() == 'https'",
+    NULL,
+};
+
+TEST(cel_eval_url_kubernetes_cases)
+{
+    const char *self = "{\"self\":{\"url\":\"https://user:pass@kubernetes.io:80/docs/"
+                       "home?k1=a&k2=b&k2=c#anchor\"}}";
+    for (size_t i = 0; kubernetes_url_cases[i]; i++)
+        CHECK_EVAL(kubernetes_url_cases[i], self, "bool:true");
+}
+
+/* What Go's url.ParseRequestURI refuses, in Kubernetes' words with Go's error; isURL says
+ * false for each. */
+TEST(cel_eval_url_errors)
+{
+    static const char *const bad[][2] = {
+        {"https://a:b:c/", "parse \"https://a:b:c/\": invalid port \":c\" after host"},
+        {"../relative-path", "parse \"../relative-path\": invalid URI for request"},
+        {"", "parse \"\": empty url"},
+        {":foo", "parse \":foo\": missing protocol scheme"},
+        {"http://[::1", "parse \"http://[::1\": missing ']' in host"},
+        {"http://[::1]x/", "parse \"http://[::1]x/\": invalid port \"x\" after host"},
+        {"https://[::1]:80:90/", "parse \"https://[::1]:80:90/\": invalid port \":80:90\" after "
+                                 "host"},
+        {"http://a b/", "parse \"http://a b/\": invalid character \" \" in host name"},
+        {"http://[fe80::1%en0]/", "parse \"http://[fe80::1%en0]/\": invalid URL escape \"%en\""},
+        {"http://x/%zz", "parse \"http://x/%zz\": invalid URL escape \"%zz\""},
+        {"http://x/%", "parse \"http://x/%\": invalid URL escape \"%\""},
+        {"http://u^x@x/", "parse \"http://u^x@x/\": net/url: invalid userinfo"},
+        {"http://x/\\x01", "parse \"http://x/\\x01\": net/url: invalid control character in URL"},
+    };
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(bad); i++) {
+        char *src = kapi_xprintf("url('%s')", bad[i][0]);
+        char *want =
+            kapi_xprintf("error:URL parse error during conversion from string: %s", bad[i][1]);
+        CHECK_EVAL(src, "{}", want);
+        free(src);
+        free(want);
+        src = kapi_xprintf("isURL('%s')", bad[i][0]);
+        CHECK_EVAL(src, "{}", "bool:false");
+        free(src);
+    }
+    /* ParseRequestURI leaves a query unchecked, and the fragment in it; url()'s Parse then
+     * takes the fragment off and refuses its escape */
+    CHECK_EVAL("isURL('http://x/?a#%zz')", "{}", "bool:true");
+    CHECK_EVAL("url('http://x/?a#%zz')", "{}",
+               "error:URL parse error during conversion from string: parse \"http://x/?a#%zz\": "
+               "invalid URL escape \"%zz\"");
+    CHECK_EVAL("url(1)", "{}", "error:no such overload");
+    CHECK_EVAL("'https://x/'.getHost()", "{}", "error:no such overload");
+    CHECK_EVAL("url('/a').getHost(1)", "{}", "error:no such overload");
+    CHECK_EVAL("url('/a') < url('/b')", "{}", "error:no such overload");
+}
+
+/* The parts of Go's net/url that decide the getters' answers: IPv6 literals and their
+ * zones, empty ports, escapes kept or redone, a query's repeated keys and the pairs
+ * ParseQuery drops, Parse reading an authority that ParseRequestURI read as a path. */
+TEST(cel_eval_url_parts)
+{
+    const char *z = "url('http://[fe80::1%25en0]:8080/')";
+    char *src = kapi_xprintf("%s.getHost() + ' ' + %s.getHostname() + ' ' + %s.getPort()", z, z, z);
+    CHECK_EVAL(src, "{}", "string:[fe80::1%en0]:8080 fe80::1%en0 8080");
+    free(src);
+    CHECK_EVAL("url('http://example.com:/').getHost() + ' ' + "
+               "url('http://example.com:/').getHostname() + ' ' + "
+               "url('http://example.com:/').getPort() + '.'",
+               "{}", "string:example.com: example.com .");
+    CHECK_EVAL("url('http://[::1]:/').getHostname() + url('http://[::1]:/').getPort()", "{}",
+               "string:::1");
+    CHECK_EVAL(
+        "url('HTTP://EXAMPLE.com/').getScheme() + ' ' + url('HTTP://EXAMPLE.com/').getHost()", "{}",
+        "string:http EXAMPLE.com");
+    CHECK_EVAL("url('http://a%C3%A9/').getHost()", "{}", "string:aé");
+    /* the raw path when it is a valid escaping of the path, else the path escaped anew */
+    CHECK_EVAL("url('http://x/a%2Fb').getEscapedPath()", "{}", "string:/a%2Fb");
+    CHECK_EVAL("url('http://x/a b%2F').getEscapedPath()", "{}", "string:/a%20b/");
+    CHECK_EVAL("url('/é?é=%C3%A9#é').getEscapedPath()", "{}", "string:/%C3%A9");
+    CHECK_EVAL("url('*').getEscapedPath()", "{}", "string:*");
+    CHECK_EVAL("url('mailto:a@b.c').getScheme() + url('mailto:a@b.c').getEscapedPath()", "{}",
+               "string:mailto");
+    CHECK_EVAL("url('http://x/a?b#c?d').getEscapedPath()", "{}", "string:/a");
+    /* Parse reads an authority where ParseRequestURI read a path */
+    CHECK_EVAL("url('//host/path').getHost() + url('//host/path').getEscapedPath()", "{}",
+               "string:host/path");
+    CHECK_EVAL("url('/é?é=%C3%A9#é').getQuery() == {'é': ['é']}", "{}", "bool:true");
+    CHECK_EVAL("url('http://x/?a=1;b=2&c=3&d=%zz&e=%41&f+g=h+i&=v&k&&k=&k=2').getQuery() == "
+               "{'c': ['3'], 'e': ['A'], 'f g': ['h i'], '': ['v'], 'k': ['', '', '2']}",
+               "{}", "bool:true");
+    CHECK_EVAL("url('http://x/?b=1&a=2&b=3').getQuery()['b']", "{}", "list");
+    CHECK_EVAL("url('http://x/?b=1&a=2&b=3').getQuery()['b'][1]", "{}", "string:3");
+    CHECK_EVAL("url('http://x/?a=%zz').getQuery() == {} && url('http://x/?;').getQuery() == {}",
+               "{}", "bool:true");
+}
+
+/* URLs are kubernetes.URL values, equal when Go's String() of them is. */
+TEST(cel_eval_url_values)
+{
+    CHECK_EVAL("url('/a')", "{}", "kubernetes.URL");
+    CHECK_EVAL("url('HTTP://x/') == url('http://x/')", "{}", "bool:true");
+    CHECK_EVAL("url('https://x/p#a b') == url('https://x/p#a%20b')", "{}", "bool:true");
+    CHECK_EVAL("url('http://x/a%2Fb') != url('http://x/a/b')", "{}", "bool:true");
+    CHECK_EVAL("url('http:/a') != url('http:///a')", "{}", "bool:true");
+    CHECK_EVAL("url('http://u%40x:p%3A@x/') == url('http://u%40x:p%3a@x/')", "{}", "bool:true");
+    CHECK_EVAL("url('/a') != '/a' && type(url('/a')) == type(url('https://b/'))", "{}",
+               "bool:true");
+    CHECK_EVAL("[url('/a'), url('/b')].indexOf(url('/b')) + (url('/a') in [url('/a')] ? 1 : 0)",
+               "{}", "int:2");
+}
