@@ -10,10 +10,10 @@
  *             the standard functions of the core types
  *   strings.c the strings library Kubernetes gives CEL (charAt, indexOf, split, ...)
  *   library.c Kubernetes' own lists and regex libraries (isSorted, sum, find, ...)
- *   time.c    durations (timestamps are to come)
+ *   time.c    durations and timestamps (zones from base/tz)
  *
  * The stages still to come (issue 19): type checking against declared variables,
- * timestamps, Kubernetes' url library, cost limits. Until cost
+ * Kubernetes' url library, cost limits. Until cost
  * limits come, evaluate only trusted expressions: a short one can loop for long.
  *
  * ---- the syntax tree ----
@@ -62,6 +62,7 @@
 #include <jansson.h>
 
 #include "base/base.h"
+#include "codec/go.h"
 
 #define KAPI_CEL_MAX_SOURCE 100000u
 #define KAPI_CEL_MAX_DEPTH 250
@@ -175,6 +176,10 @@ typedef enum kapi_cel_type {
     KAPI_CEL_T_MAP, /* keys bool, int, uint or string, no two equal */
     KAPI_CEL_T_TYPE,
     KAPI_CEL_T_DURATION, /* google.protobuf.Duration, as cel-go v0.12's: nanoseconds in i */
+    /* google.protobuf.Timestamp, as cel-go v0.12's: a Go time.Time from 0001-01-01 to
+     * 9999-12-31 UTC, in the fixed zone it was written with (timestamp('...+01:00') keeps
+     * +01:00 for string() and the getters; others are in UTC) */
+    KAPI_CEL_T_TIMESTAMP,
     KAPI_CEL_T_ERROR,
 } kapi_cel_type;
 
@@ -195,6 +200,7 @@ struct kapi_cel_value {
             const kapi_cel_value *keys, *values;
             size_t n;
         } map;
+        kapi_go_time ts;   /* a timestamp */
         const char *type;  /* a type's name: "int", "list", "null_type", "type", ... */
         const char *error; /* the error's message */
     } u;

@@ -389,3 +389,55 @@ TEST(cel_eval_durations)
                "{}", "bool:true");
     CHECK_EVAL("-duration('1s') < duration('0s') && duration('1s') != 1", "{}", "bool:true");
 }
+
+/* Timestamps as cel-go v0.12 has them (the answers are its own): the zone offset written
+ * is kept for string(), the getters and arithmetic; the getters take zone names and
+ * offsets; Go's words for the errors. */
+TEST(cel_eval_timestamps)
+{
+    CHECK_EVAL("string(timestamp('2009-02-13T23:31:30+01:00') + duration('1h'))", "{}",
+               "string:2009-02-14T00:31:30+01:00");
+    CHECK_EVAL("timestamp('2009-02-13T23:31:30+01:00').getHours() * 100 + "
+               "timestamp('2009-02-13T23:31:30+01:00').getHours('UTC')",
+               "{}", "int:2322");
+    CHECK_EVAL("string(timestamp('2009-02-13T3:31:30,120Z') - duration('1ns'))", "{}",
+               "string:2009-02-13T03:31:30.119999999Z");
+    CHECK_EVAL("int(timestamp('2009-02-13T23:31:30+01:00'))", "{}", "int:1234564290");
+    CHECK_EVAL("string(timestamp('2009-02-13T23:31:30Z') - timestamp('2009-02-13T23:31:29.5Z'))",
+               "{}", "string:0.5s");
+    CHECK_EVAL("timestamp('2009-02-13T23:31:30Z') == timestamp('2009-02-14T00:31:30+01:00')", "{}",
+               "bool:true");
+    CHECK_EVAL("string(timestamp(0) + duration('-1ns'))", "{}",
+               "string:1969-12-31T23:59:59.999999999Z");
+    CHECK_EVAL("timestamp('0001-01-01T00:00:00+01:00')", "{}", "error:timestamp overflow");
+    CHECK_EVAL("timestamp('9999-12-31T23:59:59Z') - timestamp('0001-01-01T00:00:00Z')", "{}",
+               "error:integer overflow");
+    CHECK_EVAL("timestamp('2009-02-29T23:31:30Z')", "{}",
+               "error:type conversion error from 'string' to 'google.protobuf.Timestamp'");
+    CHECK_EVAL("timestamp(1.5)", "{}",
+               "error:type conversion error from 'double' to 'google.protobuf.Timestamp'");
+    CHECK_EVAL("timestamp('2009-02-13T23:31:30Z') < duration('1s')", "{}",
+               "error:no such overload");
+    /* zones: names (Lord Howe is +11 in February), offsets read by two Atoi's */
+    CHECK_EVAL("timestamp('2009-02-13T23:31:30Z').getDayOfWeek('Asia/Tokyo') * 100 + "
+               "timestamp('2009-02-13T23:31:30Z').getDate('Australia/Lord_Howe')",
+               "{}", "int:614");
+    CHECK_EVAL("timestamp('2009-02-13T23:31:30Z').getMinutes('5:-30')", "{}", "int:1");
+    CHECK_EVAL("timestamp('2009-02-13T23:31:30Z').getHours('999999999999:00')", "{}", "int:2");
+    CHECK_EVAL("timestamp('2009-02-13T23:31:30Z').getHours('05:')", "{}",
+               "error:strconv.Atoi: parsing \"\": invalid syntax");
+    CHECK_EVAL("timestamp('2009-02-13T23:31:30Z').getHours('99999999999999999999:00')", "{}",
+               "error:strconv.Atoi: parsing \"99999999999999999999\": value out of range");
+    CHECK_EVAL("timestamp('2009-02-13T23:31:30Z').getHours('Mars/Base')", "{}",
+               "error:unknown time zone Mars/Base");
+    CHECK_EVAL("timestamp('2009-02-13T23:31:30Z').getHours('+05')", "{}",
+               "error:unknown time zone +05");
+    CHECK_EVAL("timestamp('2009-02-13T23:31:30Z').getHours(1)", "{}", "error:no such overload");
+    /* the type's name is a value, and Kubernetes' lists library orders timestamps */
+    CHECK_EVAL("type(timestamp(0)) == google.protobuf.Timestamp", "{}", "bool:true");
+    CHECK_EVAL("[timestamp(2), timestamp(1)].min() == timestamp(1) && "
+               "[timestamp(1), timestamp(2)].isSorted()",
+               "{}", "bool:true");
+    /* v0.12's getMilliseconds of a duration is all of it in milliseconds */
+    CHECK_EVAL("duration('123.321456789s').getMilliseconds()", "{}", "int:123321");
+}
