@@ -19,6 +19,9 @@ LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(LIB_CXX:%.cc=$(BUILD)/%.o) $(BUILD)/g
              $(BUILD)/gen/rbac_data.o
 UNIT_SRC  := $(wildcard tests/unit/*.c tests/unit/*/*.c)
 UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/%.o)
+# The cel-spec conformance suite's runner (tests/cel), over the library.
+CONF_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/cel/*.c))
+CEL_SUITE ?= $(or $(KAPI_TESTDATA),$(SHARED)/testdata)/cel/json
 # The benchmark harness: its own sources plus src/base (buffers), none of the server.
 BENCH_SRC := $(filter-out bench/main.c,$(wildcard bench/*.c))
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
@@ -30,12 +33,15 @@ SHARED   ?= ../shared
 .PHONY: all run test unit e2e golden asan deps test-deps format clean bench bench-smoke fuzz \
         fuzz-smoke crash-test e2e-asan e2e-etcd format-check
 
-all: $(BUILD)/kapi $(BUILD)/unit-tests $(BUILD)/kapi-bench
+all: $(BUILD)/kapi $(BUILD)/unit-tests $(BUILD)/cel-conformance $(BUILD)/kapi-bench
 
 $(BUILD)/kapi: $(BUILD)/src/main.o $(LIB_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/unit-tests: $(UNIT_OBJ) $(LIB_OBJ) $(BENCH_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/cel-conformance: $(CONF_OBJ) $(LIB_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/kapi-bench: $(BUILD)/bench/main.o $(BENCH_OBJ) $(BENCH_BASE)
@@ -87,14 +93,17 @@ test: test-deps
 	$(MAKE) fuzz-smoke
 	$(MAKE) crash-test
 
-unit: $(BUILD)/unit-tests
+# The unit tests, then the CEL conformance suite (tests/cel/conformance.c).
+unit: $(BUILD)/unit-tests $(BUILD)/cel-conformance
 	$(BUILD)/unit-tests
+	$(BUILD)/cel-conformance $(CEL_SUITE)
 
-# The unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
+# The unit tests and the CEL suite again under AddressSanitizer and UndefinedBehaviorSanitizer.
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -Wno-format-truncation
 asan:
-	CFLAGS="$(ASAN_CFLAGS)" $(MAKE) BUILD=build/asan build/asan/unit-tests
+	CFLAGS="$(ASAN_CFLAGS)" $(MAKE) BUILD=build/asan build/asan/unit-tests build/asan/cel-conformance
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 build/asan/unit-tests
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 build/asan/cel-conformance $(CEL_SUITE)
 
 e2e: $(BUILD)/kapi
 	tests/e2e/run.sh $(BUILD)/kapi

@@ -10,12 +10,12 @@
  *             the standard functions of the core types
  *   strings.c the strings library Kubernetes gives CEL (charAt, indexOf, split, ...)
  *   library.c Kubernetes' own lists and regex libraries (isSorted, sum, find, ...)
- *   time.c    durations (timestamps are to come)
+ *   time.c    durations and timestamps (zones from base/tz)
  *   url.c     Kubernetes' url library (url, isURL, getHost, getQuery, ...): Go's net/url
  *
  *   check.c   the type checker: declared variables and functions, cel-go's unification
  *
- * The stages still to come (issue 19): timestamps, cost limits. Until cost
+ * The stage still to come (issue 19): cost limits. Until cost
  * limits come, evaluate only trusted expressions: a short one can loop for long.
  *
  * ---- the syntax tree ----
@@ -64,6 +64,7 @@
 #include <jansson.h>
 
 #include "base/base.h"
+#include "codec/go.h"
 
 #define KAPI_CEL_MAX_SOURCE 100000u
 #define KAPI_CEL_MAX_DEPTH 250
@@ -250,6 +251,10 @@ typedef enum kapi_cel_type {
     KAPI_CEL_T_TYPE,
     KAPI_CEL_T_DURATION, /* google.protobuf.Duration, as cel-go v0.12's: nanoseconds in i */
     KAPI_CEL_T_URL,      /* kubernetes.URL, Go's url.URL as url.Parse leaves it, in url */
+    /* google.protobuf.Timestamp, as cel-go v0.12's: a Go time.Time from 0001-01-01 to
+     * 9999-12-31 UTC, in the fixed zone it was written with (timestamp('...+01:00') keeps
+     * +01:00 for string() and the getters; others are in UTC) */
+    KAPI_CEL_T_TIMESTAMP,
     KAPI_CEL_T_ERROR,
 } kapi_cel_type;
 
@@ -271,6 +276,7 @@ struct kapi_cel_value {
             const kapi_cel_value *keys, *values;
             size_t n;
         } map;
+        kapi_go_time ts;         /* a timestamp */
         const char *type;        /* a type's name: "int", "list", "null_type", "type", ... */
         const char *error;       /* the error's message */
         const kapi_cel_url *url; /* in the arena, like a list's elements */

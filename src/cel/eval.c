@@ -7,9 +7,9 @@
  * macros) loop while their condition is not false.
  *
  * The functions: the operators, size, contains, startsWith, endsWith, matches (RE2), the
- * conversions int, uint, double, string, bytes, bool, dyn and type, durations (time.c),
- * the strings library of strings.c, Kubernetes' lists and regex libraries of library.c
- * and its url library of url.c.
+ * conversions int, uint, double, string, bytes, bool, dyn and type, durations and
+ * timestamps (time.c), the strings library of strings.c, Kubernetes' lists and regex
+ * libraries of library.c and its url library of url.c.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -71,8 +71,36 @@ static value eval(ev *x, const kapi_cel_expr *e);
 
 /* ---- names ---- */
 
-static const char *const type_idents[] = {"int",  "uint", "double",    "bool", "string", "bytes",
-                                          "list", "map",  "null_type", "type", NULL};
+/* The names of types, which are values: type(1) == int, google.protobuf.Timestamp ==
+ * type(timestamp(0)). */
+static const char *const type_idents[] = {"int",
+                                          "uint",
+                                          "double",
+                                          "bool",
+                                          "string",
+                                          "bytes",
+                                          "list",
+                                          "map",
+                                          "null_type",
+                                          "type",
+                                          "google.protobuf.Duration",
+                                          "google.protobuf.Timestamp",
+                                          NULL};
+
+/* The variable called name, else the type called name (as cel-go resolves a name: the
+ * activation first); false when it is neither. */
+static bool resolve(ev *x, const char *name, value *out)
+{
+    if (x->act && x->act->lookup && x->act->lookup(x->act->ctx, name, out))
+        return true;
+    for (size_t i = 0; type_idents[i]; i++) {
+        if (strcmp(type_idents[i], name) == 0) {
+            *out = type_value(type_idents[i]);
+            return true;
+        }
+    }
+    return false;
+}
 
 static value ident(ev *x, const char *name)
 {
@@ -82,11 +110,8 @@ static value ident(ev *x, const char *name)
         if (strcmp(s->name, name) == 0)
             return s->v;
     value v;
-    if (x->act && x->act->lookup && x->act->lookup(x->act->ctx, name, &v))
+    if (resolve(x, name, &v))
         return v;
-    for (size_t i = 0; type_idents[i]; i++)
-        if (strcmp(type_idents[i], name) == 0)
-            return type_value(type_idents[i]);
     return kapi_cel__error(x->a, "no such attribute: %s", name);
 }
 
@@ -133,16 +158,17 @@ static value field_of(ev *x, value m, const char *field, bool test_only)
     return v ? *v : kapi_cel__error(x->a, "no such key: %s", field);
 }
 
-/* A select. A qualified name (a.b.c) is the variable of its longest dotted prefix (a.b.c,
- * then a.b, then a), with the rest selected from it, unless its root is a comprehension's
- * variable; the name is spelled once, and each shorter prefix cut from it. */
+/* A select. A qualified name (a.b.c) is the variable or type of its longest dotted prefix
+ * (a.b.c, then a.b, then a), with the rest selected from it, unless its root is a
+ * comprehension's variable; the name is spelled once, and each shorter prefix cut from
+ * it. */
 static value select_field(ev *x, const kapi_cel_expr *e)
 {
     const kapi_cel_expr *root = NULL;
     const char **fields;
     size_t n;
     if (e->u.select.test_only || !chain(x, e, &root, &fields, &n) ||
-        local(x, root->u.ident + (root->u.ident[0] == '.')) || !x->act || !x->act->lookup)
+        local(x, root->u.ident + (root->u.ident[0] == '.')))
         return field_of(x, eval(x, e->u.select.operand), e->u.select.field, e->u.select.test_only);
     kapi_buf name;
     kapi_buf_init(&name);
@@ -157,7 +183,7 @@ static value select_field(ev *x, const kapi_cel_expr *e)
     size_t k = n + 1;
     while (k-- > 1) {
         name.ptr[cut[k]] = 0;
-        if (x->act->lookup(x->act->ctx, name.ptr, &v))
+        if (resolve(x, name.ptr, &v))
             break;
     }
     kapi_buf_dispose(&name);

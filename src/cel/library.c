@@ -25,7 +25,7 @@ static value no_overload(void)
 static bool comparable(const value *v)
 {
     return kapi_cel__is_number(v) || v->t == KAPI_CEL_T_BOOL || v->t == KAPI_CEL_T_STRING ||
-           v->t == KAPI_CEL_T_BYTES || v->t == KAPI_CEL_T_DURATION;
+           v->t == KAPI_CEL_T_BYTES || v->t == KAPI_CEL_T_DURATION || v->t == KAPI_CEL_T_TIMESTAMP;
 }
 
 static value is_sorted(const value *l)

@@ -25,6 +25,7 @@ static const char *const type_names[] = {
     [KAPI_CEL_T_TYPE] = "type",
     [KAPI_CEL_T_DURATION] = "google.protobuf.Duration",
     [KAPI_CEL_T_URL] = "kubernetes.URL",
+    [KAPI_CEL_T_TIMESTAMP] = "google.protobuf.Timestamp",
     [KAPI_CEL_T_ERROR] = "error",
 };
 
@@ -115,6 +116,10 @@ int kapi_cel__cmp(const kapi_cel_value *a, const kapi_cel_value *b)
         return (int)a->u.b - (int)b->u.b;
     case KAPI_CEL_T_DURATION:
         return a->u.i < b->u.i ? -1 : a->u.i > b->u.i;
+    case KAPI_CEL_T_TIMESTAMP: /* the instants, whatever their zones */
+        if (a->u.ts.secs != b->u.ts.secs)
+            return a->u.ts.secs < b->u.ts.secs ? -1 : 1;
+        return a->u.ts.nsec < b->u.ts.nsec ? -1 : a->u.ts.nsec > b->u.ts.nsec;
     case KAPI_CEL_T_STRING: /* UTF-8's byte order is the code points' order */
     case KAPI_CEL_T_BYTES:
         return cmp_bytes(a->u.s, b->u.s);
@@ -167,6 +172,8 @@ bool kapi_cel_equal(const kapi_cel_value *a, const kapi_cel_value *b)
         return a->u.i == b->u.i;
     case KAPI_CEL_T_URL:
         return kapi_str_eq(a->u.url->text, b->u.url->text);
+    case KAPI_CEL_T_TIMESTAMP:
+        return kapi_cel__cmp(a, b) == 0;
     default:
         return false;
     }

@@ -66,6 +66,23 @@ char *kapi_go_parse_duration(kapi_str s, int64_t *out);
  * outside printable ASCII as \xNN. */
 char *kapi_go_time_quote(kapi_str s);
 
+/* A time as Go's time.Parse reads an RFC 3339 one: Unix seconds, nanoseconds, and the
+ * offset from UTC it was written with (seconds east; 0 for "Z"). */
+typedef struct kapi_go_time {
+    int64_t secs;
+    int32_t nsec;
+    int32_t offset;
+} kapi_go_time;
+/* Go's time.Parse(time.RFC3339, s), or with micro metav1.MicroTime's layout
+ * "2006-01-02T15:04:05.000000Z07:00", into *out: NULL, or Go's error text as a heap string
+ * (`parsing time "x" as "2006-01-02T15:04:05Z07:00": cannot parse "x" as "2006"`,
+ * `parsing time "x": month out of range`). Without micro a fraction of any length is
+ * read, its first nine digits kept, as Go reads it. */
+char *kapi_go_parse_time(const char *s, bool micro, kapi_go_time *out);
+/* Appends t as Go's Time.Format(time.RFC3339Nano) writes it in the zone of t's offset:
+ * "2009-02-13T23:31:30.5+01:00", "Z" for offset 0, no fraction when nsec is 0. */
+void kapi_go_format_time(kapi_buf *b, const kapi_go_time *t);
+
 /* Appends s (n bytes) quoted as Go's strconv.Quote does: the %q of kube-apiserver's
  * messages (`unknown field "spec.x"`). Bytes that are not UTF-8 come out as \xNN. */
 void kapi_go_quote(kapi_buf *b, const char *s, size_t n);

@@ -1,6 +1,6 @@
 /*
  * cron: robfig/cron v3's spec parser (Parser.Parse with its options, descriptors, @every
- * with Go durations, TZ=/CRON_TZ= prefixes checked against the system TZ database).
+ * with Go durations, TZ=/CRON_TZ= prefixes loaded as Go loads them, by base/tz).
  */
 #include "registry/cron.h"
 
@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "base/tz.h"
 #include "codec/go.h"
 
-#define ZONEINFO_DIR "/usr/share/zoneinfo/"
 #define ALL_BITS (~UINT64_C(0))
 /* Bits lo..hi (hi < 63), a constant expression. */
 #define SPAN(lo, hi) ((ALL_BITS >> (63 - (hi))) & (ALL_BITS << (lo)))
@@ -250,33 +250,6 @@ kapi_error *kapi_cron__field(uint64_t *out, const char *expr, unsigned min, unsi
 
 /* ---- zones ---- */
 
-/* time.LoadLocation's checks for an IANA name: no "..", not absolute, a TZif file. */
-static const char *check_zone_name(const char *name)
-{
-    char magic[4] = {0};
-    if (strstr(name, "..") || name[0] == '/' || name[0] == '\\')
-        return "time: invalid location name";
-    char *path = kapi_xprintf("%s%s", ZONEINFO_DIR, name);
-    FILE *f = fopen(path, "rb");
-    free(path);
-    bool ok = f && fread(magic, 1, 4, f) == 4 && memcmp(magic, "TZif", 4) == 0;
-    if (f)
-        fclose(f);
-    return ok ? NULL : "unknown time zone";
-}
-
-char *kapi_cron_load_location(const char *name)
-{
-    if (!*name || strcmp(name, "UTC") == 0 || strcmp(name, "Local") == 0)
-        return NULL;
-    const char *why = check_zone_name(name);
-    if (!why)
-        return NULL;
-    if (strcmp(why, "unknown time zone") == 0)
-        return kapi_xprintf("%s %s", why, name);
-    return kapi_xstrdup(why);
-}
-
 /* ---- Parser.Parse ---- */
 
 bool kapi_cron_uses_tz_prefix(const char *spec)
@@ -297,12 +270,11 @@ static kapi_error *take_location(kapi_cron *c, kapi_str *spec)
     if (!sp)
         return invalid("provided bad location %s: no schedule after the time zone", eq + 1);
     char *name = kapi_xstrndup(eq + 1, (size_t)(sp - eq - 1));
-    const char *why =
-        name[0] && strcmp(name, "UTC") && strcmp(name, "Local") ? check_zone_name(name) : NULL;
+    const kapi_tz *tz;
+    char *why = kapi_tz_load(&tz, name, strlen(name));
     if (why) {
-        kapi_error *err = strcmp(why, "unknown time zone") == 0
-                              ? invalid("provided bad location %s: %s %s", name, why, name)
-                              : invalid("provided bad location %s: %s", name, why);
+        kapi_error *err = invalid("provided bad location %s: %s", name, why);
+        free(why);
         free(name);
         return err;
     }

@@ -10,8 +10,7 @@
  *
  * Errors are KAPI_STATUS_INVALID and their message is the library's own text.
  *
- * Time zones are checked as Go's time.LoadLocation checks them, against the system TZ
- * database.
+ * Time zones load as Go's time.LoadLocation loads them (base/tz.h).
  *
  * A kapi_cron is immutable after kapi_cron_parse; any thread may read it.
  */
@@ -63,11 +62,6 @@ void kapi_cron_free(kapi_cron *c);
 /* True when spec starts with a "TZ=" or "CRON_TZ=" prefix (Kubernetes rejects new
  * schedules that carry one and points at spec.timeZone instead). */
 bool kapi_cron_uses_tz_prefix(const char *spec);
-
-/* What Go's time.LoadLocation(name) answers: NULL when the zone loads ("", "UTC", "Local"
- * and IANA names with a TZif file in the system zone directory), else its error text
- * ("unknown time zone Mars/Base", "time: invalid location name") as a heap string. */
-char *kapi_cron_load_location(const char *name);
 
 /* ---- for tests only: the library's getRange and getField helpers ---- */
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <strings.h>
 
+#include "base/tz.h"
 #include "codec/go.h"
 #include "registry/cron.h"
 #include "registry/registry_int.h"
@@ -244,7 +245,8 @@ static void time_zone(bctx *c, const json_t *spec, const char *path)
         kapi_field_invalid_str(c->err, path, tz,
                                "timeZone must be an explicit time zone as defined in "
                                "https://www.iana.org/time-zones");
-    char *why = kapi_cron_load_location(tz);
+    const kapi_tz *zone;
+    char *why = kapi_tz_load(&zone, tz, strlen(tz));
     if (why)
         kapi_field_invalid_str(c->err, path, tz, "%s", why);
     free(why);

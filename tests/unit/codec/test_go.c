@@ -123,3 +123,46 @@ TEST(go_sharp_v)
     kapi_buf_dispose(&b);
     json_decref(nul);
 }
+
+/* The RFC 3339 text of s after Go's time.Parse and Format(time.RFC3339Nano), or the
+ * parse's error. */
+static char *time_round_trip(const char *s)
+{
+    kapi_go_time t;
+    char *why = kapi_go_parse_time(s, false, &t);
+    if (why)
+        return why;
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_go_format_time(&b, &t);
+    kapi_buf_printf(&b, " %lld", (long long)t.secs);
+    return kapi_buf_detach(&b, NULL);
+}
+
+#define CHECK_TIME(s, want)                                                                        \
+    do {                                                                                           \
+        char *got_ = time_round_trip(s);                                                           \
+        CHECK_STR_EQ(got_, want);                                                                  \
+        free(got_);                                                                                \
+    } while (0)
+
+/* time.Parse(time.RFC3339, s) keeps nine digits of a fraction and the offset written;
+ * Format writes the offset back, "Z" for zero, and the fraction without its trailing
+ * zeros. */
+TEST(go_time)
+{
+    CHECK_TIME("2009-02-13T23:31:30Z", "2009-02-13T23:31:30Z 1234567890");
+    CHECK_TIME("2009-02-14T00:31:30.1234567899+01:00",
+               "2009-02-14T00:31:30.123456789+01:00 1234567890");
+    CHECK_TIME("2009-02-13T23:31:30,50-00:00", "2009-02-13T23:31:30.5Z 1234567890");
+    CHECK_TIME("0000-01-01T1:00:00-02:30", "0000-01-01T01:00:00-02:30 -62167206600");
+    CHECK_TIME("2009-02-30T00:00:00Z", "parsing time \"2009-02-30T00:00:00Z\": day out of range");
+    CHECK_TIME("2009-02-13 23:31:30Z", "parsing time \"2009-02-13 23:31:30Z\" as "
+                                       "\"2006-01-02T15:04:05Z07:00\": cannot parse \" "
+                                       "23:31:30Z\" as \"T\"");
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_go_format_time(&b, &(kapi_go_time){-62135596800 - 3600, 0, 0});
+    CHECK_STR_EQ(b.ptr, "0000-12-31T23:00:00Z");
+    kapi_buf_dispose(&b);
+}
