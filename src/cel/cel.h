@@ -149,6 +149,9 @@ typedef struct kapi_cel_ast {
     const char *source; /* a copy of the source, NUL-terminated */
     size_t source_len;
     const struct kapi_cel_typ **types; /* after kapi_cel_check: each node's type, by id */
+    /* after kapi_cel_check: each call's matching overloads, by id, as their signatures in
+     * check.c's declarations ("string,string>bool"), NULL-terminated */
+    const char *const *const *overloads;
 } kapi_cel_ast;
 
 /* Parses src (len bytes, UTF-8), macros expanded. Returns a tree the caller frees with
