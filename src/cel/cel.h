@@ -14,9 +14,11 @@
  *   url.c     Kubernetes' url library (url, isURL, getHost, getQuery, ...): Go's net/url
  *
  *   check.c   the type checker: declared variables and functions, cel-go's unification
+ *   cost.c    cost: the static estimate of a checked tree, and the costs evaluation counts
+ *             to stop past a limit (kapi_cel_eval_limited)
  *
- * The stage still to come (issue 19): cost limits. Until cost
- * limits come, evaluate only trusted expressions: a short one can loop for long.
+ * An expression from outside is evaluated with kapi_cel_eval_limited: a short one can loop
+ * for long.
  *
  * ---- the syntax tree ----
  *
@@ -151,6 +153,9 @@ typedef struct kapi_cel_ast {
     const char *source; /* a copy of the source, NUL-terminated */
     size_t source_len;
     const struct kapi_cel_typ **types; /* after kapi_cel_check: each node's type, by id */
+    /* after kapi_cel_check: each call's matching overloads, by id, as their signatures in
+     * check.c's declarations ("string,string>bool"), NULL-terminated */
+    const char *const *const *overloads;
 } kapi_cel_ast;
 
 /* Parses src (len bytes, UTF-8), macros expanded. Returns a tree the caller frees with
@@ -167,8 +172,10 @@ void kapi_cel_issues_text(kapi_buf *b, const kapi_cel_ast *ast, const char *src,
  * A type as cel-go's checker has it. The primitives are shared constants
  * (kapi_cel_type_of); lists, maps and objects are made in an arena. An object type is
  * what Kubernetes declares for a schema's object: a name and its fields. max_elements is
- * what cost estimation knows of a value of the type: the most bytes of a string, items of
- * a list, entries of a map (0: nothing is known). */
+ * what cost estimation takes as the size of a value of the type, as Kubernetes declares
+ * it from a schema: the most bytes of a string, items of a list, entries of a map, bytes of
+ * a duration's or timestamp's JSON form; 0 is a size too (Kubernetes gives a map's keys
+ * and the scalars 0), so a type of any size says UINT64_MAX. */
 
 typedef enum kapi_cel_tkind {
     KAPI_CEL_TY_DYN,
@@ -304,6 +311,34 @@ typedef struct kapi_cel_activation {
  * an error value (KAPI_CEL_T_ERROR), with cel-go's message ("no such overload", "division
  * by zero", "no such key: x", ...). */
 kapi_cel_value kapi_cel_eval(const kapi_cel_expr *e, const kapi_cel_activation *act, kapi_arena *a);
+
+/* The message of the error an evaluation past its cost limit gives, as cel-go's. */
+#define KAPI_CEL_COST_LIMIT_EXCEEDED "operation cancelled: actual cost limit exceeded"
+
+/* Evaluates ast's expression (it must have parsed) as kapi_cel_eval does, counting its
+ * actual cost as cel-go v0.12's cost tracker counts it in Kubernetes 1.26 (its library
+ * costs included); *cost (when not NULL) gets it. Once the cost passes limit (0: none)
+ * evaluation stops, inside comprehensions too, and the result is an error with the message
+ * KAPI_CEL_COST_LIMIT_EXCEEDED. A checked ast counts as Kubernetes' programs do (calls by
+ * the overloads the checker resolved); an unchecked one as cel-go's parse-only programs. */
+kapi_cel_value kapi_cel_eval_limited(const kapi_cel_ast *ast, const kapi_cel_activation *act,
+                                     kapi_arena *a, uint64_t limit, uint64_t *cost);
+
+/* ---- cost (cost.c) ----
+ *
+ * Costs are cel-go's units (one is roughly a variable's lookup), saturating at UINT64_MAX.
+ * The estimate is what Kubernetes holds against its limits when a rule is written: a range
+ * over every value the variables may hold, the sizes of strings, lists and maps taken from
+ * the max_elements of the types the checker gave the variables, fields and items. */
+
+/* The least and the most an expression may cost. */
+typedef struct kapi_cel_cost {
+    uint64_t min, max;
+} kapi_cel_cost;
+
+/* The estimated cost of ast's expression, as cel-go's checker.Cost with Kubernetes'
+ * CostEstimator gives it; ast must have checked (kapi_cel_check), else {0, 0}. */
+kapi_cel_cost kapi_cel_estimate_cost(const kapi_cel_ast *ast);
 
 /* Appends a compact text of the tree, for tests and debugging: calls as f(a, b), a
  * receiver call as t.f(a), selects as a.f (a test-only one as a.f~test-only~), lists,

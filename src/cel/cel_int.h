@@ -123,4 +123,36 @@ bool kapi_cel__url(kapi_arena *a, const char *fn, const kapi_cel_value *args, si
 /* The value at key in map m (keys compared as ==), or NULL. */
 const kapi_cel_value *kapi_cel__map_find(const kapi_cel_value *m, const kapi_cel_value *key);
 
+/* ---- cost (cost.c) ---- */
+
+/* What creating a list, a map costs before its elements' costs (cel-go's common/cost.go). */
+#define KAPI_CEL_LIST_CREATE_COST 10
+#define KAPI_CEL_MAP_CREATE_COST 30
+
+/* a + b, UINT64_MAX where it overflows: costs saturate. */
+uint64_t kapi_cel__cost_add(uint64_t a, uint64_t b);
+
+/* What a call of fn costs once evaluated, as cel-go's cost tracker counts it with
+ * Kubernetes' library costs: args (the receiver first) and result are its values (errors
+ * too), overload the one overload the checker resolved it to (NULL: none or several). */
+uint64_t kapi_cel__call_cost(const char *fn, const char *overload, const kapi_cel_value *args,
+                             size_t n, const kapi_cel_value *result);
+
+/* The one overload the checker resolved call e of ast to; NULL when ast is NULL or not
+ * checked, or the call has several. */
+const char *kapi_cel__overload(const kapi_cel_ast *ast, const kapi_cel_expr *e);
+
+/* How cel-go's planner, with the options Kubernetes gives it, makes a node, where that
+ * changes what evaluating it costs or gives. */
+enum {
+    KAPI_CEL_PLAN_CALL,      /* as the tree says */
+    KAPI_CEL_PLAN_CONST,     /* folded to a constant: costs nothing */
+    KAPI_CEL_PLAN_SET,       /* x in a constant list of primitives: a lookup, false for an error */
+    KAPI_CEL_PLAN_EMPTY_SET, /* x in []: false, x not evaluated */
+    KAPI_CEL_PLAN_VARARGS,   /* a call that stops at its first argument that fails, uncharged */
+};
+
+/* The plan of every node of ast, by id, made in arena a. */
+uint8_t *kapi_cel__plan(const kapi_cel_ast *ast, kapi_arena *a);
+
 #endif

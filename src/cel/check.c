@@ -668,7 +668,8 @@ typedef struct checker {
     int fresh; /* the next _varN */
     scope_var *scope;
     size_t nscope, scope_cap;
-    const typ **types; /* by node id */
+    const typ **types;       /* by node id */
+    const char ***overloads; /* by node id: a call's matching overloads' signatures */
     kapi_cel_issue *issues;
     size_t nissues;
 } checker;
@@ -843,11 +844,14 @@ static const char *signature(checker *c, const typ *const *args, size_t n, bool 
 }
 
 /* Resolves a call of fn on args (the receiver first when member) to its overloads: the
- * result type, or an error. */
+ * result type, or an error. The overloads that match are kept for the node, as cel-go's
+ * reference map keeps their ids: cost estimation and tracking go by them. */
 static void resolve(checker *c, const kapi_cel_expr *e, const char *fn, const typ *const *args,
                     size_t n, bool member)
 {
     const typ *result = NULL;
+    const char *matched[KAPI_ARRAY_LEN(overloads)];
+    size_t nmatched = 0;
     for (size_t i = 0; i < KAPI_ARRAY_LEN(overloads); i++) {
         const overload *o = &overloads[i];
         if (strcmp(o->decl->function, fn) != 0 || o->decl->member != member || o->nparams != n)
@@ -868,6 +872,7 @@ static void resolve(checker *c, const kapi_cel_expr *e, const char *fn, const ty
         if (!try_assign(&c->m, args, params, n))
             continue;
         res = substitute(c->a, &c->m, res, false);
+        matched[nmatched++] = o->decl->signature;
         if (!result)
             result = res;
         else if (result->kind != KAPI_CEL_TY_DYN && !same(res, result))
@@ -878,6 +883,10 @@ static void resolve(checker *c, const kapi_cel_expr *e, const char *fn, const ty
                  signature(c, args, n, member));
         result = &t_error;
     }
+    const char **kept = kapi_arena_alloc(c->a, (nmatched + 1) * sizeof(*kept));
+    memcpy(kept, matched, nmatched * sizeof(*kept));
+    kept[nmatched] = NULL;
+    c->overloads[e->id] = kept;
     set_type(c, e, result);
 }
 
@@ -1025,6 +1034,8 @@ const kapi_cel_typ *kapi_cel_check(kapi_cel_ast *ast, const kapi_cel_var *vars, 
     checker c = {.ast = ast, .a = &ast->arena, .vars = vars, .nvars = nvars, .used = used};
     c.types = kapi_arena_alloc(c.a, (size_t)ast->next_id * sizeof(*c.types));
     memset(c.types, 0, (size_t)ast->next_id * sizeof(*c.types));
+    c.overloads = kapi_arena_alloc(c.a, (size_t)ast->next_id * sizeof(*c.overloads));
+    memset(c.overloads, 0, (size_t)ast->next_id * sizeof(*c.overloads));
     check(&c, ast->root);
     for (int64_t id = 0; id < ast->next_id; id++)
         if (c.types[id])
@@ -1033,6 +1044,7 @@ const kapi_cel_typ *kapi_cel_check(kapi_cel_ast *ast, const kapi_cel_var *vars, 
     free_mapping(&c.m);
     free(c.scope);
     ast->types = c.types;
+    ast->overloads = (const char *const *const *)c.overloads;
     if (c.nissues) {
         kapi_cel__add_issues(ast, c.issues, c.nissues);
         result = NULL;

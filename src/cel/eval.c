@@ -10,6 +10,12 @@
  * conversions int, uint, double, string, bytes, bool, dyn and type, durations and
  * timestamps (time.c), the strings library of strings.c, Kubernetes' lists and regex
  * libraries of library.c and its url library of url.c.
+ *
+ * The walk counts the actual cost as cel-go's cost tracker observes its program: a
+ * variable and each field or index applied to it cost 1 (an attribute: its base, then its
+ * qualifiers), a call what cost.c says once its arguments are evaluated, a list or map
+ * literal its base cost, constants (folded as cel-go's planner folds them, kapi_cel__plan)
+ * nothing; && || ?: and comprehensions only what they evaluate.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -33,6 +39,11 @@ typedef struct ev {
     kapi_arena *a;
     const kapi_cel_activation *act;
     const scope *vars;
+    const kapi_cel_ast *ast; /* the tree, whose overloads (once checked) decide calls' costs */
+    const uint8_t *plan;     /* by node id (KAPI_CEL_PLAN_*), or NULL */
+    uint64_t cost, limit;    /* the actual cost so far; the most allowed, 0: no limit */
+    int quiet;               /* inside a constant: nothing is counted */
+    bool over;               /* the cost passed the limit: evaluation unwinds */
 } ev;
 
 typedef kapi_cel_value value;
@@ -68,6 +79,40 @@ static value type_value(const char *name)
 }
 
 static value eval(ev *x, const kapi_cel_expr *e);
+
+/* ---- cost ---- */
+
+static void charge(ev *x, uint64_t n)
+{
+    if (x->quiet)
+        return;
+    x->cost = kapi_cel__cost_add(x->cost, n);
+    if (x->limit && x->cost > x->limit)
+        x->over = true;
+}
+
+static int plan_of(const ev *x, const kapi_cel_expr *e)
+{
+    return x->plan ? x->plan[e->id] : KAPI_CEL_PLAN_CALL;
+}
+
+/* Whether cel-go plans e as an attribute: a variable, a field select, an index or a ?:,
+ * which qualifiers extend rather than wrap. */
+static bool is_attribute(const ev *x, const kapi_cel_expr *e)
+{
+    switch (e->kind) {
+    case KAPI_CEL_IDENT:
+        return plan_of(x, e) != KAPI_CEL_PLAN_CONST;
+    case KAPI_CEL_SELECT:
+        return !e->u.select.test_only;
+    case KAPI_CEL_CALL:
+        return strcmp(e->u.call.function, "_[_]") == 0 || strcmp(e->u.call.function, "_?_:_") == 0;
+    default:
+        return false;
+    }
+}
+
+static value attribute(ev *x, const kapi_cel_expr *e, bool base);
 
 /* ---- names ---- */
 
@@ -158,18 +203,37 @@ static value field_of(ev *x, value m, const char *field, bool test_only)
     return v ? *v : kapi_cel__error(x->a, "no such key: %s", field);
 }
 
+/* The object a select or an index qualifies: an attribute's, whose root pays the base
+ * cost, or any other expression's, wrapped in a relative attribute whose base costs 1. */
+static value qualified(ev *x, const kapi_cel_expr *operand, bool base)
+{
+    if (is_attribute(x, operand))
+        return attribute(x, operand, base);
+    value v = eval(x, operand);
+    charge(x, base);
+    return v;
+}
+
+/* A field applied to an attribute's value: 1, unless the value failed already. */
+static value qualify(ev *x, value m, const char *field)
+{
+    if (m.t == KAPI_CEL_T_ERROR)
+        return m;
+    charge(x, 1);
+    return field_of(x, m, field, false);
+}
+
 /* A select. A qualified name (a.b.c) is the variable or type of its longest dotted prefix
  * (a.b.c, then a.b, then a), with the rest selected from it, unless its root is a
  * comprehension's variable; the name is spelled once, and each shorter prefix cut from
  * it. */
-static value select_field(ev *x, const kapi_cel_expr *e)
+static value select_field(ev *x, const kapi_cel_expr *e, bool base)
 {
     const kapi_cel_expr *root = NULL;
     const char **fields;
     size_t n;
-    if (e->u.select.test_only || !chain(x, e, &root, &fields, &n) ||
-        local(x, root->u.ident + (root->u.ident[0] == '.')))
-        return field_of(x, eval(x, e->u.select.operand), e->u.select.field, e->u.select.test_only);
+    if (!chain(x, e, &root, &fields, &n) || local(x, root->u.ident + (root->u.ident[0] == '.')))
+        return qualify(x, qualified(x, e->u.select.operand, base), e->u.select.field);
     kapi_buf name;
     kapi_buf_init(&name);
     kapi_buf_puts(&name, root->u.ident + (root->u.ident[0] == '.'));
@@ -187,10 +251,11 @@ static value select_field(ev *x, const kapi_cel_expr *e)
             break;
     }
     kapi_buf_dispose(&name);
+    charge(x, base);
     if (k == 0) /* no dotted prefix is a variable: the root identifier */
         v = ident(x, root->u.ident);
     for (size_t i = k; i < n; i++)
-        v = field_of(x, v, fields[i], false);
+        v = qualify(x, v, fields[i]);
     return v;
 }
 
@@ -566,36 +631,91 @@ static value logic(ev *x, const kapi_cel_expr *e, bool is_and)
     return no_overload(x);
 }
 
+/* ?: as cel-go's conditional attribute: the condition, then the branch taken, which an
+ * attribute resolves without its base cost. */
+static value conditional(ev *x, const kapi_cel_expr *e)
+{
+    value c = eval(x, e->u.call.args[0]);
+    if (c.t == KAPI_CEL_T_ERROR)
+        return c;
+    if (c.t != KAPI_CEL_T_BOOL)
+        return no_overload(x);
+    const kapi_cel_expr *b = e->u.call.args[c.u.b ? 1 : 2];
+    return is_attribute(x, b) ? attribute(x, b, false) : eval(x, b);
+}
+
+/* c[i]: a qualifier of c's attribute costing 1 over the index's own evaluation (an
+ * attribute index resolves without its base cost); the index is not evaluated when c
+ * fails. */
+static value index_attribute(ev *x, const kapi_cel_expr *e, bool base)
+{
+    value c = qualified(x, e->u.call.args[0], base);
+    if (c.t == KAPI_CEL_T_ERROR)
+        return c;
+    const kapi_cel_expr *i = e->u.call.args[1];
+    value k = is_attribute(x, i) ? attribute(x, i, false) : eval(x, i);
+    charge(x, 1);
+    if (k.t == KAPI_CEL_T_ERROR)
+        return k;
+    return index_of(x, &c, &k);
+}
+
+/* An attribute's value; base: whether its base cost is counted (not for a ?: branch, nor
+ * an index). */
+static value attribute(ev *x, const kapi_cel_expr *e, bool base)
+{
+    if (e->kind == KAPI_CEL_IDENT) {
+        charge(x, base);
+        return ident(x, e->u.ident);
+    }
+    if (e->kind == KAPI_CEL_SELECT)
+        return select_field(x, e, base);
+    if (strcmp(e->u.call.function, "_?_:_") == 0)
+        return conditional(x, e);
+    return index_attribute(x, e, base);
+}
+
+static value apply(ev *x, const char *fn, const value *args, size_t n);
+
+/* A call: its receiver and arguments evaluated (errors first), then its cost counted. */
 static value call(ev *x, const kapi_cel_expr *e)
 {
     const char *fn = e->u.call.function;
     if (strcmp(fn, "_&&_") == 0 || strcmp(fn, "_||_") == 0)
         return logic(x, e, fn[1] == '&');
-    if (strcmp(fn, "_?_:_") == 0) {
-        value c = eval(x, e->u.call.args[0]);
-        if (c.t == KAPI_CEL_T_ERROR)
-            return c;
-        if (c.t != KAPI_CEL_T_BOOL)
-            return no_overload(x);
-        return eval(x, e->u.call.args[c.u.b ? 1 : 2]);
-    }
-    if (strcmp(fn, "@not_strictly_false") == 0) {
-        value c = eval(x, e->u.call.args[0]);
-        return boolean(c.t != KAPI_CEL_T_BOOL || c.u.b);
-    }
-    /* every other function takes its receiver and arguments evaluated, errors first */
+    int plan = plan_of(x, e);
     size_t n = e->u.call.nargs + (e->u.call.target != NULL);
-    value args[4];
+    value args[4] = {{.t = KAPI_CEL_T_NULL}};
+    if (plan == KAPI_CEL_PLAN_EMPTY_SET)
+        return boolean(false);
     if (n > 4)
         return no_overload(x);
-    size_t k = 0;
-    if (e->u.call.target)
-        args[k++] = eval(x, e->u.call.target);
-    for (size_t i = 0; i < e->u.call.nargs; i++)
-        args[k++] = eval(x, e->u.call.args[i]);
-    for (size_t i = 0; i < n; i++)
-        if (args[i].t == KAPI_CEL_T_ERROR)
-            return args[i];
+    for (size_t k = 0; k < n; k++) {
+        const kapi_cel_expr *arg = !e->u.call.target ? e->u.call.args[k]
+                                   : k == 0          ? e->u.call.target
+                                                     : e->u.call.args[k - 1];
+        args[k] = eval(x, arg);
+        if (args[k].t == KAPI_CEL_T_ERROR && plan == KAPI_CEL_PLAN_VARARGS)
+            return args[k];
+    }
+    if (plan == KAPI_CEL_PLAN_SET)
+        return args[0].t == KAPI_CEL_T_ERROR ? boolean(false) : in(x, &args[0], &args[1]);
+    value out = {.t = KAPI_CEL_T_NULL};
+    bool failed = false;
+    for (size_t i = 0; i < n && !failed; i++)
+        if ((failed = args[i].t == KAPI_CEL_T_ERROR))
+            out = args[i];
+    if (strcmp(fn, "@not_strictly_false") == 0)
+        out = boolean(args[0].t != KAPI_CEL_T_BOOL || args[0].u.b);
+    else if (!failed)
+        out = apply(x, fn, args, n);
+    charge(x, kapi_cel__call_cost(fn, kapi_cel__overload(x->ast, e), args, n, &out));
+    return out;
+}
+
+/* fn on evaluated arguments, none an error. */
+static value apply(ev *x, const char *fn, const value *args, size_t n)
+{
     value out;
     if (kapi_cel__time(x->a, fn, args, n, &out))
         return out;
@@ -619,8 +739,6 @@ static value call(ev *x, const kapi_cel_expr *e)
             return arith(x, fn[1], a, b);
         if (strcmp(fn, "@in") == 0)
             return in(x, a, b);
-        if (strcmp(fn, "_[_]") == 0)
-            return index_of(x, a, b);
         if (strcmp(fn, "contains") == 0 || strcmp(fn, "startsWith") == 0 ||
             strcmp(fn, "endsWith") == 0 || strcmp(fn, "matches") == 0)
             return string_test(x, fn, a, b);
@@ -677,7 +795,7 @@ static value comprehension(ev *x, const kapi_cel_expr *e)
     size_t n = range.t == KAPI_CEL_T_LIST ? range.u.list.n : range.u.map.n;
     const scope *outer = x->vars;
     scope accu = {e->u.comp.accu_var, eval(x, e->u.comp.accu_init), outer};
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && !x->over; i++) {
         scope it = {e->u.comp.iter_var, items[i], &accu};
         x->vars = &it;
         value c = eval(x, e->u.comp.loop_condition);
@@ -695,16 +813,16 @@ static value create_list(ev *x, const kapi_cel_expr *e)
 {
     size_t n = e->u.list.n;
     value *v = kapi_arena_alloc(x->a, (n ? n : 1) * sizeof(*v));
-    for (size_t i = 0; i < n; i++)
+    value r = {.t = KAPI_CEL_T_LIST, .u.list = {v, n}};
+    for (size_t i = 0; i < n && r.t != KAPI_CEL_T_ERROR; i++)
         if ((v[i] = eval(x, e->u.list.elems[i])).t == KAPI_CEL_T_ERROR)
-            return v[i];
-    return (value){.t = KAPI_CEL_T_LIST, .u.list = {v, n}};
+            r = v[i];
+    charge(x, KAPI_CEL_LIST_CREATE_COST); /* whatever the elements gave */
+    return r;
 }
 
 static value create_map(ev *x, const kapi_cel_expr *e)
 {
-    if (e->kind == KAPI_CEL_STRUCT)
-        return kapi_cel__error(x->a, "unknown type: %s", e->u.map.message);
     size_t n = e->u.map.n;
     value *keys = kapi_arena_alloc(x->a, (n ? n : 1) * sizeof(*keys));
     value *values = kapi_arena_alloc(x->a, (n ? n : 1) * sizeof(*values));
@@ -727,7 +845,7 @@ static value create_map(ev *x, const kapi_cel_expr *e)
     return m;
 }
 
-static value eval(ev *x, const kapi_cel_expr *e)
+static value node(ev *x, const kapi_cel_expr *e)
 {
     switch (e->kind) {
     case KAPI_CEL_NULL:
@@ -744,25 +862,60 @@ static value eval(ev *x, const kapi_cel_expr *e)
         return (value){.t = KAPI_CEL_T_STRING, .u.s = e->u.s};
     case KAPI_CEL_BYTES:
         return (value){.t = KAPI_CEL_T_BYTES, .u.s = e->u.s};
-    case KAPI_CEL_IDENT:
+    case KAPI_CEL_IDENT: /* a type's name: the other identifiers are attributes */
         return ident(x, e->u.ident);
-    case KAPI_CEL_SELECT:
-        return select_field(x, e);
+    case KAPI_CEL_SELECT: /* has(): the other selects are attributes */
+        return field_of(x, eval(x, e->u.select.operand), e->u.select.field, true);
     case KAPI_CEL_CALL:
         return call(x, e);
     case KAPI_CEL_LIST:
         return create_list(x, e);
-    case KAPI_CEL_MAP:
+    case KAPI_CEL_MAP: {
+        value m = create_map(x, e);
+        charge(x, KAPI_CEL_MAP_CREATE_COST); /* whatever the entries gave */
+        return m;
+    }
     case KAPI_CEL_STRUCT:
-        return create_map(x, e);
+        return kapi_cel__error(x->a, "unknown type: %s", e->u.map.message);
     case KAPI_CEL_COMPREHENSION:
         return comprehension(x, e);
     }
     return no_overload(x);
 }
 
+/* e's value: an attribute's with its base cost, a constant's counting nothing. Once past
+ * the limit every evaluation returns at once. */
+static value eval(ev *x, const kapi_cel_expr *e)
+{
+    if (x->over)
+        return (value){.t = KAPI_CEL_T_ERROR, .u.error = KAPI_CEL_COST_LIMIT_EXCEEDED};
+    if (is_attribute(x, e))
+        return attribute(x, e, true);
+    bool folded = plan_of(x, e) == KAPI_CEL_PLAN_CONST;
+    x->quiet += folded;
+    value v = node(x, e);
+    x->quiet -= folded;
+    return v;
+}
+
 kapi_cel_value kapi_cel_eval(const kapi_cel_expr *e, const kapi_cel_activation *act, kapi_arena *a)
 {
     ev x = {.a = a, .act = act};
     return eval(&x, e);
+}
+
+kapi_cel_value kapi_cel_eval_limited(const kapi_cel_ast *ast, const kapi_cel_activation *act,
+                                     kapi_arena *a, uint64_t limit, uint64_t *cost)
+{
+    if (cost)
+        *cost = 0;
+    if (!ast->root)
+        return kapi_cel__error(a, "no expression: the source did not parse");
+    ev x = {.a = a, .act = act, .ast = ast, .plan = kapi_cel__plan(ast, a), .limit = limit};
+    value v = eval(&x, ast->root);
+    if (cost)
+        *cost = x.cost;
+    if (x.over)
+        return (value){.t = KAPI_CEL_T_ERROR, .u.error = KAPI_CEL_COST_LIMIT_EXCEEDED};
+    return v;
 }
