@@ -211,6 +211,7 @@ struct kapi_cel_typ {
     const kapi_cel_field *fields;
     size_t nfields;
     uint64_t max_elements;
+    int64_t min_size; /* the fewest bytes a value takes in JSON (Kubernetes' cardinality) */
 };
 
 /* A declared variable: its name and type. */
@@ -278,6 +279,11 @@ struct kapi_cel_value {
         struct {
             const kapi_cel_value *v;
             size_t n;
+            /* a list-type set or map list: == ignores the order, and + merges as
+             * Kubernetes merges them (a set keeps one of equal items, a map list's item
+             * replaces the one of its keys) */
+            bool unordered;
+            const char *const *keys; /* a map list: its items' key fields, NULL-terminated */
         } list;
         struct {
             const kapi_cel_value *keys, *values;

@@ -261,6 +261,43 @@ static value select_field(ev *x, const kapi_cel_expr *e, bool base)
 
 /* ---- arithmetic ---- */
 
+/* Whether map-list items p and q have the same keys (absent ones alike). */
+static bool same_keys(const char *const *keys, const value *p, const value *q)
+{
+    for (; *keys; keys++) {
+        value k = {.t = KAPI_CEL_T_STRING, .u.s = kapi_str_c(*keys)};
+        const value *u = p->t == KAPI_CEL_T_MAP ? kapi_cel__map_find(p, &k) : NULL;
+        const value *w = q->t == KAPI_CEL_T_MAP ? kapi_cel__map_find(q, &k) : NULL;
+        if (!u || !w ? u != w : !kapi_cel_equal(u, w))
+            return false;
+    }
+    return true;
+}
+
+/* a + b where a is a list-type set or map list, as Kubernetes' unstructured lists add:
+ * a set gains b's items it does not hold yet; an item of b replaces a's item of the same
+ * keys, or is appended. The result is of a's kind. */
+static value merge(ev *x, const value *a, const value *b)
+{
+    size_t na = a->u.list.n, n = na;
+    value *v = kapi_arena_alloc(x->a, (na + b->u.list.n + 1) * sizeof(*v));
+    if (na)
+        memcpy(v, a->u.list.v, na * sizeof(*v));
+    const char *const *keys = a->u.list.keys;
+    for (size_t i = 0; i < b->u.list.n; i++) {
+        const value *e = &b->u.list.v[i];
+        size_t j = 0, upto = keys ? na : n; /* a map list matches a's items only */
+        while (j < upto && !(keys ? same_keys(keys, &v[j], e) : kapi_cel_equal(&v[j], e)))
+            j++;
+        if (j == upto)
+            v[n++] = *e;
+        else if (keys)
+            v[j] = *e;
+    }
+    return (value){.t = KAPI_CEL_T_LIST,
+                   .u.list = {.v = v, .n = n, .unordered = true, .keys = keys}};
+}
+
 static value add(ev *x, const value *a, const value *b)
 {
     if (a->t != b->t)
@@ -289,13 +326,15 @@ static value add(ev *x, const value *a, const value *b)
         return (value){.t = a->t, .u.s = {p, a->u.s.len + b->u.s.len}};
     }
     case KAPI_CEL_T_LIST: {
+        if (a->u.list.unordered)
+            return merge(x, a, b);
         size_t n = a->u.list.n + b->u.list.n;
         value *v = kapi_arena_alloc(x->a, (n ? n : 1) * sizeof(*v));
         if (a->u.list.n)
             memcpy(v, a->u.list.v, a->u.list.n * sizeof(*v));
         if (b->u.list.n)
             memcpy(v + a->u.list.n, b->u.list.v, b->u.list.n * sizeof(*v));
-        return (value){.t = KAPI_CEL_T_LIST, .u.list = {v, n}};
+        return (value){.t = KAPI_CEL_T_LIST, .u.list = {.v = v, .n = n}};
     }
     default:
         return no_overload(x);
@@ -813,7 +852,7 @@ static value create_list(ev *x, const kapi_cel_expr *e)
 {
     size_t n = e->u.list.n;
     value *v = kapi_arena_alloc(x->a, (n ? n : 1) * sizeof(*v));
-    value r = {.t = KAPI_CEL_T_LIST, .u.list = {v, n}};
+    value r = {.t = KAPI_CEL_T_LIST, .u.list = {.v = v, .n = n}};
     for (size_t i = 0; i < n && r.t != KAPI_CEL_T_ERROR; i++)
         if ((v[i] = eval(x, e->u.list.elems[i])).t == KAPI_CEL_T_ERROR)
             r = v[i];

@@ -127,7 +127,7 @@ static value find(kapi_arena *a, kapi_str s, kapi_str pattern, int64_t max, bool
     kapi_regex_free(re);
     if (!all)
         return n ? found[0] : (value){.t = KAPI_CEL_T_STRING, .u.s = {"", 0}};
-    return (value){.t = KAPI_CEL_T_LIST, .u.list = {found, n}};
+    return (value){.t = KAPI_CEL_T_LIST, .u.list = {.v = found, .n = n}};
 }
 
 bool kapi_cel__library(kapi_arena *a, const char *fn, const value *args, size_t n, value *out)

@@ -150,7 +150,7 @@ static value split(kapi_arena *a, kapi_str s, kapi_str sep, int64_t n)
         if (sep.len || i < s.len)
             parts[k++] = kapi_cel__string(a, KAPI_CEL_T_STRING, s.ptr + i, s.len - i);
     }
-    return (value){.t = KAPI_CEL_T_LIST, .u.list = {parts, k}};
+    return (value){.t = KAPI_CEL_T_LIST, .u.list = {.v = parts, .n = k}};
 }
 
 /* The length of the Unicode white space (unicode.IsSpace) at p, or 0. */

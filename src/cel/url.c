@@ -567,7 +567,7 @@ static value get_query(kapi_arena *a, const url *u)
         vals[i] = string_value(a, pairs[i].val);
         if (i == 0 || !kapi_str_eq(pairs[i].key, pairs[i - 1].key)) {
             keys[k] = string_value(a, pairs[i].key);
-            lists[k++] = (value){.t = KAPI_CEL_T_LIST, .u.list = {&vals[i], 0}};
+            lists[k++] = (value){.t = KAPI_CEL_T_LIST, .u.list = {.v = &vals[i], .n = 0}};
         }
         lists[k - 1].u.list.n++;
     }

@@ -136,6 +136,20 @@ const kapi_cel_value *kapi_cel__map_find(const kapi_cel_value *m, const kapi_cel
     return NULL;
 }
 
+/* Two lists of one size, one of them a list-type set or map: every item of a is in b
+ * (their items are unique, so the order alone may differ). */
+static bool unordered_equal(const kapi_cel_value *a, const kapi_cel_value *b)
+{
+    for (size_t i = 0; i < a->u.list.n; i++) {
+        size_t j = 0;
+        while (j < b->u.list.n && !kapi_cel_equal(&a->u.list.v[i], &b->u.list.v[j]))
+            j++;
+        if (j == b->u.list.n)
+            return false;
+    }
+    return true;
+}
+
 bool kapi_cel_equal(const kapi_cel_value *a, const kapi_cel_value *b)
 {
     if (kapi_cel__is_number(a) && kapi_cel__is_number(b))
@@ -153,6 +167,8 @@ bool kapi_cel_equal(const kapi_cel_value *a, const kapi_cel_value *b)
     case KAPI_CEL_T_LIST:
         if (a->u.list.n != b->u.list.n)
             return false;
+        if (a->u.list.unordered || b->u.list.unordered)
+            return unordered_equal(a, b);
         for (size_t i = 0; i < a->u.list.n; i++)
             if (!kapi_cel_equal(&a->u.list.v[i], &b->u.list.v[i]))
                 return false;

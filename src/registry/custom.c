@@ -246,6 +246,16 @@ static kapi_error *walk_content(const kapi_type *t, const kapi_schema *s, json_t
 
 /* The object's metadata first, then its content: the order kube reports their unknown
  * fields in. */
+/* Whether obj says it is of t's group and kind: kube's decoder prunes and defaults only
+ * such an object (one of another kind is refused by validation, which sees it as sent). */
+static bool own_kind(const kapi_type *t, const json_t *obj)
+{
+    const char *av = kapi_registry__str(obj, "apiVersion"), *slash = strchr(av, '/');
+    size_t glen = slash ? (size_t)(slash - av) : 0;
+    return strcmp(kapi_registry__str(obj, "kind"), t->kind) == 0 && strlen(t->group) == glen &&
+           strncmp(av, t->group, glen) == 0;
+}
+
 static kapi_error *custom_decode(const kapi_type *t, json_t *obj, kapi_schema_walk *w)
 {
     const kapi_custom *c = t->custom;
@@ -263,7 +273,7 @@ static kapi_error *custom_decode(const kapi_type *t, json_t *obj, kapi_schema_wa
         for (size_t i = first; i < w->nunknown; i++)
             w->unknown[i] = kapi_arena_printf(w->arena, "metadata.%s", w->unknown[i]);
     }
-    if (err)
+    if (err || !own_kind(t, obj))
         return err;
     return walk_content(t, t->schema, obj, w);
 }
@@ -455,15 +465,41 @@ static void check_content(const kapi_type *t, const json_t *obj, kapi_error *err
         kapi_schema_validate(t->schema, obj, "", err);
 }
 
+/* hasBlockingErr: a cause that stops the x-kubernetes-validations rules (a required,
+ * too long, too many or mistyped value), which kube then replaces by one saying so. */
+static bool blocking(const kapi_error *err)
+{
+    static const char *const reasons[] = {KAPI_FIELD_REQUIRED, KAPI_FIELD_TOO_LONG,
+                                          KAPI_FIELD_TOO_MANY, "FieldValueTypeInvalid", NULL};
+    for (size_t i = 0; i < err->ncauses; i++)
+        if (kapi_cstr_in(err->causes[i].reason, reasons))
+            return true;
+    return false;
+}
+
+/* The CRD's x-kubernetes-validations over obj (old: what it replaces, NULL on create). */
+static void check_rules(const kapi_type *t, const json_t *obj, const json_t *old, kapi_error *err)
+{
+    if (!t->schema)
+        return;
+    if (blocking(err))
+        kapi_field_invalid_str(err, "<nil>", "null",
+                               "some validation rules were not checked because the object was "
+                               "invalid; correct the existing errors to complete validation");
+    else
+        kapi_schema_rules_validate(t->schema, obj, old, err);
+}
+
 static void custom_validate(const kapi_type *t, const json_t *obj, const json_t *old,
                             kapi_error *err)
 {
-    if (!check_type_meta(t, obj, err))
-        return;
-    kapi_registry__validate_meta(t, obj, old, err);
-    check_content(t, obj, err, true);
+    if (check_type_meta(t, obj, err)) {
+        kapi_registry__validate_meta(t, obj, old, err);
+        check_content(t, obj, err, true);
+    }
     if (t->schema)
         kapi_schema_validate_embedded(t->schema, obj, "", err);
+    check_rules(t, obj, old, err);
 }
 
 static void custom_validate_status(const kapi_type *t, const char *sub, const json_t *obj,
@@ -478,6 +514,7 @@ static void custom_validate_status(const kapi_type *t, const char *sub, const js
                               json_object_get(old, "metadata"), "metadata", false);
     kapi_arena_dispose(&a);
     check_content(t, obj, err, false);
+    check_rules(t, obj, old, err);
 }
 
 const kapi_type_strategy kapi_registry__custom_strategy = {

@@ -489,7 +489,10 @@ static kapi_error *compile_root(const json_t *src, bool patterns, kapi_schema_ro
     kapi_arena_init(&r->arena);
     r->src = kapi_json_copy(src);
     compiler c = {.arena = &r->arena, .patterns = patterns};
-    r->node = node_of(&c, r->src, "");
+    kapi_schema *root = node_of(&c, r->src, "");
+    r->node = root;
+    if (!c.err && patterns)
+        kapi_schema__compile_rules(&r->arena, root);
     if (c.err) {
         kapi_schema_root_free(r);
         *out = NULL;
@@ -514,7 +517,7 @@ const kapi_schema *kapi_schema_root_node(const kapi_schema_root *r)
     return r->node;
 }
 
-/* Patterns are the only heap memory of a node (their compiled programs). Definitions are
+/* Patterns and rules are the only heap memory of a node (their compiled programs). Definitions are
  * freed one by one; an inline node is reached from exactly one parent. */
 static void free_children(const kapi_schema *n)
 {
@@ -535,6 +538,7 @@ static void free_children(const kapi_schema *n)
 static void free_node_patterns(const kapi_schema *n)
 {
     kapi_regex_free(n->pattern_re);
+    kapi_schema__free_rules(n);
     free_children(n);
 }
 

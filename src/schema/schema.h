@@ -51,6 +51,15 @@ enum {
 
 typedef struct kapi_schema kapi_schema;
 
+/* One x-kubernetes-validations rule, compiled with its schema (rules.c). */
+typedef struct kapi_schema_rule {
+    const char *rule, *message; /* as written ("" when absent) */
+    struct kapi_cel_ast *ast;   /* the checked program; NULL when blank or in error */
+    const char *error;          /* why it does not compile ("compilation failed: ..."), or NULL */
+    bool transition;            /* refers to oldSelf: evaluated on updates only */
+    uint64_t max_cost;          /* the estimated cost of one evaluation */
+} kapi_schema_rule;
+
 /* A definition's conditional defaulting, done in C (e.g. a Container's imagePullPolicy
  * follows its image tag). obj is the object being defaulted: its members are walked
  * (quantities canonical) and its static defaults applied. */
@@ -134,6 +143,13 @@ struct kapi_schema {
     /* JSONSchemaPropsOrArray, -OrBool, -OrStringArray: a value that is an object (or,
      * for -OrArray, a list of objects) is decoded as this schema, JSONSchemaProps. */
     const kapi_schema *or_schema;
+
+    /* x-kubernetes-validations (standalone schemas only): the node's CEL type, NULL when
+     * CEL cannot see its values, and its rules */
+    const struct kapi_cel_typ *cel_type;
+    const kapi_schema_rule *rules;
+    size_t nrules;
+    bool rules_below; /* this node or one below it has rules */
 
     /* kapi facts */
     const char *defaulter; /* x-kapi-defaulter */
@@ -255,6 +271,20 @@ kapi_schema_crd_rules kapi_schema_crd_rules_for(const json_t *old_schemas);
  * x-kubernetes-validations shape rules; see structural.c. */
 void kapi_schema_crd_check(const json_t *schema, const char *path, const kapi_schema_crd_rules *r,
                            kapi_error *err);
+/* Appends to err what kube finds wrong with the x-kubernetes-validations rules of root (a
+ * CRD version's schema, compiled), at path (".../openAPIV3Schema"): rules that do not
+ * compile or check, and costs past the limits per rule and per schema. The first
+ * schema_causes causes of err are the schema's own errors: a node with one at or below it
+ * has its rules left unchecked, as kube leaves them. */
+void kapi_schema_rules_crd_check(const kapi_schema *root, const char *path, size_t schema_causes,
+                                 kapi_error *err);
+/* Evaluates the x-kubernetes-validations rules of schema s (a compiled CRD schema) over
+ * the custom resource obj, old the object it replaces (NULL on create: transition rules
+ * are skipped), within kube's cost budget, appending the failures to err as kube words
+ * them ("spec: Invalid value: \"object\": <message>", "failed rule: <rule>", ...). */
+void kapi_schema_rules_validate(const kapi_schema *s, const json_t *obj, const json_t *old,
+                                kapi_error *err);
+
 /* Whether pred holds for schema or a schema below it (properties, items, junctors,
  * additionalProperties, definitions, ...: kube's SchemaHas). */
 bool kapi_schema_crd_has(const json_t *schema, bool (*pred)(const json_t *node));

@@ -25,6 +25,14 @@ static inline const kapi_schema_prop *kapi_schema__prop(const kapi_schema *s, co
     return NULL;
 }
 
+/* ---- x-kubernetes-validations (rules.c) ---- */
+
+/* Gives every node of root, a standalone schema just compiled, its CEL type and its
+ * compiled rules (made in arena a). */
+void kapi_schema__compile_rules(kapi_arena *a, kapi_schema *root);
+/* Frees what the rules of s hold outside the arena (their programs). */
+void kapi_schema__free_rules(const kapi_schema *s);
+
 /* ---- string formats (strfmt.c) ---- */
 
 /* The id of the checker for a schema's format, or -1 when custom resource validation

@@ -978,10 +978,17 @@ void kapi_schema_crd_check(const json_t *schema, const char *path, const kapi_sc
             kapi_error_free(e);
         }
     }
+    bool cel = r->require_structural && !init && err->ncauses == before;
     standard v = {.allow_defaults = true};
     openapi(&c, r, &v, schema, true, path);
     if (init && err->ncauses == before)
         kapi_field_invalid_str(err, path, "", "%s", init);
+    kapi_schema_root *root = NULL;
+    kapi_error *cerr = cel ? kapi_schema_compile(schema, &root) : NULL;
+    if (root)
+        kapi_schema_rules_crd_check(kapi_schema_root_node(root), path, err->ncauses, err);
+    kapi_error_free(cerr);
+    kapi_schema_root_free(root);
     kapi_arena_dispose(&a);
 }
 

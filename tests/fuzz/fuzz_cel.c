@@ -4,10 +4,13 @@
  * shown as cel-go shows them. No input may crash, trip a sanitizer or leak; a source
  * that parses has no errors, and one that does not has at least one.
  *
+ * A source that parses is type-checked with a string variable s, its cost estimated, and
+ * evaluated with s its own text under a cost limit, as a CRD's rule is: evaluation ends
+ * within the limit, and a checked bool expression gives a bool or an error.
+ *
  * The input is also a string a rule reads (when it is UTF-8, as CEL's strings are): the
  * variable s of one fixed expression that calls every function of the url library on it,
- * whose parser (Go's net/url) walks untrusted bytes. Only fixed expressions are evaluated
- * until cost limits bound what a fuzzed one may do. A string isURL refuses, url refuses.
+ * whose parser (Go's net/url) walks untrusted bytes. A string isURL refuses, url refuses.
  */
 #include "cel/cel.h"
 #include "codec/go.h"
@@ -39,6 +42,26 @@ static void fuzz_url(const char *data, size_t size)
     kapi_cel_ast_free(ast);
 }
 
+/* A small limit: a fuzzed expression stays quick, and still reaches every function. */
+#define FUZZ_COST_LIMIT 20000
+
+static void fuzz_eval(kapi_cel_ast *ast, const char *src, size_t size)
+{
+    kapi_arena a;
+    kapi_arena_init(&a);
+    kapi_cel_var s = {"s", kapi_cel_type_of(KAPI_CEL_TY_STRING)};
+    const kapi_cel_typ *t = kapi_cel_check(ast, &s, 1, NULL);
+    if (t)
+        (void)kapi_cel_estimate_cost(ast);
+    kapi_str text = {kapi_arena_strndup(&a, src, size), size};
+    kapi_cel_activation act = {input_var, &text};
+    uint64_t cost = 0;
+    kapi_cel_value v = kapi_cel_eval_limited(ast, &act, &a, FUZZ_COST_LIMIT, &cost);
+    if (t && t->kind == KAPI_CEL_TY_BOOL && v.t != KAPI_CEL_T_BOOL && v.t != KAPI_CEL_T_ERROR)
+        abort();
+    kapi_arena_dispose(&a);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > FUZZ_MAX_INPUT)
@@ -54,8 +77,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     else
         kapi_cel_issues_text(&b, a, src, size);
     kapi_buf_dispose(&b);
+    bool utf8 = kapi_go_valid_utf8(src, size);
+    if (a->root && utf8)
+        fuzz_eval(a, src, size);
     kapi_cel_ast_free(a);
-    if (kapi_go_valid_utf8(src, size))
+    if (utf8)
         fuzz_url(src, size);
     return 0;
 }

@@ -1,78 +1,13 @@
 /* Unit tests for CEL cost (src/cel/cost.c and the counting in src/cel/eval.c): the
- * estimates and the actual costs Kubernetes 1.26 gives rules over schemas
- * (tests/data/cel/README.md for the table), and the limit stopping an expensive rule. */
+ * estimates and the actual costs Kubernetes 1.26 gives rules over schemas, self typed by
+ * the schema module as a CRD's rules are (tests/data/cel/README.md for the table), and the
+ * limit stopping an expensive rule. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cel/cel.h"
+#include "schema/schema.h"
 #include "test.h"
-
-/* Kubernetes' DefaultMaxRequestSizeBytes, from which it sizes what a schema leaves open. */
-#define MAX_REQUEST_BYTES 3145728u
-
-typedef struct schema_env {
-    kapi_arena a;
-    int objects; /* object types made, each named apart */
-} schema_env;
-
-static uint64_t bound(const json_t *s, const char *key, uint64_t dflt, uint64_t scale)
-{
-    const json_t *v = json_object_get(s, key);
-    return v ? (uint64_t)json_integer_value(v) * scale : dflt;
-}
-
-/* The type Kubernetes declares for schema s (model.SchemaDeclType), sizes included: *min
- * gets the fewest bytes a value of it takes in JSON, which sizes the lists and maps left
- * open. */
-static const kapi_cel_typ *decl_type(schema_env *env, const json_t *s, uint64_t *min)
-{
-    kapi_cel_typ *t = kapi_arena_alloc(&env->a, sizeof(*t));
-    memset(t, 0, sizeof(*t));
-    const char *type = json_string_value(json_object_get(s, "type"));
-    *min = 2;
-    if (json_is_true(json_object_get(s, "x-kubernetes-int-or-string"))) {
-        t->kind = KAPI_CEL_TY_DYN;
-        t->max_elements = MAX_REQUEST_BYTES - 2;
-        *min = 1;
-    } else if (strcmp(type, "integer") == 0 || strcmp(type, "number") == 0) {
-        *min = 1;
-        return kapi_cel_type_of(type[0] == 'i' ? KAPI_CEL_TY_INT : KAPI_CEL_TY_DOUBLE);
-    } else if (strcmp(type, "boolean") == 0) {
-        *min = 4;
-        return kapi_cel_type_of(KAPI_CEL_TY_BOOL);
-    } else if (strcmp(type, "string") == 0) {
-        t->kind = KAPI_CEL_TY_STRING;
-        t->max_elements = bound(s, "maxLength", MAX_REQUEST_BYTES - 2, 4);
-    } else if (strcmp(type, "array") == 0) {
-        uint64_t item;
-        t->kind = KAPI_CEL_TY_LIST;
-        t->elem = decl_type(env, json_object_get(s, "items"), &item);
-        t->max_elements = bound(s, "maxItems", (MAX_REQUEST_BYTES - 2) / (item + 1), 1);
-    } else if (json_object_get(s, "additionalProperties")) {
-        uint64_t value;
-        t->kind = KAPI_CEL_TY_MAP;
-        t->key = kapi_cel_type_of(KAPI_CEL_TY_STRING);
-        t->elem = decl_type(env, json_object_get(s, "additionalProperties"), &value);
-        t->max_elements = bound(s, "maxProperties", (MAX_REQUEST_BYTES - 2) / (value + 6), 1);
-    } else {
-        const json_t *props = json_object_get(s, "properties");
-        kapi_cel_field *f = kapi_arena_alloc(&env->a, (json_object_size(props) + 1) * sizeof(*f));
-        const char *name;
-        const json_t *p;
-        size_t n = 0;
-        json_object_foreach((json_t *)props, name, p)
-        {
-            uint64_t ignored;
-            f[n++] =
-                (kapi_cel_field){kapi_arena_strdup(&env->a, name), decl_type(env, p, &ignored)};
-        }
-        t->kind = KAPI_CEL_TY_OBJECT;
-        t->name = kapi_arena_printf(&env->a, "object%d", env->objects++);
-        t->fields = f;
-        t->nfields = n;
-    }
-    return t;
-}
 
 static bool lookup_self(void *ctx, const char *name, kapi_cel_value *out)
 {
@@ -86,10 +21,13 @@ static bool lookup_self(void *ctx, const char *name, kapi_cel_value *out)
  * what the row says; a mismatch is appended to report. */
 static void run_row(const json_t *row, kapi_buf *report)
 {
-    schema_env env = {0};
-    kapi_arena_init(&env.a);
-    uint64_t ignored;
-    kapi_cel_var self = {"self", decl_type(&env, json_object_get(row, "schema"), &ignored)};
+    kapi_arena a;
+    kapi_arena_init(&a);
+    kapi_schema_root *root = NULL;
+    kapi_error *err = kapi_schema_compile(json_object_get(row, "schema"), &root);
+    if (err)
+        test_fail(__FILE__, __LINE__, "schema: %s", err->message);
+    kapi_cel_var self = {"self", kapi_schema_root_node(root)->cel_type};
     const char *rule = json_string_value(json_object_get(row, "rule"));
     kapi_cel_ast *ast = kapi_cel_parse(rule, strlen(rule));
     if (!kapi_cel_check(ast, &self, 1, NULL)) {
@@ -106,10 +44,10 @@ static void run_row(const json_t *row, kapi_buf *report)
     const json_t *object = json_object_get(row, "object");
     if (!object)
         goto done;
-    kapi_cel_value v = kapi_cel_from_json(&env.a, object);
+    kapi_cel_value v = kapi_cel_from_json(&a, object);
     kapi_cel_activation act = {lookup_self, &v};
     uint64_t cost;
-    kapi_cel_value r = kapi_cel_eval_limited(ast, &act, &env.a, 0, &cost);
+    kapi_cel_value r = kapi_cel_eval_limited(ast, &act, &a, 0, &cost);
     want = (uint64_t)json_integer_value(json_object_get(row, "cost"));
     if (cost != want)
         kapi_buf_printf(report, "%s: cost %llu, want %llu\n", rule, (unsigned long long)cost,
@@ -122,7 +60,8 @@ static void run_row(const json_t *row, kapi_buf *report)
                                                 : "false");
 done:
     kapi_cel_ast_free(ast);
-    kapi_arena_dispose(&env.a);
+    kapi_schema_root_free(root);
+    kapi_arena_dispose(&a);
 }
 
 TEST(cel_cost_kubernetes_table)
