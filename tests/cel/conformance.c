@@ -5,14 +5,15 @@
  *
  * reads every *.json of DIR (the suite converted to JSON: ../shared/testdata/cel/json,
  * whose README gives the format), evaluates each test and compares its result with the
- * expected value, or checks that it fails when the test expects an error. It prints the
+ * expected value, or checks that it fails when the test expects an error; a test of the
+ * type checker (type_deduction) compares the type kapi_cel_check deduces. It prints the
  * failures, one line per file ("basic.json: 43 passed, 0 failed, 0 skipped"), the skipped
  * tests counted by reason, and "N passed, N failed, N skipped"; it exits 0 only when no
  * test failed and every file could be read.
  *
  * A test is skipped, with its reason, when it needs what Kubernetes 1.26's CEL (cel-go
- * v0.12 and its libraries) does not have: protobuf messages, enums and the type checker,
- * newer syntax and libraries. Whole files of such things are skipped at once.
+ * v0.12 and its libraries) does not have: protobuf messages and enums, the suite's own
+ * declarations, newer syntax and libraries. Whole files of such things are skipped at once.
  */
 #include <glob.h>
 #include <jansson.h>
@@ -35,7 +36,6 @@ static const struct {
     {"wrappers", "protobuf wrapper types"},
     {"dynamic", "protobuf wrappers, Any, Struct and Value"},
     {"namespace", "containers (namespaced message names)"},
-    {"type_deduction", "the type checker's deduced types (kapi's CEL has no checker yet)"},
     {"unknowns", "unknown values"},
     {"macros2", "two-variable comprehensions (newer than Kubernetes 1.26's CEL)"},
     {"optionals", "optional types (newer than Kubernetes 1.26's CEL)"},
@@ -208,6 +208,63 @@ static bool names_messages(const char *expr)
     return false;
 }
 
+/* A type of the suite (a google.api.expr Type in JSON) as cel-go formats it into b;
+ * false when kapi's CEL has no such type (messages, wrappers, abstract types). */
+static bool suite_type(kapi_buf *b, const json_t *t)
+{
+    static const struct {
+        const char *suite, *cel;
+    } prims[] = {{"INT64", "int"}, {"UINT64", "uint"},   {"DOUBLE", "double"},
+                 {"BOOL", "bool"}, {"STRING", "string"}, {"BYTES", "bytes"}};
+    const char *p = json_string_value(json_object_get(t, "primitive"));
+    const char *wk = json_string_value(json_object_get(t, "well_known"));
+    const json_t *list = json_object_get(t, "list_type"), *map = json_object_get(t, "map_type");
+    for (size_t i = 0; p && i < KAPI_ARRAY_LEN(prims); i++)
+        if (strcmp(p, prims[i].suite) == 0) {
+            kapi_buf_puts(b, prims[i].cel);
+            return true;
+        }
+    if (json_object_get(t, "null") || json_object_get(t, "dyn")) {
+        kapi_buf_puts(b, json_object_get(t, "dyn") ? "dyn" : "null");
+        return true;
+    }
+    if (wk && (strcmp(wk, "DURATION") == 0 || strcmp(wk, "TIMESTAMP") == 0)) {
+        kapi_buf_puts(b, wk[0] == 'D' ? "duration" : "timestamp");
+        return true;
+    }
+    if (list) {
+        kapi_buf_puts(b, "list(");
+        bool ok = suite_type(b, json_object_get(list, "elem_type"));
+        kapi_buf_putc(b, ')');
+        return ok;
+    }
+    if (map) {
+        kapi_buf_puts(b, "map(");
+        bool ok = suite_type(b, json_object_get(map, "key_type"));
+        kapi_buf_puts(b, ", ");
+        ok = ok && suite_type(b, json_object_get(map, "value_type"));
+        kapi_buf_putc(b, ')');
+        return ok;
+    }
+    return false;
+}
+
+/* Why a test of the checker's deduced type is not run, or NULL. */
+static const char *not_checked(const json_t *t)
+{
+    const json_t *env = json_object_get(t, "type_env");
+    const char *expr = json_string_value(json_object_get(t, "expr"));
+    if (json_array_size(env))
+        return "declarations of the suite's own (messages, functions)";
+    if (strstr(expr, "optional."))
+        return "optional types (newer than Kubernetes 1.26's CEL)";
+    kapi_buf b;
+    kapi_buf_init(&b);
+    bool ok = suite_type(&b, json_object_get(json_object_get(t, "typed_result"), "deduced_type"));
+    kapi_buf_dispose(&b);
+    return ok && !names_messages(expr) ? NULL : "protobuf messages";
+}
+
 /* Why test t of file is not run, or NULL. */
 static const char *not_run(kapi_arena *a, const char *file, const json_t *t)
 {
@@ -221,7 +278,9 @@ static const char *not_run(kapi_arena *a, const char *file, const json_t *t)
         if (!suite_value(a, json_object_get(b, "value"), &v))
             return "protobuf messages";
     }
-    if (json_object_get(t, "container") || json_object_get(t, "check_only") || names_messages(expr))
+    if (json_object_get(t, "typed_result"))
+        return not_checked(t);
+    if (json_object_get(t, "container") || names_messages(expr))
         return "protobuf messages";
     const json_t *want = json_object_get(t, "value");
     if (want && !suite_value(a, want, &v))
@@ -241,6 +300,27 @@ static const char *not_run(kapi_arena *a, const char *file, const json_t *t)
     return NULL;
 }
 
+/* Runs a test of the checker: the type it deduces for t's expression against the
+ * suite's. NULL when they agree, else why not (in arena a). */
+static const char *run_check(kapi_arena *a, const json_t *t, kapi_cel_ast *ast)
+{
+    const kapi_cel_typ *got = kapi_cel_check(ast, NULL, 0, NULL);
+    kapi_buf want, text;
+    kapi_buf_init(&want);
+    kapi_buf_init(&text);
+    suite_type(&want, json_object_get(json_object_get(t, "typed_result"), "deduced_type"));
+    if (got)
+        kapi_cel_type_format(&text, got);
+    const char *why = !got ? "does not check"
+                      : strcmp(text.ptr, want.ptr) != 0
+                          ? kapi_arena_printf(a, "checks to %s, not %s", text.ptr, want.ptr)
+                          : NULL;
+    kapi_buf_dispose(&want);
+    kapi_buf_dispose(&text);
+    kapi_cel_ast_free(ast);
+    return why;
+}
+
 /* Runs test t: NULL when it passes, else why not (in arena a). */
 static const char *run_test(kapi_arena *a, const json_t *t)
 {
@@ -251,6 +331,8 @@ static const char *run_test(kapi_arena *a, const json_t *t)
         kapi_cel_ast_free(ast);
         return why;
     }
+    if (json_object_get(t, "typed_result"))
+        return run_check(a, t, ast);
     bindings b = {a, json_object_get(t, "bindings")};
     kapi_cel_activation act = {lookup, &b};
     kapi_cel_value got = kapi_cel_eval(ast->root, &act, a), want;
