@@ -22,10 +22,13 @@ UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 # The cel-spec conformance suite's runner (tests/cel), over the library.
 CONF_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/cel/*.c))
 CEL_SUITE ?= $(or $(KAPI_TESTDATA),$(SHARED)/testdata)/cel/json
-# The benchmark harness: its own sources plus src/base (buffers), none of the server.
+# The benchmark harness: its own sources plus src/base (buffers) and src/cel with what it
+# needs (the cel scenario's evaluations), none of the server.
 BENCH_SRC := $(filter-out bench/main.c,$(wildcard bench/*.c))
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
-BENCH_BASE := $(BUILD)/src/base/base.o $(BUILD)/src/base/base64.o
+BENCH_BASE := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/cel/*.c src/codec/go*.c \
+              src/codec/json*.c)) $(addprefix $(BUILD)/src/base/,base.o base64.o map.o \
+              regex.o tz.o)
 
 DATA_DIR ?= kapi-data
 SHARED   ?= ../shared

@@ -285,6 +285,7 @@ int kapi_bench_scenario_create(kapi_bench_run *r);
 /* Issue 18: CRD create to served, first and with r->size.crds installed, and the RSS
  * each adds (with r->server); the CRDs are deleted after. */
 int kapi_bench_scenario_crd(kapi_bench_run *r);
+int kapi_bench_scenario_cel(kapi_bench_run *r);
 int kapi_bench_scenario_get(kapi_bench_run *r);
 /* The get scenario as KAPI_BENCH_READER, whom only a RoleBinding lets read the CronJobs,
  * among a few dozen bindings of other users and groups (needs r->server). */
@@ -313,6 +314,16 @@ void kapi_bench__event_body(kapi_buf *out, const char *ns, const char *name, siz
  * JSON as the server answered them, which is what it stores. */
 int kapi_bench__create_events(kapi_bench_run *r, const char *ns, const char *prefix, size_t n,
                               kapi_bench_batch *b);
+/* Runs a batch, printing how long it took and the CPU the server and the harness used;
+ * -1 when it did not finish or a request failed. */
+int kapi_bench__run_batch(kapi_bench_run *r, kapi_bench_batch *b, const char *what);
+/* Adds a batch's rate ("<what>/s"), p50 and p99 latency and, when the server's CPU is
+ * known, its CPU per request, under the report keys keys[0..3]. */
+void kapi_bench__add_rates(kapi_bench_run *r, kapi_bench_batch *b, const char *scenario,
+                           const char *what, const char *keys[4]);
+/* Creates a CRD (body, JSON) and polls list_path until it answers 200: the ms from the
+ * create to that answer, or -1 (said on stderr). */
+double kapi_bench__install_crd(kapi_bench_run *r, const char *body, const char *list_path);
 /* Prints what went wrong in a batch to stderr; -1 when anything did. */
 int kapi_bench__batch_check(const char *what, kapi_bench_batch *b);
 /* Milliseconds of a nanosecond count. */

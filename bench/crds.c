@@ -40,37 +40,43 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Creates CRD i and polls a list of its resources until it answers 200: the ms between
- * the create and that answer, or -1. */
-static double install(kapi_bench_run *r, size_t i)
+double kapi_bench__install_crd(kapi_bench_run *r, const char *body, const char *list_path)
 {
-    kapi_buf body, answer;
-    kapi_buf_init(&body);
+    kapi_buf answer;
     kapi_buf_init(&answer);
-    crd_body(&body, i);
     double t0 = now_ms(), took = -1;
     int status = kapi_bench_request(r->client, "POST",
                                     "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-                                    "application/json", body.ptr, &answer);
+                                    "application/json", body, &answer);
     if (status != 201) {
-        fprintf(stderr, "kapi-bench: create CRD %zu: %d %.300s\n", i, status, answer.ptr);
+        fprintf(stderr, "kapi-bench: create CRD: %d %.300s\n", status, answer.ptr);
         goto done;
     }
-    char *path = kapi_xprintf("/apis/" GROUP "/v1/namespaces/%s/things%zu?limit=1", r->ns, i);
     while (now_ms() - t0 < SERVED_WAIT_MS) {
-        if (kapi_bench_request(r->client, "GET", path, NULL, NULL, NULL) == 200) {
+        if (kapi_bench_request(r->client, "GET", list_path, NULL, NULL, NULL) == 200) {
             took = now_ms() - t0;
             break;
         }
         struct timespec pause = {0, 500000};
         nanosleep(&pause, NULL);
     }
-    free(path);
     if (took < 0)
-        fprintf(stderr, "kapi-bench: CRD %zu not served within %d ms\n", i, SERVED_WAIT_MS);
+        fprintf(stderr, "kapi-bench: %s not served within %d ms\n", list_path, SERVED_WAIT_MS);
 done:
-    kapi_buf_dispose(&body);
     kapi_buf_dispose(&answer);
+    return took;
+}
+
+/* Creates CRD i and waits until it is served: the ms it took, or -1. */
+static double install(kapi_bench_run *r, size_t i)
+{
+    kapi_buf body;
+    kapi_buf_init(&body);
+    crd_body(&body, i);
+    char *path = kapi_xprintf("/apis/" GROUP "/v1/namespaces/%s/things%zu?limit=1", r->ns, i);
+    double took = kapi_bench__install_crd(r, body.ptr, path);
+    free(path);
+    kapi_buf_dispose(&body);
     return took;
 }
 

@@ -130,7 +130,7 @@ static double self_cpu(void)
 
 /* Runs a batch and says how long it took and what CPU the server and the harness used:
  * on shared cores, that tells which of them bounds the figure. */
-static int run_batch(kapi_bench_run *r, kapi_bench_batch *b, const char *what)
+int kapi_bench__run_batch(kapi_bench_run *r, kapi_bench_batch *b, const char *what)
 {
     double cpu0 = kapi_bench_run_cpu(r), self0 = self_cpu();
     int rc = kapi_bench_batch_run(r->client, b);
@@ -169,7 +169,7 @@ int kapi_bench__create_events(kapi_bench_run *r, const char *ns, const char *pre
     b->conns = r->size.conns;
     b->send = send_event;
     b->ctx = &s;
-    int rc = run_batch(r, b, "create Events");
+    int rc = kapi_bench__run_batch(r, b, "create Events");
     sender_dispose(&s);
     return rc;
 }
@@ -197,7 +197,7 @@ static int ensure_cronjobs(kapi_bench_run *r, size_t n)
     b.conns = r->size.conns;
     b.send = send_cronjob;
     b.ctx = &s;
-    int rc = run_batch(r, &b, "create CronJobs");
+    int rc = kapi_bench__run_batch(r, &b, "create CronJobs");
     if (rc == 0)
         r->cronjobs = n;
     kapi_bench_batch_dispose(&b);
@@ -208,8 +208,8 @@ static int ensure_cronjobs(kapi_bench_run *r, size_t n)
 /* Adds the throughput and latency figures of a batch and, when the harness runs the server,
  * the server's CPU per request: on cores shared with the harness and anything else, that
  * is the figure that does not move, and 2 cores / it is the most the server could do. */
-static void add_rates(kapi_bench_run *r, kapi_bench_batch *b, const char *scenario,
-                      const char *what, const char *keys[4])
+void kapi_bench__add_rates(kapi_bench_run *r, kapi_bench_batch *b, const char *scenario,
+                           const char *what, const char *keys[4])
 {
     char fig[96];
     if (b->h2_streams)
@@ -238,7 +238,7 @@ int kapi_bench_scenario_create(kapi_bench_run *r)
     kapi_bench_batch b;
     int rc = kapi_bench__create_events(r, r->ns, "e-", r->size.creates, &b);
     r->events += b.ok;
-    add_rates(r, &b, "create", "Events created", keys);
+    kapi_bench__add_rates(r, &b, "create", "Events created", keys);
     kapi_bench_batch_dispose(&b);
     return rc;
 }
@@ -273,10 +273,10 @@ static int run_over_cronjobs(kapi_bench_run *r, size_t total, size_t h2_streams,
     b.h2_streams = h2_streams;
     b.send = send;
     b.ctx = &s;
-    int rc = run_batch(r, &b, label);
+    int rc = kapi_bench__run_batch(r, &b, label);
     char figure[64];
     snprintf(figure, sizeof(figure), "%s of %zu CronJobs", what, s.modulo);
-    add_rates(r, &b, scenario, figure, keys);
+    kapi_bench__add_rates(r, &b, scenario, figure, keys);
     kapi_bench_batch_dispose(&b);
     sender_dispose(&s);
     return rc;
