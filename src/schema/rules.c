@@ -73,24 +73,15 @@ static const char *escape(kapi_arena *a, const char *name)
 /* ---- the declared types (model.SchemaDeclType) ---- */
 
 /* The string, object and metadata nodes WithTypeAndObjectMeta adds to a resource. */
-static const kapi_schema string_node = {.types = KAPI_SCHEMA_STRING,
-                                        .min_length = -1,
-                                        .max_length = -1,
-                                        .min_props = -1,
-                                        .max_props = -1,
-                                        .min_items = -1,
-                                        .max_items = -1};
+#define NO_BOUNDS                                                                                  \
+    .min_length = -1, .max_length = -1, .min_props = -1, .max_props = -1, .min_items = -1,         \
+    .max_items = -1
+static const kapi_schema string_node = {.types = KAPI_SCHEMA_STRING, NO_BOUNDS};
 static kapi_schema_prop meta_props[] = {{.name = "generateName", .schema = &string_node},
                                         {.name = "name", .schema = &string_node}};
-static const kapi_schema meta_node = {.types = KAPI_SCHEMA_OBJECT,
-                                      .props = meta_props,
-                                      .nprops = 2,
-                                      .min_length = -1,
-                                      .max_length = -1,
-                                      .min_props = -1,
-                                      .max_props = -1,
-                                      .min_items = -1,
-                                      .max_items = -1};
+static const kapi_schema meta_node = {
+    .types = KAPI_SCHEMA_OBJECT, .props = meta_props, .nprops = 2, NO_BOUNDS};
+#undef NO_BOUNDS
 
 /* Whether s already has what WithTypeAndObjectMeta would add. */
 static bool has_type_and_meta(const kapi_schema *s)
@@ -621,6 +612,14 @@ static kapi_cel_value object_value(kapi_arena *a, const kapi_schema *s, bool res
     return (kapi_cel_value){.t = KAPI_CEL_T_MAP, .u.map = {keys, vals, k}};
 }
 
+/* The error value of a string its format does not read (why: the parser's heap text,
+ * freed here; kube's message names the string only). */
+static kapi_cel_value parse_error(kapi_arena *a, char *why, const char *fmt, const char *str)
+{
+    free(why);
+    return error_value(a, fmt, str);
+}
+
 static kapi_cel_value string_value(kapi_arena *a, const kapi_schema *s, const json_t *v)
 {
     const char *str = json_string_value(v), *f = format_of(s);
@@ -628,11 +627,8 @@ static kapi_cel_value string_value(kapi_arena *a, const kapi_schema *s, const js
     if (strcmp(f, "duration") == 0) {
         int64_t ns;
         char *why = kapi_go_parse_duration((kapi_str){str, n}, &ns);
-        if (why) {
-            kapi_cel_value e = error_value(a, "Invalid duration %s", str);
-            free(why);
-            return e;
-        }
+        if (why)
+            return parse_error(a, why, "Invalid duration %s", str);
         return (kapi_cel_value){.t = KAPI_CEL_T_DURATION, .u.i = ns};
     }
     if (strcmp(f, "date") == 0 || strcmp(f, "date-time") == 0) {
@@ -642,31 +638,11 @@ static kapi_cel_value string_value(kapi_arena *a, const kapi_schema *s, const js
         char *why = n == strlen(str) ? kapi_go_parse_time(date ? full : str, false, &t)
                                      : kapi_xstrdup("a NUL byte");
         free(full);
-        if (why) {
-            kapi_cel_value e = error_value(a,
-                                           date ? "Invalid date formatted string %s"
-                                                : "Invalid date-time formatted string %s",
-                                           str);
-            free(why);
-            return e;
-        }
-        return (kapi_cel_value){.t = KAPI_CEL_T_TIMESTAMP, .u.ts = t};
-    }
-    if (strcmp(f, "date") == 0 || strcmp(f, "date-time") == 0) {
-        bool date = f[4] == 0;
-        char *full = date ? kapi_xprintf("%sT00:00:00Z", str) : NULL;
-        kapi_go_time t;
-        char *why = n == strlen(str) ? kapi_go_parse_time(date ? full : str, false, &t)
-                                     : kapi_xstrdup("a NUL byte");
-        free(full);
-        if (why) {
-            kapi_cel_value e = error_value(a,
-                                           date ? "Invalid date formatted string %s"
-                                                : "Invalid date-time formatted string %s",
-                                           str);
-            free(why);
-            return e;
-        }
+        if (why)
+            return parse_error(a, why,
+                               date ? "Invalid date formatted string %s"
+                                    : "Invalid date-time formatted string %s",
+                               str);
         return (kapi_cel_value){.t = KAPI_CEL_T_TIMESTAMP, .u.ts = t};
     }
     if (strcmp(f, "byte") == 0) {
