@@ -327,15 +327,20 @@ static time_state read_time(const json_t *v, int64_t *secs, int32_t *nsec)
     return *secs == GO_ZERO_TIME && *nsec == 0 ? TIME_ZERO : TIME_OK;
 }
 
-/* now - t, saturated as Go's Time.Sub is (beyond ~292 years). */
+/* u - t in nanoseconds, saturated as Go's Time.Sub is (beyond ~292 years). */
+static int64_t time_sub(int64_t u_secs, int32_t u_nsec, int64_t secs, int32_t nsec)
+{
+    if (u_secs - secs > INT64_MAX / NS - 1)
+        return INT64_MAX;
+    if (secs - u_secs > INT64_MAX / NS - 1)
+        return INT64_MIN;
+    return (u_secs - secs) * NS + (u_nsec - nsec);
+}
+
+/* now - t, as time.Since. */
 static int64_t since(int64_t now_ns, int64_t secs, int32_t nsec)
 {
-    int64_t now_s = now_ns / NS;
-    if (now_s - secs > INT64_MAX / NS - 1)
-        return INT64_MAX;
-    if (secs - now_s > INT64_MAX / NS - 1)
-        return INT64_MIN;
-    return (now_s - secs) * NS + (now_ns % NS - nsec);
+    return time_sub(now_ns / NS, (int32_t)(now_ns % NS), secs, nsec);
 }
 
 /* translateTimestampSince: "<unknown>" for the zero time, else HumanDuration. */
@@ -507,6 +512,42 @@ static json_t *cell_container_images(const json_t *v, const json_t *obj, int64_t
 {
     (void)obj, (void)now_ns;
     return join_member(v, "image");
+}
+
+/* printJob's Completions: "<succeeded>/<completions>"; without completions, "/1", and
+ * " of <parallelism>" when more than one pod runs at a time. */
+static json_t *cell_job_completions(const json_t *v, const json_t *obj, int64_t now_ns)
+{
+    (void)v, (void)now_ns;
+    const json_t *spec = json_object_get(obj, "spec");
+    long long succeeded = (long long)json_integer_value(kapi_json_path(obj, "status.succeeded"));
+    const json_t *completions = json_object_get(spec, "completions");
+    long long parallelism = (long long)json_integer_value(json_object_get(spec, "parallelism"));
+    if (json_is_integer(completions))
+        return json_sprintf("%lld/%lld", succeeded, (long long)json_integer_value(completions));
+    if (parallelism > 1)
+        return json_sprintf("%lld/1 of %lld", succeeded, parallelism);
+    return json_sprintf("%lld/1", succeeded);
+}
+
+/* printJob's Duration: from startTime to completionTime, or to now while the Job has not
+ * completed; empty before it starts. */
+static json_t *cell_job_duration(const json_t *v, const json_t *obj, int64_t now_ns)
+{
+    char out[32] = "";
+    int64_t secs, end_secs;
+    int32_t nsec, end_nsec;
+    (void)v;
+    const json_t *status = json_object_get(obj, "status");
+    const char *start = json_string_value(json_object_get(status, "startTime"));
+    const char *end = json_string_value(json_object_get(status, "completionTime"));
+    if (start && kapi_gotime_parse(start, &secs, &nsec)) {
+        if (end && kapi_gotime_parse(end, &end_secs, &end_nsec))
+            kapi_human_duration(out, time_sub(end_secs, end_nsec, secs, nsec));
+        else
+            kapi_human_duration(out, since(now_ns, secs, nsec));
+    }
+    return json_string(out);
 }
 
 /* A label selector requirement as labels.Requirement.String() writes it. */
@@ -794,6 +835,8 @@ static const struct {
     {"age", cell_age},
     {"ageOrNone", cell_age_or_none},
     {"createdAt", cell_created_at},
+    {"jobCompletions", cell_job_completions},
+    {"jobDuration", cell_job_duration},
     {"containerNames", cell_container_names},
     {"containerImages", cell_container_images},
     {"labelSelector", cell_label_selector},

@@ -165,7 +165,14 @@ static kapi_error *load_field_labels(kapi_type *t, const char *name, const json_
     const char *how = kapi_json_path_str(def, "fieldLabelError");
     const char *label;
     json_t *path;
-    bool ok = how && (strcmp(how, "default") == 0 || strcmp(how, "notSupported") == 0);
+    static const char *const hows[] = {[KAPI_FIELD_LABEL_DEFAULT] = "default",
+                                       [KAPI_FIELD_LABEL_NOT_SUPPORTED] = "notSupported",
+                                       [KAPI_FIELD_LABEL_NOT_SUPPORTED_FOR_KIND] =
+                                           "notSupportedForKind"};
+    size_t which = 0;
+    while (how && which < KAPI_ARRAY_LEN(hows) && strcmp(how, hows[which]) != 0)
+        which++;
+    bool ok = how && which < KAPI_ARRAY_LEN(hows);
     t->field_labels = json_object_get(def, "fieldLabels");
     ok = ok && json_is_object(t->field_labels);
     json_object_foreach((json_t *)t->field_labels, label, path)
@@ -175,7 +182,7 @@ static kapi_error *load_field_labels(kapi_type *t, const char *name, const json_
     if (!ok)
         return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
                               "type file %s: bad \"fieldLabels\" or \"fieldLabelError\"", name);
-    t->field_label_default_error = strcmp(how, "default") == 0;
+    t->field_label_error = (kapi_field_label_error)which;
     return NULL;
 }
 
@@ -677,14 +684,18 @@ kapi_error *kapi_type_field_label(const char **out, const kapi_type *t, const ch
     *out = json_string_value(json_object_get(t->field_labels, label));
     if (*out)
         return NULL;
-    if (!t->field_label_default_error)
+    if (t->field_label_error == KAPI_FIELD_LABEL_NOT_SUPPORTED)
         return kapi_error_new(KAPI_STATUS_BAD_REQUEST, "field label not supported: %s", label);
     kapi_buf_init(&b);
     kapi_go_quote(&b, label, strlen(label));
-    kapi_error *err = kapi_error_new(KAPI_STATUS_BAD_REQUEST,
-                                     "%s is not a known field selector: only \"metadata.name\", "
-                                     "\"metadata.namespace\"",
-                                     b.ptr);
+    kapi_error *err =
+        t->field_label_error == KAPI_FIELD_LABEL_NOT_SUPPORTED_FOR_KIND
+            ? kapi_error_new(KAPI_STATUS_BAD_REQUEST, "field label %s not supported for %s", b.ptr,
+                             t->kind)
+            : kapi_error_new(KAPI_STATUS_BAD_REQUEST,
+                             "%s is not a known field selector: only \"metadata.name\", "
+                             "\"metadata.namespace\"",
+                             b.ptr);
     kapi_buf_dispose(&b);
     return err;
 }

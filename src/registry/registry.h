@@ -76,6 +76,18 @@ typedef enum kapi_name_rule {
     KAPI_NAME_RULE_RBAC,      /* "rbac": a path segment, generateName held to it too */
 } kapi_name_rule;
 
+/* The message of a fieldSelector label a type does not support: the conversion function
+ * kube registers for the kind, or the default one when it registers none. */
+typedef enum kapi_field_label_error {
+    /* "default": runtime.DefaultMetaV1FieldSelectorConversion's "\"x\" is not a known
+     * field selector: only ..." */
+    KAPI_FIELD_LABEL_DEFAULT,
+    /* "notSupported": the core conversion funcs' "field label not supported: x" */
+    KAPI_FIELD_LABEL_NOT_SUPPORTED,
+    /* "notSupportedForKind": "field label \"x\" not supported for <Kind>" (batch Jobs) */
+    KAPI_FIELD_LABEL_NOT_SUPPORTED_FOR_KIND,
+} kapi_field_label_error;
+
 /* Code special to a type. Every hook is optional. obj is the whole object in the
  * type's own (served) view, kind and apiVersion included. */
 typedef struct kapi_type_strategy {
@@ -209,10 +221,8 @@ struct kapi_type {
     /* fieldSelector: each public field label and the stored path it reads (the syntax of
      * kapi_fieldsel_value), the type file's "fieldLabels"; borrowed from def. */
     const json_t *field_labels;
-    /* An unsupported label gets runtime.DefaultMetaV1FieldSelectorConversion's message
-     * (the type file's "fieldLabelError": "default") rather than the "field label not
-     * supported: <label>" of the conversion funcs ("notSupported"). */
-    bool field_label_default_error;
+    /* The message an unsupported label gets (the type file's "fieldLabelError"). */
+    kapi_field_label_error field_label_error;
     /* An update must name the resourceVersion it replaces (the type file's
      * "unconditionalUpdate": false; CRDs and custom resources). */
     bool conditional_update;

@@ -135,6 +135,12 @@ void kapi_registry__validate_cronjob(const kapi_type *t, const json_t *obj, cons
                                      kapi_error *err);
 void kapi_registry__cronjob_warnings(const kapi_type *t, const json_t *obj, const json_t *old,
                                      void (*warn)(void *ctx, const char *text), void *ctx);
+/* validate_batch.c: Job (batch/v1), ValidateJob and ValidateJobUpdate. */
+void kapi_registry__validate_job(const kapi_type *t, const json_t *obj, const json_t *old,
+                                 kapi_error *err);
+/* ValidateJobUpdateStatus, a Job's /status write. */
+void kapi_registry__validate_job_status(const kapi_type *t, const char *sub, const json_t *obj,
+                                        const json_t *old, kapi_error *err);
 /* validate_networking.c: ClusterCIDR (networking.k8s.io/v1alpha1). */
 void kapi_registry__validate_clustercidr(const kapi_type *t, const json_t *obj, const json_t *old,
                                          kapi_error *err);
@@ -186,6 +192,19 @@ void kapi_registry__validate_self_srr(const kapi_type *t, const json_t *obj, con
 /* validate_authentication.c: TokenReview (authentication.k8s.io/v1), on create only. */
 void kapi_registry__validate_tokenreview(const kapi_type *t, const json_t *obj, const json_t *old,
                                          kapi_error *err);
+
+/* validate_core.c: metav1validation.ValidateLabelSelector of sel at path (bad values
+ * allowed: AllowInvalidLabelValueInSelector). */
+void kapi_registry__validate_label_selector(kapi_error *err, kapi_arena *a, const json_t *sel,
+                                            bool bad_values_allowed, const char *path);
+/* True when metav1.LabelSelectorAsSelector refuses sel: exactly when the strict
+ * ValidateLabelSelector finds something. */
+bool kapi_registry__label_selector_refused(kapi_arena *a, const json_t *sel);
+/* LabelSelectorHasInvalidLabelValue: a matchExpressions value is no label value. */
+bool kapi_registry__label_selector_bad_values(const json_t *sel);
+/* Whether labels match sel as metav1.LabelSelectorAsSelector reads it (sel not refused):
+ * absent or null matches nothing, {} everything. */
+bool kapi_registry__label_selector_matches(const json_t *sel, const json_t *labels);
 
 /* validate_pod.c: core's ValidatePodTemplateSpec of a pod template (metadata labels and
  * annotations, then the pod spec) at path, reading every defaulted field as its default

@@ -16,6 +16,61 @@ static void cronjob_create(const kapi_type *t, json_t *obj)
     json_object_set_new_nocheck(obj, "status", json_object());
 }
 
+/* job: the annotation kube 1.26 marks Jobs tracked with finalizers by; an update cannot
+ * remove it. */
+#define JOB_TRACKING "batch.kubernetes.io/job-tracking"
+
+/* job: generateSelector, for a Job whose selector is not manual: the template gets the
+ * labels job-name (the Job's name) and controller-uid (its uid) unless it has them, and
+ * the selector matchLabels controller-uid unless it has it; validation refuses any of
+ * them that disagrees. (kube does this in its Validate, on the object it then stores.) */
+static void job_generate_selector(json_t *obj)
+{
+    json_t *meta = json_object_get(obj, "metadata");
+    json_t *spec = kapi_json_object_ensure(obj, "spec");
+    json_t *uid = json_object_get(meta, "uid"), *name = json_object_get(meta, "name");
+    json_t *tmpl_meta =
+        kapi_json_object_ensure(kapi_json_object_ensure(spec, "template"), "metadata");
+    json_t *labels = kapi_json_object_ensure(tmpl_meta, "labels");
+    if (!json_object_get(labels, "job-name"))
+        json_object_set_new_nocheck(labels, "job-name", name ? json_incref(name) : json_string(""));
+    if (!json_object_get(labels, "controller-uid"))
+        json_object_set_new_nocheck(labels, "controller-uid",
+                                    uid ? json_incref(uid) : json_string(""));
+    json_t *match =
+        kapi_json_object_ensure(kapi_json_object_ensure(spec, "selector"), "matchLabels");
+    if (!json_object_get(match, "controller-uid"))
+        json_object_set_new_nocheck(match, "controller-uid",
+                                    uid ? json_incref(uid) : json_string(""));
+}
+
+/* job: a new Job's status is the zero JobStatus, and it is tracked with finalizers. A Job
+ * without labels takes its template's, generated ones included: kube's defaulting does
+ * that again when it reads the stored Job back for the answer. */
+static void job_create(const kapi_type *t, json_t *obj)
+{
+    (void)t;
+    json_object_set_new_nocheck(obj, "status", json_object());
+    json_t *meta = kapi_json_object_ensure(obj, "metadata");
+    json_object_set_new_nocheck(kapi_json_object_ensure(meta, "annotations"), JOB_TRACKING,
+                                json_string_nocheck(""));
+    if (!json_is_true(kapi_json_path(obj, "spec.manualSelector")))
+        job_generate_selector(obj);
+    json_t *labels = kapi_json_path(obj, "spec.template.metadata.labels");
+    if (json_object_size(json_object_get(meta, "labels")) == 0 && json_object_size(labels))
+        json_object_set_new_nocheck(meta, "labels", json_deep_copy(labels));
+}
+
+static void job_update(const kapi_type *t, json_t *obj, const json_t *old)
+{
+    (void)t;
+    if (!json_object_get(kapi_json_path(old, "metadata.annotations"), JOB_TRACKING))
+        return;
+    json_t *meta = kapi_json_object_ensure(obj, "metadata");
+    json_object_set_new_nocheck(kapi_json_object_ensure(meta, "annotations"), JOB_TRACKING,
+                                json_string_nocheck(""));
+}
+
 /* serviceaccount: of each entry of secrets only the name is kept (kube's
  * cleanSecretReferences), on create and on update. */
 static void serviceaccount_create(const kapi_type *t, json_t *obj)
@@ -173,6 +228,11 @@ static const kapi_type_strategy strategies[] = {
      .prepare_create = cronjob_create,
      .validate = kapi_registry__validate_cronjob,
      .warnings = kapi_registry__cronjob_warnings},
+    {.name = "job",
+     .prepare_create = job_create,
+     .prepare_update = job_update,
+     .validate = kapi_registry__validate_job,
+     .validate_subresource = kapi_registry__validate_job_status},
     {.name = "clustercidr", .validate = kapi_registry__validate_clustercidr},
     {.name = "serviceaccount",
      .prepare_create = serviceaccount_create,

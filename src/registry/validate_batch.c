@@ -1,8 +1,8 @@
 /*
- * registry/validate_batch: CronJob validation as Kubernetes 1.26 does it
- * (pkg/apis/batch/validation: ValidateCronJobCreate, ValidateCronJobUpdate and the job
- * template rules), in its order:
+ * registry/validate_batch: CronJob and Job validation as Kubernetes 1.26 does it
+ * (pkg/apis/batch/validation), in its order.
  *
+ * CronJob (ValidateCronJobCreate, ValidateCronJobUpdate and the job template rules):
  *   metadata (core rules, subdomain names), spec.schedule (robfig/cron's parser and its
  *   messages), startingDeadlineSeconds, timeZone (when set or changed), concurrencyPolicy,
  *   the job template (job spec counts, completion mode, pod failure policy, the pod
@@ -13,6 +13,22 @@
  * only warns, "CRON_TZ or TZ used in spec.spec.schedule is not officially supported, see
  * https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details".
  * Combined with spec.timeZone it is an error.
+ *
+ * Job (ValidateJob, ValidateJobUpdate, ValidateJobUpdateStatus): metadata, the generated
+ * selector (controller-uid and job-name on the template, a selector that picks them), the
+ * job spec as a template's plus a selector that is required, valid and matches the
+ * template's labels, the job-tracking annotation, and for an Indexed Job a last pod
+ * hostname that is a DNS label. An update runs all of that, then ValidateJobUpdate, which
+ * checks the spec again (so a cause of the new spec shows twice, once in the message) and
+ * holds completions, selector, template, completionMode and podFailurePolicy immutable;
+ * a suspended Job that never started may change its template's node selector,
+ * tolerations, node affinity, labels and annotations (JobMutableNodeSchedulingDirectives,
+ * on in 1.26). A status write checks the counts and uncountedTerminatedPods.
+ *
+ * One difference is known: kube shows an immutable template's value as Go's %#v of the
+ * internal core.PodTemplateSpec; kapi shows the template's JSON as %#v of the decoded
+ * value (map[string]interface {}{...}), since the whole internal pod type tree has no
+ * description here. The path and "field is immutable" are kube's.
  */
 #include <stdlib.h>
 #include <strings.h>
@@ -338,4 +354,268 @@ void kapi_registry__cronjob_warnings(const kapi_type *t, const json_t *obj, cons
                   "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for "
                   "more details");
     kapi_buf_dispose(&b);
+}
+
+/* ---- Job ---- */
+
+#define JOB_TRACKING "batch.kubernetes.io/job-tracking"
+
+static const kapi_gofield exit_codes_fields[] = {
+    {"ContainerName", "containerName", KAPI_GO_PTR, NULL, "string"},
+    {"Operator", "operator", KAPI_GO_STRING, NULL, NULL},
+};
+static const kapi_gotype go_exit_codes = {"batch.PodFailurePolicyOnExitCodesRequirement",
+                                          exit_codes_fields, KAPI_ARRAY_LEN(exit_codes_fields)};
+static const kapi_gofield pattern_fields[] = {
+    {"Type", "type", KAPI_GO_STRING, NULL, NULL},
+    {"Status", "status", KAPI_GO_STRING, NULL, NULL},
+};
+static const kapi_gotype go_pattern = {"batch.PodFailurePolicyOnPodConditionsPattern",
+                                       pattern_fields, KAPI_ARRAY_LEN(pattern_fields)};
+static const kapi_gofield rule_fields[] = {
+    {"Action", "action", KAPI_GO_STRING, NULL, NULL},
+    {"OnExitCodes", "onExitCodes", KAPI_GO_PTR, &go_exit_codes, NULL},
+    {"OnPodConditions", "onPodConditions", KAPI_GO_STRUCTS, &go_pattern, NULL},
+};
+static const kapi_gotype go_rule = {"batch.PodFailurePolicyRule", rule_fields,
+                                    KAPI_ARRAY_LEN(rule_fields)};
+static const kapi_gofield policy_fields[] = {
+    {"Rules", "rules", KAPI_GO_STRUCTS, &go_rule, NULL},
+};
+static const kapi_gotype go_pod_failure_policy = {"batch.PodFailurePolicy", policy_fields,
+                                                  KAPI_ARRAY_LEN(policy_fields)};
+
+/* field.Invalid(path, value, ...) of a pointer to a struct: the struct's %#v, or "null"
+ * (quoted, as Go's ErrorBody writes a nil pointer) when absent. */
+static void invalid_struct_ptr(bctx *c, const char *path, const kapi_gotype *t, const json_t *v,
+                               const char *detail)
+{
+    kapi_buf b;
+    kapi_buf_init(&b);
+    if (json_is_object(v))
+        kapi_gofmt(&b, t, v);
+    else
+        kapi_buf_puts(&b, "\"null\"");
+    kapi_field_invalid_raw(c->err, path, b.ptr, "%s", detail);
+    kapi_buf_dispose(&b);
+}
+
+/* ValidateHasLabel of the template's metadata: a missing label is Required with the
+ * value it should have; a wrong one shows the whole label map. */
+static void has_label(bctx *c, const json_t *labels, const char *key, const char *want)
+{
+    const char *path = kapi_path_key(c->a, "spec.template.metadata.labels", key);
+    const char *got = json_string_value(json_object_get(labels, key));
+    if (!got) {
+        kapi_field_required(c->err, path, want);
+    } else if (strcmp(got, want) != 0) {
+        kapi_buf b;
+        kapi_buf_init(&b);
+        kapi_gofmt_string_map(&b, labels);
+        kapi_field_invalid_raw(c->err, path, b.ptr, "must be '%s'", want);
+        kapi_buf_dispose(&b);
+    }
+}
+
+/* ValidateGeneratedSelector: a selector kube generated still picks this Job's pods. */
+static void generated_selector(bctx *c, const json_t *job)
+{
+    const json_t *meta = json_object_get(job, "metadata");
+    const json_t *spec = json_object_get(job, "spec");
+    const json_t *sel = json_object_get(spec, "selector");
+    if (json_is_true(json_object_get(spec, "manualSelector")) || !json_is_object(sel))
+        return;
+    const char *uid = kapi_registry__str(meta, "uid"), *name = kapi_registry__str(meta, "name");
+    if (!*uid)
+        kapi_field_required(c->err, "metadata.uid", "");
+    const json_t *labels = kapi_json_path(spec, "template.metadata.labels");
+    has_label(c, labels, "controller-uid", uid);
+    has_label(c, labels, "job-name", name);
+    json_t *expected = json_pack("{s:s, s:s}", "controller-uid", uid, "job-name", name);
+    if (!kapi_registry__label_selector_refused(c->a, sel) &&
+        !kapi_registry__label_selector_matches(sel, expected)) {
+        kapi_buf b;
+        kapi_buf_init(&b);
+        kapi_gofmt(&b, &kapi_go_label_selector, sel);
+        kapi_field_invalid_raw(c->err, "spec.selector", b.ptr, "`selector` not auto-generated");
+        kapi_buf_dispose(&b);
+    }
+    json_decref(expected);
+}
+
+/* ValidateJobSpec: the template's job spec rules, then the selector. */
+static void job_spec_with_selector(bctx *c, const json_t *spec, bool bad_selector_values)
+{
+    const json_t *sel = json_object_get(spec, "selector");
+    const json_t *labels = kapi_json_path(spec, "template.metadata.labels");
+    job_spec(c, spec, "spec");
+    if (!json_is_object(sel))
+        kapi_field_required(c->err, "spec.selector", "");
+    else
+        kapi_registry__validate_label_selector(c->err, c->a, sel, bad_selector_values,
+                                               "spec.selector");
+    if (!kapi_registry__label_selector_refused(c->a, sel) &&
+        !kapi_registry__label_selector_matches(sel, labels)) {
+        kapi_buf b;
+        kapi_buf_init(&b);
+        kapi_gofmt_string_map(&b, labels);
+        kapi_field_invalid_raw(c->err, "spec.template.metadata.labels", b.ptr,
+                               "`selector` does not match template `labels`");
+        kapi_buf_dispose(&b);
+    }
+}
+
+/* ValidateJob; tracking_allowed is AllowTrackingAnnotation (always on create, on update
+ * when the stored Job has the annotation). */
+static void job(bctx *c, const kapi_type *t, const json_t *obj, bool tracking_allowed,
+                bool bad_selector_values)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+    const json_t *spec = json_object_get(obj, "spec");
+    kapi_meta_rules rules;
+    kapi_registry__meta_rules(t, true, &rules);
+    kapi_meta_validate(c->err, c->a, meta, "metadata", &rules);
+    generated_selector(c, obj);
+    job_spec_with_selector(c, spec, bad_selector_values);
+    if (!tracking_allowed && json_object_get(json_object_get(meta, "annotations"), JOB_TRACKING))
+        kapi_field_forbidden(c->err, "metadata.annotations[" JOB_TRACKING "]",
+                             "cannot add this annotation");
+    long long completions = kapi_registry__int(spec, "completions");
+    if (strcmp(kapi_registry__str(spec, "completionMode"), "Indexed") == 0 && completions > 0) {
+        const char *msgs[KAPI_MSGS_MAX];
+        const char *name = kapi_registry__str(meta, "name");
+        char *host = kapi_arena_printf(c->a, "%s-%lld", name, completions - 1);
+        if (kapi_is_dns1123_label(host, msgs) > 0)
+            kapi_field_invalid_str(c->err, "metadata.name", name,
+                                   "will not able to create pod with invalid DNS label: %s", host);
+    }
+}
+
+/* A copy of member key of from set in to (or removed from to when from has none). */
+static void take_member(json_t *to, const json_t *from, const char *key)
+{
+    const json_t *v = json_object_get(from, key);
+    if (v)
+        json_object_set_new_nocheck(to, key, json_deep_copy(v));
+    else
+        json_object_del(to, key);
+}
+
+/* The old template as validatePodTemplateUpdate compares it: with the new one's node
+ * selector, tolerations, node affinity, labels and annotations when the stored Job is
+ * suspended and never started (AllowMutableSchedulingDirectives). A new reference. */
+static json_t *comparable_old_template(const json_t *tmpl, const json_t *old_job)
+{
+    json_t *old = json_deep_copy(kapi_json_path(old_job, "spec.template"));
+    if (!json_is_true(kapi_json_path(old_job, "spec.suspend")) ||
+        kapi_json_path(old_job, "status.startTime") || !json_is_object(old))
+        return old;
+    const json_t *pod = json_object_get(tmpl, "spec");
+    json_t *old_pod = kapi_json_object_ensure(old, "spec");
+    const json_t *aff = json_object_get(pod, "affinity");
+    json_t *old_aff = json_object_get(old_pod, "affinity");
+    if (!json_is_object(aff) && json_is_object(old_aff)) {
+        json_object_del(old_aff, "nodeAffinity");
+        if (json_object_size(old_aff) == 0)
+            json_object_del(old_pod, "affinity");
+    } else if (json_is_object(aff)) {
+        take_member(kapi_json_object_ensure(old_pod, "affinity"), aff, "nodeAffinity");
+    }
+    take_member(old_pod, pod, "nodeSelector");
+    take_member(old_pod, pod, "tolerations");
+    json_t *old_meta = kapi_json_object_ensure(old, "metadata");
+    take_member(old_meta, json_object_get(tmpl, "metadata"), "annotations");
+    take_member(old_meta, json_object_get(tmpl, "metadata"), "labels");
+    return old;
+}
+
+/* Equal as Go's Semantic.DeepEqual compares two pointers: absent and null are nil. */
+static bool same_pointer(const json_t *x, const json_t *y)
+{
+    bool x_nil = !x || json_is_null(x), y_nil = !y || json_is_null(y);
+    return (x_nil && y_nil) || (!x_nil && !y_nil && json_equal((json_t *)x, (json_t *)y));
+}
+
+/* ValidateJobSpecUpdate's immutable fields. */
+static void job_spec_immutable(bctx *c, const json_t *spec, const json_t *old_job)
+{
+    const json_t *old = json_object_get(old_job, "spec");
+    const json_t *completions = json_object_get(spec, "completions");
+    if (!same_pointer(completions, json_object_get(old, "completions")))
+        kapi_field_invalid_json(c->err, "spec.completions", completions, "field is immutable");
+    const json_t *sel = json_object_get(spec, "selector");
+    if (!same_pointer(sel, json_object_get(old, "selector")))
+        invalid_struct_ptr(c, "spec.selector", &kapi_go_label_selector, sel, "field is immutable");
+    json_t *old_tmpl = comparable_old_template(json_object_get(spec, "template"), old_job);
+    kapi_meta_immutable(c->err, "spec.template", json_object_get(spec, "template"), old_tmpl);
+    json_decref(old_tmpl);
+    const json_t *mode = json_object_get(spec, "completionMode");
+    if (!same_pointer(mode, json_object_get(old, "completionMode")))
+        kapi_field_invalid_json(c->err, "spec.completionMode", mode, "field is immutable");
+    const json_t *pfp = json_object_get(spec, "podFailurePolicy");
+    if (!same_pointer(pfp, json_object_get(old, "podFailurePolicy")))
+        invalid_struct_ptr(c, "spec.podFailurePolicy", &go_pod_failure_policy, pfp,
+                           "field is immutable");
+}
+
+void kapi_registry__validate_job(const kapi_type *t, const json_t *obj, const json_t *old,
+                                 kapi_error *err)
+{
+    kapi_arena a;
+    bctx c = {err, &a};
+    kapi_arena_init(&a);
+    const json_t *old_annotations = kapi_json_path(old, "metadata.annotations");
+    bool tracking = !old || json_object_get(old_annotations, JOB_TRACKING) != NULL;
+    bool bad_values =
+        old && kapi_registry__label_selector_bad_values(kapi_json_path(old, "spec.selector"));
+    job(&c, t, obj, tracking, bad_values);
+    if (old) {
+        kapi_meta_validate_update(err, &a, json_object_get(obj, "metadata"),
+                                  json_object_get(old, "metadata"), "metadata", true);
+        job_spec_with_selector(&c, json_object_get(obj, "spec"), bad_values);
+        job_spec_immutable(&c, json_object_get(obj, "spec"), old);
+    }
+    kapi_arena_dispose(&a);
+}
+
+/* The UIDs of one uncountedTerminatedPods list: none empty, none seen before in either. */
+static void uncounted(bctx *c, const json_t *uids, const char *path, json_t *seen)
+{
+    for (size_t i = 0; i < json_array_size(uids); i++) {
+        const char *uid = json_string_value(json_array_get(uids, i)) ?: "";
+        const char *at = kapi_path_index(c->a, path, i);
+        if (!*uid)
+            kapi_field_invalid_str(c->err, at, uid, "must not be empty");
+        else if (json_object_get(seen, uid))
+            kapi_field_duplicate(c->err, at, uid);
+        else
+            json_object_set_new(seen, uid, json_true());
+    }
+}
+
+void kapi_registry__validate_job_status(const kapi_type *t, const char *sub, const json_t *obj,
+                                        const json_t *old, kapi_error *err)
+{
+    static const char *const counts[] = {"active", "succeeded", "failed"};
+    kapi_arena a;
+    bctx c = {err, &a};
+    (void)t, (void)sub;
+    kapi_arena_init(&a);
+    const json_t *status = json_object_get(obj, "status");
+    kapi_meta_validate_update(err, &a, json_object_get(obj, "metadata"),
+                              json_object_get(old, "metadata"), "metadata", true);
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(counts); i++)
+        kapi_registry__nonnegative(err, P(&c, "status", counts[i]),
+                                   kapi_registry__int(status, counts[i]));
+    nonneg_member(&c, status, "ready", "status");
+    const json_t *utp = json_object_get(status, "uncountedTerminatedPods");
+    if (json_is_object(utp)) {
+        json_t *seen = json_object();
+        uncounted(&c, json_object_get(utp, "succeeded"), "status.uncountedTerminatedPods.succeeded",
+                  seen);
+        uncounted(&c, json_object_get(utp, "failed"), "status.uncountedTerminatedPods.failed",
+                  seen);
+        json_decref(seen);
+    }
+    kapi_arena_dispose(&a);
 }

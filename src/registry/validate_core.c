@@ -4,6 +4,8 @@
  * status and finalize writes), ServiceAccount and the NodeSelector rules other types
  * reuse.
  */
+#include <string.h>
+
 #include "registry/registry_int.h"
 
 static const kapi_gofield requirement_fields[] = {
@@ -30,6 +32,110 @@ static void invalid_each(kapi_error *err, const char *path, const char *v,
     const char *msgs[KAPI_MSGS_MAX];
     size_t n = rule(v, msgs);
     kapi_field_invalid_each(err, path, v, msgs, n);
+}
+
+/* metav1validation.ValidateLabelSelectorRequirement; bad_values allowed leaves the values
+ * unchecked (AllowInvalidLabelValueInSelector). */
+static void selector_requirement(kapi_error *err, kapi_arena *a, const json_t *rq,
+                                 bool bad_values_allowed, const char *path)
+{
+    static const char *const set_ops[] = {"In", "NotIn", NULL};
+    static const char *const exist_ops[] = {"Exists", "DoesNotExist", NULL};
+    const char *op = kapi_registry__str(rq, "operator");
+    const json_t *values = json_object_get(rq, "values");
+    const char *vpath = kapi_path_child(a, path, "values");
+    if (kapi_cstr_in(op, set_ops)) {
+        if (json_array_size(values) == 0)
+            kapi_field_required(err, vpath, "must be specified when `operator` is 'In' or 'NotIn'");
+    } else if (kapi_cstr_in(op, exist_ops)) {
+        if (json_array_size(values) > 0)
+            kapi_field_forbidden(err, vpath,
+                                 "may not be specified when `operator` is 'Exists' or "
+                                 "'DoesNotExist'");
+    } else {
+        kapi_field_invalid_str(err, kapi_path_child(a, path, "operator"), op,
+                               "not a valid selector operator");
+    }
+    invalid_each(err, kapi_path_child(a, path, "key"), kapi_registry__str(rq, "key"),
+                 kapi_is_qualified_name);
+    for (size_t i = 0; !bad_values_allowed && i < json_array_size(values); i++)
+        invalid_each(err, kapi_path_index(a, vpath, i),
+                     json_string_value(json_array_get(values, i)) ?: "", kapi_is_label_value);
+}
+
+void kapi_registry__validate_label_selector(kapi_error *err, kapi_arena *a, const json_t *sel,
+                                            bool bad_values_allowed, const char *path)
+{
+    const json_t *exprs = json_object_get(sel, "matchExpressions");
+    const char *epath = kapi_path_child(a, path, "matchExpressions");
+    kapi_meta_validate_labels(err, json_object_get(sel, "matchLabels"),
+                              kapi_path_child(a, path, "matchLabels"));
+    for (size_t i = 0; i < json_array_size(exprs); i++)
+        selector_requirement(err, a, json_array_get(exprs, i), bad_values_allowed,
+                             kapi_path_index(a, epath, i));
+}
+
+bool kapi_registry__label_selector_refused(kapi_arena *a, const json_t *sel)
+{
+    kapi_error *scratch = kapi_error_new(KAPI_STATUS_INVALID, "invalid");
+    kapi_registry__validate_label_selector(scratch, a, sel, false, "");
+    bool refused = scratch->ncauses > 0;
+    kapi_error_free(scratch);
+    return refused;
+}
+
+bool kapi_registry__label_selector_bad_values(const json_t *sel)
+{
+    const char *msgs[KAPI_MSGS_MAX];
+    size_t i, j;
+    json_t *e, *v;
+    json_array_foreach(json_object_get(sel, "matchExpressions"), i, e)
+    {
+        json_array_foreach(json_object_get(e, "values"), j, v)
+        {
+            if (kapi_is_label_value(json_string_value(v) ?: "", msgs) > 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* True when values (a JSON array of strings) holds v. */
+static bool has_value(const json_t *values, const char *v)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(values, i, x)
+    {
+        if (v && json_is_string(x) && strcmp(json_string_value(x), v) == 0)
+            return true;
+    }
+    return false;
+}
+
+bool kapi_registry__label_selector_matches(const json_t *sel, const json_t *labels)
+{
+    const char *k;
+    json_t *v, *e;
+    size_t i;
+    if (!json_is_object(sel))
+        return false;
+    json_object_foreach((json_t *)json_object_get(sel, "matchLabels"), k, v)
+    {
+        const json_t *have = json_object_get(labels, k);
+        if (!json_is_string(have) || !json_equal((json_t *)have, v))
+            return false;
+    }
+    json_array_foreach(json_object_get(sel, "matchExpressions"), i, e)
+    {
+        const char *op = kapi_registry__str(e, "operator");
+        const json_t *have = json_object_get(labels, kapi_registry__str(e, "key"));
+        bool in = has_value(json_object_get(e, "values"), json_string_value(have));
+        if ((strcmp(op, "In") == 0 && !in) || (strcmp(op, "NotIn") == 0 && in) ||
+            (strcmp(op, "Exists") == 0 && !have) || (strcmp(op, "DoesNotExist") == 0 && have))
+            return false;
+    }
+    return true;
 }
 
 /* ValidateNodeSelectorRequirement (on node labels). */

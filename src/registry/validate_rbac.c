@@ -69,66 +69,13 @@ static void policy_rule(kapi_error *err, kapi_arena *a, const json_t *rule, bool
                             "resource rules must supply at least one resource");
 }
 
-/* metav1validation.ValidateLabelSelectorRequirement; bad_values allowed leaves the values
- * unchecked (AllowInvalidLabelValueInSelector). */
-static void requirement(kapi_error *err, kapi_arena *a, const json_t *rq, bool bad_values_allowed,
-                        const char *path)
-{
-    static const char *const set_ops[] = {"In", "NotIn", NULL};
-    static const char *const exist_ops[] = {"Exists", "DoesNotExist", NULL};
-    const char *op = kapi_registry__str(rq, "operator");
-    const json_t *values = json_object_get(rq, "values");
-    const char *vpath = kapi_path_child(a, path, "values");
-    if (kapi_cstr_in(op, set_ops)) {
-        if (json_array_size(values) == 0)
-            kapi_field_required(err, vpath, "must be specified when `operator` is 'In' or 'NotIn'");
-    } else if (kapi_cstr_in(op, exist_ops)) {
-        if (json_array_size(values) > 0)
-            kapi_field_forbidden(err, vpath,
-                                 "may not be specified when `operator` is 'Exists' or "
-                                 "'DoesNotExist'");
-    } else {
-        kapi_field_invalid_str(err, kapi_path_child(a, path, "operator"), op,
-                               "not a valid selector operator");
-    }
-    invalid_each(err, kapi_path_child(a, path, "key"), kapi_registry__str(rq, "key"),
-                 kapi_is_qualified_name);
-    for (size_t i = 0; !bad_values_allowed && i < json_array_size(values); i++)
-        invalid_each(err, kapi_path_index(a, vpath, i),
-                     json_string_value(json_array_get(values, i)) ?: "", kapi_is_label_value);
-}
-
-/* metav1validation.ValidateLabelSelector. */
-static void label_selector(kapi_error *err, kapi_arena *a, const json_t *sel,
-                           bool bad_values_allowed, const char *path)
-{
-    const json_t *exprs = json_object_get(sel, "matchExpressions");
-    const char *epath = kapi_path_child(a, path, "matchExpressions");
-    kapi_meta_validate_labels(err, json_object_get(sel, "matchLabels"),
-                              kapi_path_child(a, path, "matchLabels"));
-    for (size_t i = 0; i < json_array_size(exprs); i++)
-        requirement(err, a, json_array_get(exprs, i), bad_values_allowed,
-                    kapi_path_index(a, epath, i));
-}
-
-/* True when metav1.LabelSelectorAsSelector refuses sel: exactly when the strict
- * ValidateLabelSelector finds something. */
-static bool selector_refused(kapi_arena *a, const json_t *sel)
-{
-    kapi_error *scratch = kapi_error_new(KAPI_STATUS_INVALID, "invalid");
-    label_selector(scratch, a, sel, false, "");
-    bool refused = scratch->ncauses > 0;
-    kapi_error_free(scratch);
-    return refused;
-}
-
 /* The strategy's hasInvalidLabelValueInLabelSelector of a stored ClusterRole: an update
  * may keep label values that later versions stopped accepting. */
 static bool has_refused_selector(kapi_arena *a, const json_t *role)
 {
     const json_t *sels = kapi_json_path(role, "aggregationRule.clusterRoleSelectors");
     for (size_t i = 0; i < json_array_size(sels); i++)
-        if (selector_refused(a, json_array_get(sels, i)))
+        if (kapi_registry__label_selector_refused(a, json_array_get(sels, i)))
             return true;
     return false;
 }
@@ -146,9 +93,9 @@ static void aggregation_rule(kapi_error *err, kapi_arena *a, const json_t *rule,
     for (size_t i = 0; i < json_array_size(sels); i++) {
         const json_t *sel = json_array_get(sels, i);
         const char *at = kapi_path_index(a, path, i);
-        label_selector(err, a, sel, bad_values_allowed, at);
+        kapi_registry__validate_label_selector(err, a, sel, bad_values_allowed, at);
         /* kube reports the nil selector the failed conversion returned */
-        if (selector_refused(a, sel))
+        if (kapi_registry__label_selector_refused(a, sel))
             kapi_field_invalid_str(err, at, "null", "invalid label selector.");
     }
 }

@@ -200,7 +200,13 @@ const char *kapi_fieldsel_value(const json_t *obj, const char *path,
     const char *v = "";
     while (*v == '\0' && *path) {
         size_t n = strcspn(path, "|");
-        v = scalar_text(member_at(obj, path, n), scratch);
+        if (*path == '=' && n < KAPI_FIELD_VALUE_SCRATCH) {
+            memcpy(scratch, path + 1, n - 1);
+            scratch[n - 1] = '\0';
+            v = scratch;
+        } else {
+            v = scalar_text(member_at(obj, path, n), scratch);
+        }
         path += n + (path[n] == '|');
     }
     return v;

@@ -75,7 +75,8 @@ void kapi_fieldsel_free(kapi_fieldsel *s);
 
 /* The value a field selector compares at path in a stored object: path is a dotted member
  * path ("involvedObject.name"), or alternatives "a|b" of which the first non-empty value
- * counts (core Events' "source": source.component, else reportingComponent). A string is
+ * counts (core Events' "source": source.component, else reportingComponent); an
+ * alternative "=text" is text itself (a Job's "status.succeeded|=0": Go's zero). A string is
  * itself, an integer its decimal form and a boolean true/false (Go's strconv, as the field
  * sets of Kubernetes' registries write them); anything else, or nothing, is "". Returns a
  * string borrowed from obj, from scratch or static. */

@@ -1,6 +1,6 @@
 /* Unit tests for the field labels of the built-in types (registry.c, the type files'
  * "fieldLabels"): which labels each type's fieldSelector accepts, the stored path each
- * reads, and the two messages kube-apiserver 1.26 refuses the others with. */
+ * reads, and the three messages kube-apiserver 1.26 refuses the others with. */
 #include <jansson.h>
 
 #include "registry/registry.h"
@@ -40,6 +40,11 @@ static const label_case cases[] = {
      "field label not supported: involvedObject.name", true},
     {"events.k8s.io", "events", "reportingComponent",
      "field label not supported: reportingComponent", true},
+    /* batch/v1 Job: pkg/apis/batch/v1/conversion.go; status.successful is Go's int, 0 when
+     * succeeded is absent */
+    {"batch", "jobs", "metadata.namespace", "metadata.namespace", false},
+    {"batch", "jobs", "status.successful", "status.succeeded|=0", false},
+    {"batch", "jobs", "spec.x", "field label \"spec.x\" not supported for Job", true},
     /* types without a conversion func: runtime.DefaultMetaV1FieldSelectorConversion */
     {"batch", "cronjobs", "metadata.name", "metadata.name", false},
     {"batch", "cronjobs", "metadata.namespace", "metadata.namespace", false},

@@ -106,3 +106,41 @@ TEST(prepare_namespace_finalize_keeps_status)
     json_decref(old);
     kapi_registry_free(reg);
 }
+
+/* A Job's create: the zero status, the tracking annotation, the generated selector and
+ * template labels from its uid and name, and the template's labels as its own; an update
+ * keeps the annotation. */
+TEST(prepare_job)
+{
+    kapi_registry *reg;
+    CHECK(kapi_registry_new(&reg) == NULL);
+    const kapi_type *job = type(reg, "batch", "v1", "jobs");
+    json_t *obj = json_loads("{\"metadata\":{\"name\":\"j\",\"uid\":\"u1\"},\"spec\":{"
+                             "\"template\":{\"spec\":{}}},\"status\":{\"succeeded\":1}}",
+                             0, NULL);
+    kapi_type_prepare_create(job, obj);
+    check_json(obj, "{\"metadata\":{\"name\":\"j\",\"uid\":\"u1\",\"annotations\":{"
+                    "\"batch.kubernetes.io/job-tracking\":\"\"},\"labels\":{\"controller-uid\":"
+                    "\"u1\",\"job-name\":\"j\"}},\"spec\":{\"selector\":{\"matchLabels\":{"
+                    "\"controller-uid\":\"u1\"}},\"template\":{\"metadata\":{\"labels\":{"
+                    "\"controller-uid\":\"u1\",\"job-name\":\"j\"}},\"spec\":{}}},\"status\":{}}");
+    json_t *upd =
+        json_loads("{\"metadata\":{\"name\":\"j\",\"labels\":{\"a\":\"b\"}},\"spec\":{}}", 0, NULL);
+    kapi_type_prepare_update(job, upd, obj);
+    check_json(upd, "{\"metadata\":{\"name\":\"j\",\"labels\":{\"a\":\"b\"},\"annotations\":{"
+                    "\"batch.kubernetes.io/job-tracking\":\"\"}},\"spec\":{},\"status\":{}}");
+    json_decref(upd);
+    json_decref(obj);
+    /* a manual selector is left as it is, and so are labels the Job has */
+    obj = json_loads("{\"metadata\":{\"name\":\"j\",\"uid\":\"u1\",\"labels\":{\"x\":\"1\"}},"
+                     "\"spec\":{\"manualSelector\":true,\"selector\":{\"matchLabels\":{\"a\":"
+                     "\"b\"}},\"template\":{\"metadata\":{\"labels\":{\"a\":\"b\"}}}}}",
+                     0, NULL);
+    kapi_type_prepare_create(job, obj);
+    check_json(obj, "{\"metadata\":{\"name\":\"j\",\"uid\":\"u1\",\"labels\":{\"x\":\"1\"},"
+                    "\"annotations\":{\"batch.kubernetes.io/job-tracking\":\"\"}},\"spec\":{"
+                    "\"manualSelector\":true,\"selector\":{\"matchLabels\":{\"a\":\"b\"}},"
+                    "\"template\":{\"metadata\":{\"labels\":{\"a\":\"b\"}}}},\"status\":{}}");
+    json_decref(obj);
+    kapi_registry_free(reg);
+}

@@ -195,6 +195,28 @@ TEST(registry_printer_cronjob)
     kapi_registry_free(reg);
 }
 
+/* printJob: completions with and without spec.completions, the duration to completion
+ * or to now, and empty before the Job starts. */
+TEST(registry_printer_job)
+{
+    kapi_registry *reg;
+    const kapi_type *t = builtin(&reg, "batch", "jobs");
+    CHECK_INT_EQ(t->ncolumns, 7);
+    CHECK_STR_EQ(
+        row(t, "{\"metadata\":{\"name\":\"j\",\"creationTimestamp\":\"2023-01-01T00:00:00Z\"},"
+               "\"spec\":{\"completions\":3,\"parallelism\":2,\"selector\":{\"matchLabels\":"
+               "{\"controller-uid\":\"u\"}},\"template\":{\"spec\":{\"containers\":[{\"name\":"
+               "\"m\",\"image\":\"i:1\"}]}}},\"status\":{\"succeeded\":2,\"startTime\":"
+               "\"2023-01-01T00:00:00Z\",\"completionTime\":\"2023-01-01T00:01:05Z\"}}"),
+        "[\"j\",\"2/3\",\"65s\",\"27h\",\"m\",\"i:1\",\"controller-uid=u\"]");
+    CHECK_STR_EQ(row(t, "{\"metadata\":{\"name\":\"j\"},\"spec\":{\"parallelism\":4},"
+                        "\"status\":{\"startTime\":\"2023-01-02T03:00:00Z\"}}"),
+                 "[\"j\",\"0/1 of 4\",\"4m5s\",\"<unknown>\",\"\",\"\",\"<none>\"]");
+    CHECK_STR_EQ(row(t, "{\"metadata\":{\"name\":\"j\"},\"spec\":{\"parallelism\":1}}"),
+                 "[\"j\",\"0/1\",\"\",\"<unknown>\",\"\",\"\",\"<none>\"]");
+    kapi_registry_free(reg);
+}
+
 TEST(registry_printer_clustercidr)
 {
     kapi_registry *reg;

@@ -182,3 +182,230 @@ TEST(validate_cronjob_update)
     vcase_run("batch", "v1", "cronjobs", CJ_BASE, CJ_OLD, update_cases,
               KAPI_ARRAY_LEN(update_cases));
 }
+
+/* ---- Job: the cases were checked against kube-apiserver 1.26 (uids put in by hand) ---- */
+
+#define JOB_BASE                                                                                   \
+    "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\","                  \
+    "\"namespace\":\"default\",\"uid\":\"u1\",\"creationTimestamp\":\"2024-01-01T00:00:00Z\"},"    \
+    "\"spec\":{\"parallelism\":1,\"completions\":1,\"backoffLimit\":6,\"completionMode\":"         \
+    "\"NonIndexed\",\"suspend\":false,\"template\":{\"spec\":{\"restartPolicy\":\"Never\","        \
+    "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]}}}}"
+#define JOB "Job.batch \"j\" is invalid: "
+#define JOB_RP "spec.template.spec.restartPolicy"
+#define GEN_LABELS "map[string]string{\"controller-uid\":\"u1\", \"job-name\":\"j\"}"
+#define MANUAL_TEMPLATE                                                                            \
+    "\"template\":{\"metadata\":{\"labels\":{\"a\":\"b\"}},\"spec\":{\"restartPolicy\":\"Never\"," \
+    "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]}}"
+
+static const vcase job_create_cases[] = {
+    {"valid", "{}", NULL, 0},
+    {"manual selector matching the template",
+     "{\"spec\":{\"manualSelector\":true,\"selector\":{\"matchLabels\":{\"a\":\"b\"}}"
+     "," MANUAL_TEMPLATE "}}",
+     NULL, 0},
+    {"manual selector not matching",
+     "{\"spec\":{\"manualSelector\":true,\"selector\":{\"matchLabels\":{\"a\":\"c\"}}"
+     "," MANUAL_TEMPLATE "}}",
+     JOB "spec.template.metadata.labels: Invalid value: map[string]string{\"a\":\"b\"}: "
+         "`selector` does not match template `labels`",
+     1},
+    {"manual selector missing", "{\"spec\":{\"manualSelector\":true," MANUAL_TEMPLATE "}}",
+     JOB "[spec.selector: Required value, spec.template.metadata.labels: Invalid value: "
+         "map[string]string{\"a\":\"b\"}: `selector` does not match template `labels`]",
+     2},
+    {"manual selector refused",
+     "{\"spec\":{\"manualSelector\":true,\"selector\":{\"matchExpressions\":[{\"key\":\"a\","
+     "\"operator\":\"In\"}]}," MANUAL_TEMPLATE "}}",
+     JOB "spec.selector.matchExpressions[0].values: Required value: must be specified when "
+         "`operator` is 'In' or 'NotIn'",
+     1},
+    {"generated selector changed",
+     "{\"spec\":{\"selector\":{\"matchLabels\":{\"controller-uid\":\"x\"}}}}",
+     JOB "[spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"
+         "\"controller-uid\":\"x\"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: "
+         "`selector` not auto-generated, spec.template.metadata.labels: Invalid value: " GEN_LABELS
+         ": `selector` does not match template `labels`]",
+     2},
+    {"template label conflict",
+     "{\"spec\":{\"template\":{\"metadata\":{\"labels\":{\"job-name\":\"other\"}}}}}",
+     JOB "spec.template.metadata.labels[job-name]: Invalid value: map[string]string{"
+         "\"controller-uid\":\"u1\", \"job-name\":\"other\"}: must be 'j'",
+     1},
+    {"negative counts and no restart policy",
+     "{\"spec\":{\"parallelism\":-1,\"completions\":-2,\"activeDeadlineSeconds\":-4,"
+     "\"backoffLimit\":-1,\"template\":{\"spec\":{\"restartPolicy\":null}}}}",
+     JOB "[spec.parallelism: Invalid value: -1: must be greater than or equal to 0, "
+         "spec.completions: Invalid value: -2: must be greater than or equal to 0, "
+         "spec.activeDeadlineSeconds: Invalid value: -4: must be greater than or equal to 0, "
+         "spec.backoffLimit: Invalid value: -1: must be greater than or equal to 0, " JOB_RP
+         ": Required value: valid values: \"OnFailure\", \"Never\"]",
+     5},
+    {"pod failure policy needs Never",
+     "{\"spec\":{\"podFailurePolicy\":{\"rules\":[{\"action\":\"Ignore\",\"onPodConditions\":"
+     "[{\"type\":\"DisruptionTarget\",\"status\":\"True\"}]}]},\"template\":{\"spec\":{"
+     "\"restartPolicy\":\"OnFailure\"}}}}",
+     JOB JOB_RP ": Invalid value: \"OnFailure\": only \"Never\" is supported when "
+                "podFailurePolicy is specified",
+     1},
+    {"indexed pod hostname",
+     "{\"metadata\":{\"name\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"},"
+     "\"spec\":{\"completionMode\":\"Indexed\",\"completions\":100}}",
+     "Job.batch \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\" is invalid: "
+     "metadata.name: Invalid value: "
+     "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\": "
+     "will not able to create pod with invalid DNS label: "
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-99",
+     1},
+};
+
+TEST(validate_job_create)
+{
+    vcase_run("batch", "v1", "jobs", JOB_BASE, NULL, job_create_cases,
+              KAPI_ARRAY_LEN(job_create_cases));
+}
+
+/* The stored Job of the update cases: created, suspended, never started, tracked. */
+#define JOB_OLD                                                                                    \
+    "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\","                  \
+    "\"namespace\":\"default\",\"uid\":\"u1\",\"creationTimestamp\":\"2024-01-01T00:00:00Z\","     \
+    "\"annotations\":{\"batch.kubernetes.io/job-tracking\":\"\"}},"                                \
+    "\"spec\":{\"parallelism\":1,\"completions\":1,\"backoffLimit\":6,\"completionMode\":"         \
+    "\"NonIndexed\",\"suspend\":true,\"selector\":{\"matchLabels\":{\"controller-uid\":\"u1\"}},"  \
+    "\"template\":{\"metadata\":{\"labels\":{\"controller-uid\":\"u1\",\"job-name\":\"j\"}},"      \
+    "\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":"             \
+    "\"busybox\"}]}}},\"status\":{}}"
+#define JOB_UPDATE_BASE JOB_OLD
+
+static const vcase job_update_cases[] = {
+    {"unchanged", "{}", NULL, 0},
+    {"parallelism may change", "{\"spec\":{\"parallelism\":5,\"suspend\":false}}", NULL, 0},
+    {"the tracking annotation is kept",
+     "{\"metadata\":{\"annotations\":{\"batch.kubernetes.io/job-tracking\":null}}}", NULL, 0},
+    {"a cause of the spec shows twice", "{\"spec\":{\"backoffLimit\":-1}}",
+     JOB "spec.backoffLimit: Invalid value: -1: must be greater than or equal to 0", 2},
+    {"immutable fields (the selector patch merges into the generated one)",
+     "{\"spec\":{\"completions\":5,\"completionMode\":\"Indexed\",\"selector\":{\"matchLabels\":"
+     "{\"x\":\"y\"}},\"podFailurePolicy\":{\"rules\":[{\"action\":\"FailJob\",\"onExitCodes\":"
+     "{\"operator\":\"In\",\"values\":[1]}}]}}}",
+     JOB "[spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"
+         "\"controller-uid\":\"u1\", \"x\":\"y\"}, "
+         "MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: `selector` not "
+         "auto-generated, spec.template.metadata.labels: Invalid value: " GEN_LABELS
+         ": `selector` does not match template `labels`, spec.completions: Invalid value: 5: "
+         "field is immutable, spec.selector: Invalid value: v1.LabelSelector{MatchLabels:"
+         "map[string]string{\"controller-uid\":\"u1\", \"x\":\"y\"}, "
+         "MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: "
+         "field is immutable, spec.completionMode: Invalid value: \"Indexed\": field is "
+         "immutable, spec.podFailurePolicy: Invalid value: batch.PodFailurePolicy{Rules:"
+         "[]batch.PodFailurePolicyRule{batch.PodFailurePolicyRule{Action:\"FailJob\", "
+         "OnExitCodes:(*batch.PodFailurePolicyOnExitCodesRequirement)(0xc000000000), "
+         "OnPodConditions:[]batch.PodFailurePolicyOnPodConditionsPattern(nil)}}}: field is "
+         "immutable]",
+     7},
+    {"a suspended Job that never started may move its pods",
+     "{\"spec\":{\"template\":{\"metadata\":{\"labels\":{\"extra\":\"1\"}},\"spec\":{"
+     "\"nodeSelector\":{\"disk\":\"ssd\"},\"tolerations\":[{\"key\":\"k\",\"operator\":"
+     "\"Exists\"}],\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuring"
+     "Execution\":{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"a\",\"operator\":"
+     "\"Exists\"}]}]}}}}}}}",
+     NULL, 0},
+    {"uid", "{\"metadata\":{\"uid\":\"u2\"}}",
+     JOB "[metadata.uid: Invalid value: \"u2\": field is immutable, "
+         "spec.template.metadata.labels[controller-uid]: Invalid value: " GEN_LABELS
+         ": must be 'u2', spec.selector: Invalid value: v1.LabelSelector{MatchLabels:"
+         "map[string]string{\"controller-uid\":\"u1\"}, MatchExpressions:"
+         "[]v1.LabelSelectorRequirement(nil)}: `selector` not auto-generated]",
+     4},
+};
+
+TEST(validate_job_update)
+{
+    vcase_run("batch", "v1", "jobs", JOB_UPDATE_BASE, JOB_OLD, job_update_cases,
+              KAPI_ARRAY_LEN(job_update_cases));
+}
+
+/* A Job's template is immutable once it started (or while it is not suspended), and the
+ * tracking annotation cannot be added by an update. */
+static const vcase job_started_cases[] = {
+    {"a started Job keeps its node selector",
+     "{\"spec\":{\"template\":{\"spec\":{\"nodeSelector\":{\"disk\":\"hdd\"}}}}}", NULL, 1},
+    {"tracking annotation added",
+     "{\"metadata\":{\"annotations\":{\"batch.kubernetes.io/job-tracking\":\"\"}}}",
+     JOB "metadata.annotations[batch.kubernetes.io/job-tracking]: Forbidden: cannot add this "
+         "annotation",
+     1},
+};
+
+TEST(validate_job_update_started)
+{
+    kapi_registry *reg;
+    CHECK(kapi_registry_new(&reg) == NULL);
+    const kapi_type *t =
+        kapi_registry_lookup(reg, KAPI_STR("batch"), KAPI_STR("v1"), KAPI_STR("jobs"));
+    CHECK(t != NULL);
+    json_t *old = vcase_parse("old", JOB_OLD);
+    json_object_set_new(json_object_get(old, "status"), "startTime",
+                        json_string("2024-01-01T00:00:00Z"));
+    json_object_del(json_object_get(old, "metadata"), "annotations");
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(job_started_cases); i++) {
+        json_t *patch = vcase_parse(job_started_cases[i].name, job_started_cases[i].patch);
+        json_t *obj = vcase_merge(json_deep_copy(old), patch);
+        kapi_type_prepare_update(t, obj, old);
+        kapi_error *err = kapi_type_validate(t, obj, old);
+        CHECK(err != NULL);
+        CHECK_INT_EQ(err->ncauses, job_started_cases[i].ncauses);
+        if (job_started_cases[i].want)
+            CHECK_STR_EQ(err->message, job_started_cases[i].want);
+        else
+            CHECK(strstr(err->message, JOB "spec.template: Invalid value: ") == err->message &&
+                  strstr(err->message, ": field is immutable") != NULL);
+        kapi_error_free(err);
+        json_decref(patch);
+        json_decref(obj);
+    }
+    json_decref(old);
+    kapi_registry_free(reg);
+}
+
+/* ValidateJobUpdateStatus: counts not negative, uncounted pod UIDs set and distinct. */
+TEST(validate_job_status)
+{
+    kapi_registry *reg;
+    CHECK(kapi_registry_new(&reg) == NULL);
+    const kapi_type *t =
+        kapi_registry_lookup(reg, KAPI_STR("batch"), KAPI_STR("v1"), KAPI_STR("jobs"));
+    json_t *old = vcase_parse("old", JOB_OLD);
+    json_t *bad = vcase_parse("status", "{\"spec\":{\"parallelism\":9},\"status\":{"
+                                        "\"succeeded\":-1,\"active\":-2,\"ready\":-3,"
+                                        "\"uncountedTerminatedPods\":{\"succeeded\":[\"a\","
+                                        "\"\",\"a\"],\"failed\":[\"a\"]}}}");
+    json_t *complete = vcase_parse("complete", "{\"status\":{\"succeeded\":1,"
+                                               "\"completionTime\":\"2024-01-01T00:01:00Z\","
+                                               "\"conditions\":[{\"type\":\"Complete\","
+                                               "\"status\":\"True\"}]}}");
+    json_t *obj = vcase_merge(json_deep_copy(old), bad);
+    kapi_type_prepare_subresource(t, "status", obj, old);
+    CHECK_INT_EQ(json_integer_value(json_object_get(json_object_get(obj, "spec"), "parallelism")),
+                 1);
+    kapi_error *err = kapi_type_validate_subresource(t, "status", obj, old);
+    CHECK(err != NULL);
+    CHECK_STR_EQ(err->message,
+                 JOB "[status.active: Invalid value: -2: must be greater than or equal to 0, "
+                     "status.succeeded: Invalid value: -1: must be greater than or equal to 0, "
+                     "status.ready: Invalid value: -3: must be greater than or equal to 0, "
+                     "status.uncountedTerminatedPods.succeeded[1]: Invalid value: \"\": must "
+                     "not be empty, status.uncountedTerminatedPods.succeeded[2]: Duplicate "
+                     "value: \"a\", status.uncountedTerminatedPods.failed[0]: Duplicate value: "
+                     "\"a\"]");
+    kapi_error_free(err);
+    json_decref(obj);
+    obj = vcase_merge(json_deep_copy(old), complete);
+    kapi_type_prepare_subresource(t, "status", obj, old);
+    CHECK(kapi_type_validate_subresource(t, "status", obj, old) == NULL);
+    json_decref(obj);
+    json_decref(bad);
+    json_decref(complete);
+    json_decref(old);
+    kapi_registry_free(reg);
+}

@@ -335,6 +335,8 @@ TEST(select_field_value)
         {"involvedObject.component|source.host", "h"},
         {"source.host|reportingComponent", "h"},
         {"source.nothing|other", ""},
+        {"status.replicas|=0", "3"},
+        {"status.succeeded|=0", "0"},
     };
     json_t *obj = json_loads(
         "{\"metadata\":{\"name\":\"n\"},\"status\":{\"replicas\":3,\"delta\":-12},"
