@@ -36,6 +36,7 @@ typedef struct options {
     int64_t sa_max_expiration; /* seconds; 0: none */
     int port;
     long history_seconds; /* --watch-history: the changes kept for watches and past reads */
+    int event_ttl_ms;     /* --event-ttl: how long an Event stays after its last write */
     /* kube-apiserver's --max-requests-inflight, --max-mutating-requests-inflight (0: no
      * limit) and --request-timeout */
     long max_inflight, max_mutating_inflight;
@@ -79,7 +80,7 @@ static void usage(FILE *f)
 {
     fputs("usage: kapi [--data-dir DIR] [--bind-address 127.0.0.1] [--secure-port 6443]\n"
           "            [--tls-cert-file F --tls-private-key-file F] [--client-ca-file F]\n"
-          "            [--token-auth-file F] [--watch-history SECONDS]\n"
+          "            [--token-auth-file F] [--watch-history SECONDS] [--event-ttl 1h0m0s]\n"
           "            [--max-requests-inflight 400] [--max-mutating-requests-inflight 200]\n"
           "            [--request-timeout 1m0s] [--http2-max-streams-per-connection 1000]\n"
           "            [--service-account-issuer URL]... [--service-account-signing-key-file F]\n"
@@ -244,8 +245,8 @@ static bool parse_compaction_interval(const char *arg, int64_t *out)
     return false;
 }
 
-/* A --leader-elect-* duration: a positive Go duration, in milliseconds. */
-static bool parse_leader_duration(const char *flag, const char *arg, int *out)
+/* A positive Go duration (--leader-elect-*, --event-ttl), in milliseconds. */
+static bool parse_positive_ms(const char *flag, const char *arg, int *out)
 {
     int64_t ns;
     char *why = kapi_go_parse_duration(kapi_str_c(arg), &ns);
@@ -304,6 +305,7 @@ static int parse_options(options *o, int argc, char **argv)
         RENEW_DEADLINE,
         RETRY_PERIOD,
         WEBHOOK_RESOLVE,
+        EVENT_TTL,
         HELP
     };
     static const struct option longs[] = {
@@ -338,6 +340,7 @@ static int parse_options(options *o, int argc, char **argv)
         {"leader-elect-renew-deadline", required_argument, NULL, RENEW_DEADLINE},
         {"leader-elect-retry-period", required_argument, NULL, RETRY_PERIOD},
         {"webhook-resolve", required_argument, NULL, WEBHOOK_RESOLVE},
+        {"event-ttl", required_argument, NULL, EVENT_TTL},
         {"help", no_argument, NULL, HELP},
         {NULL, 0, NULL, 0},
     };
@@ -345,6 +348,7 @@ static int parse_options(options *o, int argc, char **argv)
                    .bind_address = "127.0.0.1",
                    .port = 6443,
                    .history_seconds = 300,
+                   .event_ttl_ms = 3600000,
                    .max_inflight = 400,
                    .max_mutating_inflight = 200,
                    .request_timeout_ms = 60000,
@@ -467,15 +471,15 @@ static int parse_options(options *o, int argc, char **argv)
             o->leader_elect_given = true;
             break;
         case LEASE_DURATION:
-            if (!parse_leader_duration("leader-elect-lease-duration", optarg, &o->lease_ms))
+            if (!parse_positive_ms("leader-elect-lease-duration", optarg, &o->lease_ms))
                 return 2;
             break;
         case RENEW_DEADLINE:
-            if (!parse_leader_duration("leader-elect-renew-deadline", optarg, &o->renew_ms))
+            if (!parse_positive_ms("leader-elect-renew-deadline", optarg, &o->renew_ms))
                 return 2;
             break;
         case RETRY_PERIOD:
-            if (!parse_leader_duration("leader-elect-retry-period", optarg, &o->retry_ms))
+            if (!parse_positive_ms("leader-elect-retry-period", optarg, &o->retry_ms))
                 return 2;
             break;
         case WEBHOOK_RESOLVE:
@@ -484,6 +488,10 @@ static int parse_options(options *o, int argc, char **argv)
                 return 2;
             }
             strings_add(&o->webhook_resolve, optarg);
+            break;
+        case EVENT_TTL:
+            if (!parse_positive_ms("event-ttl", optarg, &o->event_ttl_ms))
+                return 2;
             break;
         case HELP:
         case 'h':
@@ -640,6 +648,22 @@ static kapi_error *share_through_store(void *ctx, kapi_str mine, kapi_buf *their
 
 /* Instances on one etcd are one cluster: they share the files of the data dir that no
  * flag gives (kapi_auth_share_identity). */
+/* Events go ttl_ms after their last write (--event-ttl), as kube-apiserver's etcd leases
+ * make them go; core/v1 and events.k8s.io/v1 Events share their keys. */
+static kapi_store_expirer *expire_events(const kapi_registry *reg, kapi_store *store, int ttl_ms)
+{
+    const kapi_type *t =
+        kapi_registry_lookup(reg, kapi_str_c(""), kapi_str_c("v1"), kapi_str_c("events"));
+    if (!t)
+        return NULL;
+    kapi_arena a;
+    kapi_arena_init(&a);
+    kapi_store_expirer *x =
+        kapi_store_expire_start(store, kapi_type_key(&a, t, KAPI_STR(""), KAPI_STR("")), ttl_ms);
+    kapi_arena_dispose(&a);
+    return x;
+}
+
 static kapi_error *share_identity(const options *o, kapi_store *store)
 {
     const char *names[6];
@@ -669,6 +693,7 @@ static int run(const options *o)
     kapi_auth *auth = NULL;
     kapi_registry *reg = NULL;
     kapi_store *store = NULL;
+    kapi_store_expirer *events = NULL;
     controllers cs = {0};
     kapi_error *err = NULL;
     char *db = kapi_xprintf("%s/kapi.db", o->data_dir);
@@ -708,6 +733,7 @@ static int run(const options *o)
     if (err || (o->etcd.servers && (err = share_identity(o, store)) != NULL) ||
         (err = kapi_auth_new(&auth, &auth_config)) != NULL)
         goto done;
+    events = expire_events(reg, store, o->event_ttl_ms);
     if (!kapi_jwt_verifies_own(kapi_auth_jwt(auth)))
         fputs("kapi: warning: no --service-account-key-file holds the signing key's public "
               "half: the ServiceAccount tokens kapi issues will not authenticate\n",
@@ -782,6 +808,7 @@ done:
     if (cs.api)
         controllers_stop(&cs);
     kapi_api_free(s.api);
+    kapi_store_expire_stop(events);
     kapi_store_free(store);
     kapi_registry_free(reg);
     kapi_auth_free(auth);

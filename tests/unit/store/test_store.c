@@ -1063,3 +1063,47 @@ TEST(store_obj_form_set_once)
     kapi_obj_unref(w.result);
     kapi_store_free(st);
 }
+
+/* ---- expiry ---- */
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Waits up to 3 s for key to be gone. */
+static void wait_gone(kapi_store *st, const char *key)
+{
+    for (int i = 0; i < 300; i++) {
+        kapi_obj *o = NULL;
+        if (kapi_store_get(st, kapi_str_c(key), &o) == KAPI_STORE_NOT_FOUND)
+            return;
+        kapi_obj_unref(o);
+        sleep_ms(10);
+    }
+    test_fail(__FILE__, __LINE__, "%s did not expire", key);
+}
+
+/* Keys under the prefix go a ttl after their last write, those already there a ttl after
+ * the start; a write in between gives its key the whole ttl again; other keys stay. */
+TEST(store_expire_after_last_write)
+{
+    kapi_store *st = open_store();
+    int64_t rev, other;
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/events/ns/old", "o", 0, NULL), KAPI_STORE_OK);
+    kapi_store_expirer *x = kapi_store_expire_start(st, kapi_str_c("/events/"), 1000);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/events/ns/a", "a", 0, NULL), KAPI_STORE_OK);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/events/ns/b", "b", 0, &rev), KAPI_STORE_OK);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/other/ns/c", "c", 0, &other), KAPI_STORE_OK);
+    sleep_ms(600);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_UPDATE, "/events/ns/b", "b2", rev, &rev), KAPI_STORE_OK);
+    wait_gone(st, "/events/ns/a");
+    wait_gone(st, "/events/ns/old");
+    check_get(st, "/events/ns/b", "b2", rev); /* written again at 600 ms: due at 1600 */
+    wait_gone(st, "/events/ns/b");
+    check_get(st, "/other/ns/c", "c", other);
+    CHECK_INT_EQ(kapi_store_expired(x), 3);
+    kapi_store_expire_stop(x);
+    kapi_store_free(st);
+}

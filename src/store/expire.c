@@ -1,0 +1,202 @@
+/*
+ * store/expire: keys that expire a fixed time after their last write, as kube-apiserver
+ * gives each Event write an etcd lease of --event-ttl. A store watch of the prefix puts
+ * every write (key, revision, deadline) on a min-heap by deadline; one thread sleeps
+ * until the first deadline and deletes the key if it still holds that revision (a later
+ * write put its own entry, a delete left nothing to do). Keys already there at start
+ * get the whole time from the start, since the store keeps no write time.
+ */
+#include "store/store.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct entry {
+    int64_t deadline_ms; /* CLOCK_MONOTONIC */
+    int64_t rev;
+    kapi_str key; /* heap */
+} entry;
+
+struct kapi_store_expirer {
+    kapi_store *st;
+    int64_t ttl_ms;
+    kapi_store_watch *watch;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    entry *heap;
+    size_t n, cap;
+    bool stopping;
+    size_t expired; /* keys deleted so far */
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- the heap (held under mu) ---- */
+
+static void swap(entry *a, entry *b)
+{
+    entry t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static void push(kapi_store_expirer *x, kapi_str key, int64_t rev, int64_t deadline)
+{
+    if (x->n == x->cap) {
+        x->cap = x->cap ? 2 * x->cap : 64;
+        x->heap = kapi_xrealloc(x->heap, x->cap * sizeof(*x->heap));
+    }
+    char *k = kapi_xmalloc(key.len + 1);
+    memcpy(k, key.ptr, key.len);
+    k[key.len] = 0;
+    size_t i = x->n++;
+    x->heap[i] = (entry){deadline, rev, {k, key.len}};
+    while (i > 0 && x->heap[(i - 1) / 2].deadline_ms > x->heap[i].deadline_ms) {
+        swap(&x->heap[i], &x->heap[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+}
+
+static entry pop(kapi_store_expirer *x)
+{
+    entry top = x->heap[0];
+    x->heap[0] = x->heap[--x->n];
+    for (size_t i = 0;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < x->n && x->heap[l].deadline_ms < x->heap[m].deadline_ms)
+            m = l;
+        if (r < x->n && x->heap[r].deadline_ms < x->heap[m].deadline_ms)
+            m = r;
+        if (m == i)
+            break;
+        swap(&x->heap[i], &x->heap[m]);
+        i = m;
+    }
+    return top;
+}
+
+/* ---- the watch and the reaper ---- */
+
+/* The watch's callback (on the store's thread): a write starts its key's time again. */
+static bool written(void *ctx, const kapi_store_event *ev)
+{
+    kapi_store_expirer *x = ctx;
+    if (ev->type != KAPI_STORE_EVENT_PUT)
+        return true;
+    pthread_mutex_lock(&x->mu);
+    push(x, kapi_obj_key(ev->obj), ev->obj->rev, now_ms() + x->ttl_ms);
+    pthread_cond_signal(&x->cond);
+    pthread_mutex_unlock(&x->mu);
+    return true;
+}
+
+/* Deletes e's key if it still holds e's revision; whether it did. */
+static bool expire(kapi_store_expirer *x, const entry *e)
+{
+    kapi_obj *cur = NULL;
+    if (kapi_store_get(x->st, e->key, &cur) != KAPI_STORE_OK)
+        return false;
+    bool same = cur->rev == e->rev;
+    kapi_obj_unref(cur);
+    if (!same)
+        return false;
+    kapi_store_write w = {.op = KAPI_STORE_DELETE, .key = e->key, .expect_rev = e->rev};
+    bool done = kapi_store_commit(x->st, &w) == KAPI_STORE_OK;
+    kapi_obj_unref(w.result);
+    kapi_obj_unref(w.current);
+    return done;
+}
+
+static void *reaper(void *arg)
+{
+    kapi_store_expirer *x = arg;
+    pthread_mutex_lock(&x->mu);
+    while (!x->stopping) {
+        if (x->n == 0) {
+            pthread_cond_wait(&x->cond, &x->mu);
+            continue;
+        }
+        int64_t wait = x->heap[0].deadline_ms - now_ms();
+        if (wait > 0) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            int64_t ns = ts.tv_nsec + (wait % 1000) * 1000000;
+            ts.tv_sec += (time_t)(wait / 1000 + ns / 1000000000);
+            ts.tv_nsec = (long)(ns % 1000000000);
+            pthread_cond_timedwait(&x->cond, &x->mu, &ts);
+            continue;
+        }
+        entry e = pop(x);
+        pthread_mutex_unlock(&x->mu);
+        bool done = expire(x, &e);
+        free((char *)e.key.ptr);
+        pthread_mutex_lock(&x->mu);
+        x->expired += done;
+    }
+    pthread_mutex_unlock(&x->mu);
+    return NULL;
+}
+
+kapi_store_expirer *kapi_store_expire_start(kapi_store *st, kapi_str prefix, int64_t ttl_ms)
+{
+    kapi_store_expirer *x = kapi_xcalloc(1, sizeof(*x));
+    x->st = st;
+    x->ttl_ms = ttl_ms;
+    pthread_mutex_init(&x->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&x->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    kapi_store_list_opts lo = {.prefix = prefix};
+    kapi_store_list_result l = {0};
+    int64_t from = 0, oldest;
+    if (kapi_store_list(st, &lo, &l) == KAPI_STORE_OK) {
+        int64_t deadline = now_ms() + ttl_ms;
+        for (size_t i = 0; i < l.n; i++)
+            push(x, kapi_obj_key(l.items[i]), l.items[i]->rev, deadline);
+        from = l.rev;
+    }
+    kapi_store_list_dispose(&l);
+    if (kapi_store_watch_start(st, prefix, from, written, x, &x->watch, &oldest) != KAPI_STORE_OK)
+        fprintf(stderr, "kapi: expiry of %.*s: no watch; only what exists now expires\n",
+                (int)prefix.len, prefix.ptr);
+    pthread_create(&x->thread, NULL, reaper, x);
+    return x;
+}
+
+size_t kapi_store_expired(kapi_store_expirer *x)
+{
+    pthread_mutex_lock(&x->mu);
+    size_t n = x->expired;
+    pthread_mutex_unlock(&x->mu);
+    return n;
+}
+
+void kapi_store_expire_stop(kapi_store_expirer *x)
+{
+    if (!x)
+        return;
+    if (x->watch)
+        kapi_store_watch_stop(x->st, x->watch);
+    pthread_mutex_lock(&x->mu);
+    x->stopping = true;
+    pthread_cond_signal(&x->cond);
+    pthread_mutex_unlock(&x->mu);
+    pthread_join(x->thread, NULL);
+    for (size_t i = 0; i < x->n; i++)
+        free((char *)x->heap[i].key.ptr);
+    free(x->heap);
+    pthread_cond_destroy(&x->cond);
+    pthread_mutex_destroy(&x->mu);
+    free(x);
+}
