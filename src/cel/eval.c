@@ -181,27 +181,6 @@ static bool local(const ev *x, const char *name)
     return false;
 }
 
-/* The fields of a chain of plain selects ending in an identifier (a.b.c: root a, fields
- * b and c), outermost last; false when the chain is anything else. */
-static bool chain(ev *x, const kapi_cel_expr *e, const kapi_cel_expr **root, const char ***fields,
-                  size_t *n)
-{
-    size_t k = 0;
-    for (const kapi_cel_expr *c = e; c->kind == KAPI_CEL_SELECT; c = c->u.select.operand) {
-        if (c->u.select.test_only)
-            return false;
-        k++;
-        *root = c->u.select.operand;
-    }
-    if ((*root)->kind != KAPI_CEL_IDENT)
-        return false;
-    *fields = kapi_arena_alloc(x->a, k * sizeof(**fields));
-    *n = k;
-    for (const kapi_cel_expr *c = e; c->kind == KAPI_CEL_SELECT; c = c->u.select.operand)
-        (*fields)[--k] = c->u.select.field;
-    return true;
-}
-
 static value field_of(ev *x, value m, const char *field, bool test_only)
 {
     if (m.t == KAPI_CEL_T_ERROR)
@@ -236,40 +215,66 @@ static value qualify(ev *x, value m, const char *field)
     return field_of(x, m, field, false);
 }
 
+/* The root identifier of a chain of plain selects (a.b.c: a), its name's length and the
+ * whole name's, dots included; NULL when the chain is anything else. */
+static const kapi_cel_expr *chain_root(const kapi_cel_expr *e, size_t *root_len, size_t *len)
+{
+    size_t n = 0;
+    for (; e->kind == KAPI_CEL_SELECT; e = e->u.select.operand) {
+        if (e->u.select.test_only)
+            return NULL;
+        n += 1 + strlen(e->u.select.field);
+    }
+    if (e->kind != KAPI_CEL_IDENT)
+        return NULL;
+    *root_len = strlen(e->u.ident + (e->u.ident[0] == '.'));
+    *len = *root_len + n;
+    return e;
+}
+
+/* Select e of a chain from an identifier, name its qualified name (len bytes, cut from a
+ * longer one): the variable or type of name, else the field selected from its operand's
+ * value, found the same way down to the root identifier. The base cost is counted where
+ * a name resolves, before the fields selected from it. */
+static value select_prefix(ev *x, const kapi_cel_expr *e, char *name, size_t len, bool base)
+{
+    value v;
+    name[len] = 0;
+    if (resolve(x, name, &v)) {
+        charge(x, base);
+        return v;
+    }
+    const kapi_cel_expr *operand = e->u.select.operand;
+    if (operand->kind == KAPI_CEL_SELECT) {
+        v = select_prefix(x, operand, name, len - 1 - strlen(e->u.select.field), base);
+    } else { /* no dotted prefix is a variable: the root identifier */
+        charge(x, base);
+        v = ident(x, operand->u.ident);
+    }
+    return qualify(x, v, e->u.select.field);
+}
+
 /* A select. A qualified name (a.b.c) is the variable or type of its longest dotted prefix
  * (a.b.c, then a.b, then a), with the rest selected from it, unless its root is a
- * comprehension's variable; the name is spelled once, and each shorter prefix cut from
- * it. */
+ * comprehension's variable; the name is spelled once, in the arena, and each shorter
+ * prefix cut from it. */
 static value select_field(ev *x, const kapi_cel_expr *e, bool base)
 {
-    const kapi_cel_expr *root = NULL;
-    const char **fields;
-    size_t n;
-    if (!chain(x, e, &root, &fields, &n) || local(x, root->u.ident + (root->u.ident[0] == '.')))
+    size_t root_len, len;
+    const kapi_cel_expr *root = chain_root(e, &root_len, &len);
+    const char *root_name = root ? root->u.ident + (root->u.ident[0] == '.') : NULL;
+    if (!root || local(x, root_name))
         return qualify(x, qualified(x, e->u.select.operand, base), e->u.select.field);
-    kapi_buf name;
-    kapi_buf_init(&name);
-    kapi_buf_puts(&name, root->u.ident + (root->u.ident[0] == '.'));
-    size_t *cut = kapi_arena_alloc(x->a, (n + 1) * sizeof(*cut));
-    cut[0] = name.len;
-    for (size_t i = 0; i < n; i++) {
-        kapi_buf_printf(&name, ".%s", fields[i]);
-        cut[i + 1] = name.len;
+    char *name = kapi_arena_alloc(x->a, len + 1);
+    memcpy(name, root_name, root_len);
+    size_t end = len;
+    for (const kapi_cel_expr *c = e; c != root; c = c->u.select.operand) {
+        size_t n = strlen(c->u.select.field);
+        end -= n;
+        memcpy(name + end, c->u.select.field, n);
+        name[--end] = '.';
     }
-    value v = {.t = KAPI_CEL_T_ERROR};
-    size_t k = n + 1;
-    while (k-- > 1) {
-        name.ptr[cut[k]] = 0;
-        if (resolve(x, name.ptr, &v))
-            break;
-    }
-    kapi_buf_dispose(&name);
-    charge(x, base);
-    if (k == 0) /* no dotted prefix is a variable: the root identifier */
-        v = ident(x, root->u.ident);
-    for (size_t i = k; i < n; i++)
-        v = qualify(x, v, fields[i]);
-    return v;
+    return select_prefix(x, e, name, len, base);
 }
 
 /* ---- arithmetic ---- */
