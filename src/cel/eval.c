@@ -131,29 +131,30 @@ cel_fn kapi_cel__function(const char *name)
 
 /* The names of types, which are values: type(1) == int, google.protobuf.Timestamp ==
  * type(timestamp(0)). */
-static const char *const type_idents[] = {"int",
-                                          "uint",
-                                          "double",
-                                          "bool",
-                                          "string",
-                                          "bytes",
-                                          "list",
-                                          "map",
-                                          "null_type",
-                                          "type",
-                                          "google.protobuf.Duration",
-                                          "google.protobuf.Timestamp",
-                                          NULL};
+static const kapi_str type_idents[] = {
+    KAPI_STR("int"),
+    KAPI_STR("uint"),
+    KAPI_STR("double"),
+    KAPI_STR("bool"),
+    KAPI_STR("string"),
+    KAPI_STR("bytes"),
+    KAPI_STR("list"),
+    KAPI_STR("map"),
+    KAPI_STR("null_type"),
+    KAPI_STR("type"),
+    KAPI_STR("google.protobuf.Duration"),
+    KAPI_STR("google.protobuf.Timestamp"),
+};
 
-/* The variable called name, else the type called name (as cel-go resolves a name: the
- * activation first); false when it is neither. */
-static bool resolve(ev *x, const char *name, value *out)
+/* The variable called name (NUL-terminated too), else the type called name (as cel-go
+ * resolves a name: the activation first); false when it is neither. */
+static bool resolve(ev *x, kapi_str name, value *out)
 {
-    if (x->act && x->act->lookup && x->act->lookup(x->act->ctx, name, out))
+    if (x->act && x->act->lookup && x->act->lookup(x->act->ctx, name.ptr, out))
         return true;
-    for (size_t i = 0; type_idents[i]; i++) {
-        if (strcmp(type_idents[i], name) == 0) {
-            *out = type_value(type_idents[i]);
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(type_idents); i++) {
+        if (kapi_str_eq(type_idents[i], name)) {
+            *out = type_value(type_idents[i].ptr);
             return true;
         }
     }
@@ -168,7 +169,7 @@ static value ident(ev *x, const char *name)
         if (strcmp(s->name, name) == 0)
             return s->v;
     value v;
-    if (resolve(x, name, &v))
+    if (resolve(x, kapi_str_c(name), &v))
         return v;
     return kapi_cel__error(x->a, "no such attribute: %s", name);
 }
@@ -240,7 +241,7 @@ static value select_prefix(ev *x, const kapi_cel_expr *e, char *name, size_t len
 {
     value v;
     name[len] = 0;
-    if (resolve(x, name, &v)) {
+    if (resolve(x, (kapi_str){name, len}, &v)) {
         charge(x, base);
         return v;
     }
