@@ -116,6 +116,7 @@ struct kapi_cel_expr {
         } select;
         struct {
             const char *function;
+            int fn;                /* its id in cel_int.h's table, which the parse sets */
             kapi_cel_expr *target; /* a receiver call's receiver, else NULL */
             kapi_cel_expr **args;
             size_t nargs;
@@ -156,6 +157,9 @@ typedef struct kapi_cel_ast {
     /* after kapi_cel_check: each call's matching overloads, by id, as their signatures in
      * check.c's declarations ("string,string>bool"), NULL-terminated */
     const char *const *const *overloads;
+    /* how evaluation runs each node, by id (cel_int.h): planned by the parse, again by
+     * kapi_cel_check */
+    const struct kapi_cel_node_plan *plan;
 } kapi_cel_ast;
 
 /* Parses src (len bytes, UTF-8), macros expanded. Returns a tree the caller frees with

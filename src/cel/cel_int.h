@@ -74,6 +74,93 @@ void kapi_cel__locate(const char *src, size_t len, size_t offset, int *line, int
  * line, then column. */
 void kapi_cel__add_issues(kapi_cel_ast *ast, const kapi_cel_issue *issues, size_t n);
 
+/* ---- functions ----
+ *
+ * The functions evaluation knows, each by its name: the parse interns a call's name
+ * (u.call.fn, kapi_cel__function), so evaluation and its costs dispatch on the id, not the
+ * name. A call of any other name is FN_OTHER, which no value has an overload of. */
+#define KAPI_CEL_FUNCTIONS(XX)                                                                     \
+    XX(AND, "_&&_")                                                                                \
+    XX(OR, "_||_")                                                                                 \
+    XX(CONDITIONAL, "_?_:_")                                                                       \
+    XX(INDEX, "_[_]")                                                                              \
+    XX(NOT_STRICTLY_FALSE, "@not_strictly_false")                                                  \
+    XX(EQ, "_==_")                                                                                 \
+    XX(NE, "_!=_")                                                                                 \
+    XX(LT, "_<_")                                                                                  \
+    XX(LE, "_<=_")                                                                                 \
+    XX(GT, "_>_")                                                                                  \
+    XX(GE, "_>=_")                                                                                 \
+    XX(ADD, "_+_")                                                                                 \
+    XX(SUB, "_-_")                                                                                 \
+    XX(MUL, "_*_")                                                                                 \
+    XX(DIV, "_/_")                                                                                 \
+    XX(MOD, "_%_")                                                                                 \
+    XX(IN, "@in")                                                                                  \
+    XX(IN_DEPRECATED, "in")                                                                        \
+    XX(NOT, "!_")                                                                                  \
+    XX(NEG, "-_")                                                                                  \
+    XX(SIZE, "size")                                                                               \
+    XX(INT, "int")                                                                                 \
+    XX(UINT, "uint")                                                                               \
+    XX(DOUBLE, "double")                                                                           \
+    XX(STRING, "string")                                                                           \
+    XX(BOOL, "bool")                                                                               \
+    XX(BYTES, "bytes")                                                                             \
+    XX(DYN, "dyn")                                                                                 \
+    XX(TYPE, "type")                                                                               \
+    XX(CONTAINS, "contains")                                                                       \
+    XX(STARTS_WITH, "startsWith")                                                                  \
+    XX(ENDS_WITH, "endsWith")                                                                      \
+    XX(MATCHES, "matches")                                                                         \
+    XX(DURATION, "duration")                                                                       \
+    XX(TIMESTAMP, "timestamp")                                                                     \
+    XX(GET_FULL_YEAR, "getFullYear")                                                               \
+    XX(GET_MONTH, "getMonth")                                                                      \
+    XX(GET_DAY_OF_YEAR, "getDayOfYear")                                                            \
+    XX(GET_DAY_OF_MONTH, "getDayOfMonth")                                                          \
+    XX(GET_DATE, "getDate")                                                                        \
+    XX(GET_DAY_OF_WEEK, "getDayOfWeek")                                                            \
+    XX(GET_HOURS, "getHours")                                                                      \
+    XX(GET_MINUTES, "getMinutes")                                                                  \
+    XX(GET_SECONDS, "getSeconds")                                                                  \
+    XX(GET_MILLISECONDS, "getMilliseconds")                                                        \
+    XX(CHAR_AT, "charAt")                                                                          \
+    XX(INDEX_OF, "indexOf")                                                                        \
+    XX(LAST_INDEX_OF, "lastIndexOf")                                                               \
+    XX(LOWER_ASCII, "lowerAscii")                                                                  \
+    XX(UPPER_ASCII, "upperAscii")                                                                  \
+    XX(REPLACE, "replace")                                                                         \
+    XX(SPLIT, "split")                                                                             \
+    XX(SUBSTRING, "substring")                                                                     \
+    XX(TRIM, "trim")                                                                               \
+    XX(JOIN, "join")                                                                               \
+    XX(IS_SORTED, "isSorted")                                                                      \
+    XX(SUM, "sum")                                                                                 \
+    XX(MIN, "min")                                                                                 \
+    XX(MAX, "max")                                                                                 \
+    XX(FIND, "find")                                                                               \
+    XX(FIND_ALL, "findAll")                                                                        \
+    XX(URL, "url")                                                                                 \
+    XX(IS_URL, "isURL")                                                                            \
+    XX(GET_SCHEME, "getScheme")                                                                    \
+    XX(GET_HOST, "getHost")                                                                        \
+    XX(GET_HOSTNAME, "getHostname")                                                                \
+    XX(GET_PORT, "getPort")                                                                        \
+    XX(GET_ESCAPED_PATH, "getEscapedPath")                                                         \
+    XX(GET_QUERY, "getQuery")
+
+typedef enum cel_fn {
+    FN_OTHER,
+#define XX(id, name) FN_##id,
+    KAPI_CEL_FUNCTIONS(XX)
+#undef XX
+        FN_COUNT,
+} cel_fn;
+
+/* The id of the function called name (FN_OTHER for a name evaluation does not know). */
+cel_fn kapi_cel__function(const char *name);
+
 /* ---- values (value.c) ---- */
 
 bool kapi_cel__is_number(const kapi_cel_value *v);
@@ -89,19 +176,19 @@ kapi_cel_value kapi_cel__error(kapi_arena *a, const char *fmt, ...) KAPI_PRINTF(
 
 /* Calls fn of the strings library on args (receiver first) into *out, a value or an
  * error; false when fn with these kinds of arguments is not one of its overloads. */
-bool kapi_cel__strings(kapi_arena *a, const char *fn, const kapi_cel_value *args, size_t n,
+bool kapi_cel__strings(kapi_arena *a, cel_fn fn, const kapi_cel_value *args, size_t n,
                        kapi_cel_value *out);
 
 /* ---- durations (time.c) ---- */
 
 /* The same for durations: duration(), their conversions, arithmetic and getters. */
-bool kapi_cel__time(kapi_arena *a, const char *fn, const kapi_cel_value *args, size_t n,
+bool kapi_cel__time(kapi_arena *a, cel_fn fn, const kapi_cel_value *args, size_t n,
                     kapi_cel_value *out);
 
 /* ---- Kubernetes' libraries (library.c) ---- */
 
 /* The same for the lists and regex libraries Kubernetes adds. */
-bool kapi_cel__library(kapi_arena *a, const char *fn, const kapi_cel_value *args, size_t n,
+bool kapi_cel__library(kapi_arena *a, cel_fn fn, const kapi_cel_value *args, size_t n,
                        kapi_cel_value *out);
 
 /* ---- Kubernetes' url library (url.c) ---- */
@@ -117,7 +204,7 @@ struct kapi_cel_url {
 };
 
 /* The same for the url library: url(), isURL() and the getters of a URL. */
-bool kapi_cel__url(kapi_arena *a, const char *fn, const kapi_cel_value *args, size_t n,
+bool kapi_cel__url(kapi_arena *a, cel_fn fn, const kapi_cel_value *args, size_t n,
                    kapi_cel_value *out);
 
 /* The value at key in map m (keys compared as ==), or NULL. */
@@ -132,11 +219,11 @@ const kapi_cel_value *kapi_cel__map_find(const kapi_cel_value *m, const kapi_cel
 /* a + b, UINT64_MAX where it overflows: costs saturate. */
 uint64_t kapi_cel__cost_add(uint64_t a, uint64_t b);
 
-/* What a call of fn costs once evaluated, as cel-go's cost tracker counts it with
- * Kubernetes' library costs: args (the receiver first) and result are its values (errors
- * too), overload the one overload the checker resolved it to (NULL: none or several). */
-uint64_t kapi_cel__call_cost(const char *fn, const char *overload, const kapi_cel_value *args,
-                             size_t n, const kapi_cel_value *result);
+/* What a call costs once evaluated, as cel-go's cost tracker counts it with Kubernetes'
+ * library costs: kind is its node's plan's cost (from its function and the overload the
+ * checker resolved it to), args (the receiver first) and result its values (errors too). */
+uint64_t kapi_cel__call_cost(uint8_t kind, const kapi_cel_value *args, size_t n,
+                             const kapi_cel_value *result);
 
 /* The one overload the checker resolved call e of ast to; NULL when ast is NULL or not
  * checked, or the call has several. */
@@ -152,7 +239,14 @@ enum {
     KAPI_CEL_PLAN_VARARGS,   /* a call that stops at its first argument that fails, uncharged */
 };
 
-/* The plan of every node of ast, by id, made in arena a. */
-uint8_t *kapi_cel__plan(const kapi_cel_ast *ast, kapi_arena *a);
+/* How evaluation runs a node, decided once per tree. */
+typedef struct kapi_cel_node_plan {
+    uint8_t how;  /* KAPI_CEL_PLAN_* */
+    uint8_t cost; /* a call's cost class, which kapi_cel__call_cost takes */
+} kapi_cel_node_plan;
+
+/* Plans every node of ast (ast->plan, in its arena) as its types and overloads stand: the
+ * parse plans its tree, the checker again once it resolved the calls. */
+void kapi_cel__plan(kapi_cel_ast *ast);
 
 #endif

@@ -1045,6 +1045,7 @@ const kapi_cel_typ *kapi_cel_check(kapi_cel_ast *ast, const kapi_cel_var *vars, 
     free(c.scope);
     ast->types = c.types;
     ast->overloads = (const char *const *const *)c.overloads;
+    kapi_cel__plan(ast);
     if (c.nissues) {
         kapi_cel__add_issues(ast, c.issues, c.nissues);
         result = NULL;

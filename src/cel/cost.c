@@ -68,75 +68,78 @@ typedef enum cost_class {
     COST_CONDITIONAL, /* ?: its condition and one branch */
     COST_INDEX_LIST,  /* _[_] of a list: 1, and a size path to the items */
     COST_INDEX_MAP,   /* _[_] of a map: 1, and a size path to the values */
+    /* Kubernetes' library functions, whose costs go by name whatever the overload */
+    COST_TRAVERSAL, /* isSorted, sum, max, min, indexOf, lastIndexOf */
+    COST_SCAN,      /* url, lowerAscii, upperAscii, substring, trim: one pass */
+    COST_REBUILD,   /* replace, split: a pass and the result */
+    COST_JOIN,
+    COST_FIND, /* find, findAll */
 } cost_class;
 
 static const struct {
-    const char *function, *signature;
+    cel_fn fn;
+    const char *signature;
     cost_class c;
 } classes[] = {
-    {"startsWith", "string,string>bool", COST_PREFIX},
-    {"endsWith", "string,string>bool", COST_PREFIX},
-    {"bytes", "string>bytes", COST_PREFIX},
-    {"string", "bytes>string", COST_PREFIX},
-    {"@in", "A,list(A)>bool", COST_IN_LIST},
-    {"in", "A,list(A)>bool", COST_IN_LIST},
-    {"_==_", "A,A>bool", COST_COMPARE},
-    {"_!=_", "A,A>bool", COST_COMPARE},
-    {"_<_", "string,string>bool", COST_COMPARE},
-    {"_<_", "bytes,bytes>bool", COST_COMPARE},
-    {"_<=_", "string,string>bool", COST_COMPARE},
-    {"_<=_", "bytes,bytes>bool", COST_COMPARE},
-    {"_>_", "string,string>bool", COST_COMPARE},
-    {"_>_", "bytes,bytes>bool", COST_COMPARE},
-    {"_>=_", "string,string>bool", COST_COMPARE},
-    {"_>=_", "bytes,bytes>bool", COST_COMPARE},
-    {"_+_", "string,string>string", COST_CONCAT},
-    {"_+_", "bytes,bytes>bytes", COST_CONCAT},
-    {"_+_", "list(A),list(A)>list(A)", COST_ADD_LIST},
-    {"matches", "string,string>bool", COST_MATCHES},
-    {"contains", "string,string>bool", COST_CONTAINS},
-    {"_&&_", "bool,bool>bool", COST_LOGIC},
-    {"_||_", "bool,bool>bool", COST_LOGIC},
-    {"_?_:_", "bool,A,A>A", COST_CONDITIONAL},
-    {"_[_]", "list(A),int>A", COST_INDEX_LIST},
-    {"_[_]", "map(A,B),A>B", COST_INDEX_MAP},
+    {FN_STARTS_WITH, "string,string>bool", COST_PREFIX},
+    {FN_ENDS_WITH, "string,string>bool", COST_PREFIX},
+    {FN_BYTES, "string>bytes", COST_PREFIX},
+    {FN_STRING, "bytes>string", COST_PREFIX},
+    {FN_IN, "A,list(A)>bool", COST_IN_LIST},
+    {FN_IN_DEPRECATED, "A,list(A)>bool", COST_IN_LIST},
+    {FN_EQ, "A,A>bool", COST_COMPARE},
+    {FN_NE, "A,A>bool", COST_COMPARE},
+    {FN_LT, "string,string>bool", COST_COMPARE},
+    {FN_LT, "bytes,bytes>bool", COST_COMPARE},
+    {FN_LE, "string,string>bool", COST_COMPARE},
+    {FN_LE, "bytes,bytes>bool", COST_COMPARE},
+    {FN_GT, "string,string>bool", COST_COMPARE},
+    {FN_GT, "bytes,bytes>bool", COST_COMPARE},
+    {FN_GE, "string,string>bool", COST_COMPARE},
+    {FN_GE, "bytes,bytes>bool", COST_COMPARE},
+    {FN_ADD, "string,string>string", COST_CONCAT},
+    {FN_ADD, "bytes,bytes>bytes", COST_CONCAT},
+    {FN_ADD, "list(A),list(A)>list(A)", COST_ADD_LIST},
+    {FN_MATCHES, "string,string>bool", COST_MATCHES},
+    {FN_CONTAINS, "string,string>bool", COST_CONTAINS},
+    {FN_AND, "bool,bool>bool", COST_LOGIC},
+    {FN_OR, "bool,bool>bool", COST_LOGIC},
+    {FN_CONDITIONAL, "bool,A,A>A", COST_CONDITIONAL},
+    {FN_INDEX, "list(A),int>A", COST_INDEX_LIST},
+    {FN_INDEX, "map(A,B),A>B", COST_INDEX_MAP},
 };
 
-static cost_class class_of(const char *fn, const char *signature)
+static cost_class class_of(cel_fn fn, const char *signature)
 {
     for (size_t i = 0; i < KAPI_ARRAY_LEN(classes); i++)
-        if (strcmp(classes[i].function, fn) == 0 && strcmp(classes[i].signature, signature) == 0)
+        if (classes[i].fn == fn && strcmp(classes[i].signature, signature) == 0)
             return classes[i].c;
     return COST_FIXED;
 }
 
-/* Kubernetes' library functions, whose costs go by name whatever the overload. */
-typedef enum k8s_fn {
-    K8S_NONE,
-    K8S_TRAVERSAL, /* isSorted, sum, max, min, indexOf, lastIndexOf */
-    K8S_SCAN,      /* url, lowerAscii, upperAscii, substring, trim: one pass */
-    K8S_REBUILD,   /* replace, split: a pass and the result */
-    K8S_JOIN,
-    K8S_FIND, /* find, findAll */
-} k8s_fn;
-
-static k8s_fn k8s_function(const char *fn)
+/* The class of a Kubernetes library function (COST_TRAVERSAL to COST_FIND), else
+ * COST_FIXED. */
+static cost_class k8s_function(cel_fn fn)
 {
-    static const struct {
-        const char *name;
-        k8s_fn k;
-    } names[] = {
-        {"isSorted", K8S_TRAVERSAL}, {"sum", K8S_TRAVERSAL},     {"max", K8S_TRAVERSAL},
-        {"min", K8S_TRAVERSAL},      {"indexOf", K8S_TRAVERSAL}, {"lastIndexOf", K8S_TRAVERSAL},
-        {"url", K8S_SCAN},           {"lowerAscii", K8S_SCAN},   {"upperAscii", K8S_SCAN},
-        {"substring", K8S_SCAN},     {"trim", K8S_SCAN},         {"replace", K8S_REBUILD},
-        {"split", K8S_REBUILD},      {"join", K8S_JOIN},         {"find", K8S_FIND},
-        {"findAll", K8S_FIND},
+    static const cost_class k8s[FN_COUNT] = {
+        [FN_IS_SORTED] = COST_TRAVERSAL,
+        [FN_SUM] = COST_TRAVERSAL,
+        [FN_MAX] = COST_TRAVERSAL,
+        [FN_MIN] = COST_TRAVERSAL,
+        [FN_INDEX_OF] = COST_TRAVERSAL,
+        [FN_LAST_INDEX_OF] = COST_TRAVERSAL,
+        [FN_URL] = COST_SCAN,
+        [FN_LOWER_ASCII] = COST_SCAN,
+        [FN_UPPER_ASCII] = COST_SCAN,
+        [FN_SUBSTRING] = COST_SCAN,
+        [FN_TRIM] = COST_SCAN,
+        [FN_REPLACE] = COST_REBUILD,
+        [FN_SPLIT] = COST_REBUILD,
+        [FN_JOIN] = COST_JOIN,
+        [FN_FIND] = COST_FIND,
+        [FN_FIND_ALL] = COST_FIND,
     };
-    for (size_t i = 0; i < KAPI_ARRAY_LEN(names); i++)
-        if (strcmp(names[i].name, fn) == 0)
-            return names[i].k;
-    return K8S_NONE;
+    return k8s[fn];
 }
 
 /* ---- the static estimate (checker/cost.go) ---- */
@@ -292,12 +295,12 @@ static bool is_string_or_bytes(const kapi_cel_typ *t)
 }
 
 /* Kubernetes' EstimateCallCost; false when it has no estimate for fn. */
-static bool k8s_estimate(const coster *c, const char *fn, const ast_node *target,
-                         const ast_node *args, size_t nargs, cost *out)
+static bool k8s_estimate(const coster *c, cel_fn fn, const ast_node *target, const ast_node *args,
+                         size_t nargs, cost *out)
 {
     ast_node items;
     switch (k8s_function(fn)) {
-    case K8S_TRAVERSAL: {
+    case COST_TRAVERSAL: {
         if (!target)
             return false;
         if (!list_items(target, &items)) { /* a string's indexOf */
@@ -311,8 +314,8 @@ static bool k8s_estimate(const coster *c, const char *fn, const ast_node *target
         *out = multiply((cost){n.min, n.max}, el);
         return true;
     }
-    case K8S_SCAN:
-        if (strcmp(fn, "url") == 0) {
+    case COST_SCAN:
+        if (fn == FN_URL) {
             if (nargs != 1)
                 return false;
             *out = size_cost(k8s_size(c, &args[0]), STRING_TRAVERSAL_FACTOR);
@@ -322,12 +325,12 @@ static bool k8s_estimate(const coster *c, const char *fn, const ast_node *target
             return false;
         *out = size_cost(k8s_size(c, target), STRING_TRAVERSAL_FACTOR);
         return true;
-    case K8S_REBUILD:
-        if (!target || (strcmp(fn, "replace") == 0 && nargs < 2))
+    case COST_REBUILD:
+        if (!target || (fn == FN_REPLACE && nargs < 2))
             return false;
         *out = size_cost(k8s_size(c, target), 2 * STRING_TRAVERSAL_FACTOR);
         return true;
-    case K8S_JOIN: {
+    case COST_JOIN: {
         if (!target)
             return false;
         size_est list = k8s_size(c, target), sz = {0, 0};
@@ -343,7 +346,7 @@ static bool k8s_estimate(const coster *c, const char *fn, const ast_node *target
         *out = size_cost(sz, STRING_TRAVERSAL_FACTOR);
         return true;
     }
-    case K8S_FIND: {
+    case COST_FIND: {
         if (!target || nargs < 1)
             return false;
         cost str =
@@ -358,9 +361,9 @@ static bool k8s_estimate(const coster *c, const char *fn, const ast_node *target
 
 /* What one overload of a call costs (functionCost), its arguments' costs included; a
  * result size when the overload knows it. */
-static cost function_cost(const coster *c, const char *fn, const char *signature,
-                          const ast_node *target, const ast_node *args, const cost *arg_costs,
-                          size_t nargs, size_est *result, bool *has_result)
+static cost function_cost(const coster *c, cel_fn fn, const char *signature, const ast_node *target,
+                          const ast_node *args, const cost *arg_costs, size_t nargs,
+                          size_est *result, bool *has_result)
 {
     cost sum = {0, 0};
     for (size_t i = 0; i < nargs; i++)
@@ -482,8 +485,8 @@ static cost estimate_call(coster *c, const kapi_cel_expr *e)
     for (size_t i = 0; overloads[i]; i++) {
         size_est r;
         bool has_r = false;
-        cost oc = function_cost(c, e->u.call.function, overloads[i],
-                                e->u.call.target ? &target : NULL, args, arg_costs, n, &r, &has_r);
+        cost oc = function_cost(c, e->u.call.fn, overloads[i], e->u.call.target ? &target : NULL,
+                                args, arg_costs, n, &r, &has_r);
         fn = union_of(fn, oc);
         if (has_r) {
             result = has_result ? (size_est){r.min < result.min ? r.min : result.min,
@@ -491,7 +494,7 @@ static cost estimate_call(coster *c, const kapi_cel_expr *e)
                                 : r;
             has_result = true;
         }
-        cost_class k = class_of(e->u.call.function, overloads[i]);
+        cost_class k = class_of(e->u.call.fn, overloads[i]);
         if ((k == COST_INDEX_LIST || k == COST_INDEX_MAP) && n > 0)
             c->path[e->id] = true;
     }
@@ -614,28 +617,27 @@ static uint64_t traversal_cost(const value *v)
     }
 }
 
-/* Kubernetes' CallCost; false when it has none for fn. */
-static bool k8s_call_cost(const char *fn, const value *args, size_t n, const value *result,
+/* Kubernetes' CallCost of a call of class k; false when it has none. */
+static bool k8s_call_cost(cost_class k, const value *args, size_t n, const value *result,
                           uint64_t *out)
 {
-    k8s_fn k = k8s_function(fn);
-    if (k == K8S_TRAVERSAL) {
+    if (k == COST_TRAVERSAL) {
         *out = n > 0 ? traversal_cost(&args[0]) : 0;
         return true;
     }
     if (n == 0)
         return false;
     switch (k) {
-    case K8S_SCAN:
+    case COST_SCAN:
         *out = by_factor(actual_size(&args[0]), STRING_TRAVERSAL_FACTOR);
         return true;
-    case K8S_REBUILD: /* (size * 2) * 0.1, in that order, as Go computes it */
+    case COST_REBUILD: /* (size * 2) * 0.1, in that order, as Go computes it */
         *out = (uint64_t)ceil((double)actual_size(&args[0]) * 2 * STRING_TRAVERSAL_FACTOR);
         return true;
-    case K8S_JOIN:
+    case COST_JOIN:
         *out = (uint64_t)ceil((double)actual_size(result) * 2 * STRING_TRAVERSAL_FACTOR);
         return true;
-    case K8S_FIND:
+    case COST_FIND:
         if (n < 2)
             return false;
         *out = mul((uint64_t)ceil((1.0 + (double)actual_size(&args[0])) * STRING_TRAVERSAL_FACTOR),
@@ -646,15 +648,25 @@ static bool k8s_call_cost(const char *fn, const value *args, size_t n, const val
     }
 }
 
-uint64_t kapi_cel__call_cost(const char *fn, const char *overload, const value *args, size_t n,
-                             const value *result)
+/* The class of a call of fn that the checker resolved to overload (NULL: none or several)
+ * as cel-go's cost tracker counts it: Kubernetes' by name, else by the overload, == and !=
+ * as comparisons without one. */
+static cost_class call_class(cel_fn fn, const char *overload)
+{
+    cost_class k = k8s_function(fn);
+    if (k != COST_FIXED)
+        return k;
+    if (overload)
+        return class_of(fn, overload);
+    return fn == FN_EQ || fn == FN_NE ? COST_COMPARE : COST_FIXED;
+}
+
+uint64_t kapi_cel__call_cost(uint8_t kind, const value *args, size_t n, const value *result)
 {
     uint64_t c;
-    if (k8s_call_cost(fn, args, n, result, &c))
+    cost_class k = (cost_class)kind;
+    if (k8s_call_cost(k, args, n, result, &c))
         return c;
-    cost_class k = overload                                             ? class_of(fn, overload)
-                   : strcmp(fn, "_==_") == 0 || strcmp(fn, "_!=_") == 0 ? COST_COMPARE
-                                                                        : COST_FIXED;
     switch (k) {
     case COST_PREFIX:
         return by_factor(actual_size(&args[0]), STRING_TRAVERSAL_FACTOR);
@@ -681,8 +693,11 @@ uint64_t kapi_cel__call_cost(const char *fn, const char *overload, const value *
 /* ---- cel-go's plan of the tree ---- */
 
 /* The conversions cel-go folds when their argument is a constant. */
-static const char *const conversions[] = {"bool",   "bytes",     "double", "duration", "dyn", "int",
-                                          "string", "timestamp", "type",   "uint",     NULL};
+static const bool conversions[FN_COUNT] = {
+    [FN_BOOL] = true, [FN_BYTES] = true, [FN_DOUBLE] = true, [FN_DURATION] = true,
+    [FN_DYN] = true,  [FN_INT] = true,   [FN_STRING] = true, [FN_TIMESTAMP] = true,
+    [FN_TYPE] = true, [FN_UINT] = true,
+};
 
 static bool primitive_literal(const kapi_cel_expr *e)
 {
@@ -699,17 +714,18 @@ const char *kapi_cel__overload(const kapi_cel_ast *ast, const kapi_cel_expr *e)
     return o[0] && !o[1] ? o[0] : NULL;
 }
 
-static uint8_t plan_call(const kapi_cel_ast *ast, const uint8_t *plan, const kapi_cel_expr *e)
+static uint8_t plan_call(const kapi_cel_ast *ast, const kapi_cel_node_plan *plan,
+                         const kapi_cel_expr *e)
 {
-    const char *fn = e->u.call.function;
+    cel_fn fn = e->u.call.fn;
     size_t n = e->u.call.nargs;
     kapi_cel_expr *const *args = e->u.call.args;
-    if (!e->u.call.target && n == 1 && kapi_cstr_in(fn, conversions) &&
-        plan[args[0]->id] == KAPI_CEL_PLAN_CONST)
+    if (!e->u.call.target && n == 1 && conversions[fn] &&
+        plan[args[0]->id].how == KAPI_CEL_PLAN_CONST)
         return KAPI_CEL_PLAN_CONST;
     const char *o = kapi_cel__overload(ast, e);
     if (o && class_of(fn, o) == COST_IN_LIST && n == 2 && args[1]->kind == KAPI_CEL_LIST &&
-        plan[args[1]->id] == KAPI_CEL_PLAN_CONST) {
+        plan[args[1]->id].how == KAPI_CEL_PLAN_CONST) {
         if (args[1]->u.list.n == 0)
             return KAPI_CEL_PLAN_EMPTY_SET;
         for (size_t i = 0; i < args[1]->u.list.n; i++)
@@ -717,22 +733,21 @@ static uint8_t plan_call(const kapi_cel_ast *ast, const uint8_t *plan, const kap
                 return KAPI_CEL_PLAN_CALL;
         return KAPI_CEL_PLAN_SET;
     }
-    bool regex =
-        strcmp(fn, "matches") == 0 || strcmp(fn, "find") == 0 || strcmp(fn, "findAll") == 0;
+    bool regex = fn == FN_MATCHES || fn == FN_FIND || fn == FN_FIND_ALL;
     if (e->u.call.target && regex && n >= 1 && args[0]->kind == KAPI_CEL_STRING)
         return KAPI_CEL_PLAN_VARARGS;
     return n + (e->u.call.target != NULL) >= 3 ? KAPI_CEL_PLAN_VARARGS : KAPI_CEL_PLAN_CALL;
 }
 
-static bool all_const(const uint8_t *plan, kapi_cel_expr *const *v, size_t n)
+static bool all_const(const kapi_cel_node_plan *plan, kapi_cel_expr *const *v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (plan[v[i]->id] != KAPI_CEL_PLAN_CONST)
+        if (plan[v[i]->id].how != KAPI_CEL_PLAN_CONST)
             return false;
     return true;
 }
 
-static void plan_node(const kapi_cel_ast *ast, uint8_t *plan, const kapi_cel_expr *e)
+static void plan_node(const kapi_cel_ast *ast, kapi_cel_node_plan *plan, const kapi_cel_expr *e)
 {
     uint8_t p = KAPI_CEL_PLAN_CALL;
     switch (e->kind) {
@@ -749,6 +764,7 @@ static void plan_node(const kapi_cel_ast *ast, uint8_t *plan, const kapi_cel_exp
         for (size_t i = 0; i < e->u.call.nargs; i++)
             plan_node(ast, plan, e->u.call.args[i]);
         p = plan_call(ast, plan, e);
+        plan[e->id].cost = (uint8_t)call_class(e->u.call.fn, kapi_cel__overload(ast, e));
         break;
     case KAPI_CEL_LIST:
         for (size_t i = 0; i < e->u.list.n; i++)
@@ -762,8 +778,8 @@ static void plan_node(const kapi_cel_ast *ast, uint8_t *plan, const kapi_cel_exp
             const kapi_cel_entry *en = &e->u.map.entries[i];
             plan_node(ast, plan, en->key);
             plan_node(ast, plan, en->value);
-            folds = folds && plan[en->key->id] == KAPI_CEL_PLAN_CONST &&
-                    plan[en->value->id] == KAPI_CEL_PLAN_CONST;
+            folds = folds && plan[en->key->id].how == KAPI_CEL_PLAN_CONST &&
+                    plan[en->value->id].how == KAPI_CEL_PLAN_CONST;
         }
         if (folds)
             p = KAPI_CEL_PLAN_CONST;
@@ -781,14 +797,15 @@ static void plan_node(const kapi_cel_ast *ast, uint8_t *plan, const kapi_cel_exp
     default: /* literals */
         p = KAPI_CEL_PLAN_CONST;
     }
-    plan[e->id] = p;
+    plan[e->id].how = p;
 }
 
-uint8_t *kapi_cel__plan(const kapi_cel_ast *ast, kapi_arena *a)
+void kapi_cel__plan(kapi_cel_ast *ast)
 {
-    uint8_t *plan = kapi_arena_alloc(a, (size_t)ast->next_id);
-    memset(plan, KAPI_CEL_PLAN_CALL, (size_t)ast->next_id);
+    size_t n = (size_t)ast->next_id;
+    kapi_cel_node_plan *plan = kapi_arena_alloc(&ast->arena, n * sizeof(*plan));
+    memset(plan, 0, n * sizeof(*plan)); /* KAPI_CEL_PLAN_CALL, COST_FIXED */
     if (ast->root)
         plan_node(ast, plan, ast->root);
-    return plan;
+    ast->plan = plan;
 }

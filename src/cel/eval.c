@@ -39,11 +39,10 @@ typedef struct ev {
     kapi_arena *a;
     const kapi_cel_activation *act;
     const scope *vars;
-    const kapi_cel_ast *ast; /* the tree, whose overloads (once checked) decide calls' costs */
-    const uint8_t *plan;     /* by node id (KAPI_CEL_PLAN_*), or NULL */
-    uint64_t cost, limit;    /* the actual cost so far; the most allowed, 0: no limit */
-    int quiet;               /* inside a constant: nothing is counted */
-    bool over;               /* the cost passed the limit: evaluation unwinds */
+    const kapi_cel_node_plan *plan; /* the tree's, by node id; NULL: none, nothing counted */
+    uint64_t cost, limit;           /* the actual cost so far; the most allowed, 0: no limit */
+    int quiet;                      /* inside a constant, or without a plan: nothing is counted */
+    bool over;                      /* the cost passed the limit: evaluation unwinds */
 } ev;
 
 typedef kapi_cel_value value;
@@ -93,7 +92,7 @@ static void charge(ev *x, uint64_t n)
 
 static int plan_of(const ev *x, const kapi_cel_expr *e)
 {
-    return x->plan ? x->plan[e->id] : KAPI_CEL_PLAN_CALL;
+    return x->plan ? x->plan[e->id].how : KAPI_CEL_PLAN_CALL;
 }
 
 /* Whether cel-go plans e as an attribute: a variable, a field select, an index or a ?:,
@@ -106,7 +105,7 @@ static bool is_attribute(const ev *x, const kapi_cel_expr *e)
     case KAPI_CEL_SELECT:
         return !e->u.select.test_only;
     case KAPI_CEL_CALL:
-        return strcmp(e->u.call.function, "_[_]") == 0 || strcmp(e->u.call.function, "_?_:_") == 0;
+        return e->u.call.fn == FN_INDEX || e->u.call.fn == FN_CONDITIONAL;
     default:
         return false;
     }
@@ -116,31 +115,46 @@ static value attribute(ev *x, const kapi_cel_expr *e, bool base);
 
 /* ---- names ---- */
 
+static const char *const function_names[FN_COUNT] = {
+#define XX(id, name) [FN_##id] = name,
+    KAPI_CEL_FUNCTIONS(XX)
+#undef XX
+};
+
+cel_fn kapi_cel__function(const char *name)
+{
+    for (size_t i = 1; i < FN_COUNT; i++)
+        if (strcmp(function_names[i], name) == 0)
+            return (cel_fn)i;
+    return FN_OTHER;
+}
+
 /* The names of types, which are values: type(1) == int, google.protobuf.Timestamp ==
  * type(timestamp(0)). */
-static const char *const type_idents[] = {"int",
-                                          "uint",
-                                          "double",
-                                          "bool",
-                                          "string",
-                                          "bytes",
-                                          "list",
-                                          "map",
-                                          "null_type",
-                                          "type",
-                                          "google.protobuf.Duration",
-                                          "google.protobuf.Timestamp",
-                                          NULL};
+static const kapi_str type_idents[] = {
+    KAPI_STR("int"),
+    KAPI_STR("uint"),
+    KAPI_STR("double"),
+    KAPI_STR("bool"),
+    KAPI_STR("string"),
+    KAPI_STR("bytes"),
+    KAPI_STR("list"),
+    KAPI_STR("map"),
+    KAPI_STR("null_type"),
+    KAPI_STR("type"),
+    KAPI_STR("google.protobuf.Duration"),
+    KAPI_STR("google.protobuf.Timestamp"),
+};
 
-/* The variable called name, else the type called name (as cel-go resolves a name: the
- * activation first); false when it is neither. */
-static bool resolve(ev *x, const char *name, value *out)
+/* The variable called name (NUL-terminated too), else the type called name (as cel-go
+ * resolves a name: the activation first); false when it is neither. */
+static bool resolve(ev *x, kapi_str name, value *out)
 {
-    if (x->act && x->act->lookup && x->act->lookup(x->act->ctx, name, out))
+    if (x->act && x->act->lookup && x->act->lookup(x->act->ctx, name.ptr, out))
         return true;
-    for (size_t i = 0; type_idents[i]; i++) {
-        if (strcmp(type_idents[i], name) == 0) {
-            *out = type_value(type_idents[i]);
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(type_idents); i++) {
+        if (kapi_str_eq(type_idents[i], name)) {
+            *out = type_value(type_idents[i].ptr);
             return true;
         }
     }
@@ -155,7 +169,7 @@ static value ident(ev *x, const char *name)
         if (strcmp(s->name, name) == 0)
             return s->v;
     value v;
-    if (resolve(x, name, &v))
+    if (resolve(x, kapi_str_c(name), &v))
         return v;
     return kapi_cel__error(x->a, "no such attribute: %s", name);
 }
@@ -166,27 +180,6 @@ static bool local(const ev *x, const char *name)
         if (strcmp(s->name, name) == 0)
             return true;
     return false;
-}
-
-/* The fields of a chain of plain selects ending in an identifier (a.b.c: root a, fields
- * b and c), outermost last; false when the chain is anything else. */
-static bool chain(ev *x, const kapi_cel_expr *e, const kapi_cel_expr **root, const char ***fields,
-                  size_t *n)
-{
-    size_t k = 0;
-    for (const kapi_cel_expr *c = e; c->kind == KAPI_CEL_SELECT; c = c->u.select.operand) {
-        if (c->u.select.test_only)
-            return false;
-        k++;
-        *root = c->u.select.operand;
-    }
-    if ((*root)->kind != KAPI_CEL_IDENT)
-        return false;
-    *fields = kapi_arena_alloc(x->a, k * sizeof(**fields));
-    *n = k;
-    for (const kapi_cel_expr *c = e; c->kind == KAPI_CEL_SELECT; c = c->u.select.operand)
-        (*fields)[--k] = c->u.select.field;
-    return true;
 }
 
 static value field_of(ev *x, value m, const char *field, bool test_only)
@@ -223,40 +216,66 @@ static value qualify(ev *x, value m, const char *field)
     return field_of(x, m, field, false);
 }
 
+/* The root identifier of a chain of plain selects (a.b.c: a), its name's length and the
+ * whole name's, dots included; NULL when the chain is anything else. */
+static const kapi_cel_expr *chain_root(const kapi_cel_expr *e, size_t *root_len, size_t *len)
+{
+    size_t n = 0;
+    for (; e->kind == KAPI_CEL_SELECT; e = e->u.select.operand) {
+        if (e->u.select.test_only)
+            return NULL;
+        n += 1 + strlen(e->u.select.field);
+    }
+    if (e->kind != KAPI_CEL_IDENT)
+        return NULL;
+    *root_len = strlen(e->u.ident + (e->u.ident[0] == '.'));
+    *len = *root_len + n;
+    return e;
+}
+
+/* Select e of a chain from an identifier, name its qualified name (len bytes, cut from a
+ * longer one): the variable or type of name, else the field selected from its operand's
+ * value, found the same way down to the root identifier. The base cost is counted where
+ * a name resolves, before the fields selected from it. */
+static value select_prefix(ev *x, const kapi_cel_expr *e, char *name, size_t len, bool base)
+{
+    value v;
+    name[len] = 0;
+    if (resolve(x, (kapi_str){name, len}, &v)) {
+        charge(x, base);
+        return v;
+    }
+    const kapi_cel_expr *operand = e->u.select.operand;
+    if (operand->kind == KAPI_CEL_SELECT) {
+        v = select_prefix(x, operand, name, len - 1 - strlen(e->u.select.field), base);
+    } else { /* no dotted prefix is a variable: the root identifier */
+        charge(x, base);
+        v = ident(x, operand->u.ident);
+    }
+    return qualify(x, v, e->u.select.field);
+}
+
 /* A select. A qualified name (a.b.c) is the variable or type of its longest dotted prefix
  * (a.b.c, then a.b, then a), with the rest selected from it, unless its root is a
- * comprehension's variable; the name is spelled once, and each shorter prefix cut from
- * it. */
+ * comprehension's variable; the name is spelled once, in the arena, and each shorter
+ * prefix cut from it. */
 static value select_field(ev *x, const kapi_cel_expr *e, bool base)
 {
-    const kapi_cel_expr *root = NULL;
-    const char **fields;
-    size_t n;
-    if (!chain(x, e, &root, &fields, &n) || local(x, root->u.ident + (root->u.ident[0] == '.')))
+    size_t root_len, len;
+    const kapi_cel_expr *root = chain_root(e, &root_len, &len);
+    const char *root_name = root ? root->u.ident + (root->u.ident[0] == '.') : NULL;
+    if (!root || local(x, root_name))
         return qualify(x, qualified(x, e->u.select.operand, base), e->u.select.field);
-    kapi_buf name;
-    kapi_buf_init(&name);
-    kapi_buf_puts(&name, root->u.ident + (root->u.ident[0] == '.'));
-    size_t *cut = kapi_arena_alloc(x->a, (n + 1) * sizeof(*cut));
-    cut[0] = name.len;
-    for (size_t i = 0; i < n; i++) {
-        kapi_buf_printf(&name, ".%s", fields[i]);
-        cut[i + 1] = name.len;
+    char *name = kapi_arena_alloc(x->a, len + 1);
+    memcpy(name, root_name, root_len);
+    size_t end = len;
+    for (const kapi_cel_expr *c = e; c != root; c = c->u.select.operand) {
+        size_t n = strlen(c->u.select.field);
+        end -= n;
+        memcpy(name + end, c->u.select.field, n);
+        name[--end] = '.';
     }
-    value v = {.t = KAPI_CEL_T_ERROR};
-    size_t k = n + 1;
-    while (k-- > 1) {
-        name.ptr[cut[k]] = 0;
-        if (resolve(x, name.ptr, &v))
-            break;
-    }
-    kapi_buf_dispose(&name);
-    charge(x, base);
-    if (k == 0) /* no dotted prefix is a variable: the root identifier */
-        v = ident(x, root->u.ident);
-    for (size_t i = k; i < n; i++)
-        v = qualify(x, v, fields[i]);
-    return v;
+    return select_prefix(x, e, name, len, base);
 }
 
 /* ---- arithmetic ---- */
@@ -343,34 +362,35 @@ static value add(ev *x, const value *a, const value *b)
 
 /* op (- * / %) on the bits of two ints (is_signed) or two uints into *r; NULL, or why it
  * fails. */
-static const char *int_op(char op, bool is_signed, uint64_t p, uint64_t q, uint64_t *r)
+static const char *int_op(cel_fn op, bool is_signed, uint64_t p, uint64_t q, uint64_t *r)
 {
-    if ((op == '/' || op == '%') && q == 0)
-        return op == '/' ? "division by zero" : "modulus by zero";
+    if ((op == FN_DIV || op == FN_MOD) && q == 0)
+        return op == FN_DIV ? "division by zero" : "modulus by zero";
     bool over = false;
     if (is_signed) {
         int64_t a = (int64_t)p, b = (int64_t)q, v = 0;
-        if (op == '-')
+        if (op == FN_SUB)
             over = __builtin_sub_overflow(a, b, &v);
-        else if (op == '*')
+        else if (op == FN_MUL)
             over = __builtin_mul_overflow(a, b, &v);
         else if (!(over = a == INT64_MIN && b == -1))
-            v = op == '/' ? a / b : a % b;
+            v = op == FN_DIV ? a / b : a % b;
         *r = (uint64_t)v;
         return over ? "integer overflow" : NULL;
     }
-    if (op == '-')
+    if (op == FN_SUB)
         over = __builtin_sub_overflow(p, q, r);
-    else if (op == '*')
+    else if (op == FN_MUL)
         over = __builtin_mul_overflow(p, q, r);
     else
-        *r = op == '/' ? p / q : p % q;
+        *r = op == FN_DIV ? p / q : p % q;
     return over ? "unsigned integer overflow" : NULL;
 }
 
-static value arith(ev *x, char op, const value *a, const value *b)
+/* op (+ - * / %) on two numbers of a kind, strings, bytes or lists (+). */
+static value arith(ev *x, cel_fn op, const value *a, const value *b)
 {
-    if (op == '+')
+    if (op == FN_ADD)
         return add(x, a, b);
     if (a->t != b->t)
         return no_overload(x);
@@ -383,8 +403,10 @@ static value arith(ev *x, char op, const value *a, const value *b)
             return kapi_cel__error(x->a, "%s", why);
         return is_signed ? integer((int64_t)r) : uinteger(r);
     }
-    if (a->t == KAPI_CEL_T_DOUBLE && op != '%')
-        return dbl(op == '-' ? a->u.d - b->u.d : op == '*' ? a->u.d * b->u.d : a->u.d / b->u.d);
+    if (a->t == KAPI_CEL_T_DOUBLE && op != FN_MOD)
+        return dbl(op == FN_SUB   ? a->u.d - b->u.d
+                   : op == FN_MUL ? a->u.d * b->u.d
+                                  : a->u.d / b->u.d);
     return no_overload(x);
 }
 
@@ -485,16 +507,17 @@ static bool has_prefix(kapi_str s, kapi_str p)
     return s.len >= p.len && memcmp(s.ptr, p.ptr, p.len) == 0;
 }
 
-static value string_test(ev *x, const char *fn, const value *s, const value *p)
+/* contains, startsWith, endsWith and matches of string s and p. */
+static value string_test(ev *x, cel_fn fn, const value *s, const value *p)
 {
     if (s->t != KAPI_CEL_T_STRING || p->t != KAPI_CEL_T_STRING)
         return no_overload(x);
     kapi_str a = s->u.s, b = p->u.s;
-    if (strcmp(fn, "startsWith") == 0)
+    if (fn == FN_STARTS_WITH)
         return boolean(has_prefix(a, b));
-    if (strcmp(fn, "endsWith") == 0)
+    if (fn == FN_ENDS_WITH)
         return boolean(a.len >= b.len && memcmp(a.ptr + a.len - b.len, b.ptr, b.len) == 0);
-    if (strcmp(fn, "contains") == 0)
+    if (fn == FN_CONTAINS)
         return boolean(b.len == 0 || memmem(a.ptr, a.len, b.ptr, b.len) != NULL);
     kapi_regex *re = NULL; /* matches */
     char *why = kapi_regex_new(b.ptr, b.len, &re);
@@ -709,19 +732,117 @@ static value attribute(ev *x, const kapi_cel_expr *e, bool base)
     }
     if (e->kind == KAPI_CEL_SELECT)
         return select_field(x, e, base);
-    if (strcmp(e->u.call.function, "_?_:_") == 0)
+    if (e->u.call.fn == FN_CONDITIONAL)
         return conditional(x, e);
     return index_attribute(x, e, base);
 }
 
-static value apply(ev *x, const char *fn, const value *args, size_t n);
+/* ---- the functions, by id ---- */
+
+static value negation(ev *x, const value *a)
+{
+    return a->t == KAPI_CEL_T_BOOL ? boolean(!a->u.b) : no_overload(x);
+}
+
+static value minus(ev *x, const value *a)
+{
+    if (a->t == KAPI_CEL_T_INT)
+        return a->u.i == INT64_MIN ? kapi_cel__error(x->a, "integer overflow") : integer(-a->u.i);
+    return a->t == KAPI_CEL_T_DOUBLE ? dbl(-a->u.d) : no_overload(x);
+}
+
+static value to_bytes(ev *x, const value *a)
+{
+    if (a->t == KAPI_CEL_T_BYTES)
+        return *a;
+    return a->t == KAPI_CEL_T_STRING
+               ? kapi_cel__string(x->a, KAPI_CEL_T_BYTES, a->u.s.ptr, a->u.s.len)
+               : no_overload(x);
+}
+
+static value to_dyn(ev *x, const value *a)
+{
+    (void)x;
+    return *a;
+}
+
+static value type_of(ev *x, const value *a)
+{
+    (void)x;
+    return type_value(kapi_cel_type_name(a));
+}
+
+static value equality(ev *x, cel_fn fn, const value *a, const value *b)
+{
+    (void)x;
+    return boolean(kapi_cel_equal(a, b) == (fn == FN_EQ));
+}
+
+/* < <= > >=: numbers of any kinds that do not compare (NaN) are false, other values that
+ * do not have no overload. */
+static value relation(ev *x, cel_fn fn, const value *a, const value *b)
+{
+    int c = kapi_cel__cmp(a, b);
+    if (c == 2)
+        return kapi_cel__is_number(a) && kapi_cel__is_number(b) ? boolean(false) : no_overload(x);
+    return boolean(fn == FN_LT ? c < 0 : fn == FN_LE ? c <= 0 : fn == FN_GT ? c > 0 : c >= 0);
+}
+
+static value membership(ev *x, cel_fn fn, const value *a, const value *b)
+{
+    (void)fn;
+    return in(x, a, b);
+}
+
+/* The functions of one argument and of two, none of them also a library's. */
+static value (*const unary[FN_COUNT])(ev *x, const value *a) = {
+    [FN_NOT] = negation,   [FN_NEG] = minus,        [FN_SIZE] = size_of,     [FN_INT] = to_int,
+    [FN_UINT] = to_uint,   [FN_DOUBLE] = to_double, [FN_STRING] = to_string, [FN_BOOL] = to_bool,
+    [FN_BYTES] = to_bytes, [FN_DYN] = to_dyn,       [FN_TYPE] = type_of,
+};
+
+static value (*const binary[FN_COUNT])(ev *x, cel_fn fn, const value *a, const value *b) = {
+    [FN_EQ] = equality,
+    [FN_NE] = equality,
+    [FN_LT] = relation,
+    [FN_LE] = relation,
+    [FN_GT] = relation,
+    [FN_GE] = relation,
+    [FN_ADD] = arith,
+    [FN_SUB] = arith,
+    [FN_MUL] = arith,
+    [FN_DIV] = arith,
+    [FN_MOD] = arith,
+    [FN_IN] = membership,
+    [FN_CONTAINS] = string_test,
+    [FN_STARTS_WITH] = string_test,
+    [FN_ENDS_WITH] = string_test,
+    [FN_MATCHES] = string_test,
+};
+
+/* fn on evaluated arguments, none an error: durations and timestamps first, then the
+ * operators and standard functions, then the libraries. */
+static value apply(ev *x, cel_fn fn, const value *args, size_t n)
+{
+    value out;
+    if (kapi_cel__time(x->a, fn, args, n, &out))
+        return out;
+    if (n == 2 && binary[fn])
+        return binary[fn](x, fn, &args[0], &args[1]);
+    if (n == 1 && unary[fn])
+        return unary[fn](x, &args[0]);
+    if (kapi_cel__strings(x->a, fn, args, n, &out) || kapi_cel__library(x->a, fn, args, n, &out) ||
+        kapi_cel__url(x->a, fn, args, n, &out))
+        return out;
+    return no_overload(x);
+}
 
 /* A call: its receiver and arguments evaluated (errors first), then its cost counted. */
 static value call(ev *x, const kapi_cel_expr *e)
 {
-    const char *fn = e->u.call.function;
-    if (strcmp(fn, "_&&_") == 0 || strcmp(fn, "_||_") == 0)
-        return logic(x, e, fn[1] == '&');
+    cel_fn fn = e->u.call.fn;
+    if (fn == FN_AND || fn == FN_OR)
+        return logic(x, e, fn == FN_AND);
     int plan = plan_of(x, e);
     size_t n = e->u.call.nargs + (e->u.call.target != NULL);
     value args[4] = {{.t = KAPI_CEL_T_NULL}};
@@ -744,81 +865,13 @@ static value call(ev *x, const kapi_cel_expr *e)
     for (size_t i = 0; i < n && !failed; i++)
         if ((failed = args[i].t == KAPI_CEL_T_ERROR))
             out = args[i];
-    if (strcmp(fn, "@not_strictly_false") == 0)
+    if (fn == FN_NOT_STRICTLY_FALSE)
         out = boolean(args[0].t != KAPI_CEL_T_BOOL || args[0].u.b);
     else if (!failed)
         out = apply(x, fn, args, n);
-    charge(x, kapi_cel__call_cost(fn, kapi_cel__overload(x->ast, e), args, n, &out));
+    if (!x->quiet)
+        charge(x, kapi_cel__call_cost(x->plan[e->id].cost, args, n, &out));
     return out;
-}
-
-/* fn on evaluated arguments, none an error. */
-static value apply(ev *x, const char *fn, const value *args, size_t n)
-{
-    value out;
-    if (kapi_cel__time(x->a, fn, args, n, &out))
-        return out;
-    const value *a = &args[0], *b = &args[1];
-    if (n == 2) {
-        if (strcmp(fn, "_==_") == 0)
-            return boolean(kapi_cel_equal(a, b));
-        if (strcmp(fn, "_!=_") == 0)
-            return boolean(!kapi_cel_equal(a, b));
-        static const char *const rel[] = {"_<_", "_<=_", "_>_", "_>=_", NULL};
-        for (size_t i = 0; rel[i]; i++) {
-            if (strcmp(fn, rel[i]) != 0)
-                continue;
-            int c = kapi_cel__cmp(a, b);
-            if (c == 2)
-                return kapi_cel__is_number(a) && kapi_cel__is_number(b) ? boolean(false)
-                                                                        : no_overload(x);
-            return boolean(i == 0 ? c < 0 : i == 1 ? c <= 0 : i == 2 ? c > 0 : c >= 0);
-        }
-        if (fn[0] == '_' && strchr("+-*/%", fn[1]) && fn[2] == '_' && !fn[3])
-            return arith(x, fn[1], a, b);
-        if (strcmp(fn, "@in") == 0)
-            return in(x, a, b);
-        if (strcmp(fn, "contains") == 0 || strcmp(fn, "startsWith") == 0 ||
-            strcmp(fn, "endsWith") == 0 || strcmp(fn, "matches") == 0)
-            return string_test(x, fn, a, b);
-    }
-    if (n == 1) {
-        if (strcmp(fn, "!_") == 0)
-            return a->t == KAPI_CEL_T_BOOL ? boolean(!a->u.b) : no_overload(x);
-        if (strcmp(fn, "-_") == 0) {
-            if (a->t == KAPI_CEL_T_INT)
-                return a->u.i == INT64_MIN ? kapi_cel__error(x->a, "integer overflow")
-                                           : integer(-a->u.i);
-            return a->t == KAPI_CEL_T_DOUBLE ? dbl(-a->u.d) : no_overload(x);
-        }
-        if (strcmp(fn, "size") == 0)
-            return size_of(x, a);
-        if (strcmp(fn, "int") == 0)
-            return to_int(x, a);
-        if (strcmp(fn, "uint") == 0)
-            return to_uint(x, a);
-        if (strcmp(fn, "double") == 0)
-            return to_double(x, a);
-        if (strcmp(fn, "string") == 0)
-            return to_string(x, a);
-        if (strcmp(fn, "bool") == 0)
-            return to_bool(x, a);
-        if (strcmp(fn, "bytes") == 0) {
-            if (a->t == KAPI_CEL_T_BYTES)
-                return *a;
-            return a->t == KAPI_CEL_T_STRING
-                       ? kapi_cel__string(x->a, KAPI_CEL_T_BYTES, a->u.s.ptr, a->u.s.len)
-                       : no_overload(x);
-        }
-        if (strcmp(fn, "dyn") == 0)
-            return *a;
-        if (strcmp(fn, "type") == 0)
-            return type_value(kapi_cel_type_name(a));
-    }
-    if (kapi_cel__strings(x->a, fn, args, n, &out) || kapi_cel__library(x->a, fn, args, n, &out) ||
-        kapi_cel__url(x->a, fn, args, n, &out))
-        return out;
-    return no_overload(x);
 }
 
 /* ---- the rest ---- */
@@ -939,7 +992,7 @@ static value eval(ev *x, const kapi_cel_expr *e)
 
 kapi_cel_value kapi_cel_eval(const kapi_cel_expr *e, const kapi_cel_activation *act, kapi_arena *a)
 {
-    ev x = {.a = a, .act = act};
+    ev x = {.a = a, .act = act, .quiet = 1};
     return eval(&x, e);
 }
 
@@ -950,7 +1003,7 @@ kapi_cel_value kapi_cel_eval_limited(const kapi_cel_ast *ast, const kapi_cel_act
         *cost = 0;
     if (!ast->root)
         return kapi_cel__error(a, "no expression: the source did not parse");
-    ev x = {.a = a, .act = act, .ast = ast, .plan = kapi_cel__plan(ast, a), .limit = limit};
+    ev x = {.a = a, .act = act, .plan = ast->plan, .limit = limit};
     value v = eval(&x, ast->root);
     if (cost)
         *cost = x.cost;

@@ -130,28 +130,28 @@ static value find(kapi_arena *a, kapi_str s, kapi_str pattern, int64_t max, bool
     return (value){.t = KAPI_CEL_T_LIST, .u.list = {.v = found, .n = n}};
 }
 
-bool kapi_cel__library(kapi_arena *a, const char *fn, const value *args, size_t n, value *out)
+bool kapi_cel__library(kapi_arena *a, cel_fn fn, const value *args, size_t n, value *out)
 {
     const value *r = &args[0];
     if (n >= 1 && r->t == KAPI_CEL_T_LIST) {
-        if (n == 1 && strcmp(fn, "isSorted") == 0)
+        if (n == 1 && fn == FN_IS_SORTED)
             *out = is_sorted(r);
-        else if (n == 1 && strcmp(fn, "sum") == 0)
+        else if (n == 1 && fn == FN_SUM)
             *out = sum(r);
-        else if (n == 1 && (strcmp(fn, "min") == 0 || strcmp(fn, "max") == 0))
-            *out = extreme(a, r, fn[1] == 'i' ? -1 : 1);
-        else if (n == 2 && (strcmp(fn, "indexOf") == 0 || strcmp(fn, "lastIndexOf") == 0))
-            *out = index_in(r, &args[1], fn[0] == 'l');
+        else if (n == 1 && (fn == FN_MIN || fn == FN_MAX))
+            *out = extreme(a, r, fn == FN_MIN ? -1 : 1);
+        else if (n == 2 && (fn == FN_INDEX_OF || fn == FN_LAST_INDEX_OF))
+            *out = index_in(r, &args[1], fn == FN_LAST_INDEX_OF);
         else
             return false;
         return true;
     }
     if (n >= 2 && r->t == KAPI_CEL_T_STRING && args[1].t == KAPI_CEL_T_STRING) {
-        if (n == 2 && strcmp(fn, "find") == 0)
+        if (n == 2 && fn == FN_FIND)
             *out = find(a, r->u.s, args[1].u.s, 1, false);
-        else if (n == 2 && strcmp(fn, "findAll") == 0)
+        else if (n == 2 && fn == FN_FIND_ALL)
             *out = find(a, r->u.s, args[1].u.s, -1, true);
-        else if (n == 3 && strcmp(fn, "findAll") == 0 && args[2].t == KAPI_CEL_T_INT)
+        else if (n == 3 && fn == FN_FIND_ALL && args[2].t == KAPI_CEL_T_INT)
             *out = find(a, r->u.s, args[1].u.s, args[2].u.i, true);
         else
             return false;

@@ -203,6 +203,7 @@ static kapi_cel_expr *call_id(parser *p, int64_t id, size_t offset, const char *
 {
     kapi_cel_expr *e = node_id(p, KAPI_CEL_CALL, offset, id);
     e->u.call.function = fn;
+    e->u.call.fn = (int)kapi_cel__function(fn);
     e->u.call.target = target;
     e->u.call.args = args_copy(p, args, n);
     e->u.call.nargs = n;
@@ -922,6 +923,8 @@ kapi_cel_ast *kapi_cel_parse(const char *src, size_t len)
     free(p.toks);
     finish(&p);
     ast->root = ast->nissues ? NULL : root;
+    if (ast->root)
+        kapi_cel__plan(ast);
     return ast;
 }
 

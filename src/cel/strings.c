@@ -241,9 +241,9 @@ static bool shape(const value *args, size_t n, const char *sig)
     return true;
 }
 
-bool kapi_cel__strings(kapi_arena *a, const char *fn, const value *args, size_t n, value *out)
+bool kapi_cel__strings(kapi_arena *a, cel_fn fn, const value *args, size_t n, value *out)
 {
-    if (strcmp(fn, "charAt") == 0 && shape(args, n, "si")) {
+    if (fn == FN_CHAR_AT && shape(args, n, "si")) {
         size_t len;
         size_t *offs = rune_offsets(a, args[0].u.s, &len);
         int64_t i = args[1].u.i;
@@ -252,22 +252,22 @@ bool kapi_cel__strings(kapi_arena *a, const char *fn, const value *args, size_t 
         else
             *out = kapi_cel__string(a, KAPI_CEL_T_STRING, args[0].u.s.ptr + offs[i],
                                     offs[i == (int64_t)len ? i : i + 1] - offs[i]);
-    } else if ((strcmp(fn, "indexOf") == 0 || strcmp(fn, "lastIndexOf") == 0) &&
+    } else if ((fn == FN_INDEX_OF || fn == FN_LAST_INDEX_OF) &&
                (shape(args, n, "ss") || shape(args, n, "ssi"))) {
-        *out = index_of(a, args, n, fn[0] == 'l');
-    } else if (strcmp(fn, "lowerAscii") == 0 && shape(args, n, "s")) {
+        *out = index_of(a, args, n, fn == FN_LAST_INDEX_OF);
+    } else if (fn == FN_LOWER_ASCII && shape(args, n, "s")) {
         *out = ascii_case(a, args[0].u.s, false);
-    } else if (strcmp(fn, "upperAscii") == 0 && shape(args, n, "s")) {
+    } else if (fn == FN_UPPER_ASCII && shape(args, n, "s")) {
         *out = ascii_case(a, args[0].u.s, true);
-    } else if (strcmp(fn, "replace") == 0 && (shape(args, n, "sss") || shape(args, n, "sssi"))) {
+    } else if (fn == FN_REPLACE && (shape(args, n, "sss") || shape(args, n, "sssi"))) {
         *out = replace(a, args[0].u.s, args[1].u.s, args[2].u.s, n == 4 ? args[3].u.i : -1);
-    } else if (strcmp(fn, "split") == 0 && (shape(args, n, "ss") || shape(args, n, "ssi"))) {
+    } else if (fn == FN_SPLIT && (shape(args, n, "ss") || shape(args, n, "ssi"))) {
         *out = split(a, args[0].u.s, args[1].u.s, n == 3 ? args[2].u.i : -1);
-    } else if (strcmp(fn, "substring") == 0 && (shape(args, n, "si") || shape(args, n, "sii"))) {
+    } else if (fn == FN_SUBSTRING && (shape(args, n, "si") || shape(args, n, "sii"))) {
         *out = substring(a, args, n);
-    } else if (strcmp(fn, "trim") == 0 && shape(args, n, "s")) {
+    } else if (fn == FN_TRIM && shape(args, n, "s")) {
         *out = trim(a, args[0].u.s);
-    } else if (strcmp(fn, "join") == 0 && (shape(args, n, "l") || shape(args, n, "ls"))) {
+    } else if (fn == FN_JOIN && (shape(args, n, "l") || shape(args, n, "ls"))) {
         *out = join(a, &args[0], n == 2 ? args[1].u.s : (kapi_str){"", 0});
     } else {
         return false;

@@ -88,21 +88,21 @@ static value in_unit(int64_t ns, int64_t unit)
 }
 
 /* A duration's one-argument functions; false when fn is none of them. */
-static bool duration_fn(kapi_arena *a, const char *fn, int64_t ns, value *out)
+static bool duration_fn(kapi_arena *a, cel_fn fn, int64_t ns, value *out)
 {
-    if (strcmp(fn, "string") == 0)
+    if (fn == FN_STRING)
         *out = duration_string(a, ns);
-    else if (strcmp(fn, "int") == 0)
+    else if (fn == FN_INT)
         *out = integer(ns);
-    else if (strcmp(fn, "-_") == 0)
+    else if (fn == FN_NEG)
         *out = ns == INT64_MIN ? err("integer overflow") : duration(-ns);
-    else if (strcmp(fn, "getHours") == 0)
+    else if (fn == FN_GET_HOURS)
         *out = in_unit(ns, 3600 * NS_PER_S);
-    else if (strcmp(fn, "getMinutes") == 0)
+    else if (fn == FN_GET_MINUTES)
         *out = in_unit(ns, 60 * NS_PER_S);
-    else if (strcmp(fn, "getSeconds") == 0)
+    else if (fn == FN_GET_SECONDS)
         *out = in_unit(ns, NS_PER_S);
-    else if (strcmp(fn, "getMilliseconds") == 0)
+    else if (fn == FN_GET_MILLISECONDS)
         *out = integer(ns / 1000000);
     else
         return false;
@@ -162,17 +162,17 @@ typedef enum part {
     MILLISECONDS,
 } part;
 
-static const char *const getters[] = {
-    [FULL_YEAR] = "getFullYear",
-    [MONTH] = "getMonth",
-    [DAY_OF_YEAR] = "getDayOfYear",
-    [DAY_OF_MONTH] = "getDayOfMonth",
-    [DATE] = "getDate",
-    [DAY_OF_WEEK] = "getDayOfWeek",
-    [HOURS] = "getHours",
-    [MINUTES] = "getMinutes",
-    [SECONDS] = "getSeconds",
-    [MILLISECONDS] = "getMilliseconds",
+static const cel_fn getters[] = {
+    [FULL_YEAR] = FN_GET_FULL_YEAR,
+    [MONTH] = FN_GET_MONTH,
+    [DAY_OF_YEAR] = FN_GET_DAY_OF_YEAR,
+    [DAY_OF_MONTH] = FN_GET_DAY_OF_MONTH,
+    [DATE] = FN_GET_DATE,
+    [DAY_OF_WEEK] = FN_GET_DAY_OF_WEEK,
+    [HOURS] = FN_GET_HOURS,
+    [MINUTES] = FN_GET_MINUTES,
+    [SECONDS] = FN_GET_SECONDS,
+    [MILLISECONDS] = FN_GET_MILLISECONDS,
 };
 
 static int64_t part_of(part p, const kapi_go_time *t, int64_t offset)
@@ -301,28 +301,28 @@ static value since(const kapi_go_time *t, const kapi_go_time *u)
 
 /* A timestamp's functions of its own (args[0] is it); false when fn with these arguments
  * is none of them. */
-static bool timestamp_fn(kapi_arena *a, const char *fn, const value *args, size_t n, value *out)
+static bool timestamp_fn(kapi_arena *a, cel_fn fn, const value *args, size_t n, value *out)
 {
     const kapi_go_time *t = &args[0].u.ts;
     for (size_t p = 0; p < KAPI_ARRAY_LEN(getters); p++) {
-        if (strcmp(fn, getters[p]) == 0 && n <= 2) {
+        if (fn == getters[p] && n <= 2) {
             *out = get(a, (part)p, t, n == 2 ? &args[1] : NULL);
             return true;
         }
     }
-    if (n == 1 && strcmp(fn, "string") == 0) {
+    if (n == 1 && fn == FN_STRING) {
         kapi_buf b;
         kapi_buf_init(&b);
         kapi_go_format_time(&b, t);
         *out = kapi_cel__string(a, KAPI_CEL_T_STRING, b.ptr, b.len);
         kapi_buf_dispose(&b);
-    } else if (n == 1 && strcmp(fn, "int") == 0) {
+    } else if (n == 1 && fn == FN_INT) {
         *out = integer(t->secs);
-    } else if (n == 2 && strcmp(fn, "_+_") == 0 && args[1].t == KAPI_CEL_T_DURATION) {
+    } else if (n == 2 && fn == FN_ADD && args[1].t == KAPI_CEL_T_DURATION) {
         *out = add(t, args[1].u.i);
-    } else if (n == 2 && strcmp(fn, "_-_") == 0 && args[1].t == KAPI_CEL_T_DURATION) {
+    } else if (n == 2 && fn == FN_SUB && args[1].t == KAPI_CEL_T_DURATION) {
         *out = args[1].u.i == INT64_MIN ? err("integer overflow") : add(t, -args[1].u.i);
-    } else if (n == 2 && strcmp(fn, "_-_") == 0 && args[1].t == KAPI_CEL_T_TIMESTAMP) {
+    } else if (n == 2 && fn == FN_SUB && args[1].t == KAPI_CEL_T_TIMESTAMP) {
         *out = since(t, &args[1].u.ts);
     } else {
         return false;
@@ -330,14 +330,14 @@ static bool timestamp_fn(kapi_arena *a, const char *fn, const value *args, size_
     return true;
 }
 
-bool kapi_cel__time(kapi_arena *a, const char *fn, const value *args, size_t n, value *out)
+bool kapi_cel__time(kapi_arena *a, cel_fn fn, const value *args, size_t n, value *out)
 {
-    if (n == 1 && strcmp(fn, "duration") == 0 &&
+    if (n == 1 && fn == FN_DURATION &&
         (args[0].t == KAPI_CEL_T_DURATION || args[0].t == KAPI_CEL_T_STRING)) {
         *out = to_duration(&args[0]);
         return true;
     }
-    if (n == 1 && strcmp(fn, "timestamp") == 0) {
+    if (n == 1 && fn == FN_TIMESTAMP) {
         *out = to_timestamp(a, &args[0]);
         return true;
     }
@@ -348,10 +348,10 @@ bool kapi_cel__time(kapi_arena *a, const char *fn, const value *args, size_t n, 
     if (n != 2 || args[0].t != KAPI_CEL_T_DURATION)
         return false;
     int64_t d = args[0].u.i, r;
-    bool plus = strcmp(fn, "_+_") == 0;
+    bool plus = fn == FN_ADD;
     if (plus && args[1].t == KAPI_CEL_T_TIMESTAMP)
         *out = add(&args[1].u.ts, d);
-    else if (args[1].t != KAPI_CEL_T_DURATION || (!plus && strcmp(fn, "_-_") != 0))
+    else if (args[1].t != KAPI_CEL_T_DURATION || (!plus && fn != FN_SUB))
         return false;
     else if (plus ? __builtin_add_overflow(d, args[1].u.i, &r)
                   : __builtin_sub_overflow(d, args[1].u.i, &r))

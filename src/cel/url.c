@@ -574,35 +574,28 @@ static value get_query(kapi_arena *a, const url *u)
     return (value){.t = KAPI_CEL_T_MAP, .u.map = {keys, lists, k}};
 }
 
-/* The methods of a URL, by name. */
-static const struct {
-    const char *name;
-    value (*get)(kapi_arena *a, const url *u);
-} getters[] = {
-    {"getScheme", get_scheme}, {"getHost", get_host},   {"getHostname", get_hostname},
-    {"getPort", get_port},     {"getQuery", get_query}, {"getEscapedPath", get_escaped_path},
+/* The methods of a URL, by function. */
+static value (*const getters[FN_COUNT])(kapi_arena *a, const url *u) = {
+    [FN_GET_SCHEME] = get_scheme,     [FN_GET_HOST] = get_host,
+    [FN_GET_HOSTNAME] = get_hostname, [FN_GET_PORT] = get_port,
+    [FN_GET_QUERY] = get_query,       [FN_GET_ESCAPED_PATH] = get_escaped_path,
 };
 
-bool kapi_cel__url(kapi_arena *a, const char *fn, const value *args, size_t n, value *out)
+bool kapi_cel__url(kapi_arena *a, cel_fn fn, const value *args, size_t n, value *out)
 {
     if (n != 1)
         return false;
-    if (args[0].t == KAPI_CEL_T_STRING && strcmp(fn, "url") == 0) {
+    if (args[0].t == KAPI_CEL_T_STRING && fn == FN_URL) {
         *out = to_url(a, args[0].u.s);
         return true;
     }
-    if (args[0].t == KAPI_CEL_T_STRING && strcmp(fn, "isURL") == 0) {
+    if (args[0].t == KAPI_CEL_T_STRING && fn == FN_IS_URL) {
         url u;
         *out = (value){.t = KAPI_CEL_T_BOOL, .u.b = parse(a, args[0].u.s, true, &u) == NULL};
         return true;
     }
-    if (args[0].t != KAPI_CEL_T_URL)
+    if (args[0].t != KAPI_CEL_T_URL || !getters[fn])
         return false;
-    for (size_t i = 0; i < KAPI_ARRAY_LEN(getters); i++) {
-        if (strcmp(fn, getters[i].name) == 0) {
-            *out = getters[i].get(a, args[0].u.url);
-            return true;
-        }
-    }
-    return false;
+    *out = getters[fn](a, args[0].u.url);
+    return true;
 }
