@@ -57,7 +57,17 @@ typedef struct options {
      * no Services, so a service reference's name.namespace.svc is resolved so or by the
      * system) */
     strings webhook_resolve;
+    /* kube-controller-manager's --controllers (default "*"), and the clock test hook
+     * --controllers-clock-file (a Go duration added to the controllers' clock; read at
+     * start and on SIGHUP) */
+    strings controllers;
+    const char *clock_file;
 } options;
+
+/* The controllers --controllers names (kube-controller-manager's names), all on by
+ * default; the CRD controller is kube-apiserver's and always runs. */
+static const char *const controller_names[] = {"clusterrole-aggregation", "cronjob", "namespace",
+                                               "serviceaccount"};
 
 /* The in-process controllers: started when this instance leads (at once without
  * --leader-elect), stopped when it stops leading. */
@@ -65,12 +75,14 @@ typedef struct controllers {
     kapi_api *api;
     bool elected; /* they run only while the elector leads */
     kapi_leader *elector;
-    kapi_controller *namespaces, *crds, *serviceaccounts, *aggregation;
+    const strings *enabled; /* --controllers */
+    kapi_controller *namespaces, *crds, *serviceaccounts, *aggregation, *cronjobs;
 } controllers;
 
 typedef struct server {
     uv_loop_t loop;
-    uv_signal_t sigterm, sigint;
+    uv_signal_t sigterm, sigint, sighup;
+    const char *clock_file;
     kapi_http_server *http;
     kapi_api *api;
     bool stopping;
@@ -93,7 +105,8 @@ static void usage(FILE *f)
           "            [--etcd-compaction-interval 5m0s]\n"
           "            [--leader-elect] [--leader-elect-lease-duration 15s]\n"
           "            [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]\n"
-          "            [--webhook-resolve HOST:PORT:ADDRESS]...\n",
+          "            [--webhook-resolve HOST:PORT:ADDRESS]...\n"
+          "            [--controllers *,-cronjob] [--controllers-clock-file F]\n",
           f);
 }
 
@@ -217,6 +230,62 @@ static bool parse_bool(const char *flag, const char *arg, bool *out)
     return false;
 }
 
+/* kube-controller-manager's IsControllerEnabled: named, or "-name", or "*" for all. */
+static bool controller_enabled(const strings *list, const char *name)
+{
+    bool star = false;
+    for (size_t i = 0; i < list->n; i++) {
+        const char *v = list->v[i];
+        if (strcmp(v, name) == 0 || (v[0] == '-' && strcmp(v + 1, name) == 0))
+            return v[0] != '-';
+        star |= strcmp(v, "*") == 0;
+    }
+    return star;
+}
+
+/* --controllers: each item "*" or a known name, "-" before it or not (kube's check). */
+static bool check_controllers(const strings *list)
+{
+    for (size_t i = 0; i < list->n; i++) {
+        const char *v = list->v[i] + (list->v[i][0] == '-');
+        bool known = strcmp(list->v[i], "*") == 0;
+        for (size_t k = 0; k < KAPI_ARRAY_LEN(controller_names); k++)
+            known |= strcmp(v, controller_names[k]) == 0;
+        if (!known) {
+            fprintf(stderr, "kapi: --controllers: \"%s\" is not in the list of known controllers\n",
+                    v);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The test hook: the Go duration in the clock file (the whole file, spaces around it
+ * allowed) becomes the controllers' clock offset. */
+static bool read_clock_file(const char *path)
+{
+    char text[64] = "";
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+    int64_t ns;
+    if (f)
+        fclose(f);
+    text[n] = '\0';
+    kapi_str d = kapi_str_c(text);
+    while (d.len && strchr(" \t\r\n", d.ptr[d.len - 1]))
+        d.len--;
+    while (d.len && strchr(" \t\r\n", d.ptr[0]))
+        d.ptr++, d.len--;
+    char *why = f ? kapi_go_parse_duration(d, &ns) : kapi_xstrdup(strerror(errno));
+    if (why) {
+        fprintf(stderr, "kapi: --controllers-clock-file %s: %s\n", path, why);
+        free(why);
+        return false;
+    }
+    kapi_controllers_set_clock_offset(ns / 1000000);
+    return true;
+}
+
 /* --request-timeout: a positive Go duration ("60s", "1m30s"), in milliseconds. */
 static bool parse_timeout(const char *arg, unsigned *out)
 {
@@ -306,6 +375,8 @@ static int parse_options(options *o, int argc, char **argv)
         RETRY_PERIOD,
         WEBHOOK_RESOLVE,
         EVENT_TTL,
+        CONTROLLERS,
+        CLOCK_FILE,
         HELP
     };
     static const struct option longs[] = {
@@ -341,6 +412,8 @@ static int parse_options(options *o, int argc, char **argv)
         {"leader-elect-retry-period", required_argument, NULL, RETRY_PERIOD},
         {"webhook-resolve", required_argument, NULL, WEBHOOK_RESOLVE},
         {"event-ttl", required_argument, NULL, EVENT_TTL},
+        {"controllers", required_argument, NULL, CONTROLLERS},
+        {"controllers-clock-file", required_argument, NULL, CLOCK_FILE},
         {"help", no_argument, NULL, HELP},
         {NULL, 0, NULL, 0},
     };
@@ -493,6 +566,17 @@ static int parse_options(options *o, int argc, char **argv)
             if (!parse_positive_ms("event-ttl", optarg, &o->event_ttl_ms))
                 return 2;
             break;
+        case CONTROLLERS:
+            o->controllers.n = 0;
+            strings_add_list(&o->controllers, optarg);
+            if (!check_controllers(&o->controllers))
+                return 2;
+            break;
+        case CLOCK_FILE:
+            if (!read_clock_file(optarg))
+                return 2;
+            o->clock_file = optarg;
+            break;
         case HELP:
         case 'h':
             usage(stdout);
@@ -512,6 +596,8 @@ static int parse_options(options *o, int argc, char **argv)
     }
     if (!o->leader_elect_given)
         o->leader_elect = o->etcd.servers != NULL;
+    if (!o->controllers.n)
+        strings_add(&o->controllers, "*");
     return check_leader_durations(o) ? 0 : 2;
 }
 
@@ -520,6 +606,16 @@ static void on_http_closed(void *ctx)
     server *s = ctx;
     uv_close((uv_handle_t *)&s->sigterm, NULL);
     uv_close((uv_handle_t *)&s->sigint, NULL);
+    uv_close((uv_handle_t *)&s->sighup, NULL);
+}
+
+/* SIGHUP: the clock file is read again (the test hook moves the controllers' clock). */
+static void on_sighup(uv_signal_t *h, int signum)
+{
+    server *s = h->data;
+    (void)signum;
+    if (s->clock_file)
+        read_clock_file(s->clock_file);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -541,10 +637,15 @@ static void controllers_started(void *ctx)
     controllers *c = ctx;
     if (c->elected)
         fputs("kapi: leading: the controllers run in this instance\n", stderr);
-    c->namespaces = kapi_namespace_controller_start(c->api);
+    if (controller_enabled(c->enabled, "namespace"))
+        c->namespaces = kapi_namespace_controller_start(c->api);
     c->crds = kapi_crd_controller_start(c->api);
-    c->serviceaccounts = kapi_serviceaccount_controller_start(c->api);
-    c->aggregation = kapi_rbac_aggregation_controller_start(c->api);
+    if (controller_enabled(c->enabled, "serviceaccount"))
+        c->serviceaccounts = kapi_serviceaccount_controller_start(c->api);
+    if (controller_enabled(c->enabled, "clusterrole-aggregation"))
+        c->aggregation = kapi_rbac_aggregation_controller_start(c->api);
+    if (controller_enabled(c->enabled, "cronjob"))
+        c->cronjobs = kapi_cronjob_controller_start(c->api);
 }
 
 /* OnStoppedLeading: the controllers stop; the elector campaigns again (where
@@ -552,11 +653,12 @@ static void controllers_started(void *ctx)
 static void controllers_stopped(void *ctx)
 {
     controllers *c = ctx;
+    kapi_controller_stop(c->cronjobs);
     kapi_controller_stop(c->serviceaccounts);
     kapi_controller_stop(c->aggregation);
     kapi_controller_stop(c->crds);
     kapi_controller_stop(c->namespaces);
-    c->namespaces = c->crds = c->serviceaccounts = c->aggregation = NULL;
+    c->namespaces = c->crds = c->serviceaccounts = c->aggregation = c->cronjobs = NULL;
     if (c->elected)
         fputs("kapi: not leading: the controllers stopped\n", stderr);
 }
@@ -768,6 +870,7 @@ static int run(const options *o)
     memcpy(ac.authz_modes, o->authz_modes, sizeof(ac.authz_modes));
     s.api = kapi_api_new(&ac);
     cs.api = s.api;
+    cs.enabled = &o->controllers;
     hc.handler_ctx = s.api;
     if ((err = kapi_http_server_new(&s.http, &s.loop, &hc)) != NULL)
         goto done_loop;
@@ -787,9 +890,12 @@ static int run(const options *o)
     }
     uv_signal_init(&s.loop, &s.sigterm);
     uv_signal_init(&s.loop, &s.sigint);
-    s.sigterm.data = s.sigint.data = &s;
+    uv_signal_init(&s.loop, &s.sighup);
+    s.sigterm.data = s.sigint.data = s.sighup.data = &s;
+    s.clock_file = o->clock_file;
     uv_signal_start(&s.sigterm, on_signal, SIGTERM);
     uv_signal_start(&s.sigint, on_signal, SIGINT);
+    uv_signal_start(&s.sighup, on_sighup, SIGHUP);
     char abs[PATH_MAX];
     printf("kapi: serving on %s\nexport KUBECONFIG=%s\n", url,
            realpath(kubeconfig, abs) ? abs : kubeconfig);

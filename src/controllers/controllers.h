@@ -10,7 +10,8 @@
  * looks after (through kapi_api_watch_start) and makes a pass when one arrives; while a
  * pass leaves work waiting on others (a namespace's objects with finalizers, a CRD's
  * custom resources) it makes another after a short retry interval, and otherwise one
- * every slow resync interval. Stopping does not wait for a pass to finish: a pass gives
+ * every slow resync interval, or sooner at a time the pass asked for (the CronJob
+ * controller's next schedule time). Stopping does not wait for a pass to finish: a pass gives
  * up between two writes once its controller is stopping.
  */
 #ifndef KAPI_CONTROLLERS_H
@@ -47,6 +48,15 @@ kapi_controller *kapi_rbac_aggregation_controller_start(kapi_api *api);
  * the NamesAccepted and Established conditions (a /status write). A deleted one has its
  * custom resources deleted, then its cleanup finalizer removed. */
 kapi_controller *kapi_crd_controller_start(kapi_api *api);
+/* kube-controller-manager's cronjob controller (v2): each CronJob's Jobs created at its
+ * schedule times in its spec.timeZone, concurrencyPolicy, startingDeadlineSeconds,
+ * suspend, the history limits and status (cronjob.c). */
+kapi_controller *kapi_cronjob_controller_start(kapi_api *api);
+/* The controllers' clock, Unix milliseconds: the system's plus the offset below. */
+int64_t kapi_controllers_now_ms(void);
+/* The test hook (--controllers-clock-file): moves the controllers' clock to ms from the
+ * system's and wakes every running controller, which makes a pass at once. */
+void kapi_controllers_set_clock_offset(int64_t ms);
 /* Stops a controller and waits for its thread, which ends its pass at the next write
  * (NULL is a no-op). */
 void kapi_controller_stop(kapi_controller *c);
@@ -136,6 +146,14 @@ typedef bool (*kapi_controller_pass)(kapi_controller *c);
 kapi_controller *kapi_controllers__start(kapi_api *api, const char *name,
                                          const kapi_type *const *watched, int retry_ms,
                                          int resync_ms, kapi_controller_pass pass);
+/* kapi_controllers__start with state for the pass (kapi_controllers__data), freed by
+ * free_data (may be NULL) once the controller's thread has ended. */
+kapi_controller *kapi_controllers__start_with(kapi_api *api, const char *name,
+                                              const kapi_type *const *watched, int retry_ms,
+                                              int resync_ms, kapi_controller_pass pass, void *data,
+                                              void (*free_data)(void *data));
+/* The state a controller was started with (NULL for kapi_controllers__start). */
+void *kapi_controllers__data(const kapi_controller *c);
 /* The api a controller works through. */
 kapi_api *kapi_controllers__api(const kapi_controller *c);
 /* A string member of obj at path by length (a name may hold a NUL); empty when none. */
@@ -143,6 +161,9 @@ kapi_str kapi_controllers__str(const json_t *obj, const char *path);
 /* The type the custom resources of crd (as read, at its resourceVersion) are stored as,
  * a reference (kapi_type_unref): the registry's custom type cache. */
 kapi_error *kapi_controllers__storage_type(kapi_api *api, const json_t *crd, const kapi_type **out);
+/* From a pass: make the next pass no later than at_ms on the controllers' clock (the
+ * earliest asked for in a pass counts; a change or a moved clock still comes first). */
+void kapi_controllers__wake_at(kapi_controller *c, int64_t at_ms);
 /* True once the controller is being stopped: a pass gives up. */
 bool kapi_controllers__stopping(kapi_controller *c);
 

@@ -1,8 +1,10 @@
 /*
  * controllers/runner: the thread of a controller. A store watch of the controller's type
  * marks it dirty (on the store's thread: only a flag and a signal); the thread makes a
- * pass when it is dirty, after the retry interval while a pass left work waiting, or
- * after the slow resync interval.
+ * pass when it is dirty, after the retry interval while a pass left work waiting, at the
+ * time a pass asked to be woken at when that comes sooner, or after the slow resync
+ * interval. The controllers' clock (kapi_controllers_now_ms) is the system's plus the
+ * test hook's offset; moving it wakes every running controller.
  */
 #include "controllers/controllers.h"
 
@@ -21,25 +23,53 @@ struct kapi_controller {
     kapi_api *api;
     int retry_ms, resync_ms;
     kapi_controller_pass pass;
+    void *data; /* the pass's, freed by free_data when the controller stops */
+    void (*free_data)(void *data);
     /* one per watched type; NULL when it could not start: the resync alone */
     kapi_store_watch *watches[KAPI_CONTROLLER_MAX_WATCHED];
     size_t nwatches;
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cond;
-    bool dirty; /* a change arrived since the last pass began */
+    bool dirty;      /* a change arrived since the last pass began */
+    int64_t wake_at; /* the earliest wake-up the last pass asked for (clock ms) */
     atomic_bool stopping;
+    struct kapi_controller *next; /* in the list of running controllers */
 };
 
-/* The watch's callback, on the store's thread. */
-static bool changed(void *ctx, const kapi_store_event *ev)
+/* The clock's offset (the test hook), and the running controllers it wakes when moved. */
+static _Atomic int64_t clock_offset_ms;
+static pthread_mutex_t running_mu = PTHREAD_MUTEX_INITIALIZER;
+static kapi_controller *running;
+
+int64_t kapi_controllers_now_ms(void)
 {
-    kapi_controller *c = ctx;
-    (void)ev;
+    return kapi_time_now_ns() / 1000000 + atomic_load(&clock_offset_ms);
+}
+
+/* Marks c dirty and wakes its thread. */
+static void wake(kapi_controller *c)
+{
     pthread_mutex_lock(&c->mu);
     c->dirty = true;
     pthread_cond_signal(&c->cond);
     pthread_mutex_unlock(&c->mu);
+}
+
+void kapi_controllers_set_clock_offset(int64_t ms)
+{
+    atomic_store(&clock_offset_ms, ms);
+    pthread_mutex_lock(&running_mu);
+    for (kapi_controller *c = running; c; c = c->next)
+        wake(c);
+    pthread_mutex_unlock(&running_mu);
+}
+
+/* The watch's callback, on the store's thread. */
+static bool changed(void *ctx, const kapi_store_event *ev)
+{
+    (void)ev;
+    wake(ctx);
     return true;
 }
 
@@ -62,10 +92,14 @@ static void *controller_main(void *arg)
     pthread_mutex_lock(&c->mu);
     while (!atomic_load(&c->stopping)) {
         c->dirty = false;
+        c->wake_at = INT64_MAX;
         pthread_mutex_unlock(&c->mu);
         bool waiting = c->pass(c);
         pthread_mutex_lock(&c->mu);
-        wait_for_work(c, waiting ? c->retry_ms : c->resync_ms);
+        int64_t ms = waiting ? c->retry_ms : c->resync_ms;
+        if (c->wake_at != INT64_MAX && c->wake_at - kapi_controllers_now_ms() < ms)
+            ms = c->wake_at - kapi_controllers_now_ms();
+        wait_for_work(c, ms > 0 ? (int)ms : 0);
     }
     pthread_mutex_unlock(&c->mu);
     return NULL;
@@ -90,8 +124,18 @@ kapi_controller *kapi_controllers__start(kapi_api *api, const char *name,
                                          const kapi_type *const *watched, int retry_ms,
                                          int resync_ms, kapi_controller_pass pass)
 {
+    return kapi_controllers__start_with(api, name, watched, retry_ms, resync_ms, pass, NULL, NULL);
+}
+
+kapi_controller *kapi_controllers__start_with(kapi_api *api, const char *name,
+                                              const kapi_type *const *watched, int retry_ms,
+                                              int resync_ms, kapi_controller_pass pass, void *data,
+                                              void (*free_data)(void *data))
+{
     kapi_controller *c = kapi_xcalloc(1, sizeof(*c));
     c->api = api;
+    c->data = data;
+    c->free_data = free_data;
     c->retry_ms = retry_ms;
     c->resync_ms = resync_ms;
     c->pass = pass;
@@ -104,12 +148,21 @@ kapi_controller *kapi_controllers__start(kapi_api *api, const char *name,
         fprintf(stderr, "kapi: cannot start the %s controller\n", name);
         abort();
     }
+    pthread_mutex_lock(&running_mu);
+    c->next = running;
+    running = c;
+    pthread_mutex_unlock(&running_mu);
     return c;
 }
 
 kapi_api *kapi_controllers__api(const kapi_controller *c)
 {
     return c->api;
+}
+
+void *kapi_controllers__data(const kapi_controller *c)
+{
+    return c->data;
 }
 
 kapi_str kapi_controllers__str(const json_t *obj, const char *path)
@@ -126,6 +179,14 @@ kapi_error *kapi_controllers__storage_type(kapi_api *api, const json_t *crd, con
                                              rv ? strtoll(rv, NULL, 10) : 0, out);
 }
 
+void kapi_controllers__wake_at(kapi_controller *c, int64_t at_ms)
+{
+    pthread_mutex_lock(&c->mu);
+    if (at_ms < c->wake_at)
+        c->wake_at = at_ms;
+    pthread_mutex_unlock(&c->mu);
+}
+
 bool kapi_controllers__stopping(kapi_controller *c)
 {
     return atomic_load(&c->stopping);
@@ -135,6 +196,12 @@ void kapi_controller_stop(kapi_controller *c)
 {
     if (!c)
         return;
+    pthread_mutex_lock(&running_mu);
+    kapi_controller **p = &running;
+    while (*p != c)
+        p = &(*p)->next;
+    *p = c->next;
+    pthread_mutex_unlock(&running_mu);
     for (size_t i = 0; i < c->nwatches; i++)
         if (c->watches[i])
             kapi_api_watch_stop(c->api, c->watches[i]);
@@ -145,5 +212,7 @@ void kapi_controller_stop(kapi_controller *c)
     pthread_join(c->thread, NULL);
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->mu);
+    if (c->free_data)
+        c->free_data(c->data);
     free(c);
 }

@@ -278,6 +278,7 @@ static kapi_error *take_location(kapi_cron *c, kapi_str *spec)
         free(name);
         return err;
     }
+    c->tz = tz;
     c->location = name[0] ? name : kapi_xstrdup("UTC");
     if (!name[0])
         free(name);
@@ -407,6 +408,118 @@ done:
     else
         *out = c;
     return err;
+}
+
+/* ---- Schedule.Next ---- */
+
+/* The search's position: a time, its civil time in the zone, and whether a field has
+ * moved yet (the first move resets the smaller fields). */
+typedef struct cursor {
+    const kapi_tz *loc;
+    int64_t t;
+    kapi_civil c;
+    bool added;
+} cursor;
+
+static void move_to(cursor *k, int64_t t)
+{
+    k->t = t;
+    kapi_tz_civil(&k->c, t, kapi_tz_offset(k->loc, t, NULL));
+}
+
+/* Time.AddDate: the civil time months and days later, in the cursor's zone. */
+static void add_date(cursor *k, int months, int days)
+{
+    const kapi_civil *c = &k->c;
+    move_to(k, kapi_tz_unix(k->loc, c->year, c->month + months, c->day + days, c->hour, c->minute,
+                            c->second));
+}
+
+/* The start of the cursor's hour, minute or second (unit seconds): time.Date on the
+ * civil clock for an hour, Time.Truncate on the absolute time otherwise, as the library. */
+static int64_t truncated(const cursor *k, int64_t unit)
+{
+    if (unit == 3600)
+        return kapi_tz_unix(k->loc, k->c.year, k->c.month, k->c.day, k->c.hour, 0, 0);
+    return k->t - (((k->t % unit) + unit) % unit);
+}
+
+static bool has_bit(uint64_t mask, int n)
+{
+    return (mask >> n) & 1;
+}
+
+/* The library's dayMatches: with either day field starred both must match, else either. */
+static bool day_matches(const kapi_cron *s, const kapi_civil *c)
+{
+    bool dom = has_bit(s->dom, c->day), dow = has_bit(s->dow, c->wday);
+    if ((s->dom | s->dow) & KAPI_CRON_STAR_BIT)
+        return dom && dow;
+    return dom || dow;
+}
+
+/* The first matching month; false when the year wrapped (start over). */
+static bool next_month(const kapi_cron *s, cursor *k)
+{
+    while (!has_bit(s->month, k->c.month)) {
+        if (!k->added) {
+            move_to(k, kapi_tz_unix(k->loc, k->c.year, k->c.month, 1, 0, 0, 0));
+            k->added = true;
+        }
+        add_date(k, 1, 0);
+        if (k->c.month == 1)
+            return false;
+    }
+    return true;
+}
+
+/* The first matching day, at midnight, or the hour nearest it where midnight is skipped
+ * (Sao Paulo); false when the month wrapped. */
+static bool next_day(const kapi_cron *s, cursor *k)
+{
+    while (!day_matches(s, &k->c)) {
+        if (!k->added) {
+            move_to(k, kapi_tz_unix(k->loc, k->c.year, k->c.month, k->c.day, 0, 0, 0));
+            k->added = true;
+        }
+        add_date(k, 0, 1);
+        if (k->c.hour != 0)
+            move_to(k, k->t + (k->c.hour > 12 ? 24 - k->c.hour : -k->c.hour) * INT64_C(3600));
+        if (k->c.day == 1)
+            return false;
+    }
+    return true;
+}
+
+/* The first matching hour, minute or second (*field, of unit seconds): steps of unit on
+ * the absolute time (Time.Add); false when the field wrapped to 0. */
+static bool next_unit(uint64_t mask, cursor *k, const int *field, int64_t unit)
+{
+    while (!has_bit(mask, *field)) {
+        if (!k->added) {
+            move_to(k, truncated(k, unit));
+            k->added = true;
+        }
+        move_to(k, k->t + unit);
+        if (*field == 0)
+            return false;
+    }
+    return true;
+}
+
+int64_t kapi_cron_next(const kapi_cron *s, const kapi_tz *local, int64_t t)
+{
+    if (s->every)
+        return t + s->delay;
+    cursor k = {.loc = s->tz ? s->tz : local};
+    move_to(&k, t + 1);
+    int64_t year_limit = k.c.year + 5;
+    while (k.c.year <= year_limit) {
+        if (next_month(s, &k) && next_day(s, &k) && next_unit(s->hour, &k, &k.c.hour, 3600) &&
+            next_unit(s->minute, &k, &k.c.minute, 60) && next_unit(s->second, &k, &k.c.second, 1))
+            return k.t;
+    }
+    return KAPI_CRON_ZERO;
 }
 
 void kapi_cron_free(kapi_cron *c)

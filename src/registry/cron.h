@@ -10,7 +10,8 @@
  *
  * Errors are KAPI_STATUS_INVALID and their message is the library's own text.
  *
- * Time zones load as Go's time.LoadLocation loads them (base/tz.h).
+ * Time zones load as Go's time.LoadLocation loads them (base/tz.h). kapi_cron_next is the
+ * library's Schedule.Next, the activation times the CronJob controller runs Jobs at.
  *
  * A kapi_cron is immutable after kapi_cron_parse; any thread may read it.
  */
@@ -21,6 +22,7 @@
 #include <stdint.h>
 
 #include "base/status.h"
+#include "base/tz.h"
 
 /* Parser options (robfig/cron's ParseOption, same order). A field left out of the options
  * takes its default: second, minute and hour 0; dom, month and dow "*". */
@@ -49,12 +51,24 @@ typedef struct kapi_cron {
     bool every;    /* true: a constant-delay schedule (@every); masks and location unused */
     int64_t delay; /* @every: the delay in whole seconds, at least 1 */
     uint64_t second, minute, hour, dom, month, dow; /* bit n = value n, plus the star bit */
-    char *location; /* "Local" (no prefix), "UTC" or an IANA zone name */
+    char *location;    /* "Local" (no prefix), "UTC" or an IANA zone name */
+    const kapi_tz *tz; /* the zone of location; NULL for "Local" */
 } kapi_cron;
+
+/* Go's zero time.Time as Unix seconds: what kapi_cron_next returns when it finds no
+ * activation (January 1st of year 1, UTC). */
+#define KAPI_CRON_ZERO INT64_C(-62135596800)
 
 /* Parses spec with the given options into *out (the caller frees it with kapi_cron_free).
  * Returns NULL on success, or a KAPI_STATUS_INVALID error worded like robfig/cron's. */
 kapi_error *kapi_cron_parse(kapi_cron **out, const char *spec, unsigned options);
+
+/* Schedule.Next: the first activation strictly after the Unix time t, found in the
+ * schedule's zone, or in local when it has none ("Local": Go uses the zone of the time it
+ * is given). Gaps and overlaps of daylight saving time are handled as the library handles
+ * them (a skipped hour is skipped, a repeated one runs twice). KAPI_CRON_ZERO when nothing
+ * matches within five years (February 30th). */
+int64_t kapi_cron_next(const kapi_cron *c, const kapi_tz *local, int64_t t);
 
 /* Frees a schedule; NULL is fine. */
 void kapi_cron_free(kapi_cron *c);

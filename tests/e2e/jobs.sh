@@ -10,7 +10,10 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-e2e_start "$1"
+# The cronjob controller is off: the CronJob here must not create Jobs of its own.
+e2e_setup "$1"
+start_kapi "$bin" "$data" "$port" --controllers=*,-cronjob || exit 1
+export KUBECONFIG=$data/kubeconfig
 kc() { kubectl --request-timeout=10s "$@"; }
 
 expect_eq "api-resources: jobs, namespaced, no short name" \

@@ -1,7 +1,7 @@
 /* Unit tests for src/registry/cron: robfig/cron v3's own parser tables (parser_test.go,
  * extracted to ../shared/testdata/cron/cases.json; see its README), read at run time, plus
- * a few exact messages and durations. The file's activation and next tables are for
- * SpecSchedule.Next, which kapi does not have until a CronJob controller needs it. */
+ * a few exact messages and durations, and its activation and next tables for
+ * kapi_cron_next (spec_test.go), with their daylight saving time cases. */
 #include "registry/cron.h"
 #include "test.h"
 
@@ -152,13 +152,93 @@ static bool mask_row(const json_t *row, bool field)
     return mask == row_mask(row);
 }
 
-enum { T_PARSE, T_RANGE, T_FIELD };
+/* Upstream's getTime: "" is the zero time; an optional "TZ=<zone> " prefix gives the zone
+ * (else UTC, the local zone these tables are run in), into *zone; then either
+ * "2006-01-02T15:04:05-0700", whose fixed zone is its offset (*shift seconds east, with
+ * *zone UTC), or "Mon Jan 2 15:04[:05] 2006" in the zone. */
+static int64_t parse_time(const char *s, const kapi_tz **zone, int64_t *shift)
+{
+    static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    char name[64] = "", mon[4] = "";
+    long long y;
+    int m, d, hh, mm, ss = 0, off;
+    *zone = kapi_tz_utc();
+    *shift = 0;
+    if (!*s)
+        return KAPI_CRON_ZERO;
+    if (sscanf(s, "TZ=%63s ", name) == 1) {
+        char *why = kapi_tz_load(zone, name, strlen(name));
+        if (why)
+            test_fail(__FILE__, __LINE__, "zone %s: %s", name, why);
+        s = strchr(s, ' ') + 1;
+    }
+    if (sscanf(s, "%lld-%d-%dT%d:%d:%d%d", &y, &m, &d, &hh, &mm, &ss, &off) == 7) {
+        if (!name[0])
+            *shift = off / 100 * 3600 + off % 100 * 60;
+        return kapi_tz_unix(kapi_tz_utc(), y, m, d, hh, mm, ss) -
+               (off / 100 * 3600 + off % 100 * 60);
+    }
+    if (sscanf(s, "%*s %3s %d %d:%d:%d %lld", mon, &d, &hh, &mm, &ss, &y) != 6 &&
+        sscanf(s, "%*s %3s %d %d:%d %lld", mon, &d, &hh, &mm, &y) != 5)
+        test_fail(__FILE__, __LINE__, "cannot read the time \"%s\"", s);
+    m = (int)((strstr(months, mon) - months) / 3) + 1;
+    return kapi_tz_unix(*zone, y, m, d, hh, mm, ss);
+}
+
+/* Next(t) with t in its zone: a fixed one (shift seconds east) is UTC moved by shift, for
+ * a schedule without a zone of its own. */
+static int64_t next_in(const kapi_cron *c, const kapi_tz *zone, int64_t shift, int64_t t)
+{
+    if (c->tz)
+        return kapi_cron_next(c, zone, t);
+    int64_t next = kapi_cron_next(c, zone, t + shift);
+    return next == KAPI_CRON_ZERO ? next : next - shift;
+}
+
+/* A next row: Next(time) is expected, the same instant (parser "second" for the next
+ * table, "standard" for next_with_tz). */
+static bool next_row(json_t *cases, const json_t *row, const char *parser)
+{
+    const kapi_tz *zone, *ignored;
+    int64_t shift, unused;
+    kapi_cron *c = NULL;
+    int64_t t = parse_time(row_str(row, "time"), &zone, &shift);
+    int64_t want = parse_time(row_str(row, "expected"), &ignored, &unused);
+    kapi_error *err = kapi_cron_parse(&c, row_str(row, "spec"), parser_options(cases, parser));
+    bool ok = !err && next_in(c, zone, shift, t) == want;
+    kapi_error_free(err);
+    kapi_cron_free(c);
+    return ok;
+}
+
+/* An activation row: Next(time - 1s) == time exactly when expected is true. */
+static bool activation_row(json_t *cases, const json_t *row)
+{
+    const kapi_tz *zone;
+    int64_t shift;
+    kapi_cron *c = NULL;
+    int64_t t = parse_time(row_str(row, "time"), &zone, &shift);
+    kapi_error *err = kapi_cron_parse(&c, row_str(row, "spec"), parser_options(cases, "standard"));
+    bool ok = !err && (next_in(c, zone, shift, t - 1) == t) ==
+                          json_is_true(json_object_get(row, "expected"));
+    kapi_error_free(err);
+    kapi_cron_free(c);
+    return ok;
+}
+
+enum { T_PARSE, T_RANGE, T_FIELD, T_NEXT, T_NEXT_TZ, T_ACTIVATION };
 
 static bool run_row(json_t *cases, int kind, const json_t *row)
 {
     switch (kind) {
     case T_PARSE:
         return parse_row(cases, row);
+    case T_NEXT:
+        return next_row(cases, row, "second");
+    case T_NEXT_TZ:
+        return next_row(cases, row, "standard");
+    case T_ACTIVATION:
+        return activation_row(cases, row);
     default:
         return mask_row(row, kind == T_FIELD);
     }
@@ -189,6 +269,21 @@ static void run_table(const char *name, int kind)
 TEST(cron_parse_table)
 {
     run_table("parse", T_PARSE);
+}
+
+TEST(cron_next_table)
+{
+    run_table("next", T_NEXT);
+}
+
+TEST(cron_next_with_tz_table)
+{
+    run_table("next_with_tz", T_NEXT_TZ);
+}
+
+TEST(cron_activation_table)
+{
+    run_table("activation", T_ACTIVATION);
 }
 
 TEST(cron_range_table)
@@ -288,5 +383,26 @@ TEST(cron_tz_prefix_and_masks)
     kapi_cron_free(c);
     CHECK(kapi_cron_parse(&c, "CRON_TZ=Europe/Berlin 0 0 * * *", KAPI_CRON_STANDARD) == NULL);
     CHECK_STR_EQ(c->location, "Europe/Berlin");
+    kapi_cron_free(c);
+}
+
+/* A CronJob's schedule in its zone (spec.timeZone becomes a TZ= prefix): 02:30 daily in
+ * Berlin skips the day the clocks jump from 02:00 to 03:00, and runs twice on the day they
+ * go back (02:30 CEST, then 02:30 CET), as the library does. */
+TEST(cron_next_across_dst)
+{
+    kapi_cron *c = NULL;
+    const kapi_tz *utc = kapi_tz_utc();
+    CHECK(kapi_cron_parse(&c, "TZ=Europe/Berlin 30 2 * * *", KAPI_CRON_STANDARD) == NULL);
+    /* 2024-03-30 02:30 CET is 01:30 UTC; the next is 2024-04-01 02:30 CEST, 00:30 UTC */
+    CHECK_INT_EQ(kapi_cron_next(c, utc, kapi_tz_unix(utc, 2024, 3, 30, 1, 30, 0)),
+                 kapi_tz_unix(utc, 2024, 4, 1, 0, 30, 0));
+    /* 2024-10-27: 02:30 CEST (00:30 UTC), 02:30 CET (01:30 UTC), then the 28th */
+    CHECK_INT_EQ(kapi_cron_next(c, utc, kapi_tz_unix(utc, 2024, 10, 26, 12, 0, 0)),
+                 kapi_tz_unix(utc, 2024, 10, 27, 0, 30, 0));
+    CHECK_INT_EQ(kapi_cron_next(c, utc, kapi_tz_unix(utc, 2024, 10, 27, 0, 30, 0)),
+                 kapi_tz_unix(utc, 2024, 10, 27, 1, 30, 0));
+    CHECK_INT_EQ(kapi_cron_next(c, utc, kapi_tz_unix(utc, 2024, 10, 27, 1, 30, 0)),
+                 kapi_tz_unix(utc, 2024, 10, 28, 1, 30, 0));
     kapi_cron_free(c);
 }
