@@ -136,6 +136,18 @@ typedef bool (*kapi_controller_pass)(kapi_controller *c);
 kapi_controller *kapi_controllers__start(kapi_api *api, const char *name,
                                          const kapi_type *const *watched, int retry_ms,
                                          int resync_ms, kapi_controller_pass pass);
+/* kapi_controllers__start for a controller with state of its own: ctx, which its pass
+ * reads through kapi_controllers__ctx, is freed by dispose (may be NULL) once the
+ * controller's thread has ended. */
+kapi_controller *kapi_controllers__start_with(kapi_api *api, const char *name,
+                                              const kapi_type *const *watched, int retry_ms,
+                                              int resync_ms, kapi_controller_pass pass, void *ctx,
+                                              void (*dispose)(void *ctx));
+/* The state given to kapi_controllers__start_with. */
+void *kapi_controllers__ctx(const kapi_controller *c);
+/* Marks c for a pass, as a change of a watched type does: from any thread, a store
+ * watch's callback included. */
+void kapi_controllers__wake(kapi_controller *c);
 /* The api a controller works through. */
 kapi_api *kapi_controllers__api(const kapi_controller *c);
 /* A string member of obj at path by length (a name may hold a NUL); empty when none. */

@@ -21,6 +21,8 @@ struct kapi_controller {
     kapi_api *api;
     int retry_ms, resync_ms;
     kapi_controller_pass pass;
+    void *ctx;                  /* the controller's own state (kapi_controllers__start_with) */
+    void (*dispose)(void *ctx); /* frees it once the thread has ended */
     /* one per watched type; NULL when it could not start: the resync alone */
     kapi_store_watch *watches[KAPI_CONTROLLER_MAX_WATCHED];
     size_t nwatches;
@@ -31,15 +33,19 @@ struct kapi_controller {
     atomic_bool stopping;
 };
 
-/* The watch's callback, on the store's thread. */
-static bool changed(void *ctx, const kapi_store_event *ev)
+void kapi_controllers__wake(kapi_controller *c)
 {
-    kapi_controller *c = ctx;
-    (void)ev;
     pthread_mutex_lock(&c->mu);
     c->dirty = true;
     pthread_cond_signal(&c->cond);
     pthread_mutex_unlock(&c->mu);
+}
+
+/* The watch's callback, on the store's thread. */
+static bool changed(void *ctx, const kapi_store_event *ev)
+{
+    (void)ev;
+    kapi_controllers__wake(ctx);
     return true;
 }
 
@@ -90,8 +96,18 @@ kapi_controller *kapi_controllers__start(kapi_api *api, const char *name,
                                          const kapi_type *const *watched, int retry_ms,
                                          int resync_ms, kapi_controller_pass pass)
 {
+    return kapi_controllers__start_with(api, name, watched, retry_ms, resync_ms, pass, NULL, NULL);
+}
+
+kapi_controller *kapi_controllers__start_with(kapi_api *api, const char *name,
+                                              const kapi_type *const *watched, int retry_ms,
+                                              int resync_ms, kapi_controller_pass pass, void *ctx,
+                                              void (*dispose)(void *ctx))
+{
     kapi_controller *c = kapi_xcalloc(1, sizeof(*c));
     c->api = api;
+    c->ctx = ctx;
+    c->dispose = dispose;
     c->retry_ms = retry_ms;
     c->resync_ms = resync_ms;
     c->pass = pass;
@@ -110,6 +126,11 @@ kapi_controller *kapi_controllers__start(kapi_api *api, const char *name,
 kapi_api *kapi_controllers__api(const kapi_controller *c)
 {
     return c->api;
+}
+
+void *kapi_controllers__ctx(const kapi_controller *c)
+{
+    return c->ctx;
 }
 
 kapi_str kapi_controllers__str(const json_t *obj, const char *path)
@@ -143,6 +164,8 @@ void kapi_controller_stop(kapi_controller *c)
     pthread_cond_signal(&c->cond);
     pthread_mutex_unlock(&c->mu);
     pthread_join(c->thread, NULL);
+    if (c->dispose)
+        c->dispose(c->ctx);
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->mu);
     free(c);
