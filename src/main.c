@@ -65,6 +65,7 @@ typedef struct controllers {
     bool elected; /* they run only while the elector leads */
     kapi_leader *elector;
     kapi_controller *namespaces, *crds, *serviceaccounts, *aggregation;
+    kapi_controller *gc;
 } controllers;
 
 typedef struct server {
@@ -537,6 +538,7 @@ static void controllers_started(void *ctx)
     c->crds = kapi_crd_controller_start(c->api);
     c->serviceaccounts = kapi_serviceaccount_controller_start(c->api);
     c->aggregation = kapi_rbac_aggregation_controller_start(c->api);
+    c->gc = kapi_gc_controller_start(c->api);
 }
 
 /* OnStoppedLeading: the controllers stop; the elector campaigns again (where
@@ -544,6 +546,7 @@ static void controllers_started(void *ctx)
 static void controllers_stopped(void *ctx)
 {
     controllers *c = ctx;
+    kapi_controller_stop(c->gc);
     kapi_controller_stop(c->serviceaccounts);
     kapi_controller_stop(c->aggregation);
     kapi_controller_stop(c->crds);

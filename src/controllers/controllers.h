@@ -47,6 +47,11 @@ kapi_controller *kapi_rbac_aggregation_controller_start(kapi_api *api);
  * the NamesAccepted and Established conditions (a /status write). A deleted one has its
  * custom resources deleted, then its cleanup finalizer removed. */
 kapi_controller *kapi_crd_controller_start(kapi_api *api);
+/* The garbage collector (kube-controller-manager's): the dependency graph of
+ * metadata.ownerReferences across every stored type, built-in and custom, kept from
+ * watches; dependents whose owners are gone are deleted, foregroundDeletion and orphan
+ * finalizers are carried out and removed (gc.c). */
+kapi_controller *kapi_gc_controller_start(kapi_api *api);
 /* Stops a controller and waits for its thread, which ends its pass at the next write
  * (NULL is a no-op). */
 void kapi_controller_stop(kapi_controller *c);
