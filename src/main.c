@@ -66,8 +66,8 @@ typedef struct options {
 
 /* The controllers --controllers names (kube-controller-manager's names), all on by
  * default; the CRD controller is kube-apiserver's and always runs. */
-static const char *const controller_names[] = {"clusterrole-aggregation", "cronjob", "namespace",
-                                               "serviceaccount"};
+static const char *const controller_names[] = {"clusterrole-aggregation", "cronjob",
+                                               "garbagecollector", "namespace", "serviceaccount"};
 
 /* The in-process controllers: started when this instance leads (at once without
  * --leader-elect), stopped when it stops leading. */
@@ -76,7 +76,7 @@ typedef struct controllers {
     bool elected; /* they run only while the elector leads */
     kapi_leader *elector;
     const strings *enabled; /* --controllers */
-    kapi_controller *namespaces, *crds, *serviceaccounts, *aggregation, *cronjobs;
+    kapi_controller *namespaces, *crds, *serviceaccounts, *aggregation, *cronjobs, *gc;
 } controllers;
 
 typedef struct server {
@@ -646,6 +646,8 @@ static void controllers_started(void *ctx)
         c->aggregation = kapi_rbac_aggregation_controller_start(c->api);
     if (controller_enabled(c->enabled, "cronjob"))
         c->cronjobs = kapi_cronjob_controller_start(c->api);
+    if (controller_enabled(c->enabled, "garbagecollector"))
+        c->gc = kapi_gc_controller_start(c->api);
 }
 
 /* OnStoppedLeading: the controllers stop; the elector campaigns again (where
@@ -654,11 +656,12 @@ static void controllers_stopped(void *ctx)
 {
     controllers *c = ctx;
     kapi_controller_stop(c->cronjobs);
+    kapi_controller_stop(c->gc);
     kapi_controller_stop(c->serviceaccounts);
     kapi_controller_stop(c->aggregation);
     kapi_controller_stop(c->crds);
     kapi_controller_stop(c->namespaces);
-    c->namespaces = c->crds = c->serviceaccounts = c->aggregation = c->cronjobs = NULL;
+    c->namespaces = c->crds = c->serviceaccounts = c->aggregation = c->cronjobs = c->gc = NULL;
     if (c->elected)
         fputs("kapi: not leading: the controllers stopped\n", stderr);
 }

@@ -4,7 +4,8 @@
  *
  * DeleteOptions come from the body when there is one, else from the whole query. A delete
  * checks the preconditions, applies the propagation policy's finalizer (Orphan: orphan,
- * Foreground: foregroundDeletion, Background: neither), then either removes the object
+ * Foreground: foregroundDeletion, Background: neither; without a policy, the finalizer the
+ * object has or the type's default: kapi_type.gc_policy), then either removes the object
  * (no finalizers: the answer is a Success Status) or starts its two-phase deletion:
  * deletionTimestamp and deletionGracePeriodSeconds 0 are set, the generation moves on,
  * and the object is answered. The object goes once an update empties its finalizers
@@ -111,6 +112,14 @@ kapi_error *kapi_api__delete_options(kapi_req *r, kapi_delete_opts *d)
     return NULL;
 }
 
+/* kube's Job REST warns that a delete without a policy keeps the Job's children. */
+static void warn_orphaning(kapi_req *r, const kapi_delete_opts *d)
+{
+    if (!d->propagation && !d->has_orphan && r->type->gc_policy == KAPI_GC_ORPHAN &&
+        r->type->gc_policy_warning)
+        kapi_api__warn(r, "%s", r->type->gc_policy_warning);
+}
+
 /* ---- one object ---- */
 
 static kapi_error *check_preconditions(const kapi_type *t, const kapi_delete_opts *d,
@@ -137,57 +146,69 @@ static kapi_error *check_preconditions(const kapi_type *t, const kapi_delete_opt
     return err;
 }
 
-static bool has_finalizer(const json_t *fins, const char *name)
+/* shouldOrphanDependents and shouldDeleteDependents: what the garbage collector is to do
+ * with obj's dependents. The options decide first, then the first of the two finalizers
+ * obj has, then (orphaning only) the type's default policy; a type whose objects own
+ * nothing takes neither. */
+static void gc_wanted(const kapi_type *t, const kapi_delete_opts *d, const json_t *fins,
+                      bool *orphan, bool *foreground)
 {
+    const char *p = d->propagation;
+    *orphan = *foreground = false;
+    if (t->gc_policy == KAPI_GC_UNSUPPORTED)
+        return;
+    if (d->has_orphan || p) {
+        *orphan = d->has_orphan ? d->orphan : strcmp(p, "Orphan") == 0;
+        *foreground = !d->has_orphan && strcmp(p, "Foreground") == 0;
+        return;
+    }
     size_t i;
     json_t *v;
     json_array_foreach(fins, i, v)
     {
-        if (json_is_string(v) && strcmp(json_string_value(v), name) == 0)
-            return true;
+        const char *f = json_is_string(v) ? json_string_value(v) : "";
+        *orphan = strcmp(f, "orphan") == 0;
+        *foreground = strcmp(f, "foregroundDeletion") == 0;
+        if (*orphan || *foreground)
+            return;
     }
-    return false;
+    *orphan = t->gc_policy == KAPI_GC_ORPHAN;
 }
 
-static bool remove_finalizer(json_t *fins, const char *name)
+/* deletionFinalizersForGarbageCollection: meta's finalizers without orphan and
+ * foregroundDeletion, then the one the policy asks for. Returns true when the set
+ * changed (the order of an unchanged set is kept). */
+static bool apply_policy(const kapi_type *t, const kapi_delete_opts *d, json_t *meta)
 {
-    for (size_t i = 0; i < json_array_size(fins); i++) {
-        const char *v = json_string_value(json_array_get(fins, i));
-        if (v && strcmp(v, name) == 0) {
-            json_array_remove(fins, i);
-            return true;
-        }
-    }
-    return false;
-}
-
-/* deletionFinalizersForGarbageCollection: the finalizers the policy asks for. Returns
- * true when they changed. */
-static bool apply_policy(const kapi_delete_opts *d, json_t *meta)
-{
-    const char *p = d->propagation;
-    bool orphan = (p && strcmp(p, "Orphan") == 0) || (d->has_orphan && d->orphan);
-    bool foreground = p && strcmp(p, "Foreground") == 0;
-    bool background = (p && strcmp(p, "Background") == 0) || (d->has_orphan && !d->orphan);
-    if (!orphan && !foreground && !background)
-        return false;
     json_t *fins = json_object_get(meta, "finalizers");
-    if (!json_is_array(fins)) {
-        fins = json_array();
-        json_object_set_new_nocheck(meta, "finalizers", fins);
+    bool orphan, foreground, had_orphan = false, had_foreground = false;
+    gc_wanted(t, d, fins, &orphan, &foreground);
+    json_t *kept = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach(fins, i, v)
+    {
+        const char *f = json_is_string(v) ? json_string_value(v) : "";
+        had_orphan |= strcmp(f, "orphan") == 0;
+        had_foreground |= strcmp(f, "foregroundDeletion") == 0;
+        if (strcmp(f, "orphan") != 0 && strcmp(f, "foregroundDeletion") != 0)
+            json_array_append(kept, v);
     }
-    bool changed = false;
-    const char *want = orphan ? "orphan" : foreground ? "foregroundDeletion" : NULL;
-    changed |= remove_finalizer(fins, orphan ? "foregroundDeletion" : "orphan");
-    if (background)
-        changed |= remove_finalizer(fins, "foregroundDeletion");
-    if (want && !has_finalizer(fins, want)) {
-        json_array_append_new(fins, json_string(want));
-        changed = true;
+    if (orphan == had_orphan && foreground == had_foreground) {
+        json_decref(kept);
+        return false;
     }
-    if (json_array_size(fins) == 0)
+    if (orphan)
+        json_array_append_new(kept, json_string("orphan"));
+    if (foreground)
+        json_array_append_new(kept, json_string("foregroundDeletion"));
+    if (json_array_size(kept))
+        json_object_set_new_nocheck(meta, "finalizers", kept);
+    else {
         json_object_del(meta, "finalizers");
-    return changed;
+        json_decref(kept);
+    }
+    return true;
 }
 
 /* Removes the object at key from the store as it is at revision rev. */
@@ -239,7 +260,7 @@ static kapi_error *write_deleting(kapi_api *api, kapi_arena *a, const kapi_type 
 static bool propagate(const kapi_hook_ctx *c, json_t *meta)
 {
     const kapi_write *w = c->pipeline;
-    return apply_policy(w->del, meta);
+    return apply_policy(w->type, w->del, meta);
 }
 
 /* The delete stage of kapi_api__write: the type's admission and its own delete (its
@@ -286,7 +307,7 @@ kapi_error *kapi_api__delete_stage(kapi_write *w)
             kapi_api__before_retry(api);
             continue;
         }
-        bool changed = apply_policy(d, meta);
+        bool changed = apply_policy(t, d, meta);
         if (json_array_size(json_object_get(meta, "finalizers")) == 0) {
             w->removed = true;
             err = remove_stored(api, a, t, key, name, rev, d->dry_run, obj, out);
@@ -374,8 +395,10 @@ void kapi_api__serve_delete(kapi_req *r)
     kapi_api__write_init(&w, r, KAPI_WRITE_DELETE);
     w.del = &d;
     kapi_error *err = kapi_api__delete_options(r, &d);
-    if (!err)
+    if (!err) {
+        warn_orphaning(r, &d);
         err = kapi_api__write(&w);
+    }
     if (err)
         kapi_api__respond_error(r, err);
     else if (w.removed)
@@ -399,6 +422,8 @@ void kapi_api__serve_deletecollection(kapi_req *r)
         err = kapi_api__list_options(r, &lo);
     if (!err) /* after the ListOptions, as kube-apiserver decodes them */
         err = kapi_api__delete_options(r, &d);
+    if (!err)
+        warn_orphaning(r, &d);
     kapi_store_list_opts q = {.prefix = prefix};
     if (!err && kapi_store_list(r->api->store, &q, &l) != KAPI_STORE_OK)
         err =

@@ -57,6 +57,11 @@ int64_t kapi_controllers_now_ms(void);
 /* The test hook (--controllers-clock-file): moves the controllers' clock to ms from the
  * system's and wakes every running controller, which makes a pass at once. */
 void kapi_controllers_set_clock_offset(int64_t ms);
+/* The garbage collector (kube-controller-manager's): the dependency graph of
+ * metadata.ownerReferences across every stored type, built-in and custom, kept from
+ * watches; dependents whose owners are gone are deleted, foregroundDeletion and orphan
+ * finalizers are carried out and removed (gc.c). */
+kapi_controller *kapi_gc_controller_start(kapi_api *api);
 /* Stops a controller and waits for its thread, which ends its pass at the next write
  * (NULL is a no-op). */
 void kapi_controller_stop(kapi_controller *c);
@@ -146,14 +151,18 @@ typedef bool (*kapi_controller_pass)(kapi_controller *c);
 kapi_controller *kapi_controllers__start(kapi_api *api, const char *name,
                                          const kapi_type *const *watched, int retry_ms,
                                          int resync_ms, kapi_controller_pass pass);
-/* kapi_controllers__start with state for the pass (kapi_controllers__data), freed by
- * free_data (may be NULL) once the controller's thread has ended. */
+/* kapi_controllers__start for a controller with state of its own: ctx, which its pass
+ * reads through kapi_controllers__ctx, is freed by dispose (may be NULL) once the
+ * controller's thread has ended. */
 kapi_controller *kapi_controllers__start_with(kapi_api *api, const char *name,
                                               const kapi_type *const *watched, int retry_ms,
-                                              int resync_ms, kapi_controller_pass pass, void *data,
-                                              void (*free_data)(void *data));
-/* The state a controller was started with (NULL for kapi_controllers__start). */
-void *kapi_controllers__data(const kapi_controller *c);
+                                              int resync_ms, kapi_controller_pass pass, void *ctx,
+                                              void (*dispose)(void *ctx));
+/* The state given to kapi_controllers__start_with. */
+void *kapi_controllers__ctx(const kapi_controller *c);
+/* Marks c for a pass, as a change of a watched type does: from any thread, a store
+ * watch's callback included. */
+void kapi_controllers__wake(kapi_controller *c);
 /* The api a controller works through. */
 kapi_api *kapi_controllers__api(const kapi_controller *c);
 /* A string member of obj at path by length (a name may hold a NUL); empty when none. */

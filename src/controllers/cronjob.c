@@ -683,7 +683,7 @@ static bool visit(kapi_controller *c, state *st, json_t *cj, const json_t *jobs,
 static bool pass(kapi_controller *c)
 {
     kapi_api *api = kapi_controllers__api(c);
-    state *st = kapi_controllers__data(c);
+    state *st = kapi_controllers__ctx(c);
     json_t *cronjobs = NULL, *jobs = NULL, *cj;
     size_t i;
     bool waiting = false;

@@ -23,8 +23,8 @@ struct kapi_controller {
     kapi_api *api;
     int retry_ms, resync_ms;
     kapi_controller_pass pass;
-    void *data; /* the pass's, freed by free_data when the controller stops */
-    void (*free_data)(void *data);
+    void *ctx;                  /* the controller's own state (kapi_controllers__start_with) */
+    void (*dispose)(void *ctx); /* frees it once the thread has ended */
     /* one per watched type; NULL when it could not start: the resync alone */
     kapi_store_watch *watches[KAPI_CONTROLLER_MAX_WATCHED];
     size_t nwatches;
@@ -47,8 +47,7 @@ int64_t kapi_controllers_now_ms(void)
     return kapi_time_now_ns() / 1000000 + atomic_load(&clock_offset_ms);
 }
 
-/* Marks c dirty and wakes its thread. */
-static void wake(kapi_controller *c)
+void kapi_controllers__wake(kapi_controller *c)
 {
     pthread_mutex_lock(&c->mu);
     c->dirty = true;
@@ -61,7 +60,7 @@ void kapi_controllers_set_clock_offset(int64_t ms)
     atomic_store(&clock_offset_ms, ms);
     pthread_mutex_lock(&running_mu);
     for (kapi_controller *c = running; c; c = c->next)
-        wake(c);
+        kapi_controllers__wake(c);
     pthread_mutex_unlock(&running_mu);
 }
 
@@ -69,7 +68,7 @@ void kapi_controllers_set_clock_offset(int64_t ms)
 static bool changed(void *ctx, const kapi_store_event *ev)
 {
     (void)ev;
-    wake(ctx);
+    kapi_controllers__wake(ctx);
     return true;
 }
 
@@ -129,13 +128,13 @@ kapi_controller *kapi_controllers__start(kapi_api *api, const char *name,
 
 kapi_controller *kapi_controllers__start_with(kapi_api *api, const char *name,
                                               const kapi_type *const *watched, int retry_ms,
-                                              int resync_ms, kapi_controller_pass pass, void *data,
-                                              void (*free_data)(void *data))
+                                              int resync_ms, kapi_controller_pass pass, void *ctx,
+                                              void (*dispose)(void *ctx))
 {
     kapi_controller *c = kapi_xcalloc(1, sizeof(*c));
     c->api = api;
-    c->data = data;
-    c->free_data = free_data;
+    c->ctx = ctx;
+    c->dispose = dispose;
     c->retry_ms = retry_ms;
     c->resync_ms = resync_ms;
     c->pass = pass;
@@ -160,9 +159,9 @@ kapi_api *kapi_controllers__api(const kapi_controller *c)
     return c->api;
 }
 
-void *kapi_controllers__data(const kapi_controller *c)
+void *kapi_controllers__ctx(const kapi_controller *c)
 {
-    return c->data;
+    return c->ctx;
 }
 
 kapi_str kapi_controllers__str(const json_t *obj, const char *path)
@@ -210,9 +209,9 @@ void kapi_controller_stop(kapi_controller *c)
     pthread_cond_signal(&c->cond);
     pthread_mutex_unlock(&c->mu);
     pthread_join(c->thread, NULL);
+    if (c->dispose)
+        c->dispose(c->ctx);
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->mu);
-    if (c->free_data)
-        c->free_data(c->data);
     free(c);
 }

@@ -205,6 +205,22 @@ static bool load_name_rule(kapi_type *t, const json_t *def)
     return rule == NULL;
 }
 
+/* t->gc_policy from the type file's "gcPolicy"; false when it names no policy. */
+static bool load_gc_policy(kapi_type *t, const json_t *def)
+{
+    static const char *const policies[] = {
+        [KAPI_GC_ORPHAN] = "Orphan", [KAPI_GC_UNSUPPORTED] = "Unsupported"};
+    const char *policy = kapi_json_path_str(def, "gcPolicy");
+    t->gc_policy = KAPI_GC_DELETE_DEPENDENTS;
+    t->gc_policy_warning = kapi_json_path_str(def, "gcPolicyWarning");
+    for (size_t i = 1; policy && i < KAPI_ARRAY_LEN(policies); i++)
+        if (strcmp(policy, policies[i]) == 0) {
+            t->gc_policy = (kapi_gc_policy)i;
+            return true;
+        }
+    return policy == NULL;
+}
+
 kapi_error *kapi_registry__load_type(kapi_type *t, const char *name, json_t *def)
 {
     const char *fields[] = {"version", "kind", "plural", "strategy"};
@@ -233,6 +249,9 @@ kapi_error *kapi_registry__load_type(kapi_type *t, const char *name, json_t *def
     t->openapi_name = kapi_json_path_str(def, "openapiName");
     if (!load_name_rule(t, def))
         return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type file %s: unknown \"nameRule\"",
+                              name);
+    if (!load_gc_policy(t, def))
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "type file %s: unknown \"gcPolicy\"",
                               name);
     t->short_names = string_vector(json_object_get(def, "shortNames"));
     t->categories = string_vector(json_object_get(def, "categories"));

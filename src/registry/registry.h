@@ -68,6 +68,14 @@ typedef enum kapi_delete_step {
     KAPI_DELETE_MARKED,  /* the hook marked the object as being deleted: stored, answered */
 } kapi_delete_step;
 
+/* What a delete without a propagation policy does to the object's dependents (the type
+ * file's "gcPolicy"; kube's DefaultGarbageCollectionPolicy of the type's strategy). */
+typedef enum kapi_gc_policy {
+    KAPI_GC_DELETE_DEPENDENTS, /* absent: the garbage collector deletes them (Background) */
+    KAPI_GC_ORPHAN,            /* "Orphan": they are orphaned (batch/v1 Jobs) */
+    KAPI_GC_UNSUPPORTED,       /* "Unsupported": no policy applies (Events never own) */
+} kapi_gc_policy;
+
 /* The rule a type's metadata.name follows (the type file's "nameRule"). */
 typedef enum kapi_name_rule {
     KAPI_NAME_RULE_SUBDOMAIN, /* "subdomain" (the default): a DNS-1123 subdomain */
@@ -255,6 +263,10 @@ struct kapi_type {
      * exist and not be terminating (kapi_type_admit). False for LocalSubjectAccessReviews,
      * which kube admits in any namespace so that they cannot tell which namespaces exist. */
     bool namespace_lifecycle;
+    kapi_gc_policy gc_policy; /* "gcPolicy": the deletion propagation of a plain delete */
+    /* "gcPolicyWarning": the warning a delete without a policy gets when that orphans
+     * (kube's Job REST: child pods are preserved), or NULL; borrowed from def */
+    const char *gc_policy_warning;
     int group_priority;       /* "groupPriority": the group's place in discovery */
     const char *openapi_name; /* "openapiName": the object's definition, or NULL */
     /* The parsed type file (owned): the strings above are borrowed from it. Read only
