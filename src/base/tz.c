@@ -517,13 +517,15 @@ static int read_file(const char *path, kapi_buf *b)
     return err;
 }
 
-/* Loads name from the database into *out: NULL, or the error LoadLocation gives. */
-static char *load(kapi_tz **out, const char *name)
+/* Loads name from the directory dir (with its '/') into *out: NULL, or why not; *missing
+ * tells a file that is not there from one that does not read or parse. */
+static char *load_from(kapi_tz **out, const char *dir, const char *name, bool *missing)
 {
-    char *path = kapi_xprintf("%s%s", ZONEINFO_DIR, name), *why = NULL;
+    char *path = kapi_xprintf("%s%s", dir, name), *why = NULL;
     kapi_buf b;
     kapi_buf_init(&b);
     int err = read_file(path, &b);
+    *missing = err == ENOENT;
     if (err == ENOENT) {
         why = kapi_xprintf("unknown time zone %s", name);
     } else if (err == EFBIG) {
@@ -538,6 +540,34 @@ static char *load(kapi_tz **out, const char *name)
     kapi_buf_dispose(&b);
     free(path);
     return why;
+}
+
+/* Loads name into *out as LoadLocation does: from the directory $ZONEINFO names first,
+ * when it is set, then from the system's database; NULL, or the first error that is not
+ * a missing file (else the system's). */
+static char *load(kapi_tz **out, const char *name)
+{
+    const char *env = getenv("ZONEINFO");
+    char *first = NULL;
+    bool missing;
+    if (env && *env) {
+        char *dir = kapi_xprintf("%s/", env);
+        first = load_from(out, dir, name, &missing);
+        free(dir);
+        if (!first)
+            return NULL;
+        if (missing) {
+            free(first);
+            first = NULL;
+        }
+    }
+    char *why = load_from(out, ZONEINFO_DIR, name, &missing);
+    if (!why || !first) {
+        free(first);
+        return why;
+    }
+    free(why);
+    return first;
 }
 
 /* ---- the cache ---- */

@@ -6,7 +6,9 @@
  * M11.1.0"), as Go does; leap seconds are ignored, as Go ignores them.
  *
  * Names are checked as Go's LoadLocation checks them: "" and "UTC" are UTC; a name with
- * "..", or starting with '/' or '\', is invalid; any other is a file of the database.
+ * "..", or starting with '/' or '\', is invalid; any other is a file of the database:
+ * of the directory the ZONEINFO environment variable names, when it is set and has it,
+ * else of the system's (Go's order; Go also reads a zip there, kapi a directory only).
  * "Local" is UTC too: kapi, like the Kubernetes components in their containers, takes
  * its local zone to be UTC (it never reads TZ or /etc/localtime).
  *

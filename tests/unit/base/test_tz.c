@@ -1,5 +1,6 @@
 /* Unit tests for src/base/tz.c: zones of the system database against what Go's time
  * package answers for the same zones and times (the expected values are Go 1.19's). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
@@ -135,4 +136,24 @@ TEST(tz_civil)
     kapi_tz_civil(&c, -62135596800, -3600); /* an hour before year 1: year 0 */
     CHECK_INT_EQ(c.year, 0);
     CHECK_INT_EQ(c.month * 100 + c.day, 1231);
+}
+
+/* $ZONEINFO, as Go reads it: a zone there comes first, one missing there comes from the
+ * system's database, and a file there that does not parse is the error. */
+TEST(tz_zoneinfo_directory)
+{
+    char *dir = kapi_xprintf("%s/zoneinfo", test_tmpdir());
+    char *cmd = kapi_xprintf("mkdir -p %s/Test %s/Bad && cp /usr/share/zoneinfo/Europe/Paris "
+                             "%s/Test/Zone && echo nonsense > %s/Bad/Zone",
+                             dir, dir, dir, dir);
+    CHECK_INT_EQ(system(cmd), 0);
+    setenv("ZONEINFO", dir, 1);
+    CHECK_AT(zone("Test/Zone"), 1234567890, "CET 3600");
+    CHECK_AT(zone("Europe/London"), 1234567890, "GMT 0");
+    const kapi_tz *tz;
+    char *why = kapi_tz_load(&tz, "Bad/Zone", 8);
+    CHECK_STR_EQ(why, "malformed time zone information");
+    free(why);
+    free(cmd);
+    free(dir);
 }
