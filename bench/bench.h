@@ -210,6 +210,9 @@ typedef struct kapi_bench_server {
 int kapi_bench_server_init(kapi_bench_server *s, const char *bin, kapi_buf *err);
 /* Stops kapi if running and removes the dir. */
 void kapi_bench_server_dispose(kapi_bench_server *s);
+/* Moves the clock the kapi's controllers read to offset_s seconds from the system's
+ * (the file it reads with --controllers-clock-file, then SIGHUP). */
+void kapi_bench_server_set_clock(kapi_bench_server *s, double offset_s);
 /* Starts kapi and waits for /readyz to answer ok; *ms gets the time from exec to then. */
 int kapi_bench_server_start(kapi_bench_server *s, double *ms, kapi_buf *err);
 /* Sends sig (SIGTERM: clean stop, SIGKILL: crash) and waits for the process to end. */
@@ -254,7 +257,8 @@ void kapi_bench_report_json(const kapi_bench_report *r, kapi_buf *out);
 typedef struct kapi_bench_sizes {
     size_t creates, gets, get_objects, patches, applies, list_objects, list_runs, list_page;
     size_t watchers, watch_writes, watch_rate, memory_events, conns, h2_streams;
-    size_t crds; /* CRDs installed by the crd scenario before the last one is timed */
+    size_t crds;         /* CRDs installed by the crd scenario before the last one is timed */
+    size_t cronjobs_due; /* CronJobs due in the same minute (the cronjob scenario) */
 } kapi_bench_sizes;
 
 void kapi_bench_sizes_scale(kapi_bench_sizes *out, double scale);
@@ -286,6 +290,7 @@ int kapi_bench_scenario_create(kapi_bench_run *r);
  * each adds (with r->server); the CRDs are deleted after. */
 int kapi_bench_scenario_crd(kapi_bench_run *r);
 int kapi_bench_scenario_cel(kapi_bench_run *r);
+int kapi_bench_scenario_cronjob(kapi_bench_run *r);
 int kapi_bench_scenario_get(kapi_bench_run *r);
 /* The get scenario as KAPI_BENCH_READER, whom only a RoleBinding lets read the CronJobs,
  * among a few dozen bindings of other users and groups (needs r->server). */

@@ -54,6 +54,7 @@ static const scenario scenarios[] = {
     {"watch-h2", kapi_bench_scenario_watch_h2, ANY_SERVER},
     {"crd", kapi_bench_scenario_crd, ANY_SERVER},
     {"cel", kapi_bench_scenario_cel, ANY_SERVER},
+    {"cronjob", kapi_bench_scenario_cronjob, ANY_SERVER},
     {"memory", kapi_bench_scenario_memory_start, OWN_KAPIS},
 };
 
@@ -70,8 +71,8 @@ static void usage(FILE *f)
           "  --quick        every scenario at a tenth of its size (--scale 0.1)\n"
           "  --smoke        a few hundred requests per scenario (--scale 0.01)\n"
           "  --only         scenarios to run, of create,get,get-rbac,get-pb,get-h2,update,\n"
-          "                 apply,list,watch,watch-pb,watch-h2,crd,cel,memory (the default:\n"
-          "                 all of these; the -h2 ones over HTTP/2, ALPN h2)\n"
+          "                 apply,list,watch,watch-pb,watch-h2,crd,cel,cronjob,memory (the\n"
+          "                 default: all of these; the -h2 ones over HTTP/2, ALPN h2)\n"
           "  --h2-streams   get-h2's requests in flight per HTTP/2 connection (default 8:\n"
           "                 get's 32 over 4 connections); watch-h2's watchers share 32\n"
           "                 connections\n"

@@ -31,6 +31,9 @@
 
 #define READY_TIMEOUT_MS 60000
 #define TOKEN_FILE "tokens.csv"
+/* The controllers' clock offset kapi reads (--controllers-clock-file), 0 s until a
+ * scenario moves it. */
+#define CLOCK_FILE "clock"
 #define TOKEN_BYTES 16
 
 static int free_port(void)
@@ -67,6 +70,19 @@ static int write_tokens(kapi_bench_server *s, kapi_buf *err)
     return rc;
 }
 
+/* Writes the controllers' clock offset (a Go duration, seconds with a fraction) to the
+ * file the kapi reads; 0, or -1 with errno. */
+static int write_clock(const kapi_bench_server *s, double offset_s)
+{
+    char *path = kapi_xprintf("%s/" CLOCK_FILE, s->dir);
+    FILE *f = fopen(path, "w");
+    free(path);
+    if (!f)
+        return -1;
+    int ok = fprintf(f, "%.3fs\n", offset_s) > 0;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
 int kapi_bench_server_init(kapi_bench_server *s, const char *bin, kapi_buf *err)
 {
     char tmpl[] = "/tmp/kapi-bench-XXXXXX";
@@ -81,7 +97,17 @@ int kapi_bench_server_init(kapi_bench_server *s, const char *bin, kapi_buf *err)
     }
     s->dir = kapi_xstrdup(tmpl);
     s->data_dir = kapi_xprintf("%s/data", tmpl);
+    if (write_clock(s, 0) < 0) {
+        kapi_buf_printf(err, "%s/" CLOCK_FILE ": %s", tmpl, strerror(errno));
+        return -1;
+    }
     return write_tokens(s, err);
+}
+
+void kapi_bench_server_set_clock(kapi_bench_server *s, double offset_s)
+{
+    if (write_clock(s, offset_s) == 0 && s->pid > 0)
+        kill(s->pid, SIGHUP);
 }
 
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -142,6 +168,7 @@ static pid_t spawn(kapi_bench_server *s)
 {
     char port[16], *log = kapi_xprintf("%s/kapi.log", s->dir);
     char *tokens = kapi_xprintf("%s/" TOKEN_FILE, s->dir);
+    char *clock = kapi_xprintf("%s/" CLOCK_FILE, s->dir);
     snprintf(port, sizeof(port), "%d", s->port);
     pid_t pid = fork();
     if (pid == 0) {
@@ -150,16 +177,19 @@ static pid_t spawn(kapi_bench_server *s)
             dup2(fd, 1);
             dup2(fd, 2);
         }
-        const char *argv[8 + KAPI_BENCH_MAX_FLAGS] = {
-            s->bin, "--data-dir", s->data_dir, "--secure-port", port, "--token-auth-file", tokens,
+        const char *argv[10 + KAPI_BENCH_MAX_FLAGS] = {
+            s->bin, "--data-dir",        s->data_dir, "--secure-port",
+            port,   "--token-auth-file", tokens,      "--controllers-clock-file",
+            clock,
         };
         for (size_t i = 0; i < s->nflags && i < KAPI_BENCH_MAX_FLAGS; i++)
-            argv[7 + i] = s->flags[i];
+            argv[9 + i] = s->flags[i];
         execv(s->bin, (char *const *)argv);
         _exit(127);
     }
     free(log);
     free(tokens);
+    free(clock);
     return pid;
 }
 
