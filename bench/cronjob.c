@@ -73,14 +73,14 @@ static long count_jobs(kapi_bench_run *r, const char *ns)
     return n;
 }
 
-/* The wall-clock second at which the next minute begins for the controllers: for a kapi
- * of the harness, a second from now (its clock moved there); else the next minute at
- * least 3 s away. */
+/* The wall-clock second at which the next minute begins for the controllers, the first
+ * after the CronJobs were made (none may pass between): for a kapi of the harness, a
+ * second from now (its clock moved there); else the wall clock's next minute. */
 static double next_minute(kapi_bench_run *r)
 {
     double now = now_s();
-    if (!r->server)
-        return (double)(((long long)now + 3) / 60 + 1) * 60;
+    if (!r->server) /* the first minute after the creates, however near */
+        return (double)(((long long)now / 60 + 1) * 60);
     /* the first minute after now (so none passes between the creates and it), at least
      * a second away */
     long long target = ((long long)now / 60 + 1) * 60;
