@@ -10,10 +10,14 @@
  * core/v1; events.k8s.io/v1 serves the same Events).
  *
  * kube queues each CronJob by itself: after a change to it or to one of its Jobs, and again
- * just after its next schedule time. A pass here goes through every CronJob but syncs only
- * those whose object or Jobs changed since their last sync, or whose requeue time has come
- * (a memo per CronJob), and asks the runner to wake it at the earliest requeue time: the
- * controller sleeps until a schedule time, and repeats an event only where kube does.
+ * just after its next schedule time. So does this controller: its own watches of CronJobs
+ * and Jobs only queue the changed objects (on the store's thread, nothing parsed); its
+ * pass turns them into CronJob keys ("<namespace>/<name>": a Job's is its controller's,
+ * from an index of Jobs by controller kept from the watch), adds those whose requeue time
+ * has come (a heap), and syncs only these, each read live: the CronJob by a get, its Jobs
+ * by gets of the names the index holds. A failed sync is tried again at the next pass; the
+ * runner is asked to wake the controller at the earliest requeue time. The first pass, and
+ * the pass after a watch lost changes (RESET), list everything once.
  *
  * Time is the controllers' clock (kapi_controllers_now_ms: the test hook moves it); event
  * timestamps are the system's, as the API server stamps objects.
@@ -21,11 +25,13 @@
 #include "controllers/controllers.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/map.h"
 #include "codec/go.h"
 #include "codec/json.h"
 #include "registry/cron.h"
@@ -592,133 +598,456 @@ static bool sync_cronjob(run *s)
     return ok;
 }
 
-/* ---- the pass ---- */
+/* ---- the queue ---- */
 
-/* The controller's memo (see the top): "<namespace>/<name>" -> [resourceVersion, the Jobs'
- * signature, requeue time]. */
+/* A change a watch reported, queued for the controller's thread. */
+typedef struct change {
+    bool job; /* of a Job, else of a CronJob */
+    kapi_store_event_type what;
+    kapi_obj *obj; /* a reference; NULL for RESET */
+} change;
+
+/* A requeue time of the CronJob key; stale once due holds another time for key. */
+typedef struct timer {
+    int64_t at;
+    char *key;
+} timer;
+
+/* The controller's state. The maps and the heap are the thread's; mu guards changes. */
 typedef struct state {
     types ty;
-    json_t *memo;
+    kapi_api *api;
+    kapi_controller *c;
+    kapi_store_watch *cronjob_watch, *job_watch; /* the CronJobs' NULL until both started */
+    bool stale;         /* a watch lost changes (RESET): everything is listed again */
+    kapi_map *owner_of; /* Job "<namespace>/<name>" -> its controller's "<namespace>/<name>" */
+    kapi_map *owned;    /* CronJob "<namespace>/<name>" -> the set of its Jobs' names */
+    kapi_map *queued;   /* the CronJob keys to sync at the next pass */
+    kapi_map *due;      /* CronJob key -> its requeue time (int64_t, controllers' clock ms) */
+    timer *heap;        /* the requeue times, earliest first (a binary heap) */
+    size_t nheap, capheap;
+    pthread_mutex_t mu;
+    change *changes;
+    size_t nchanges, capchanges;
 } state;
 
-/* The Jobs by the CronJob that controls them: "<namespace>/<name>" of their controller
- * reference (by name, as kube's getJobsToBeReconciled) -> array. */
-static json_t *jobs_by_owner(const json_t *jobs)
+static uint64_t key_hash(const void *key, uint64_t seed)
 {
-    json_t *owned = json_object(), *job, *ref;
-    size_t i, k;
-    json_array_foreach(jobs, i, job)
+    return kapi_map_hash_bytes(key, strlen(key), seed);
+}
+
+static bool key_equal(const void *a, const void *b)
+{
+    return strcmp(a, b) == 0;
+}
+
+static void set_free(void *set)
+{
+    kapi_map_free(set);
+}
+
+static const kapi_map_type set_map = {key_hash, key_equal, free, NULL};
+static const kapi_map_type str_map = {key_hash, key_equal, free, free};
+static const kapi_map_type owned_map = {key_hash, key_equal, free, set_free};
+
+/* Adds key (copied) to the set. */
+static void set_add(kapi_map *set, const char *key)
+{
+    if (!kapi_map_has(set, key))
+        kapi_map_put(set, kapi_xstrdup(key), NULL);
+}
+
+static char *key_of(kapi_str ns, kapi_str name)
+{
+    return kapi_xprintf("%.*s/%.*s", KAPI_STR_FMT(ns), KAPI_STR_FMT(name));
+}
+
+/* The name in a Job's controller reference (its first owner reference with controller
+ * true; kube's getJobsToBeReconciled goes by that name), or NULL; borrowed from job. */
+static const char *controller_of(const json_t *job)
+{
+    const json_t *ref;
+    size_t i;
+    json_array_foreach(kapi_json_path(job, "metadata.ownerReferences"), i, ref)
     {
-        json_array_foreach(kapi_json_path(job, "metadata.ownerReferences"), k, ref)
-        {
-            if (!json_is_true(json_object_get(ref, "controller")))
-                continue;
-            char *key = kapi_xprintf("%s/%s", kapi_json_path_str(job, "metadata.namespace"),
-                                     kapi_json_path_str(ref, "name"));
-            json_t *list = json_object_get(owned, key);
-            if (!list)
-                json_object_set_new(owned, key, list = json_array());
-            json_array_append(list, job);
-            free(key);
-            break;
+        if (json_is_true(json_object_get(ref, "controller")))
+            return kapi_json_path_str(ref, "name") ? kapi_json_path_str(ref, "name") : "";
+    }
+    return NULL;
+}
+
+/* ---- requeue times (a binary heap with stale entries, checked against due) ---- */
+
+static bool earlier(const timer *a, const timer *b)
+{
+    return a->at < b->at;
+}
+
+static void heap_push(state *st, int64_t at, const char *key)
+{
+    if (st->nheap == st->capheap) {
+        st->capheap = st->capheap ? st->capheap * 2 : 64;
+        st->heap = kapi_xrealloc(st->heap, st->capheap * sizeof(*st->heap));
+    }
+    size_t i = st->nheap++;
+    st->heap[i] = (timer){at, kapi_xstrdup(key)};
+    for (; i > 0 && earlier(&st->heap[i], &st->heap[(i - 1) / 2]); i = (i - 1) / 2) {
+        timer t = st->heap[i];
+        st->heap[i] = st->heap[(i - 1) / 2];
+        st->heap[(i - 1) / 2] = t;
+    }
+}
+
+static void sift_down(state *st, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < st->nheap && earlier(&st->heap[l], &st->heap[m]))
+            m = l;
+        if (l + 1 < st->nheap && earlier(&st->heap[l + 1], &st->heap[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        timer t = st->heap[i];
+        st->heap[i] = st->heap[m];
+        st->heap[m] = t;
+        i = m;
+    }
+}
+
+/* Removes the earliest entry; its key is the caller's. */
+static timer heap_pop(state *st)
+{
+    timer top = st->heap[0];
+    st->heap[0] = st->heap[--st->nheap];
+    sift_down(st, 0);
+    return top;
+}
+
+/* True when t is the key's requeue time (not a stale entry). */
+static bool current(const state *st, const timer *t)
+{
+    const int64_t *at = kapi_map_get(st->due, t->key);
+    return at && *at == t->at;
+}
+
+/* Rebuilds the heap from due once stale entries outnumber the others. */
+static void heap_compact(state *st)
+{
+    if (st->nheap <= 2 * kapi_map_count(st->due) + 64)
+        return;
+    size_t n = 0;
+    for (size_t i = 0; i < st->nheap; i++)
+        if (current(st, &st->heap[i]))
+            st->heap[n++] = st->heap[i];
+        else
+            free(st->heap[i].key);
+    st->nheap = n;
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(st, i);
+}
+
+/* Sets the requeue time of key (NONE: none). */
+static void set_due(state *st, const char *key, int64_t at)
+{
+    int64_t *old = kapi_map_get(st->due, key);
+    if (at == NONE) {
+        kapi_map_remove(st->due, key);
+    } else if (!old || *old != at) {
+        int64_t *v = kapi_xcalloc(1, sizeof(*v));
+        *v = at;
+        kapi_map_put(st->due, kapi_xstrdup(key), v);
+        heap_push(st, at, key);
+    }
+    heap_compact(st);
+}
+
+/* Queues the CronJobs whose requeue time is at or before now; returns the earliest
+ * requeue time left, or NONE. */
+static int64_t take_due(state *st, int64_t now)
+{
+    while (st->nheap) {
+        if (!current(st, &st->heap[0])) {
+            free(heap_pop(st).key);
+        } else if (st->heap[0].at <= now) {
+            timer t = heap_pop(st);
+            set_add(st->queued, t.key);
+            kapi_map_remove(st->due, t.key);
+            free(t.key);
+        } else {
+            return st->heap[0].at;
         }
     }
-    return owned;
+    return NONE;
 }
 
-/* What the memo compares: the CronJob's resourceVersion and its Jobs' uids and versions. */
-static json_t *memo_key(const json_t *cj, const json_t *jobs)
+/* ---- the Jobs by controller, from the watch ---- */
+
+/* Files the Job key (in ns) under the CronJob named owner (NULL: none), queueing the
+ * CronJob it was filed under and the one it is filed under now. */
+static void file_job(state *st, kapi_str ns, kapi_str name, const char *owner)
 {
-    kapi_buf sig;
-    const json_t *job;
+    char *job = key_of(ns, name), *jname = kapi_xprintf("%.*s", KAPI_STR_FMT(name));
+    const char *was = kapi_map_get(st->owner_of, job);
+    char *now = owner ? key_of(ns, kapi_str_c(owner)) : NULL;
+    if (was && (!now || strcmp(was, now) != 0)) {
+        kapi_map *set = kapi_map_get(st->owned, was);
+        kapi_map_remove(set, jname);
+        set_add(st->queued, was);
+        if (kapi_map_count(set) == 0)
+            kapi_map_remove(st->owned, was);
+        kapi_map_remove(st->owner_of, job);
+    }
+    if (now) {
+        kapi_map *set = kapi_map_get(st->owned, now);
+        if (!set)
+            kapi_map_put(st->owned, kapi_xstrdup(now), set = kapi_map_new(&set_map));
+        set_add(set, jname);
+        set_add(st->queued, now);
+        kapi_map_put(st->owner_of, kapi_xstrdup(job), now);
+    }
+    free(jname);
+    free(job);
+}
+
+/* Lists the Jobs into a fresh index and every CronJob into the queue, each from the
+ * revision read into *jobs_rev and *cronjobs_rev (either may be NULL); false when a list
+ * failed. The changes applied after, older or newer than the lists, leave the index as
+ * the store is: each object's last change is its state. */
+static bool relist(state *st, int64_t *jobs_rev, int64_t *cronjobs_rev)
+{
+    json_t *jobs = NULL, *cronjobs = NULL, *obj;
     size_t i;
-    kapi_buf_init(&sig);
-    json_array_foreach(jobs, i, job)
-    {
-        kapi_buf_printf(&sig, "%s/%s;", kapi_json_path_str(job, "metadata.uid"),
-                        kapi_json_path_str(job, "metadata.resourceVersion"));
+    kapi_error *err = kapi_api_list(st->api, st->ty.jobs, KAPI_STR(""), &jobs, jobs_rev);
+    if (!err)
+        err = kapi_api_list(st->api, st->ty.cronjobs, KAPI_STR(""), &cronjobs, cronjobs_rev);
+    if (err) {
+        kapi_error_free(err);
+        json_decref(jobs);
+        return false;
     }
-    json_t *key =
-        json_pack("[O,s%]", kapi_json_path(cj, "metadata.resourceVersion"), sig.ptr, sig.len);
-    kapi_buf_dispose(&sig);
-    return key;
+    kapi_map_free(st->owner_of);
+    kapi_map_free(st->owned);
+    st->owner_of = kapi_map_new(&str_map);
+    st->owned = kapi_map_new(&owned_map);
+    json_array_foreach(jobs, i, obj)
+    {
+        const char *owner = controller_of(obj);
+        if (owner)
+            file_job(st, str(obj, "metadata.namespace"), str(obj, "metadata.name"), owner);
+    }
+    json_array_foreach(cronjobs, i, obj)
+    {
+        char *key = key_of(str(obj, "metadata.namespace"), str(obj, "metadata.name"));
+        set_add(st->queued, key);
+        free(key);
+    }
+    json_decref(jobs);
+    json_decref(cronjobs);
+    return true;
 }
 
-/* Syncs one CronJob unless its memo says nothing changed and its time has not come; its
- * memo goes into next. False when the sync failed (try again soon). */
-static bool visit(kapi_controller *c, state *st, json_t *cj, const json_t *jobs, json_t *next)
+/* ---- the watches ---- */
+
+/* A watch's callback, on the store's thread: the change is queued, nothing parsed. */
+static bool watched(state *st, bool job, const kapi_store_event *ev)
 {
-    char *name = kapi_xprintf("%s/%s", kapi_json_path_str(cj, "metadata.namespace"),
-                              kapi_json_path_str(cj, "metadata.name"));
-    json_t *key = memo_key(cj, jobs), *m = json_object_get(st->memo, name);
-    int64_t now_ms = kapi_controllers_now_ms();
-    run s = {.api = kapi_controllers__api(c),
-             .ty = &st->ty,
-             .cj = json_incref(cj),
-             .js = jobs,
-             .now = now_ms / 1000,
-             .requeue = NONE};
+    if (ev->type == KAPI_STORE_EVENT_PROGRESS)
+        return true;
+    pthread_mutex_lock(&st->mu);
+    if (st->nchanges == st->capchanges) {
+        st->capchanges = st->capchanges ? st->capchanges * 2 : 64;
+        st->changes = kapi_xrealloc(st->changes, st->capchanges * sizeof(*st->changes));
+    }
+    st->changes[st->nchanges++] =
+        (change){job, ev->type, ev->obj ? kapi_obj_ref((kapi_obj *)ev->obj) : NULL};
+    pthread_mutex_unlock(&st->mu);
+    kapi_controllers__wake(st->c);
+    return true;
+}
+
+static bool cronjob_watched(void *ctx, const kapi_store_event *ev)
+{
+    return watched(ctx, false, ev);
+}
+
+static bool job_watched(void *ctx, const kapi_store_event *ev)
+{
+    return watched(ctx, true, ev);
+}
+
+static void stop_watches(state *st)
+{
+    if (st->cronjob_watch)
+        kapi_api_watch_stop(st->api, st->cronjob_watch);
+    if (st->job_watch)
+        kapi_api_watch_stop(st->api, st->job_watch);
+    st->cronjob_watch = st->job_watch = NULL;
+}
+
+/* The first pass: every CronJob queued, the Jobs indexed, both watched from the
+ * revisions listed; when that fails nothing is watched (tried again at the next pass). */
+static void start_watches(state *st)
+{
+    int64_t jobs_rev, cronjobs_rev;
+    st->stale = !relist(st, &jobs_rev, &cronjobs_rev);
+    if (st->stale ||
+        kapi_api_watch_start(st->api, st->ty.jobs, KAPI_STR(""), jobs_rev, job_watched, st,
+                             &st->job_watch) != KAPI_STORE_OK ||
+        kapi_api_watch_start(st->api, st->ty.cronjobs, KAPI_STR(""), cronjobs_rev, cronjob_watched,
+                             st, &st->cronjob_watch) != KAPI_STORE_OK)
+        stop_watches(st);
+}
+
+/* A change of a Job: filed under its controller (its stored bytes parsed here, on the
+ * controller's thread), or taken out of the index when deleted. */
+static void job_changed(state *st, const change *ch)
+{
+    kapi_str ns, name;
+    if (!kapi_type_key_parse(st->ty.jobs, kapi_obj_key(ch->obj), &ns, &name))
+        return;
+    json_t *job = ch->what == KAPI_STORE_EVENT_PUT
+                      ? kapi_json_parse(ch->obj->data, ch->obj->len, NULL)
+                      : NULL;
+    file_job(st, ns, name, job ? controller_of(job) : NULL);
+    json_decref(job);
+}
+
+/* Applies the queued changes: the CronJobs they concern are queued, the Job index kept.
+ * After a RESET (changes lost) everything is listed again. */
+static void apply_changes(state *st)
+{
+    pthread_mutex_lock(&st->mu);
+    change *changes = st->changes;
+    size_t n = st->nchanges;
+    st->changes = NULL;
+    st->nchanges = st->capchanges = 0;
+    pthread_mutex_unlock(&st->mu);
+    for (size_t i = 0; i < n; i++) {
+        change *ch = &changes[i];
+        kapi_str ns, name;
+        if (ch->what == KAPI_STORE_EVENT_RESET) {
+            st->stale = true;
+        } else if (ch->job) {
+            job_changed(st, ch);
+        } else if (kapi_type_key_parse(st->ty.cronjobs, kapi_obj_key(ch->obj), &ns, &name)) {
+            char *key = key_of(ns, name);
+            set_add(st->queued, key);
+            free(key);
+        }
+        kapi_obj_unref(ch->obj);
+    }
+    free(changes);
+    if (st->stale)
+        st->stale = !relist(st, NULL, NULL);
+}
+
+/* ---- the pass ---- */
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The Jobs the CronJob ns/name controls, read now, in name order (a list's); false when
+ * one could not be read. */
+static bool read_jobs(state *st, const char *key, kapi_str ns, kapi_str name, json_t **out)
+{
+    kapi_map *set = kapi_map_get(st->owned, key);
+    size_t n = 0;
+    const char **names = kapi_xcalloc((set ? kapi_map_count(set) : 0) + 1, sizeof(*names));
+    kapi_map_iter it = {0};
+    void *jname;
+    while (set && kapi_map_next(set, &it, &jname, NULL))
+        names[n++] = jname;
+    qsort(names, n, sizeof(*names), by_name);
     bool ok = true;
-    if (m && json_equal(json_array_get(m, 0), json_array_get(key, 0)) &&
-        json_equal(json_array_get(m, 1), json_array_get(key, 1)) &&
-        now_ms < json_integer_value(json_array_get(m, 2))) {
-        s.requeue = json_integer_value(json_array_get(m, 2));
-    } else {
-        json_decref(s.cj);
-        s.cj = kapi_json_copy(cj);
-        ok = sync_cronjob(&s);
+    *out = json_array();
+    for (size_t i = 0; ok && i < n; i++) {
+        json_t *job = NULL;
+        kapi_error *err = kapi_api_get(st->api, st->ty.jobs, ns, kapi_str_c(names[i]), &job);
+        const char *owner = controller_of(job);
+        if (owner && strlen(owner) == name.len && memcmp(owner, name.ptr, name.len) == 0)
+            json_array_append(*out, job);
+        ok = !err || err->status == KAPI_STATUS_NOT_FOUND;
+        kapi_error_free(err);
+        json_decref(job);
     }
-    if (ok) {
-        json_array_append_new(key, json_integer(s.requeue));
-        json_object_set(next, name, key);
-    }
-    if (s.requeue != NONE)
-        kapi_controllers__wake_at(c, s.requeue);
-    json_decref(key);
-    json_decref(s.cj);
-    free(name);
+    free(names);
     return ok;
 }
 
-static bool pass(kapi_controller *c)
+/* Syncs the CronJob key ("<namespace>/<name>") and sets its requeue time; one gone is
+ * forgotten. False when the sync failed (try again soon). */
+static bool sync_key(state *st, const char *key)
 {
-    kapi_api *api = kapi_controllers__api(c);
-    state *st = kapi_controllers__ctx(c);
-    json_t *cronjobs = NULL, *jobs = NULL, *cj;
-    size_t i;
-    bool waiting = false;
-    kapi_error *err = kapi_api_list(api, st->ty.cronjobs, KAPI_STR(""), &cronjobs, NULL);
-    if (!err)
-        err = kapi_api_list(api, st->ty.jobs, KAPI_STR(""), &jobs, NULL);
-    if (err) {
-        kapi_error_free(err);
-        json_decref(cronjobs);
-        return true;
+    kapi_api *api = st->api;
+    const char *slash = strchr(key, '/');
+    kapi_str ns = {key, (size_t)(slash - key)}, name = kapi_str_c(slash + 1);
+    json_t *cj = NULL, *jobs = NULL;
+    kapi_error *err = kapi_api_get(api, st->ty.cronjobs, ns, name, &cj);
+    bool ok = !err || err->status == KAPI_STATUS_NOT_FOUND;
+    kapi_error_free(err);
+    if (!cj) {
+        if (ok)
+            set_due(st, key, NONE);
+        return ok;
     }
-    json_t *owned = jobs_by_owner(jobs), *next = json_object(), *none = json_array();
-    json_array_foreach(cronjobs, i, cj)
-    {
-        if (kapi_controllers__stopping(c))
-            break;
-        char *key = kapi_xprintf("%s/%s", kapi_json_path_str(cj, "metadata.namespace"),
-                                 kapi_json_path_str(cj, "metadata.name"));
-        const json_t *mine = json_object_get(owned, key);
-        waiting |= !visit(c, st, cj, mine ? mine : none, next);
-        free(key);
+    if (read_jobs(st, key, ns, name, &jobs)) {
+        int64_t now_ms = kapi_controllers_now_ms();
+        run s = {
+            .api = api, .ty = &st->ty, .cj = cj, .js = jobs, .now = now_ms / 1000, .requeue = NONE};
+        ok = sync_cronjob(&s);
+        cj = s.cj;
+        if (ok)
+            set_due(st, key, s.requeue);
+    } else {
+        ok = false;
     }
-    json_decref(st->memo);
-    st->memo = next;
-    json_decref(none);
-    json_decref(owned);
     json_decref(jobs);
-    json_decref(cronjobs);
-    return waiting;
+    json_decref(cj);
+    return ok;
 }
 
-static void state_free(void *data)
+/* Syncs the CronJobs queued (by a change of theirs or of their Jobs, or a failed sync)
+ * and those whose requeue time has come, then asks to be woken at the next one. */
+static bool pass(kapi_controller *c)
 {
-    state *st = data;
-    json_decref(st->memo);
+    state *st = kapi_controllers__ctx(c);
+    st->c = c;
+    if (!st->cronjob_watch)
+        start_watches(st);
+    apply_changes(st);
+    take_due(st, kapi_controllers_now_ms());
+    kapi_map *work = st->queued;
+    st->queued = kapi_map_new(&set_map);
+    kapi_map_iter it = {0};
+    void *key;
+    while (kapi_map_next(work, &it, &key, NULL))
+        if (kapi_controllers__stopping(c) || !sync_key(st, key))
+            set_add(st->queued, key);
+    kapi_map_free(work);
+    int64_t next = take_due(st, INT64_MIN); /* takes nothing: the earliest left */
+    if (next != NONE)
+        kapi_controllers__wake_at(c, next);
+    return !st->cronjob_watch || st->stale || kapi_map_count(st->queued) > 0;
+}
+
+static void state_free(void *ctx)
+{
+    state *st = ctx;
+    stop_watches(st);
+    for (size_t i = 0; i < st->nchanges; i++)
+        kapi_obj_unref(st->changes[i].obj);
+    free(st->changes);
+    for (size_t i = 0; i < st->nheap; i++)
+        free(st->heap[i].key);
+    free(st->heap);
+    kapi_map_free(st->owner_of);
+    kapi_map_free(st->owned);
+    kapi_map_free(st->queued);
+    kapi_map_free(st->due);
+    pthread_mutex_destroy(&st->mu);
     free(st);
 }
 
@@ -726,12 +1055,17 @@ kapi_controller *kapi_cronjob_controller_start(kapi_api *api)
 {
     const kapi_registry *reg = kapi_api_registry(api);
     state *st = kapi_xcalloc(1, sizeof(*st));
+    st->api = api;
     st->ty.cronjobs =
         kapi_registry_lookup(reg, KAPI_STR("batch"), KAPI_STR("v1"), KAPI_STR("cronjobs"));
     st->ty.jobs = kapi_registry_lookup(reg, KAPI_STR("batch"), KAPI_STR("v1"), KAPI_STR("jobs"));
     st->ty.events = kapi_registry_lookup(reg, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("events"));
-    st->memo = json_object();
-    const kapi_type *watched[] = {st->ty.cronjobs, st->ty.jobs, NULL};
-    return kapi_controllers__start_with(api, "cronjob", watched, RETRY_MS, RESYNC_MS, pass, st,
+    st->owner_of = kapi_map_new(&str_map);
+    st->owned = kapi_map_new(&owned_map);
+    st->queued = kapi_map_new(&set_map);
+    st->due = kapi_map_new(&str_map);
+    pthread_mutex_init(&st->mu, NULL);
+    const kapi_type *none[] = {NULL};
+    return kapi_controllers__start_with(api, "cronjob", none, RETRY_MS, RESYNC_MS, pass, st,
                                         state_free);
 }
