@@ -946,5 +946,6 @@ int main(int argc, char **argv)
     free(o.sa_key_files.v);
     free(o.api_audiences.v);
     free(o.webhook_resolve.v);
+    free(o.controllers.v);
     return rc;
 }
