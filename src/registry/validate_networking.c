@@ -7,85 +7,27 @@
  * in ipv4 therefore also gets "must be less than or equal to -32". On update the whole
  * spec is immutable (spec.nodeSelector, spec.perNodeHostBits, spec.ipv4, spec.ipv6).
  */
-#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/cidr.h"
 #include "registry/registry_int.h"
-
-/* Go's dtoi: decimal digits only; false when there are none or the value is huge. */
-static bool dtoi(const char *s, size_t n, long *out)
-{
-    long v = 0;
-    if (n == 0)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9' || v > 0xffffff)
-            return false;
-        v = v * 10 + (s[i] - '0');
-    }
-    *out = v;
-    return true;
-}
-
-/* Four dotted decimal fields of at most 255 (leading zeros allowed, as ParseIPSloppy). */
-static bool parse_ipv4(const char *s, size_t n)
-{
-    int fields = 0;
-    size_t start = 0;
-    for (size_t i = 0; i <= n; i++) {
-        if (i < n && s[i] != '.')
-            continue;
-        long v;
-        if (!dtoi(s + start, i - start, &v) || v > 255 || ++fields > 4)
-            return false;
-        start = i + 1;
-    }
-    return fields == 4;
-}
-
-/* net.ParseCIDR: the address, the prefix length, whether the address is an IPv4 one (an
- * IPv4-mapped IPv6 address counts, as ip.To4() says) and the mask's bits. */
-static bool parse_cidr(const char *cidr, bool *v4, long *ones, int *bits)
-{
-    const char *slash = strchr(cidr, '/');
-    if (!slash)
-        return false;
-    size_t alen = (size_t)(slash - cidr);
-    char addr[64];
-    unsigned char raw[16];
-    if (alen >= sizeof(addr))
-        return false;
-    memcpy(addr, cidr, alen);
-    addr[alen] = '\0';
-    if (parse_ipv4(addr, alen)) {
-        *v4 = true, *bits = 32;
-    } else if (inet_pton(AF_INET6, addr, raw) == 1) {
-        static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-        *v4 = memcmp(raw, mapped, 12) == 0, *bits = 128;
-    } else {
-        return false;
-    }
-    return dtoi(slash + 1, strlen(slash + 1), ones) && *ones <= *bits;
-}
 
 /* validateCIDRConfig */
 static void cidr_config(kapi_error *err, kapi_arena *a, const char *cidr, long long phb,
                         int max_bits, const char *family)
 {
-    bool v4;
-    long ones;
-    int bits;
+    kapi_cidr c;
     const char *fpath = kapi_path_child(a, "spec", family);
-    if (!parse_cidr(cidr, &v4, &ones, &bits)) {
+    if (!kapi_cidr_parse(cidr, &c)) {
         kapi_field_invalid_str(err, fpath, cidr, "must be a valid CIDR: %s", cidr);
         return;
     }
-    if (max_bits == 32 && !v4)
+    if (max_bits == 32 && !c.v4)
         kapi_field_invalid_str(err, fpath, cidr, "must be a valid IPv4 CIDR");
-    if (max_bits == 128 && v4)
+    if (max_bits == 128 && c.v4)
         kapi_field_invalid_str(err, fpath, cidr, "must be a valid IPv6 CIDR");
-    long long max = max_bits - ones;
+    long long max = max_bits - c.prefix;
     if (phb < 4)
         kapi_field_invalid_int(err, "spec.perNodeHostBits", phb,
                                "must be greater than or equal to 4");
