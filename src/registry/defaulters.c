@@ -132,6 +132,29 @@ static void namespace(json_t *obj)
                                 "kubernetes.io/metadata.name", json_string(name));
 }
 
+/* v1's podCIDR and podCIDRs, as a write's round trip through the internal type leaves
+ * them: podCIDR, when set, wins over a podCIDRs that disagrees or is missing; podCIDR is
+ * then podCIDRs[0]. */
+static void node_spec(json_t *obj)
+{
+    const char *one = json_string_value(json_object_get(obj, "podCIDR"));
+    json_t *all = json_object_get(obj, "podCIDRs");
+    const char *first = json_string_value(json_array_get(all, 0));
+    if (one && *one && (!first || strcmp(first, one) != 0))
+        json_object_set_new_nocheck(obj, "podCIDRs", json_pack("[s]", one));
+    first = json_string_value(json_array_get(json_object_get(obj, "podCIDRs"), 0));
+    if (first)
+        json_object_set_new_nocheck(obj, "podCIDR", json_string(first));
+}
+
+/* allocatable defaults to capacity. */
+static void node_status(json_t *obj)
+{
+    json_t *capacity = json_object_get(obj, "capacity");
+    if (capacity && !json_object_get(obj, "allocatable"))
+        json_object_set_new_nocheck(obj, "allocatable", kapi_json_copy(capacity));
+}
+
 static void job(json_t *obj)
 {
     json_t *spec = kapi_json_object_ensure(obj, "spec");
@@ -236,6 +259,8 @@ void kapi_registry__defaulters(kapi_schema_set *s)
         {"core.v1.ResourceRequirements", resource_requirements},
         {"core.v1.Volume", volume},
         {"core.v1.Namespace", namespace},
+        {"core.v1.NodeSpec", node_spec},
+        {"core.v1.NodeStatus", node_status},
         {"batch.v1.Job", job},
         {"apiextensions.v1.CustomResourceDefinition", crd},
         {"apiextensions.v1.CustomResourceDefinitionSpec", crd_spec},

@@ -4,7 +4,8 @@
  *
  * The status rules are the type model's, the same for every type that has a "status"
  * subresource (built-in or custom): a write to the main resource cannot set status (a
- * create drops it, an update keeps the stored one), and a write to /status changes only
+ * create drops it, an update keeps the stored one; a type file's "createKeepsStatus" lets
+ * a create set it, as kube's Node strategy does), and a write to /status changes only
  * status and metadata (the stored spec, and every other member, is kept). What a type
  * does beyond that is its strategy's hooks: the status it starts with (prepare_create),
  * what else an update keeps (prepare_update), the metadata a status write keeps too and
@@ -46,7 +47,7 @@ bool kapi_type_converts_remotely(const kapi_type *t)
 
 void kapi_type_prepare_create(const kapi_type *t, json_t *obj)
 {
-    if (has_status(t))
+    if (has_status(t) && !t->create_keeps_status)
         json_object_del(obj, "status");
     if (t->strategy->prepare_create)
         t->strategy->prepare_create(t, obj);

@@ -823,12 +823,92 @@ static json_t *cell_subject_service_accounts(const json_t *v, const json_t *obj,
     return subjects_of_kind(v, "ServiceAccount");
 }
 
+/* printNode's Status: Ready or NotReady from the Ready condition, Unknown without one,
+ * then ",SchedulingDisabled" for an unschedulable node. */
+static json_t *cell_node_status(const json_t *v, const json_t *obj, int64_t now_ns)
+{
+    (void)v, (void)now_ns;
+    const char *ready = NULL;
+    size_t i;
+    json_t *c;
+    json_array_foreach(kapi_json_path(obj, "status.conditions"), i, c)
+    {
+        if (strcmp(go_string(json_object_get(c, "type")), "Ready") == 0)
+            ready = go_string(json_object_get(c, "status"));
+    }
+    const char *status = !ready ? "Unknown" : strcmp(ready, "True") == 0 ? "Ready" : "NotReady";
+    bool off = json_is_true(kapi_json_path(obj, "spec.unschedulable"));
+    return json_sprintf("%s%s", status, off ? ",SchedulingDisabled" : "");
+}
+
+/* findNodeRoles: the names after node-role.kubernetes.io/ and the value of
+ * kubernetes.io/role, sorted and unique, comma-separated; "<none>" when there are none. */
+static json_t *cell_node_roles(const json_t *v, const json_t *obj, int64_t now_ns)
+{
+    (void)v, (void)now_ns;
+    static const char prefix[] = "node-role.kubernetes.io/";
+    const json_t *labels = kapi_json_path(obj, "metadata.labels");
+    const char **roles = kapi_xcalloc(json_object_size(labels) + 1, sizeof(*roles));
+    size_t n = 0;
+    const char *key;
+    json_t *value;
+    json_object_foreach((json_t *)labels, key, value)
+    {
+        if (strncmp(key, prefix, sizeof(prefix) - 1) == 0 && key[sizeof(prefix) - 1])
+            roles[n++] = key + sizeof(prefix) - 1;
+        else if (strcmp(key, "kubernetes.io/role") == 0 && *go_string(value))
+            roles[n++] = go_string(value);
+    }
+    qsort(roles, n, sizeof(*roles), cmp_str);
+    kapi_buf b;
+    kapi_buf_init(&b);
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || strcmp(roles[i], roles[i - 1]) != 0)
+            kapi_buf_printf(&b, "%s%s", b.len ? "," : "", roles[i]);
+    json_t *s = json_string(b.len ? b.ptr : "<none>");
+    kapi_buf_dispose(&b);
+    free(roles);
+    return s;
+}
+
+/* The first status.addresses entry of the given type, or "<none>". */
+static json_t *node_address(const json_t *obj, const char *type)
+{
+    size_t i;
+    json_t *a;
+    json_array_foreach(kapi_json_path(obj, "status.addresses"), i, a)
+    {
+        if (strcmp(go_string(json_object_get(a, "type")), type) == 0)
+            return json_string(go_string(json_object_get(a, "address")));
+    }
+    return json_string("<none>");
+}
+
+static json_t *cell_node_internal_ip(const json_t *v, const json_t *obj, int64_t now_ns)
+{
+    (void)v, (void)now_ns;
+    return node_address(obj, "InternalIP");
+}
+
+static json_t *cell_node_external_ip(const json_t *v, const json_t *obj, int64_t now_ns)
+{
+    (void)v, (void)now_ns;
+    return node_address(obj, "ExternalIP");
+}
+
+static json_t *cell_string_or_unknown(const json_t *v, const json_t *obj, int64_t now_ns)
+{
+    (void)obj, (void)now_ns;
+    return json_string(*go_string(v) ? go_string(v) : "<unknown>");
+}
+
 static const struct {
     const char *name;
     kapi_cell_fn fn;
 } cells[] = {
     {"string", cell_string},
     {"stringOrNone", cell_string_or_none},
+    {"stringOrUnknown", cell_string_or_unknown},
     {"integerText", cell_integer_text},
     {"boolPointer", cell_bool_pointer},
     {"length", cell_length},
@@ -837,6 +917,10 @@ static const struct {
     {"createdAt", cell_created_at},
     {"jobCompletions", cell_job_completions},
     {"jobDuration", cell_job_duration},
+    {"nodeStatus", cell_node_status},
+    {"nodeRoles", cell_node_roles},
+    {"nodeInternalIP", cell_node_internal_ip},
+    {"nodeExternalIP", cell_node_external_ip},
     {"containerNames", cell_container_names},
     {"containerImages", cell_container_images},
     {"labelSelector", cell_label_selector},

@@ -242,6 +242,7 @@ kapi_error *kapi_registry__load_type(kapi_type *t, const char *name, json_t *def
     t->all_namespaces = json_is_true(json_object_get(def, "allNamespaces"));
     t->conditional_update = json_is_false(json_object_get(def, "unconditionalUpdate"));
     t->create_on_update = json_is_true(json_object_get(def, "createOnUpdate"));
+    t->create_keeps_status = json_is_true(json_object_get(def, "createKeepsStatus"));
     t->persisted = !json_is_false(json_object_get(def, "persisted"));
     t->namespace_lifecycle = !json_is_false(json_object_get(def, "namespaceLifecycle"));
     t->max_name_length = (long long)json_integer_value(json_object_get(def, "maxNameLength"));

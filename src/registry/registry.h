@@ -253,6 +253,7 @@ struct kapi_type {
     kapi_name_rule name_rule;
     long long max_name_length; /* "maxNameLength": a name's limit beyond its rule; 0 none */
     bool create_on_update;     /* "createOnUpdate": an update of a missing object creates it */
+    bool create_keeps_status;  /* "createKeepsStatus": a create may set status (Nodes) */
     /* "persisted" (true when absent): objects are stored. False for the types kube-apiserver
      * answers a create of with what it makes of the body, keeping nothing (the access and
      * token reviews): such a type has no "storage" (its keys and messages name its own

@@ -130,6 +130,12 @@ void kapi_registry__refuse(kapi_error *err, kapi_status status, const char *mess
 
 /* ---- the validate hooks of the strategies ---- */
 
+/* validate_node.c: Node (core/v1), ValidateNode and ValidateNodeUpdate; a /status write
+ * is checked by ValidateNodeUpdate alone. */
+void kapi_registry__validate_node(const kapi_type *t, const json_t *obj, const json_t *old,
+                                  kapi_error *err);
+void kapi_registry__validate_node_status(const kapi_type *t, const char *sub, const json_t *obj,
+                                         const json_t *old, kapi_error *err);
 /* validate_batch.c: CronJob (batch/v1). */
 void kapi_registry__validate_cronjob(const kapi_type *t, const json_t *obj, const json_t *old,
                                      kapi_error *err);

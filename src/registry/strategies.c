@@ -222,6 +222,44 @@ static kapi_error *events_v1_from_storage(const kapi_type *t, json_t **objs, siz
     return NULL;
 }
 
+/* node: a create may set status, but not spec.configSource or status.config (the removed
+ * DynamicKubeletConfig feature); an update keeps neither unless the stored Node has it. A
+ * new Node gets the not-ready NoSchedule taint unless it has it, as kube-apiserver's
+ * TaintNodesByCondition admission gives it. */
+static void node_create(const kapi_type *t, json_t *obj)
+{
+    static const char key[] = "node.kubernetes.io/not-ready", effect[] = "NoSchedule";
+    (void)t;
+    json_object_del(json_object_get(obj, "spec"), "configSource");
+    json_object_del(json_object_get(obj, "status"), "config");
+    json_t *spec = kapi_json_object_ensure(obj, "spec"), *taints = json_object_get(spec, "taints");
+    size_t i;
+    json_t *taint;
+    json_array_foreach(taints, i, taint)
+    {
+        const char *k = kapi_json_path_str(taint, "key"), *e = kapi_json_path_str(taint, "effect");
+        if (k && e && strcmp(k, key) == 0 && strcmp(e, effect) == 0)
+            return;
+    }
+    if (!json_is_array(taints))
+        json_object_set_new_nocheck(spec, "taints", taints = json_array());
+    json_array_append_new(taints, json_pack("{s:s,s:s}", "key", key, "effect", effect));
+}
+
+static void node_update(const kapi_type *t, json_t *obj, const json_t *old)
+{
+    (void)t;
+    if (!kapi_json_path(old, "spec.configSource"))
+        json_object_del(json_object_get(obj, "spec"), "configSource");
+}
+
+static void node_status(const kapi_type *t, const char *sub, json_t *obj, const json_t *old)
+{
+    (void)t, (void)sub;
+    if (!kapi_json_path(old, "status.config"))
+        json_object_del(json_object_get(obj, "status"), "config");
+}
+
 static const kapi_type_strategy strategies[] = {
     {.name = "plain"},
     {.name = "cronjob",
@@ -234,6 +272,12 @@ static const kapi_type_strategy strategies[] = {
      .validate = kapi_registry__validate_job,
      .validate_subresource = kapi_registry__validate_job_status},
     {.name = "clustercidr", .validate = kapi_registry__validate_clustercidr},
+    {.name = "node",
+     .prepare_create = node_create,
+     .prepare_update = node_update,
+     .prepare_subresource = node_status,
+     .validate = kapi_registry__validate_node,
+     .validate_subresource = kapi_registry__validate_node_status},
     {.name = "serviceaccount",
      .prepare_create = serviceaccount_create,
      .prepare_update = serviceaccount_update,

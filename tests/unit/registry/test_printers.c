@@ -195,6 +195,30 @@ TEST(registry_printer_cronjob)
     kapi_registry_free(reg);
 }
 
+/* printNode: Ready / NotReady / Unknown and SchedulingDisabled, roles from both labels
+ * sorted and unique, the first address of each type, <unknown> for missing node info. */
+TEST(registry_printer_node)
+{
+    kapi_registry *reg;
+    const kapi_type *t = builtin(&reg, "", "nodes");
+    CHECK_INT_EQ(t->ncolumns, 10);
+    CHECK_STR_EQ(
+        row(t, "{\"metadata\":{\"name\":\"n\",\"creationTimestamp\":\"2023-01-01T00:00:00Z\","
+               "\"labels\":{\"node-role.kubernetes.io/worker\":\"\",\"kubernetes.io/role\":"
+               "\"worker\",\"node-role.kubernetes.io/a\":\"x\",\"node-role.kubernetes.io/\":"
+               "\"\"}},\"spec\":{\"unschedulable\":true},\"status\":{\"conditions\":[{\"type\":"
+               "\"Ready\",\"status\":\"Unknown\"}],\"addresses\":[{\"type\":\"ExternalIP\","
+               "\"address\":\"1.2.3.4\"},{\"type\":\"InternalIP\",\"address\":\"10.0.0.1\"},"
+               "{\"type\":\"InternalIP\",\"address\":\"10.0.0.2\"}],\"nodeInfo\":{"
+               "\"kubeletVersion\":\"v1.26.1\",\"osImage\":\"Debian\"}}}"),
+        "[\"n\",\"NotReady,SchedulingDisabled\",\"a,worker\",\"27h\",\"v1.26.1\",\"10.0.0.1\","
+        "\"1.2.3.4\",\"Debian\",\"<unknown>\",\"<unknown>\"]");
+    CHECK_STR_EQ(row(t, "{\"metadata\":{\"name\":\"n\"}}"),
+                 "[\"n\",\"Unknown\",\"<none>\",\"<unknown>\",\"\",\"<none>\",\"<none>\","
+                 "\"<unknown>\",\"<unknown>\",\"<unknown>\"]");
+    kapi_registry_free(reg);
+}
+
 /* printJob: completions with and without spec.completions, the duration to completion
  * or to now, and empty before the Job starts. */
 TEST(registry_printer_job)

@@ -1,0 +1,208 @@
+/*
+ * registry/validate_node: Node (core/v1) as Kubernetes 1.26 validates it (ValidateNode,
+ * ValidateNodeUpdate): a subdomain name, taints (qualified key, label value, one of the
+ * three effects, unique by key and effect; reported under metadata.taints, as 1.26 does),
+ * spec.podCIDRs (each a CIDR, at most one per family, no duplicates), and on update
+ * spec.podCIDRs, spec.providerID and spec.externalID fixed once set, and no duplicate
+ * status.addresses. A status write is checked by the update rules alone, as kube's status
+ * strategy does.
+ */
+#include <stdlib.h>
+
+#include "base/cidr.h"
+#include "codec/go.h"
+#include "registry/registry_int.h"
+
+static const kapi_gofield taint_fields[] = {
+    {"Key", "key", KAPI_GO_STRING, NULL, NULL},
+    {"Value", "value", KAPI_GO_STRING, NULL, NULL},
+    {"Effect", "effect", KAPI_GO_STRING, NULL, NULL},
+    {"TimeAdded", "timeAdded", KAPI_GO_TIME_PTR, NULL, NULL},
+};
+static const kapi_gotype taint = {"core.Taint", taint_fields, KAPI_ARRAY_LEN(taint_fields)};
+
+static const kapi_gofield address_fields[] = {
+    {"Type", "type", KAPI_GO_STRING, NULL, NULL},
+    {"Address", "address", KAPI_GO_STRING, NULL, NULL},
+};
+static const kapi_gotype address = {"core.NodeAddress", address_fields,
+                                    KAPI_ARRAY_LEN(address_fields)};
+
+static void invalid_each(kapi_error *err, const char *path, const char *v,
+                         size_t (*rule)(const char *, const char **))
+{
+    const char *msgs[KAPI_MSGS_MAX];
+    size_t n = rule(v, msgs);
+    kapi_field_invalid_each(err, path, v, msgs, n);
+}
+
+/* "Duplicate value: <%#v of v as t>[: detail]". */
+static void duplicate(kapi_error *err, const char *path, const kapi_gotype *t, const json_t *v,
+                      const char *detail)
+{
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_gofmt(&b, t, v);
+    kapi_error_add_cause(err, KAPI_FIELD_DUPLICATE, path, "Duplicate value: %s%s%s", b.ptr,
+                         detail ? ": " : "", detail ? detail : "");
+    kapi_buf_dispose(&b);
+}
+
+/* validateNodeTaints. */
+static void taints(kapi_error *err, kapi_arena *a, const json_t *list)
+{
+    static const char *const effects[] = {"NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        const json_t *t = json_array_get(list, i);
+        const char *at = kapi_path_index(a, "metadata.taints", i);
+        const char *key = kapi_registry__str(t, "key"), *effect = kapi_registry__str(t, "effect");
+        const char *value = kapi_registry__str(t, "value");
+        invalid_each(err, kapi_path_child(a, at, "key"), key, kapi_is_qualified_name);
+        const char *msgs[KAPI_MSGS_MAX];
+        size_t n = kapi_is_label_value(value, msgs);
+        if (n) {
+            kapi_buf b;
+            kapi_buf_init(&b);
+            for (size_t m = 0; m < n; m++)
+                kapi_buf_printf(&b, "%s%s", m ? ";" : "", msgs[m]);
+            kapi_field_invalid_str(err, kapi_path_child(a, at, "value"), value, "%s", b.ptr);
+            kapi_buf_dispose(&b);
+        }
+        if (!*effect)
+            kapi_field_required(err, kapi_path_child(a, at, "effect"), NULL);
+        else if (strcmp(effect, effects[0]) && strcmp(effect, effects[1]) &&
+                 strcmp(effect, effects[2]))
+            kapi_field_not_supported(err, kapi_path_child(a, at, "effect"), effect, effects);
+        for (size_t j = 0; j < i; j++) {
+            const json_t *o = json_array_get(list, j);
+            if (strcmp(kapi_registry__str(o, "key"), key) == 0 &&
+                strcmp(kapi_registry__str(o, "effect"), effect) == 0) {
+                duplicate(err, at, &taint, t, "taints must be unique by key and effect pair");
+                break;
+            }
+        }
+    }
+}
+
+/* The spec.podCIDRs rules of ValidateNode. */
+static void pod_cidrs(kapi_error *err, kapi_arena *a, const json_t *cidrs)
+{
+    size_t n = json_array_size(cidrs);
+    int v4 = 0, v6 = 0;
+    kapi_buf shown;
+    kapi_buf_init(&shown);
+    kapi_gofmt_strings(&shown, cidrs);
+    const char *bad = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *s = json_string_value(json_array_get(cidrs, i));
+        kapi_cidr c;
+        if (!kapi_cidr_parse(s ? s : "", &c)) {
+            kapi_field_invalid_raw(err, kapi_path_index(a, "spec.podCIDRs", i), shown.ptr,
+                                   "must be valid CIDR");
+            bad = bad ? bad : s ? s : "";
+        } else {
+            *(c.v4 ? &v4 : &v6) += 1;
+        }
+    }
+    if (n > 1 && bad) {
+        /* netutils.IsDualStackCIDRStrings fails at the first CIDR that does not parse */
+        kapi_buf q;
+        kapi_buf_init(&q);
+        kapi_go_quote(&q, bad, strlen(bad));
+        kapi_error_add_cause(err, "InternalError", "spec.podCIDRs",
+                             "Internal error: invalid PodCIDRs. failed to check with dual stack "
+                             "with error:failed to parse cidr value:%s with error:invalid CIDR "
+                             "address: %s",
+                             q.ptr, bad);
+        kapi_buf_dispose(&q);
+    }
+    if (n > 1 && (bad || v4 != 1 || v6 != 1 || n > 2))
+        kapi_field_invalid_raw(err, "spec.podCIDRs", shown.ptr,
+                               "may specify no more than one CIDR for each IP family");
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = 0; j < i; j++)
+            if (json_equal(json_array_get(cidrs, i), json_array_get(cidrs, j))) {
+                const char *s = json_string_value(json_array_get(cidrs, i));
+                kapi_field_duplicate(err, kapi_path_index(a, "spec.podCIDRs", i), s);
+                break;
+            }
+    kapi_buf_dispose(&shown);
+}
+
+/* ValidateNode, less its metadata. */
+static void node(kapi_error *err, kapi_arena *a, const json_t *obj)
+{
+    const json_t *spec = json_object_get(obj, "spec");
+    taints(err, a, json_object_get(spec, "taints"));
+    pod_cidrs(err, a, json_object_get(spec, "podCIDRs"));
+}
+
+/* ValidateNodeUpdate, less its metadata. */
+static void node_update(kapi_error *err, const json_t *obj, const json_t *old)
+{
+    const json_t *spec = json_object_get(obj, "spec"), *old_spec = json_object_get(old, "spec");
+    const json_t *addrs = kapi_json_path(obj, "status.addresses");
+    kapi_arena a;
+    kapi_arena_init(&a);
+    for (size_t i = 1; i < json_array_size(addrs); i++)
+        for (size_t j = 0; j < i; j++)
+            if (json_equal(json_array_get(addrs, i), json_array_get(addrs, j))) {
+                duplicate(err, kapi_path_index(&a, "status.addresses", i), &address,
+                          json_array_get(addrs, i), NULL);
+                break;
+            }
+    const json_t *cidrs = json_object_get(spec, "podCIDRs");
+    const json_t *old_cidrs = json_object_get(old_spec, "podCIDRs");
+    size_t n = json_array_size(old_cidrs);
+    if (n > 0) {
+        /* one cause for a length change, else one per changed entry, as kube reports */
+        size_t bad = json_array_size(cidrs) != n;
+        for (size_t i = 0; !bad && i < n; i++)
+            bad += !json_equal(json_array_get(cidrs, i), json_array_get(old_cidrs, i));
+        for (size_t i = 0; i < bad; i++)
+            kapi_field_forbidden(err, "spec.podCIDRs",
+                                 "node updates may not change podCIDR except from \"\" to valid");
+    }
+    const char *pid = kapi_registry__str(spec, "providerID");
+    const char *old_pid = kapi_registry__str(old_spec, "providerID");
+    if (*old_pid && strcmp(old_pid, pid) != 0)
+        kapi_field_forbidden(err, "spec.providerID",
+                             "node updates may not change providerID except from \"\" to valid");
+    if (strcmp(kapi_registry__str(spec, "externalID"), kapi_registry__str(old_spec, "externalID")))
+        kapi_field_forbidden(err, "spec.externalID", "may not be updated");
+    if (json_array_size(json_object_get(spec, "taints")))
+        taints(err, &a, json_object_get(spec, "taints"));
+    kapi_arena_dispose(&a);
+}
+
+void kapi_registry__validate_node(const kapi_type *t, const json_t *obj, const json_t *old,
+                                  kapi_error *err)
+{
+    kapi_arena a;
+    const json_t *meta = json_object_get(obj, "metadata");
+    kapi_arena_init(&a);
+    if (old) {
+        kapi_meta_validate_update(err, &a, meta, json_object_get(old, "metadata"), "metadata",
+                                  true);
+    } else {
+        kapi_meta_rules rules;
+        kapi_registry__meta_rules(t, true, &rules);
+        kapi_meta_validate(err, &a, meta, "metadata", &rules);
+    }
+    node(err, &a, obj);
+    if (old)
+        node_update(err, obj, old);
+    kapi_arena_dispose(&a);
+}
+
+void kapi_registry__validate_node_status(const kapi_type *t, const char *sub, const json_t *obj,
+                                         const json_t *old, kapi_error *err)
+{
+    kapi_arena a;
+    (void)t, (void)sub;
+    kapi_arena_init(&a);
+    kapi_meta_validate_update(err, &a, json_object_get(obj, "metadata"),
+                              json_object_get(old, "metadata"), "metadata", true);
+    node_update(err, obj, old);
+    kapi_arena_dispose(&a);
+}

@@ -1,0 +1,74 @@
+/* Unit tests for the Node validation (registry/validate_node.c): ValidateNode on create
+ * and, on update, ValidateNode then ValidateNodeUpdate, with 1.26's messages and order. */
+#include "validate_cases.h"
+
+#define NODE_BASE "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"}}"
+#define NODE_OLD                                                                                   \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\",\"uid\":\"u1\","       \
+    "\"resourceVersion\":\"5\",\"creationTimestamp\":\"2024-01-01T00:00:00Z\"},\"spec\":{"         \
+    "\"podCIDR\":\"10.0.0.0/24\",\"podCIDRs\":[\"10.0.0.0/24\"],\"providerID\":\"p://1\"}}"
+#define NODE "Node \"n1\" is invalid: "
+#define CIDR_ONCE "Forbidden: node updates may not change podCIDR except from \"\" to valid"
+
+static const vcase create_cases[] = {
+    {"valid", "{}", NULL, 0},
+    {"valid dual-stack", "{\"spec\":{\"podCIDRs\":[\"10.0.0.0/24\",\"fd00::/120\"]}}", NULL, 0},
+    {"bad name", "{\"metadata\":{\"name\":\"N_1\"}}",
+     "Node \"N_1\" is invalid: metadata.name: Invalid value: \"N_1\": " SUBDOMAIN_MSG, 1},
+    {"bad CIDR", "{\"spec\":{\"podCIDRs\":[\"10.0.0.0/33\"]}}",
+     NODE "spec.podCIDRs[0]: Invalid value: []string{\"10.0.0.0/33\"}: must be valid CIDR", 1},
+    {"two of one family", "{\"spec\":{\"podCIDRs\":[\"10.0.0.0/24\",\"10.0.0.0/24\"]}}",
+     NODE "[spec.podCIDRs: Invalid value: []string{\"10.0.0.0/24\", \"10.0.0.0/24\"}: may "
+          "specify no more than one CIDR for each IP family, spec.podCIDRs[1]: Duplicate value: "
+          "\"10.0.0.0/24\"]",
+     2},
+    {"taints",
+     "{\"spec\":{\"taints\":[{\"key\":\"a\",\"effect\":\"NoSchedule\"},{\"key\":\"a\","
+     "\"effect\":\"NoSchedule\"},{\"key\":\"b/c/d\",\"value\":\"-x\",\"effect\":\"\"},"
+     "{\"key\":\"e\",\"effect\":\"Never\"}]}}",
+     NODE "[metadata.taints[1]: Duplicate value: core.Taint{Key:\"a\", Value:\"\", "
+          "Effect:\"NoSchedule\", TimeAdded:<nil>}: taints must be unique by key and effect "
+          "pair, metadata.taints[2].key: Invalid value: \"b/c/d\": a qualified name must consist "
+          "of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+          "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+          "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS "
+          "subdomain prefix and '/' (e.g. 'example.com/MyName'), metadata.taints[2].value: "
+          "Invalid value: \"-x\": " LABEL_VALUE_MSG ", metadata.taints[2].effect: Required "
+          "value, metadata.taints[3].effect: Unsupported value: \"Never\": supported values: "
+          "\"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"]",
+     5},
+};
+
+TEST(validate_node_create)
+{
+    vcase_run("", "v1", "nodes", NODE_BASE, NULL, create_cases, KAPI_ARRAY_LEN(create_cases));
+}
+
+static const vcase update_cases[] = {
+    {"labels change", "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}", NULL, 0},
+    {"podCIDRs change", "{\"spec\":{\"podCIDR\":null,\"podCIDRs\":[\"10.0.1.0/24\"]}}",
+     NODE "spec.podCIDRs: " CIDR_ONCE, 1},
+    {"podCIDRs added", "{\"spec\":{\"podCIDRs\":[\"10.0.0.0/24\",\"fd00::/120\"]}}",
+     NODE "spec.podCIDRs: " CIDR_ONCE, 1},
+    {"providerID change", "{\"spec\":{\"providerID\":\"p://2\"}}",
+     NODE "spec.providerID: Forbidden: node updates may not change providerID except from \"\" "
+          "to valid",
+     1},
+    {"externalID change", "{\"spec\":{\"externalID\":\"x\"}}",
+     NODE "spec.externalID: Forbidden: may not be updated", 1},
+};
+
+TEST(validate_node_update)
+{
+    vcase_run("", "v1", "nodes", NODE_OLD, NODE_OLD, update_cases, KAPI_ARRAY_LEN(update_cases));
+}
+
+/* An update from no Pod CIDRs to some is the allocator's write, and allowed. */
+static const vcase assign_cases[] = {
+    {"assign", "{\"spec\":{\"podCIDR\":\"10.0.0.0/24\",\"podCIDRs\":[\"10.0.0.0/24\"]}}", NULL, 0},
+};
+
+TEST(validate_node_assign)
+{
+    vcase_run("", "v1", "nodes", NODE_BASE, NODE_BASE, assign_cases, KAPI_ARRAY_LEN(assign_cases));
+}
