@@ -53,6 +53,8 @@ typedef struct options {
      * instance owns its data dir, and renewals would only move its revision) */
     bool leader_elect, leader_elect_given;
     int lease_ms, renew_ms, retry_ms;
+    /* kube-controller-manager's --allocate-node-cidrs: run the ClusterCIDR allocator */
+    bool allocate_node_cidrs;
     /* --webhook-resolve HOST:PORT:ADDRESS: where a webhook's host is reached (kapi runs
      * no Services, so a service reference's name.namespace.svc is resolved so or by the
      * system) */
@@ -65,9 +67,11 @@ typedef struct options {
 } options;
 
 /* The controllers --controllers names (kube-controller-manager's names), all on by
- * default; the CRD controller is kube-apiserver's and always runs. */
-static const char *const controller_names[] = {"clusterrole-aggregation", "cronjob",
-                                               "garbagecollector", "namespace", "serviceaccount"};
+ * default; the CRD controller is kube-apiserver's and always runs, and nodeipam (the
+ * ClusterCIDR allocator) runs only with --allocate-node-cidrs, as in kube. */
+static const char *const controller_names[] = {
+    "clusterrole-aggregation", "cronjob", "garbagecollector", "namespace", "nodeipam",
+    "serviceaccount"};
 
 /* The in-process controllers: started when this instance leads (at once without
  * --leader-elect), stopped when it stops leading. */
@@ -77,6 +81,8 @@ typedef struct controllers {
     kapi_leader *elector;
     const strings *enabled; /* --controllers */
     kapi_controller *namespaces, *crds, *serviceaccounts, *aggregation, *cronjobs, *gc;
+    kapi_controller *clustercidr; /* nodeipam, with --allocate-node-cidrs */
+    bool allocate_node_cidrs;
 } controllers;
 
 typedef struct server {
@@ -105,6 +111,7 @@ static void usage(FILE *f)
           "            [--etcd-compaction-interval 5m0s]\n"
           "            [--leader-elect] [--leader-elect-lease-duration 15s]\n"
           "            [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]\n"
+          "            [--allocate-node-cidrs]\n"
           "            [--webhook-resolve HOST:PORT:ADDRESS]...\n"
           "            [--controllers *,-cronjob] [--controllers-clock-file F]\n",
           f);
@@ -373,6 +380,7 @@ static int parse_options(options *o, int argc, char **argv)
         LEASE_DURATION,
         RENEW_DEADLINE,
         RETRY_PERIOD,
+        ALLOCATE_NODE_CIDRS,
         WEBHOOK_RESOLVE,
         EVENT_TTL,
         CONTROLLERS,
@@ -410,6 +418,7 @@ static int parse_options(options *o, int argc, char **argv)
         {"leader-elect-lease-duration", required_argument, NULL, LEASE_DURATION},
         {"leader-elect-renew-deadline", required_argument, NULL, RENEW_DEADLINE},
         {"leader-elect-retry-period", required_argument, NULL, RETRY_PERIOD},
+        {"allocate-node-cidrs", optional_argument, NULL, ALLOCATE_NODE_CIDRS},
         {"webhook-resolve", required_argument, NULL, WEBHOOK_RESOLVE},
         {"event-ttl", required_argument, NULL, EVENT_TTL},
         {"controllers", required_argument, NULL, CONTROLLERS},
@@ -555,6 +564,11 @@ static int parse_options(options *o, int argc, char **argv)
             if (!parse_positive_ms("leader-elect-retry-period", optarg, &o->retry_ms))
                 return 2;
             break;
+        case ALLOCATE_NODE_CIDRS:
+            o->allocate_node_cidrs = true;
+            if (optarg && !parse_bool("allocate-node-cidrs", optarg, &o->allocate_node_cidrs))
+                return 2;
+            break;
         case WEBHOOK_RESOLVE:
             if (!kapi_webhook_resolve_valid(optarg)) {
                 fprintf(stderr, "kapi: --webhook-resolve: not HOST:PORT:ADDRESS: %s\n", optarg);
@@ -648,6 +662,8 @@ static void controllers_started(void *ctx)
         c->cronjobs = kapi_cronjob_controller_start(c->api);
     if (controller_enabled(c->enabled, "garbagecollector"))
         c->gc = kapi_gc_controller_start(c->api);
+    if (c->allocate_node_cidrs && controller_enabled(c->enabled, "nodeipam"))
+        c->clustercidr = kapi_clustercidr_controller_start(c->api);
 }
 
 /* OnStoppedLeading: the controllers stop; the elector campaigns again (where
@@ -657,6 +673,8 @@ static void controllers_stopped(void *ctx)
     controllers *c = ctx;
     kapi_controller_stop(c->cronjobs);
     kapi_controller_stop(c->gc);
+    kapi_controller_stop(c->clustercidr);
+    c->clustercidr = NULL;
     kapi_controller_stop(c->serviceaccounts);
     kapi_controller_stop(c->aggregation);
     kapi_controller_stop(c->crds);
@@ -874,6 +892,7 @@ static int run(const options *o)
     s.api = kapi_api_new(&ac);
     cs.api = s.api;
     cs.enabled = &o->controllers;
+    cs.allocate_node_cidrs = o->allocate_node_cidrs;
     hc.handler_ctx = s.api;
     if ((err = kapi_http_server_new(&s.http, &s.loop, &hc)) != NULL)
         goto done_loop;

@@ -190,18 +190,27 @@ static uint64_t index_of(const kapi_cidr_set *s, u128 addr)
     return off.lo;
 }
 
-/* Sets (on) or clears every block c covers; false when c is outside the range. */
-static bool mark(kapi_cidr_set *s, const kapi_cidr *c, bool on)
+/* The blocks c covers, [*begin, *end]; false when c is outside the range. */
+static bool span(const kapi_cidr_set *s, const kapi_cidr *c, uint64_t *begin, uint64_t *end)
 {
     if (c->bits != s->range.bits || !kapi_cidr_overlaps(c, &s->range))
         return false;
-    uint64_t begin = 0, end = s->max - 1;
+    *begin = 0, *end = s->max - 1;
     if (s->range.prefix < c->prefix) {
         int host = c->bits - c->prefix;
         u128 first = load(c), ones = shr((u128){~0ULL, ~0ULL}, 128 - host);
-        begin = index_of(s, first);
-        end = index_of(s, (u128){first.hi | ones.hi, first.lo | ones.lo});
+        *begin = index_of(s, first);
+        *end = index_of(s, (u128){first.hi | ones.hi, first.lo | ones.lo});
     }
+    return true;
+}
+
+/* Sets (on) or clears every block c covers; false when c is outside the range. */
+static bool mark(kapi_cidr_set *s, const kapi_cidr *c, bool on)
+{
+    uint64_t begin, end;
+    if (!span(s, c, &begin, &end))
+        return false;
     for (uint64_t i = begin; i <= end; i++) {
         if (is_taken(s, i) == on)
             continue;
@@ -219,4 +228,15 @@ bool kapi_cidr_set_occupy(kapi_cidr_set *s, const kapi_cidr *c)
 bool kapi_cidr_set_release(kapi_cidr_set *s, const kapi_cidr *c)
 {
     return mark(s, c, false);
+}
+
+bool kapi_cidr_set_any_taken(const kapi_cidr_set *s, const kapi_cidr *c)
+{
+    uint64_t begin, end;
+    if (!span(s, c, &begin, &end))
+        return false;
+    for (uint64_t i = begin; i <= end; i++)
+        if (is_taken(s, i))
+            return true;
+    return false;
 }

@@ -60,5 +60,8 @@ bool kapi_cidr_set_next(kapi_cidr_set *s, uint64_t *out);
  * overlap, or c is of the other family. */
 bool kapi_cidr_set_occupy(kapi_cidr_set *s, const kapi_cidr *c);
 bool kapi_cidr_set_release(kapi_cidr_set *s, const kapi_cidr *c);
+/* True when a block of s that c covers is taken (c may be of any size, or outside the
+ * range: then false). */
+bool kapi_cidr_set_any_taken(const kapi_cidr_set *s, const kapi_cidr *c);
 
 #endif

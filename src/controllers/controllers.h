@@ -62,6 +62,9 @@ void kapi_controllers_set_clock_offset(int64_t ms);
  * watches; dependents whose owners are gone are deleted, foregroundDeletion and orphan
  * finalizers are carried out and removed (gc.c). */
 kapi_controller *kapi_gc_controller_start(kapi_api *api);
+/* kube-controller-manager's multi-CIDR range allocator: each Node without Pod CIDRs gets
+ * a block from a ClusterCIDR whose node selector picks it (clustercidr.c). */
+kapi_controller *kapi_clustercidr_controller_start(kapi_api *api);
 /* Stops a controller and waits for its thread, which ends its pass at the next write
  * (NULL is a no-op). */
 void kapi_controller_stop(kapi_controller *c);
@@ -175,5 +178,10 @@ kapi_error *kapi_controllers__storage_type(kapi_api *api, const json_t *crd, con
 void kapi_controllers__wake_at(kapi_controller *c, int64_t at_ms);
 /* True once the controller is being stopped: a pass gives up. */
 bool kapi_controllers__stopping(kapi_controller *c);
+/* How a ClusterCIDR's nodeSelector sel picks node (clustercidr.c): -1 when it does not, 0
+ * for a selector without terms (it picks every Node), else the requirement count of the
+ * most specific term that picks it (terms ORed, a term's requirements ANDed, a term with
+ * none picks nothing). */
+int kapi_controllers__node_selector_match(const json_t *sel, const json_t *node);
 
 #endif
