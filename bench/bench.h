@@ -259,6 +259,7 @@ typedef struct kapi_bench_sizes {
     size_t watchers, watch_writes, watch_rate, memory_events, conns, h2_streams;
     size_t crds;         /* CRDs installed by the crd scenario before the last one is timed */
     size_t cronjobs_due; /* CronJobs due in the same minute (the cronjob scenario) */
+    size_t nodes;        /* Nodes the allocator scenario creates */
 } kapi_bench_sizes;
 
 void kapi_bench_sizes_scale(kapi_bench_sizes *out, double scale);
@@ -291,6 +292,8 @@ int kapi_bench_scenario_create(kapi_bench_run *r);
 int kapi_bench_scenario_crd(kapi_bench_run *r);
 int kapi_bench_scenario_cel(kapi_bench_run *r);
 int kapi_bench_scenario_cronjob(kapi_bench_run *r);
+/* Issue 20: Nodes/s given Pod CIDRs by the server's ClusterCIDR allocator (nodes.c). */
+int kapi_bench_scenario_allocator(kapi_bench_run *r);
 int kapi_bench_scenario_get(kapi_bench_run *r);
 /* The get scenario as KAPI_BENCH_READER, whom only a RoleBinding lets read the CronJobs,
  * among a few dozen bindings of other users and groups (needs r->server). */

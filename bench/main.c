@@ -55,6 +55,7 @@ static const scenario scenarios[] = {
     {"crd", kapi_bench_scenario_crd, ANY_SERVER},
     {"cel", kapi_bench_scenario_cel, ANY_SERVER},
     {"cronjob", kapi_bench_scenario_cronjob, ANY_SERVER},
+    {"allocator", kapi_bench_scenario_allocator, ANY_SERVER},
     {"memory", kapi_bench_scenario_memory_start, OWN_KAPIS},
 };
 
@@ -71,8 +72,8 @@ static void usage(FILE *f)
           "  --quick        every scenario at a tenth of its size (--scale 0.1)\n"
           "  --smoke        a few hundred requests per scenario (--scale 0.01)\n"
           "  --only         scenarios to run, of create,get,get-rbac,get-pb,get-h2,update,\n"
-          "                 apply,list,watch,watch-pb,watch-h2,crd,cel,cronjob,memory (the\n"
-          "                 default: all of these; the -h2 ones over HTTP/2, ALPN h2)\n"
+          "                 apply,list,watch,watch-pb,watch-h2,crd,cel,cronjob,allocator,memory\n"
+          "                 (the default: all of these; the -h2 ones over HTTP/2, ALPN h2)\n"
           "  --h2-streams   get-h2's requests in flight per HTTP/2 connection (default 8:\n"
           "                 get's 32 over 4 connections); watch-h2's watchers share 32\n"
           "                 connections\n"

@@ -35,7 +35,7 @@ static const size_rule size_rules[] = {
     RULE(creates, 20000, 50), RULE(gets, 100000, 100),      RULE(get_objects, 1000, 64),
     RULE(patches, 10000, 50), RULE(applies, 10000, 50),     RULE(list_objects, 10000, 20),
     RULE(watchers, 1000, 5),  RULE(watch_writes, 1000, 10), RULE(memory_events, 100000, 200),
-    RULE(crds, 200, 5),       RULE(cronjobs_due, 1000, 10),
+    RULE(crds, 200, 5),       RULE(cronjobs_due, 1000, 10), RULE(nodes, 5000, 20),
 };
 #undef RULE
 

@@ -9,7 +9,9 @@
  * kapi's admin token is in system:masters, which RBAC never evaluates. So that a scenario
  * can measure requests that it does evaluate, kapi also gets a --token-auth-file listing
  * KAPI_BENCH_READER (in no group) with a token made for this run; what that user may do
- * is for the scenario to grant.
+ * is for the scenario to grant. It runs the ClusterCIDR allocator (--allocate-node-cidrs),
+ * which the allocator scenario measures, as kube-controller-manager runs it in clusters
+ * that give Nodes Pod CIDRs.
  */
 #include "bench.h"
 
@@ -177,13 +179,15 @@ static pid_t spawn(kapi_bench_server *s)
             dup2(fd, 1);
             dup2(fd, 2);
         }
-        const char *argv[10 + KAPI_BENCH_MAX_FLAGS] = {
-            s->bin, "--data-dir",        s->data_dir, "--secure-port",
-            port,   "--token-auth-file", tokens,      "--controllers-clock-file",
-            clock,
+        const char *argv[11 + KAPI_BENCH_MAX_FLAGS] = {
+            s->bin,      "--data-dir",
+            s->data_dir, "--secure-port",
+            port,        "--token-auth-file",
+            tokens,      "--controllers-clock-file",
+            clock,       "--allocate-node-cidrs",
         };
         for (size_t i = 0; i < s->nflags && i < KAPI_BENCH_MAX_FLAGS; i++)
-            argv[9 + i] = s->flags[i];
+            argv[10 + i] = s->flags[i];
         execv(s->bin, (char *const *)argv);
         _exit(127);
     }
