@@ -28,6 +28,7 @@
 #include "controllers/controllers.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,7 @@
 #define FINALIZER "networking.k8s.io/cluster-cidr-finalizer"
 #define COMPONENT "multiCIDRRangeAllocator"
 #define NOT_AVAILABLE "CIDRNotAvailable"
+#define WRITERS 8 /* threads writing the Nodes a pass gave blocks */
 
 /* One ClusterCIDR during a pass. */
 typedef struct range {
@@ -60,7 +62,10 @@ typedef struct state {
     const kapi_type *nodes, *cidrs, *events;
     range *r;
     size_t n;
-    range **order; /* scratch: r's members sorted for one Node */
+    range **order;       /* scratch: r's members sorted for one Node */
+    json_t *writes;      /* the Nodes given blocks, to be written */
+    size_t next, failed; /* the writers' place in writes, and their failures */
+    pthread_mutex_t mu;  /* over next and failed */
 } state;
 
 /* ---- node selectors ---- */
@@ -339,8 +344,8 @@ static bool take(state *st, range *r, int f, kapi_cidr *out)
     return false;
 }
 
-/* Gives node (taken) blocks and writes them; false when the write failed. */
-static bool allocate(state *st, json_t *node)
+/* Gives node blocks: the Node with them goes to st->writes; without, its event. */
+static void allocate(state *st, json_t *node)
 {
     order_for(st, node);
     for (size_t k = 0; k < st->n; k++) {
@@ -357,7 +362,8 @@ static bool allocate(state *st, json_t *node)
                     kapi_cidr_set_release(&r->set[f], &blk[f]);
             continue;
         }
-        json_t *spec = kapi_json_object_ensure(node, "spec"), *list = json_array();
+        json_t *copy = json_deep_copy(node);
+        json_t *spec = kapi_json_object_ensure(copy, "spec"), *list = json_array();
         for (int f = 0; f < 2; f++) {
             char text[KAPI_CIDR_TEXT];
             if (!got[f])
@@ -367,27 +373,57 @@ static bool allocate(state *st, json_t *node)
         }
         json_object_set_nocheck(spec, "podCIDR", json_array_get(list, 0));
         json_object_set_new_nocheck(spec, "podCIDRs", list);
-        if (write_back(st, st->nodes, node)) {
-            r->nodes++;
-            return true;
-        }
-        for (int f = 0; f < 2; f++)
-            if (got[f])
-                kapi_cidr_set_release(&r->set[f], &blk[f]);
-        return false;
+        json_array_append_new(st->writes, copy);
+        r->nodes++;
+        return;
     }
     not_available(st, node);
-    json_decref(node);
-    return true;
 }
 
-/* Occupies every Node's blocks, then allocates to those without; false when a write
- * failed (try again soon). */
+/* The writers share st->writes: each takes the next Node until none is left. Their
+ * writes land in the store's group commits together, so many new Nodes cost a few
+ * commits, not one each. A write that fails (the Node changed or went meanwhile) leaves
+ * its blocks to the next pass, which starts again from the Nodes. */
+static void *writer(void *arg)
+{
+    state *st = arg;
+    for (;;) {
+        json_t *node = NULL;
+        pthread_mutex_lock(&st->mu);
+        if (!kapi_controllers__stopping(st->c) && st->next < json_array_size(st->writes))
+            node = json_incref(json_array_get(st->writes, st->next++));
+        pthread_mutex_unlock(&st->mu);
+        if (!node)
+            return NULL;
+        bool ok = write_back(st, st->nodes, node);
+        pthread_mutex_lock(&st->mu);
+        st->failed += !ok;
+        pthread_mutex_unlock(&st->mu);
+    }
+}
+
+/* Writes st->writes from up to WRITERS threads; false when a write failed. */
+static bool write_nodes(state *st)
+{
+    pthread_t threads[WRITERS];
+    size_t started = 0, n = json_array_size(st->writes);
+    pthread_mutex_init(&st->mu, NULL);
+    for (; started < WRITERS && started + 1 < n; started++)
+        if (pthread_create(&threads[started], NULL, writer, st) != 0)
+            break;
+    writer(st);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(threads[i], NULL);
+    pthread_mutex_destroy(&st->mu);
+    return st->failed == 0;
+}
+
+/* Occupies every Node's blocks, then allocates to those without and writes them; false
+ * when a write failed (try again soon). */
 static bool nodes_pass(state *st, json_t *nodes)
 {
     size_t i;
     json_t *node;
-    bool ok = true;
     json_array_foreach(nodes, i, node)
     {
         const json_t *cidrs = kapi_json_path(node, "spec.podCIDRs");
@@ -401,9 +437,9 @@ static bool nodes_pass(state *st, json_t *nodes)
         if (json_array_size(kapi_json_path(node, "spec.podCIDRs")) ||
             kapi_json_path(node, "metadata.deletionTimestamp"))
             continue;
-        ok &= allocate(st, json_incref(node));
+        allocate(st, node);
     }
-    return ok;
+    return write_nodes(st);
 }
 
 static bool pass(kapi_controller *c)
@@ -423,6 +459,7 @@ static bool pass(kapi_controller *c)
         json_decref(cidrs);
         return true;
     }
+    st.writes = json_array();
     st.r = kapi_xcalloc(json_array_size(cidrs) + 1, sizeof(*st.r));
     st.order = kapi_xcalloc(json_array_size(cidrs) + 1, sizeof(*st.order));
     bool ok = true;
@@ -446,6 +483,7 @@ static bool pass(kapi_controller *c)
         range_dispose(&st.r[i]);
     free(st.r);
     free(st.order);
+    json_decref(st.writes);
     json_decref(cidrs);
     json_decref(nodes);
     return !ok;
