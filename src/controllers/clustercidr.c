@@ -11,9 +11,11 @@
  * from the matching ClusterCIDRs in kube's order (the most requirements matched, then the
  * fewest blocks, then the smallest blocks, then the selector and the range as text;
  * ClusterCIDRs without a selector, which match every Node, last), skipping blocks that
- * overlap one taken in another ClusterCIDR, written at the Node's resourceVersion. The
- * controller is one thread and each pass sees its own writes, so no block goes to two
- * Nodes however many are created at once. A Node no ClusterCIDR can serve (none matches,
+ * overlap one taken in another ClusterCIDR. The blocks of a pass are decided in turn on
+ * the controller's thread; then the Nodes are written, at their resourceVersions, from
+ * up to WRITERS threads that share the store's group commits, and the pass ends when all
+ * are written, so the next one sees them: no block goes to two Nodes however many are
+ * created at once. A Node no ClusterCIDR can serve (none matches,
  * or all that match are full) gets kube's event, Normal CIDRNotAvailable "Node <name>
  * status is now: CIDRNotAvailable", once per Node.
  *
