@@ -130,6 +130,10 @@ void kapi_registry__refuse(kapi_error *err, kapi_status status, const char *mess
 
 /* ---- the validate hooks of the strategies ---- */
 
+/* validate_pod.c: ValidateResourceQuantityValue of the quantity v (a JSON string or number)
+ * of resource name at path; nothing when v is no quantity (the decoder refuses those). */
+void kapi_registry__resource_quantity(kapi_error *err, const char *name, const json_t *v,
+                                      const char *path);
 /* validate_node.c: Node (core/v1), ValidateNode and ValidateNodeUpdate; a /status write
  * is checked by ValidateNodeUpdate alone. */
 void kapi_registry__validate_node(const kapi_type *t, const json_t *obj, const json_t *old,

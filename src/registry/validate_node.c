@@ -2,8 +2,9 @@
  * registry/validate_node: Node (core/v1) as Kubernetes 1.26 validates it (ValidateNode,
  * ValidateNodeUpdate): a subdomain name, taints (qualified key, label value, one of the
  * three effects, unique by key and effect; reported under metadata.taints, as 1.26 does),
- * spec.podCIDRs (each a CIDR, at most one per family, no duplicates), and on update
- * spec.podCIDRs, spec.providerID and spec.externalID fixed once set, and no duplicate
+ * status.capacity and status.allocatable quantities (not negative, whole for counted and
+ * extended resources), spec.podCIDRs (each a CIDR, at most one per family, no duplicates), and on
+ * update spec.podCIDRs, spec.providerID and spec.externalID fixed once set, and no duplicate
  * status.addresses. A status write is checked by the update rules alone, as kube's status
  * strategy does.
  */
@@ -46,6 +47,11 @@ static void duplicate(kapi_error *err, const char *path, const kapi_gotype *t, c
     kapi_error_add_cause(err, KAPI_FIELD_DUPLICATE, path, "Duplicate value: %s%s%s", b.ptr,
                          detail ? ": " : "", detail ? detail : "");
     kapi_buf_dispose(&b);
+}
+
+static int by_name(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
 }
 
 /* validateNodeTaints. */
@@ -129,11 +135,33 @@ static void pod_cidrs(kapi_error *err, kapi_arena *a, const json_t *cidrs)
     kapi_buf_dispose(&shown);
 }
 
+/* ValidateNodeResources: status.capacity and status.allocatable (in name order, where
+ * kube walks a Go map). */
+static void resources(kapi_error *err, kapi_arena *a, const json_t *status)
+{
+    static const char *const lists[] = {"capacity", "allocatable"};
+    for (size_t l = 0; l < KAPI_ARRAY_LEN(lists); l++) {
+        const json_t *list = json_object_get(status, lists[l]);
+        const char *at = kapi_path_child(a, "status", lists[l]);
+        size_t n = json_object_size(list), i = 0;
+        const char **keys = kapi_xcalloc(n ? n : 1, sizeof(*keys));
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)list, k, v) keys[i++] = k;
+        qsort(keys, n, sizeof(*keys), by_name);
+        for (i = 0; i < n; i++)
+            kapi_registry__resource_quantity(err, keys[i], json_object_get(list, keys[i]),
+                                             kapi_path_child(a, at, keys[i]));
+        free(keys);
+    }
+}
+
 /* ValidateNode, less its metadata. */
 static void node(kapi_error *err, kapi_arena *a, const json_t *obj)
 {
     const json_t *spec = json_object_get(obj, "spec");
     taints(err, a, json_object_get(spec, "taints"));
+    resources(err, a, json_object_get(obj, "status"));
     pod_cidrs(err, a, json_object_get(spec, "podCIDRs"));
 }
 
@@ -144,6 +172,7 @@ static void node_update(kapi_error *err, const json_t *obj, const json_t *old)
     const json_t *addrs = kapi_json_path(obj, "status.addresses");
     kapi_arena a;
     kapi_arena_init(&a);
+    resources(err, &a, json_object_get(obj, "status"));
     for (size_t i = 1; i < json_array_size(addrs); i++)
         for (size_t j = 0; j < i; j++)
             if (json_equal(json_array_get(addrs, i), json_array_get(addrs, j))) {

@@ -609,27 +609,56 @@ static bool read_quantity(const json_t *v, kapi_quantity *q)
     return s && kapi_quantity_parse(q, s);
 }
 
+/* helper.IsIntegerResourceName: counted resources and extended ones. */
+static bool is_integer_resource(const char *name)
+{
+    static const char *const counted[] = {"pods",
+                                          "resourcequotas",
+                                          "services",
+                                          "replicationcontrollers",
+                                          "secrets",
+                                          "configmaps",
+                                          "persistentvolumeclaims",
+                                          "services.nodeports",
+                                          "services.loadbalancers"};
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(counted); i++)
+        if (strcmp(name, counted[i]) == 0)
+            return true;
+    return is_extended(name);
+}
+
 /* ValidateResourceQuantityValue: not negative (shown with its canonical text), a whole
- * number for extended resources (shown as Go's %#v of the Quantity). */
-static void resource_value(pctx *c, const char *name, const kapi_quantity *q, const char *path)
+ * number for integer resources (shown as Go's %#v of the Quantity, whose cached string s
+ * ParseQuantity keeps when text, as written, is already canonical). */
+static void resource_value(kapi_error *err, const char *name, const char *text,
+                           const kapi_quantity *q, const char *path)
 {
     kapi_quantity zero = {0, 0, KAPI_Q_DECIMAL_SI};
-    if (kapi_quantity_cmp(q, &zero) < 0) {
-        kapi_buf b;
-        kapi_buf_init(&b);
-        kapi_quantity_format(&b, q);
-        kapi_field_invalid_str(c->err, path, b.ptr, "must be greater than or equal to 0");
-        kapi_buf_dispose(&b);
-    }
-    if (is_extended(name) && !kapi_quantity_is_integer(q)) {
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_quantity_format(&b, q);
+    if (kapi_quantity_cmp(q, &zero) < 0)
+        kapi_field_invalid_str(err, path, b.ptr, "must be greater than or equal to 0");
+    if (is_integer_resource(name) && !kapi_quantity_is_integer(q)) {
         static const char *const formats[] = {"DecimalSI", "BinarySI", "DecimalExponent"};
-        char *v = kapi_xprintf("resource.Quantity{i:resource.int64Amount{value:%lld, scale:%d}, "
-                               "d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"\", "
-                               "Format:\"%s\"}",
-                               (long long)q->mant, q->exp10, formats[q->format]);
-        kapi_field_invalid_raw(c->err, path, v, "must be an integer");
+        bool cached = text && strcmp(text, b.ptr) == 0;
+        char *v =
+            kapi_xprintf("resource.Quantity{i:resource.int64Amount{value:%lld, scale:%d}, "
+                         "d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"%s\", "
+                         "Format:\"%s\"}",
+                         (long long)q->mant, q->exp10, cached ? text : "", formats[q->format]);
+        kapi_field_invalid_raw(err, path, v, "must be an integer");
         free(v);
     }
+    kapi_buf_dispose(&b);
+}
+
+void kapi_registry__resource_quantity(kapi_error *err, const char *name, const json_t *v,
+                                      const char *path)
+{
+    kapi_quantity q;
+    if (read_quantity(v, &q))
+        resource_value(err, name, json_string_value(v), &q, path);
 }
 
 static const char **sorted_keys(const json_t *o, size_t *n)
@@ -692,7 +721,8 @@ static void resources(pctx *c, const json_t *res, const char *path)
         const char *at = kapi_path_key(c->a, lp, keys[i]);
         resource_name(c, keys[i], at);
         if (read_quantity(json_object_get(lim, keys[i]), &q))
-            resource_value(c, keys[i], &q, at);
+            resource_value(c->err, keys[i], json_string_value(json_object_get(lim, keys[i])), &q,
+                           at);
         huge = huge || is_hugepages(keys[i]);
         cm = cm || cpu_or_memory(keys[i]);
     }
@@ -702,7 +732,8 @@ static void resources(pctx *c, const json_t *res, const char *path)
         const char *at = kapi_path_key(c->a, rp, keys[i]);
         resource_name(c, keys[i], at);
         if (read_quantity(json_object_get(req, keys[i]), &q)) {
-            resource_value(c, keys[i], &q, at);
+            resource_value(c->err, keys[i], json_string_value(json_object_get(req, keys[i])), &q,
+                           at);
             request_vs_limit(c, keys[i], &q, lim, lp, rp);
         }
         huge = huge || is_hugepages(keys[i]);

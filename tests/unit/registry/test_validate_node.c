@@ -72,3 +72,25 @@ TEST(validate_node_assign)
 {
     vcase_run("", "v1", "nodes", NODE_BASE, NODE_BASE, assign_cases, KAPI_ARRAY_LEN(assign_cases));
 }
+
+/* ValidateNodeResources on create, in name order; on update it runs in ValidateNode and
+ * again in ValidateNodeUpdate, as 1.26 does. */
+static const vcase resource_cases[] = {
+    {"capacity and allocatable",
+     "{\"status\":{\"capacity\":{\"pods\":\"1500m\",\"cpu\":\"-1\",\"example.com/gpu\":\"0.5\","
+     "\"memory\":\"1Gi\"},\"allocatable\":{\"pods\":\"-2\"}}}",
+     NODE "[status.capacity.cpu: Invalid value: \"-1\": must be greater than or equal to 0, "
+          "status.capacity.example.com/gpu: Invalid value: resource.Quantity{i:resource."
+          "int64Amount{value:5, scale:-1}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"\", "
+          "Format:\"DecimalSI\"}: must be an integer, status.capacity.pods: Invalid value: "
+          "resource.Quantity{i:resource.int64Amount{value:1500, scale:-3}, d:resource."
+          "infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"1500m\", Format:\"DecimalSI\"}: must be an "
+          "integer, status.allocatable.pods: Invalid value: \"-2\": must be greater than or "
+          "equal to 0]",
+     4},
+};
+
+TEST(validate_node_resources)
+{
+    vcase_run("", "v1", "nodes", NODE_BASE, NULL, resource_cases, KAPI_ARRAY_LEN(resource_cases));
+}
