@@ -144,3 +144,40 @@ TEST(prepare_job)
     json_decref(obj);
     kapi_registry_free(reg);
 }
+
+/* A Node's create keeps its status but not configSource or status.config, and gets the
+ * not-ready taint unless it has it; an update keeps the stored status and drops a new
+ * configSource; a status write drops a new status.config. */
+TEST(prepare_node)
+{
+    kapi_registry *reg;
+    CHECK(kapi_registry_new(&reg) == NULL);
+    const kapi_type *nodes = type(reg, "", "v1", "nodes");
+    json_t *obj = json_loads(
+        "{\"metadata\":{\"name\":\"n\"},\"spec\":{\"configSource\":{},\"taints\":[{\"key\":"
+        "\"a\",\"effect\":\"NoExecute\"}]},\"status\":{\"phase\":\"Running\",\"config\":{}}}",
+        0, NULL);
+    kapi_type_prepare_create(nodes, obj);
+    check_json(obj, "{\"metadata\":{\"name\":\"n\"},\"spec\":{\"taints\":[{\"key\":\"a\","
+                    "\"effect\":\"NoExecute\"},{\"key\":\"node.kubernetes.io/not-ready\","
+                    "\"effect\":\"NoSchedule\"}]},\"status\":{\"phase\":\"Running\"}}");
+    json_t *again = json_deep_copy(obj);
+    kapi_type_prepare_create(nodes, again);
+    check_json(again, "{\"metadata\":{\"name\":\"n\"},\"spec\":{\"taints\":[{\"key\":\"a\","
+                      "\"effect\":\"NoExecute\"},{\"key\":\"node.kubernetes.io/not-ready\","
+                      "\"effect\":\"NoSchedule\"}]},\"status\":{\"phase\":\"Running\"}}");
+    json_t *upd = json_loads("{\"metadata\":{\"name\":\"n\"},\"spec\":{\"configSource\":{}},"
+                             "\"status\":{\"phase\":\"Pending\"}}",
+                             0, NULL);
+    kapi_type_prepare_update(nodes, upd, obj);
+    check_json(upd, "{\"metadata\":{\"name\":\"n\"},\"spec\":{},\"status\":{\"phase\":"
+                    "\"Running\"}}");
+    json_t *st = json_loads("{\"metadata\":{\"name\":\"n\"},\"status\":{\"config\":{}}}", 0, NULL);
+    kapi_type_prepare_subresource(nodes, "status", st, obj);
+    CHECK(json_object_get(json_object_get(st, "status"), "config") == NULL);
+    json_decref(st);
+    json_decref(upd);
+    json_decref(again);
+    json_decref(obj);
+    kapi_registry_free(reg);
+}

@@ -1,5 +1,10 @@
 /* Unit tests for the Node validation (registry/validate_node.c): ValidateNode on create
- * and, on update, ValidateNode then ValidateNodeUpdate, with 1.26's messages and order. */
+ * and, on update, ValidateNode then ValidateNodeUpdate, with 1.26's messages and order;
+ * and the Node's defaulting (registry/defaulters.c). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "codec/json.h"
 #include "validate_cases.h"
 
 #define NODE_BASE "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"}}"
@@ -93,4 +98,55 @@ static const vcase resource_cases[] = {
 TEST(validate_node_resources)
 {
     vcase_run("", "v1", "nodes", NODE_BASE, NULL, resource_cases, KAPI_ARRAY_LEN(resource_cases));
+}
+
+/* The defaulting and conversion a Node's body goes through: podCIDR wins over a podCIDRs
+ * that disagrees or is missing, podCIDR is then podCIDRs[0]; allocatable defaults to
+ * capacity. */
+static const char *defaulted(kapi_registry *reg, const char *spec_status)
+{
+    static char out[512];
+    kapi_arena a;
+    kapi_arena_init(&a);
+    const kapi_type *t = kapi_registry_lookup(reg, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("nodes"));
+    char *body = kapi_xprintf("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":"
+                              "\"n\"},%s}",
+                              spec_status);
+    json_t *obj = kapi_json_parse(body, strlen(body), NULL);
+    kapi_schema_walk w = {.arena = &a, .go_types = true, .defaults = true, .reorder = true};
+    CHECK(kapi_schema_decode(t->schema, obj, &w) == NULL);
+    json_object_del(obj, "metadata");
+    json_object_del(obj, "apiVersion");
+    json_object_del(obj, "kind");
+    json_object_del(json_object_get(obj, "status"), "daemonEndpoints");
+    json_object_del(json_object_get(obj, "status"), "nodeInfo");
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_json_encode(&b, obj);
+    snprintf(out, sizeof(out), "%s", b.ptr);
+    kapi_buf_dispose(&b);
+    json_decref(obj);
+    free(body);
+    kapi_arena_dispose(&a);
+    return out;
+}
+
+TEST(node_defaults)
+{
+    kapi_registry *reg;
+    CHECK(kapi_registry_new(&reg) == NULL);
+    CHECK_STR_EQ(defaulted(reg, "\"spec\":{\"podCIDR\":\"10.0.0.0/24\"}"),
+                 "{\"spec\":{\"podCIDR\":\"10.0.0.0/24\",\"podCIDRs\":[\"10.0.0.0/24\"]},"
+                 "\"status\":{}}");
+    CHECK_STR_EQ(defaulted(reg, "\"spec\":{\"podCIDRs\":[\"10.0.0.0/24\",\"fd00::/120\"]}"),
+                 "{\"spec\":{\"podCIDR\":\"10.0.0.0/24\",\"podCIDRs\":[\"10.0.0.0/24\","
+                 "\"fd00::/120\"]},\"status\":{}}");
+    CHECK_STR_EQ(defaulted(reg, "\"spec\":{\"podCIDR\":\"10.1.0.0/24\",\"podCIDRs\":["
+                                "\"10.0.0.0/24\",\"fd00::/120\"]}"),
+                 "{\"spec\":{\"podCIDR\":\"10.1.0.0/24\",\"podCIDRs\":[\"10.1.0.0/24\"]},"
+                 "\"status\":{}}");
+    CHECK_STR_EQ(defaulted(reg, "\"status\":{\"capacity\":{\"cpu\":\"2\"}}"),
+                 "{\"spec\":{},\"status\":{\"capacity\":{\"cpu\":\"2\"},\"allocatable\":{\"cpu\":"
+                 "\"2\"}}}");
+    kapi_registry_free(reg);
 }
