@@ -491,6 +491,21 @@ static bool pass(kapi_controller *c)
     return !ok;
 }
 
+/* A pass is called for by a ClusterCIDR's change, a Node's deletion (its blocks are
+ * free) and a Node written without Pod CIDRs; not by the status writes of Nodes that
+ * have them (kubelets' heartbeats), which a pass would only list every Node for. The
+ * stored JSON has the member "podCIDRs":[ nowhere but in spec: a string holds no bare
+ * quote, and managed fields write "f:podCIDRs". */
+static bool calls_for_pass(const kapi_type *t, const kapi_store_event *ev)
+{
+    static const char member[] = "\"podCIDRs\":[";
+    if (strcmp(t->plural, "nodes") != 0 || ev->type == KAPI_STORE_EVENT_DELETE ||
+        ev->type == KAPI_STORE_EVENT_RESET)
+        return ev->type != KAPI_STORE_EVENT_PROGRESS;
+    return ev->type == KAPI_STORE_EVENT_PUT &&
+           !memmem(ev->obj->data, ev->obj->len, member, sizeof(member) - 1);
+}
+
 kapi_controller *kapi_clustercidr_controller_start(kapi_api *api)
 {
     const kapi_registry *reg = kapi_api_registry(api);
@@ -499,5 +514,6 @@ kapi_controller *kapi_clustercidr_controller_start(kapi_api *api)
         kapi_registry_lookup(reg, KAPI_STR("networking.k8s.io"), KAPI_STR("v1alpha1"),
                              KAPI_STR("clustercidrs")),
         NULL};
-    return kapi_controllers__start(api, "clustercidr", watched, RETRY_MS, RESYNC_MS, pass);
+    return kapi_controllers__start_filtered(api, "clustercidr", watched, RETRY_MS, RESYNC_MS, pass,
+                                            calls_for_pass);
 }

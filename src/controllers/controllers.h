@@ -166,6 +166,15 @@ void *kapi_controllers__ctx(const kapi_controller *c);
 /* Marks c for a pass, as a change of a watched type does: from any thread, a store
  * watch's callback included. */
 void kapi_controllers__wake(kapi_controller *c);
+/* Whether a change of an object of type t calls for a pass (on the store's thread: quick,
+ * no store calls). */
+typedef bool (*kapi_controller_filter)(const kapi_type *t, const kapi_store_event *ev);
+/* kapi_controllers__start, with only the changes filter lets through making a pass (the
+ * resync and the retries are as before). */
+kapi_controller *kapi_controllers__start_filtered(kapi_api *api, const char *name,
+                                                  const kapi_type *const *watched, int retry_ms,
+                                                  int resync_ms, kapi_controller_pass pass,
+                                                  kapi_controller_filter filter);
 /* The api a controller works through. */
 kapi_api *kapi_controllers__api(const kapi_controller *c);
 /* A string member of obj at path by length (a name may hold a NUL); empty when none. */

@@ -1,6 +1,7 @@
 /*
  * controllers/runner: the thread of a controller. A store watch of the controller's type
- * marks it dirty (on the store's thread: only a flag and a signal); the thread makes a
+ * marks it dirty (on the store's thread: only a flag and a signal; for a controller with
+ * a filter, only the changes the filter lets through); the thread makes a
  * pass when it is dirty, after the retry interval while a pass left work waiting, at the
  * time a pass asked to be woken at when that comes sooner, or after the slow resync
  * interval. The controllers' clock (kapi_controllers_now_ms) is the system's plus the
@@ -19,14 +20,22 @@
 static const char *const controller_groups[] = {"system:authenticated", NULL};
 const kapi_user kapi_controllers_user = {"system:kube-controller-manager", "", controller_groups};
 
+/* What a watch's callback is given: its controller and type. */
+typedef struct watched {
+    kapi_controller *c;
+    const kapi_type *t;
+} watched;
+
 struct kapi_controller {
     kapi_api *api;
     int retry_ms, resync_ms;
     kapi_controller_pass pass;
-    void *ctx;                  /* the controller's own state (kapi_controllers__start_with) */
-    void (*dispose)(void *ctx); /* frees it once the thread has ended */
+    void *ctx;                     /* the controller's own state (kapi_controllers__start_with) */
+    void (*dispose)(void *ctx);    /* frees it once the thread has ended */
+    kapi_controller_filter filter; /* NULL: every change calls for a pass */
     /* one per watched type; NULL when it could not start: the resync alone */
     kapi_store_watch *watches[KAPI_CONTROLLER_MAX_WATCHED];
+    watched watched[KAPI_CONTROLLER_MAX_WATCHED];
     size_t nwatches;
     pthread_t thread;
     pthread_mutex_t mu;
@@ -67,8 +76,9 @@ void kapi_controllers_set_clock_offset(int64_t ms)
 /* The watch's callback, on the store's thread. */
 static bool changed(void *ctx, const kapi_store_event *ev)
 {
-    (void)ev;
-    kapi_controllers__wake(ctx);
+    const watched *w = ctx;
+    if (!w->c->filter || w->c->filter(w->t, ev))
+        kapi_controllers__wake(w->c);
     return true;
 }
 
@@ -104,45 +114,43 @@ static void *controller_main(void *arg)
     return NULL;
 }
 
-/* Watches the objects of t from the revision now: the first pass, which runs after, sees
- * everything before. */
-static kapi_store_watch *watch(kapi_controller *c, const kapi_type *t)
+/* Watches the objects of w's type from the revision now: the first pass, which runs
+ * after, sees everything before. */
+static kapi_store_watch *watch(kapi_controller *c, watched *w)
 {
     json_t *items = NULL;
     int64_t rev = 0;
-    kapi_store_watch *w = NULL;
-    kapi_error *err = kapi_api_list(c->api, t, KAPI_STR(""), &items, &rev);
+    kapi_store_watch *sw = NULL;
+    kapi_error *err = kapi_api_list(c->api, w->t, KAPI_STR(""), &items, &rev);
     json_decref(items);
-    if (err || kapi_api_watch_start(c->api, t, KAPI_STR(""), rev, changed, c, &w) != KAPI_STORE_OK)
-        w = NULL;
+    if (err ||
+        kapi_api_watch_start(c->api, w->t, KAPI_STR(""), rev, changed, w, &sw) != KAPI_STORE_OK)
+        sw = NULL;
     kapi_error_free(err);
-    return w;
+    return sw;
 }
 
-kapi_controller *kapi_controllers__start(kapi_api *api, const char *name,
-                                         const kapi_type *const *watched, int retry_ms,
-                                         int resync_ms, kapi_controller_pass pass)
-{
-    return kapi_controllers__start_with(api, name, watched, retry_ms, resync_ms, pass, NULL, NULL);
-}
-
-kapi_controller *kapi_controllers__start_with(kapi_api *api, const char *name,
-                                              const kapi_type *const *watched, int retry_ms,
-                                              int resync_ms, kapi_controller_pass pass, void *ctx,
-                                              void (*dispose)(void *ctx))
+/* Every start: the controller's own state ctx (or NULL) and its change filter (or NULL). */
+static kapi_controller *start(kapi_api *api, const char *name, const kapi_type *const *types,
+                              int retry_ms, int resync_ms, kapi_controller_pass pass, void *ctx,
+                              void (*dispose)(void *ctx), kapi_controller_filter filter)
 {
     kapi_controller *c = kapi_xcalloc(1, sizeof(*c));
     c->api = api;
     c->ctx = ctx;
     c->dispose = dispose;
+    c->filter = filter;
     c->retry_ms = retry_ms;
     c->resync_ms = resync_ms;
     c->pass = pass;
     atomic_init(&c->stopping, false);
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cond, NULL);
-    for (; *watched && c->nwatches < KAPI_CONTROLLER_MAX_WATCHED; watched++)
-        c->watches[c->nwatches++] = watch(c, *watched);
+    for (; *types && c->nwatches < KAPI_CONTROLLER_MAX_WATCHED; types++) {
+        c->watched[c->nwatches] = (watched){c, *types};
+        c->watches[c->nwatches] = watch(c, &c->watched[c->nwatches]);
+        c->nwatches++;
+    }
     if (pthread_create(&c->thread, NULL, controller_main, c) != 0) {
         fprintf(stderr, "kapi: cannot start the %s controller\n", name);
         abort();
@@ -152,6 +160,29 @@ kapi_controller *kapi_controllers__start_with(kapi_api *api, const char *name,
     running = c;
     pthread_mutex_unlock(&running_mu);
     return c;
+}
+
+kapi_controller *kapi_controllers__start(kapi_api *api, const char *name,
+                                         const kapi_type *const *types, int retry_ms, int resync_ms,
+                                         kapi_controller_pass pass)
+{
+    return start(api, name, types, retry_ms, resync_ms, pass, NULL, NULL, NULL);
+}
+
+kapi_controller *kapi_controllers__start_with(kapi_api *api, const char *name,
+                                              const kapi_type *const *types, int retry_ms,
+                                              int resync_ms, kapi_controller_pass pass, void *ctx,
+                                              void (*dispose)(void *ctx))
+{
+    return start(api, name, types, retry_ms, resync_ms, pass, ctx, dispose, NULL);
+}
+
+kapi_controller *kapi_controllers__start_filtered(kapi_api *api, const char *name,
+                                                  const kapi_type *const *types, int retry_ms,
+                                                  int resync_ms, kapi_controller_pass pass,
+                                                  kapi_controller_filter filter)
+{
+    return start(api, name, types, retry_ms, resync_ms, pass, NULL, NULL, filter);
 }
 
 kapi_api *kapi_controllers__api(const kapi_controller *c)
