@@ -3,8 +3,9 @@
 # ClusterCIDR whose node selector picks them (IPv4, IPv6, both), ClusterCIDRs get the
 # cluster-cidr-finalizer, 200 Nodes created at once get 200 distinct blocks, a Node no
 # ClusterCIDR can serve gets the CIDRNotAvailable event, a deleted Node's block is given
-# again, and a ClusterCIDR in use waits for its last Node before it goes. The allocator
-# runs with --allocate-node-cidrs, as kube-controller-manager's does.
+# again, a ClusterCIDR in use waits for its last Node before it goes, and a restarted
+# allocator finds the blocks taken. The allocator runs with --allocate-node-cidrs, as
+# kube-controller-manager's does.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -154,5 +155,16 @@ expect_eq "still there while a Node has a block from it" "small" \
 kc delete node s3 >/dev/null
 until_eq "gone once its last Node is" "" \
     kc get clustercidr --ignore-not-found -o 'jsonpath={.items[?(@.metadata.name=="small")].metadata.name}'
+
+# After a restart the allocator finds the taken blocks on the Nodes.
+stop_kapi
+start_kapi "$bin" "$data" "$port" --allocate-node-cidrs || exit 1
+kc create -f - >/dev/null <<'Y'
+apiVersion: v1
+kind: Node
+metadata: {name: after-restart, labels: {zone: a}}
+Y
+until_eq "after a restart a new Node gets blocks" 202 blocks
+expect_eq "none of them taken before" 404 "$(distinct)"
 
 e2e_finish
