@@ -15,9 +15,9 @@
  * the controller's thread; then the Nodes are written, at their resourceVersions, from
  * up to WRITERS threads that share the store's group commits, and the pass ends when all
  * are written, so the next one sees them: no block goes to two Nodes however many are
- * created at once. A Node no ClusterCIDR can serve (none matches,
- * or all that match are full) gets kube's event, Normal CIDRNotAvailable "Node <name>
- * status is now: CIDRNotAvailable", once per Node.
+ * created at once. A Node no ClusterCIDR can serve (none matches, or all that match are
+ * full) gets kube's event, Normal CIDRNotAvailable "Node <name> status is now:
+ * CIDRNotAvailable", once per Node.
  *
  * Selector terms are ORed and a term's requirements ANDed (a term without requirements
  * matches nothing), as a NodeSelector means everywhere else; 1.26's allocator ANDs the
@@ -48,7 +48,6 @@
 /* One ClusterCIDR during a pass. */
 typedef struct range {
     json_t *obj;                /* as listed (borrowed from the pass's list) */
-    const char *name;           /* borrowed from obj */
     bool terminating;           /* being deleted: no new blocks */
     bool has[2];                /* ipv4 ([0]), ipv6 ([1]) given */
     kapi_cidr_set set[2];       /* the blocks of each */
@@ -163,7 +162,6 @@ static bool range_init(range *r, json_t *obj)
     static const char *const fields[] = {"spec.ipv4", "spec.ipv6"};
     memset(r, 0, sizeof(*r));
     r->obj = obj;
-    r->name = kapi_json_path_str(obj, "metadata.name");
     r->terminating = kapi_json_path(obj, "metadata.deletionTimestamp") != NULL;
     int bits = (int)json_integer_value(kapi_json_path(obj, "spec.perNodeHostBits"));
     for (int f = 0; f < 2; f++) {
