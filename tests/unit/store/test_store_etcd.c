@@ -212,6 +212,16 @@ TEST(store_etcd_watch_across)
     }
     CHECK_INT_EQ(put(a, KAPI_STORE_DELETE, "/w/k03", NULL, 0, NULL, NULL), KAPI_STORE_OK);
     CHECK_INT_EQ(sync_st(b, 3000), KAPI_STORE_OK);
+    /* b's cache has the revision; its hub hands the changes to the watch just after */
+    for (int tries = 0; tries < 300; tries++) {
+        pthread_mutex_lock(&s.mu);
+        int n = s.n;
+        pthread_mutex_unlock(&s.mu);
+        if (n >= 21)
+            break;
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     pthread_mutex_lock(&s.mu);
     CHECK_INT_EQ(s.n, 21);
     CHECK(strncmp(s.log.ptr, "P/w/k00;P/w/k01;", 16) == 0);
