@@ -362,6 +362,18 @@ json_t *kapi_json_object_ensure(json_t *obj, const char *key)
     return v;
 }
 
+bool kapi_json_array_has_string(const json_t *arr, const char *s)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(arr, i, x)
+    {
+        if (s && json_is_string(x) && strcmp(json_string_value(x), s) == 0)
+            return true;
+    }
+    return false;
+}
+
 json_t *kapi_json_copy(const json_t *v)
 {
     const char *key;

@@ -57,6 +57,8 @@ json_t *kapi_json_path(const json_t *v, const char *path);
 const char *kapi_json_path_str(const json_t *v, const char *path);
 /* The object at key in obj, created (empty) if absent or not an object; borrowed. */
 json_t *kapi_json_object_ensure(json_t *obj, const char *key);
+/* True when arr (a JSON array, or anything else: false) holds the string s (NULL: false). */
+bool kapi_json_array_has_string(const json_t *arr, const char *s);
 /* A deep copy of v (a new reference; NULL for NULL). jansson 2.14's json_deep_copy
  * checks every object and array for a loop with a printf of its address and a hash
  * table, which costs more than the copy; kapi's values are trees, so this one does not. */

@@ -71,18 +71,6 @@ typedef struct state {
 
 /* ---- node selectors ---- */
 
-static bool has_value(const json_t *values, const char *v)
-{
-    size_t i;
-    json_t *x;
-    json_array_foreach(values, i, x)
-    {
-        if (json_is_string(x) && strcmp(json_string_value(x), v) == 0)
-            return true;
-    }
-    return false;
-}
-
 /* A base-10 int64, as strconv.ParseInt reads it. */
 static bool parse_int(const char *s, long long *out)
 {
@@ -105,7 +93,8 @@ static bool requirement_matches(const json_t *rq, const char *value)
     if (strcmp(op, "Exists") == 0 || strcmp(op, "DoesNotExist") == 0)
         return (value != NULL) == (op[0] == 'E');
     if (strcmp(op, "In") == 0 || strcmp(op, "NotIn") == 0)
-        return (value && has_value(values, value)) == (op[0] == 'I' && op[1] == 'n');
+        return (value && kapi_json_array_has_string(values, value)) ==
+               (op[0] == 'I' && op[1] == 'n');
     if ((strcmp(op, "Gt") != 0 && strcmp(op, "Lt") != 0) || json_array_size(values) != 1 ||
         !parse_int(value, &have) || !parse_int(json_string_value(json_array_get(values, 0)), &want))
         return false;
@@ -239,7 +228,7 @@ static bool write_back(state *st, const kapi_type *t, json_t *obj)
 
 static bool has_finalizer(const json_t *obj)
 {
-    return has_value(kapi_json_path(obj, "metadata.finalizers"), FINALIZER);
+    return kapi_json_array_has_string(kapi_json_path(obj, "metadata.finalizers"), FINALIZER);
 }
 
 /* Adds (or removes) the finalizer of r's ClusterCIDR; false when the write failed. */

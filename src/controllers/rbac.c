@@ -21,6 +21,7 @@
 #include "authz/authz.h"
 #include "codec/json.h"
 #include "controllers/controllers.h"
+#include "select/select.h"
 
 extern const struct {
     const char *name;
@@ -313,45 +314,6 @@ static const kapi_type *cluster_roles(kapi_api *api)
                                 KAPI_STR("v1"), KAPI_STR("clusterroles"));
 }
 
-static bool has_value(const json_t *values, const char *v)
-{
-    size_t i;
-    json_t *x;
-    json_array_foreach(values, i, x)
-    {
-        if (v && json_is_string(x) && strcmp(json_string_value(x), v) == 0)
-            return true;
-    }
-    return false;
-}
-
-/* metav1.LabelSelectorAsSelector's meaning of a LabelSelector: every matchLabels entry
- * and every matchExpressions requirement holds (an empty selector matches all). */
-static bool selector_matches(const json_t *sel, const json_t *labels)
-{
-    const char *k;
-    json_t *v, *e;
-    size_t i;
-    json_object_foreach((json_t *)json_object_get(sel, "matchLabels"), k, v)
-    {
-        const json_t *have = json_object_get(labels, k);
-        if (!json_is_string(have) || !json_equal((json_t *)have, v))
-            return false;
-    }
-    json_array_foreach(json_object_get(sel, "matchExpressions"), i, e)
-    {
-        const char *op = json_string_value(json_object_get(e, "operator"));
-        const char *key = json_string_value(json_object_get(e, "key"));
-        const json_t *have = key ? json_object_get(labels, key) : NULL;
-        const char *value = json_string_value(have);
-        bool in = has_value(json_object_get(e, "values"), value);
-        if (!op || (strcmp(op, "In") == 0 && !in) || (strcmp(op, "NotIn") == 0 && in) ||
-            (strcmp(op, "Exists") == 0 && !have) || (strcmp(op, "DoesNotExist") == 0 && have))
-            return false;
-    }
-    return true;
-}
-
 static bool rule_known(const json_t *rules, const json_t *rule)
 {
     size_t i;
@@ -380,7 +342,8 @@ static json_t *aggregate(const json_t *role, const json_t *items)
             continue;
         json_array_foreach(selectors, k, sel)
         {
-            picked = picked || selector_matches(sel, kapi_json_path(other, "metadata.labels"));
+            picked =
+                picked || kapi_labelsel_json_matches(sel, kapi_json_path(other, "metadata.labels"));
         }
         if (!picked)
             continue;

@@ -212,9 +212,6 @@ void kapi_registry__validate_label_selector(kapi_error *err, kapi_arena *a, cons
 bool kapi_registry__label_selector_refused(kapi_arena *a, const json_t *sel);
 /* LabelSelectorHasInvalidLabelValue: a matchExpressions value is no label value. */
 bool kapi_registry__label_selector_bad_values(const json_t *sel);
-/* Whether labels match sel as metav1.LabelSelectorAsSelector reads it (sel not refused):
- * absent or null matches nothing, {} everything. */
-bool kapi_registry__label_selector_matches(const json_t *sel, const json_t *labels);
 
 /* validate_pod.c: core's ValidatePodTemplateSpec of a pod template (metadata labels and
  * annotations, then the pod spec) at path, reading every defaulted field as its default

@@ -37,6 +37,7 @@
 #include "codec/go.h"
 #include "registry/cron.h"
 #include "registry/registry_int.h"
+#include "select/select.h"
 
 typedef struct bctx {
     kapi_error *err;
@@ -433,7 +434,7 @@ static void generated_selector(bctx *c, const json_t *job)
     has_label(c, labels, "job-name", name);
     json_t *expected = json_pack("{s:s, s:s}", "controller-uid", uid, "job-name", name);
     if (!kapi_registry__label_selector_refused(c->a, sel) &&
-        !kapi_registry__label_selector_matches(sel, expected)) {
+        !kapi_labelsel_json_matches(sel, expected)) {
         kapi_buf b;
         kapi_buf_init(&b);
         kapi_gofmt(&b, &kapi_go_label_selector, sel);
@@ -455,7 +456,7 @@ static void job_spec_with_selector(bctx *c, const json_t *spec, bool bad_selecto
         kapi_registry__validate_label_selector(c->err, c->a, sel, bad_selector_values,
                                                "spec.selector");
     if (!kapi_registry__label_selector_refused(c->a, sel) &&
-        !kapi_registry__label_selector_matches(sel, labels)) {
+        !kapi_labelsel_json_matches(sel, labels)) {
         kapi_buf b;
         kapi_buf_init(&b);
         kapi_gofmt_string_map(&b, labels);

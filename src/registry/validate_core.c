@@ -100,44 +100,6 @@ bool kapi_registry__label_selector_bad_values(const json_t *sel)
     return false;
 }
 
-/* True when values (a JSON array of strings) holds v. */
-static bool has_value(const json_t *values, const char *v)
-{
-    size_t i;
-    json_t *x;
-    json_array_foreach(values, i, x)
-    {
-        if (v && json_is_string(x) && strcmp(json_string_value(x), v) == 0)
-            return true;
-    }
-    return false;
-}
-
-bool kapi_registry__label_selector_matches(const json_t *sel, const json_t *labels)
-{
-    const char *k;
-    json_t *v, *e;
-    size_t i;
-    if (!json_is_object(sel))
-        return false;
-    json_object_foreach((json_t *)json_object_get(sel, "matchLabels"), k, v)
-    {
-        const json_t *have = json_object_get(labels, k);
-        if (!json_is_string(have) || !json_equal((json_t *)have, v))
-            return false;
-    }
-    json_array_foreach(json_object_get(sel, "matchExpressions"), i, e)
-    {
-        const char *op = kapi_registry__str(e, "operator");
-        const json_t *have = json_object_get(labels, kapi_registry__str(e, "key"));
-        bool in = has_value(json_object_get(e, "values"), json_string_value(have));
-        if ((strcmp(op, "In") == 0 && !in) || (strcmp(op, "NotIn") == 0 && in) ||
-            (strcmp(op, "Exists") == 0 && !have) || (strcmp(op, "DoesNotExist") == 0 && have))
-            return false;
-    }
-    return true;
-}
-
 /* ValidateNodeSelectorRequirement (on node labels). */
 static void label_requirement(kapi_error *err, kapi_arena *a, const json_t *rq, const char *path)
 {

@@ -5,13 +5,15 @@
  *
  * NewRequirement also refuses operator and value-count combinations that the parser
  * cannot produce (an empty `in` set, two values for `=`, ...); only the checks a parsed
- * text can fail are made here: the int64 of `>` and `<`, and the label value rules. */
+ * text can fail are made here: the int64 of `>` and `<`, and the label value rules.
+ * A metav1.LabelSelector given as JSON is matched here too (kapi_labelsel_json_matches). */
 #include "select/select.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/json.h"
 #include "schema/field.h"
 
 typedef enum tok {
@@ -500,4 +502,35 @@ void kapi_labelsel_free(kapi_labelsel *s)
         req_dispose(&s->reqs[i]);
     free(s->reqs);
     free(s);
+}
+
+bool kapi_labelsel_json_matches(const json_t *sel, const json_t *labels)
+{
+    const char *k;
+    json_t *v, *e;
+    size_t i;
+    if (!json_is_object(sel))
+        return false;
+    json_object_foreach((json_t *)json_object_get(sel, "matchLabels"), k, v)
+    {
+        const json_t *have = json_object_get(labels, k);
+        if (!json_is_string(have) || !json_equal((json_t *)have, v))
+            return false;
+    }
+    json_array_foreach(json_object_get(sel, "matchExpressions"), i, e)
+    {
+        const char *oper = json_string_value(json_object_get(e, "operator"));
+        const char *key = json_string_value(json_object_get(e, "key"));
+        const json_t *have = key ? json_object_get(labels, key) : NULL;
+        bool in = kapi_json_array_has_string(json_object_get(e, "values"), json_string_value(have));
+        bool holds = !oper                               ? false
+                     : strcmp(oper, "In") == 0           ? in
+                     : strcmp(oper, "NotIn") == 0        ? !in
+                     : strcmp(oper, "Exists") == 0       ? have != NULL
+                     : strcmp(oper, "DoesNotExist") == 0 ? have == NULL
+                                                         : false;
+        if (!holds)
+            return false;
+    }
+    return true;
 }

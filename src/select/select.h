@@ -39,6 +39,11 @@ bool kapi_labelsel_empty(const kapi_labelsel *s);
 /* True when the labels (an object's metadata.labels: a JSON object of strings, or NULL
  * for none) satisfy every requirement of s. */
 bool kapi_labelsel_matches(const kapi_labelsel *s, const json_t *labels);
+/* True when labels satisfy a metav1.LabelSelector given as JSON (LabelSelectorAsSelector):
+ * every matchLabels entry and every matchExpressions requirement (In, NotIn, Exists,
+ * DoesNotExist) holds; an empty selector matches everything, one that is not an object
+ * (absent, null) nothing, a requirement without a known operator nothing. */
+bool kapi_labelsel_json_matches(const json_t *selector, const json_t *labels);
 void kapi_labelsel_free(kapi_labelsel *s);
 
 /* ---- field selectors ---- */

@@ -355,3 +355,38 @@ TEST(select_field_value)
     CHECK_STR_EQ(kapi_fieldsel_value(NULL, "metadata.name", scratch), "");
     json_decref(obj);
 }
+
+/* A metav1.LabelSelector as JSON: matchLabels and matchExpressions together, an empty
+ * selector matching everything, an absent one nothing, an unknown operator nothing. */
+TEST(select_label_selector_json)
+{
+    json_t *labels = json_pack("{s:s,s:s}", "app", "web", "tier", "front");
+    static const struct {
+        const char *sel;
+        bool want;
+    } cases[] = {
+        {"{}", true},
+        {"{\"matchLabels\":{\"app\":\"web\"}}", true},
+        {"{\"matchLabels\":{\"app\":\"db\"}}", false},
+        {"{\"matchExpressions\":[{\"key\":\"tier\",\"operator\":\"In\",\"values\":[\"front\"]}]}",
+         true},
+        {"{\"matchExpressions\":[{\"key\":\"tier\",\"operator\":\"NotIn\",\"values\":[\"front\"]}]"
+         "}",
+         false},
+        {"{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"DoesNotExist\"}],"
+         "\"matchLabels\":{\"app\":\"web\"}}",
+         true},
+        {"{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"Exists\"}]}", false},
+        {"{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"Gt\",\"values\":[\"1\"]}]}",
+         false},
+        {"null", false},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *sel = json_loads(cases[i].sel, JSON_DECODE_ANY, NULL);
+        if (kapi_labelsel_json_matches(sel, labels) != cases[i].want)
+            test_fail(__FILE__, __LINE__, "%s: want %d", cases[i].sel, cases[i].want);
+        json_decref(sel);
+    }
+    CHECK(!kapi_labelsel_json_matches(NULL, labels));
+    json_decref(labels);
+}
