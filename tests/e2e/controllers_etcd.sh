@@ -33,7 +33,8 @@ stop_b() {
     [ -n "$B_PID" ] && kill -TERM "$B_PID" 2>/dev/null && wait "$B_PID" 2>/dev/null
     B_PID=
 }
-start_kapi "$bin" "$data" "$port" "${short[@]}" --controllers-clock-file "$clock_a" || exit 1
+start_kapi "$bin" "$data" "$port" "${short[@]}" --controllers='*' \
+    --controllers-clock-file "$clock_a" || exit 1
 start_b || exit 1
 sed "s/127.0.0.1:$port/127.0.0.1:$port_b/" "$data/kubeconfig" >"$work/kubeconfig-b"
 cur=$data/kubeconfig

@@ -9,7 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 e2e_setup "$1"
 clock=$work/clock
 echo 0s >"$clock"
-start_kapi "$bin" "$data" "$port" --controllers-clock-file "$clock" || exit 1
+start_kapi "$bin" "$data" "$port" --controllers='*' --controllers-clock-file "$clock" || exit 1
 export KUBECONFIG=$data/kubeconfig
 kc() { kubectl --request-timeout=10s -n e2e "$@"; }
 kubectl create namespace e2e >/dev/null

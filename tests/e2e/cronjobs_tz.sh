@@ -12,7 +12,7 @@ mkdir -p "$ZONEINFO/Test"
 cp /usr/share/zoneinfo/Europe/Paris "$ZONEINFO/Test/Zone"
 clock=$work/clock
 echo 0s >"$clock"
-start_kapi "$bin" "$data" "$port" --controllers-clock-file "$clock" || exit 1
+start_kapi "$bin" "$data" "$port" --controllers='*' --controllers-clock-file "$clock" || exit 1
 export KUBECONFIG=$data/kubeconfig
 kc() { kubectl --request-timeout=10s "$@"; }
 check "a CronJob in a zone only ZONEINFO has" kc create -f - <<'J'
@@ -22,7 +22,7 @@ check "a CronJob in a zone only ZONEINFO has" kc create -f - <<'J'
 J
 stop_kapi
 rm "$ZONEINFO/Test/Zone"
-start_kapi "$bin" "$data" "$port" --controllers-clock-file "$clock" || exit 1
+start_kapi "$bin" "$data" "$port" --controllers='*' --controllers-clock-file "$clock" || exit 1
 echo 120s >"$clock"
 kill -HUP "$KAPI_PID"
 events() { kc get events -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}'; }
