@@ -190,6 +190,10 @@ static void unlink_exchange(kapi_http_exchange *ex, kapi_http_stream *s)
 void kapi_http__stream_detach(kapi_http_exchange *ex, bool graceful)
 {
     kapi_http_stream *s = ex->stream;
+    /* Taken off ex first: the end written below may close the protocol's stream at once
+     * (HTTP/2), whose close callback detaches what is still attached; it must find nothing,
+     * or the exchange's reference would be dropped twice. */
+    ex->stream = NULL;
     bool claimed = close_and_claim(s);
     hand_over(graceful ? ex : NULL, s, true, false);
     if (claimed)
