@@ -175,6 +175,25 @@ kapi_controller *kapi_controllers__start_filtered(kapi_api *api, const char *nam
                                                   const kapi_type *const *watched, int retry_ms,
                                                   int resync_ms, kapi_controller_pass pass,
                                                   kapi_controller_filter filter);
+/* One change a controller's own store watch reported, queued for its pass. */
+typedef struct kapi_controller_change {
+    const kapi_type *type; /* a reference */
+    kapi_store_event_type what;
+    kapi_obj *obj; /* a reference; NULL for RESET */
+} kapi_controller_change;
+/* The most changes queued between two passes. One more drops every change queued: the
+ * next take says so, and the controller reads again what they would have told it. */
+#define KAPI_CONTROLLER_MAX_QUEUED 65536
+/* From a store watch's callback (any thread): queues ev, a change of an object of type t,
+ * for c's next pass and wakes c. A PROGRESS is not queued. */
+void kapi_controllers__queue(kapi_controller *c, const kapi_type *t, const kapi_store_event *ev);
+/* From a pass: the changes queued since the last take, oldest first, *n of them (NULL when
+ * none). *lost is true when changes were dropped before the first of them (the queue was
+ * full): the controller lists again what it watches, as after a RESET, then applies the
+ * changes returned. Freed with kapi_controllers__changes_free. */
+kapi_controller_change *kapi_controllers__take(kapi_controller *c, size_t *n, bool *lost);
+/* Drops the references of the n changes and frees them. */
+void kapi_controllers__changes_free(kapi_controller_change *changes, size_t n);
 /* The api a controller works through. */
 kapi_api *kapi_controllers__api(const kapi_controller *c);
 /* A string member of obj at path by length (a name may hold a NUL); empty when none. */

@@ -25,7 +25,6 @@
 #include "controllers/controllers.h"
 
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -600,20 +599,13 @@ static bool sync_cronjob(run *s)
 
 /* ---- the queue ---- */
 
-/* A change a watch reported, queued for the controller's thread. */
-typedef struct change {
-    bool job; /* of a Job, else of a CronJob */
-    kapi_store_event_type what;
-    kapi_obj *obj; /* a reference; NULL for RESET */
-} change;
-
 /* A requeue time of the CronJob key; stale once due holds another time for key. */
 typedef struct timer {
     int64_t at;
     char *key;
 } timer;
 
-/* The controller's state. The maps and the heap are the thread's; mu guards changes. */
+/* The controller's state, the thread's. */
 typedef struct state {
     types ty;
     kapi_api *api;
@@ -626,9 +618,6 @@ typedef struct state {
     kapi_map *due;      /* CronJob key -> its requeue time (int64_t, controllers' clock ms) */
     timer *heap;        /* the requeue times, earliest first (a binary heap) */
     size_t nheap, capheap;
-    pthread_mutex_t mu;
-    change *changes;
-    size_t nchanges, capchanges;
 } state;
 
 static uint64_t key_hash(const void *key, uint64_t seed)
@@ -850,30 +839,18 @@ static bool relist(state *st, int64_t *jobs_rev, int64_t *cronjobs_rev)
 /* ---- the watches ---- */
 
 /* A watch's callback, on the store's thread: the change is queued, nothing parsed. */
-static bool watched(state *st, bool job, const kapi_store_event *ev)
-{
-    if (ev->type == KAPI_STORE_EVENT_PROGRESS)
-        return true;
-    pthread_mutex_lock(&st->mu);
-    if (st->nchanges == st->capchanges) {
-        st->capchanges = st->capchanges ? st->capchanges * 2 : 64;
-        st->changes = kapi_xrealloc(st->changes, st->capchanges * sizeof(*st->changes));
-    }
-    st->changes[st->nchanges++] =
-        (change){job, ev->type, ev->obj ? kapi_obj_ref((kapi_obj *)ev->obj) : NULL};
-    pthread_mutex_unlock(&st->mu);
-    kapi_controllers__wake(st->c);
-    return true;
-}
-
 static bool cronjob_watched(void *ctx, const kapi_store_event *ev)
 {
-    return watched(ctx, false, ev);
+    state *st = ctx;
+    kapi_controllers__queue(st->c, st->ty.cronjobs, ev);
+    return true;
 }
 
 static bool job_watched(void *ctx, const kapi_store_event *ev)
 {
-    return watched(ctx, true, ev);
+    state *st = ctx;
+    kapi_controllers__queue(st->c, st->ty.jobs, ev);
+    return true;
 }
 
 static void stop_watches(state *st)
@@ -901,7 +878,7 @@ static void start_watches(state *st)
 
 /* A change of a Job: filed under its controller (its stored bytes parsed here, on the
  * controller's thread), or taken out of the index when deleted. */
-static void job_changed(state *st, const change *ch)
+static void job_changed(state *st, const kapi_controller_change *ch)
 {
     kapi_str ns, name;
     if (!kapi_type_key_parse(st->ty.jobs, kapi_obj_key(ch->obj), &ns, &name))
@@ -914,30 +891,27 @@ static void job_changed(state *st, const change *ch)
 }
 
 /* Applies the queued changes: the CronJobs they concern are queued, the Job index kept.
- * After a RESET (changes lost) everything is listed again. */
+ * After a RESET or lost changes everything is listed again. */
 static void apply_changes(state *st)
 {
-    pthread_mutex_lock(&st->mu);
-    change *changes = st->changes;
-    size_t n = st->nchanges;
-    st->changes = NULL;
-    st->nchanges = st->capchanges = 0;
-    pthread_mutex_unlock(&st->mu);
+    size_t n;
+    bool lost;
+    kapi_controller_change *changes = kapi_controllers__take(st->c, &n, &lost);
+    st->stale |= lost;
     for (size_t i = 0; i < n; i++) {
-        change *ch = &changes[i];
+        kapi_controller_change *ch = &changes[i];
         kapi_str ns, name;
         if (ch->what == KAPI_STORE_EVENT_RESET) {
             st->stale = true;
-        } else if (ch->job) {
+        } else if (ch->type == st->ty.jobs) {
             job_changed(st, ch);
         } else if (kapi_type_key_parse(st->ty.cronjobs, kapi_obj_key(ch->obj), &ns, &name)) {
             char *key = key_of(ns, name);
             set_add(st->queued, key);
             free(key);
         }
-        kapi_obj_unref(ch->obj);
     }
-    free(changes);
+    kapi_controllers__changes_free(changes, n);
     if (st->stale)
         st->stale = !relist(st, NULL, NULL);
 }
@@ -1037,9 +1011,6 @@ static void state_free(void *ctx)
 {
     state *st = ctx;
     stop_watches(st);
-    for (size_t i = 0; i < st->nchanges; i++)
-        kapi_obj_unref(st->changes[i].obj);
-    free(st->changes);
     for (size_t i = 0; i < st->nheap; i++)
         free(st->heap[i].key);
     free(st->heap);
@@ -1047,7 +1018,6 @@ static void state_free(void *ctx)
     kapi_map_free(st->owned);
     kapi_map_free(st->queued);
     kapi_map_free(st->due);
-    pthread_mutex_destroy(&st->mu);
     free(st);
 }
 
@@ -1064,7 +1034,6 @@ kapi_controller *kapi_cronjob_controller_start(kapi_api *api)
     st->owned = kapi_map_new(&owned_map);
     st->queued = kapi_map_new(&set_map);
     st->due = kapi_map_new(&str_map);
-    pthread_mutex_init(&st->mu, NULL);
     const kapi_type *none[] = {NULL};
     return kapi_controllers__start_with(api, "cronjob", none, RETRY_MS, RESYNC_MS, pass, st,
                                         state_free);

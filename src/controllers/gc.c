@@ -34,7 +34,6 @@
  */
 #include "controllers/controllers.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,13 +66,6 @@ struct gc_node {
     bool orphan, fg; /* the orphan, foregroundDeletion finalizers */
 };
 
-/* A change a watch reported, queued for the controller's thread. */
-typedef struct gc_change {
-    const kapi_type *type; /* a reference */
-    kapi_store_event_type what;
-    kapi_obj *obj; /* a reference; NULL for RESET */
-} gc_change;
-
 typedef struct gc gc;
 
 /* A watch of one stored type (its storage prefix); custom types come and go with CRDs. */
@@ -92,9 +84,6 @@ struct gc {
     gc_watch **watches;
     size_t nwatches, capwatches;
     bool started, crds_changed;
-    pthread_mutex_t mu; /* guards changes */
-    gc_change *changes;
-    size_t nchanges, capchanges;
 };
 
 static uint64_t str_hash(const void *key, uint64_t seed)
@@ -288,18 +277,7 @@ static void observe_delete(gc *g, const char *uid)
 static bool watched(void *ctx, const kapi_store_event *ev)
 {
     gc_watch *w = ctx;
-    gc *g = w->g;
-    if (ev->type == KAPI_STORE_EVENT_PROGRESS)
-        return true;
-    pthread_mutex_lock(&g->mu);
-    if (g->nchanges == g->capchanges) {
-        g->capchanges = g->capchanges ? g->capchanges * 2 : 64;
-        g->changes = kapi_xrealloc(g->changes, g->capchanges * sizeof(*g->changes));
-    }
-    g->changes[g->nchanges++] = (gc_change){kapi_type_ref(w->type), ev->type,
-                                            ev->obj ? kapi_obj_ref((kapi_obj *)ev->obj) : NULL};
-    pthread_mutex_unlock(&g->mu);
-    kapi_controllers__wake(g->c);
+    kapi_controllers__queue(w->g->c, w->type, ev);
     return true;
 }
 
@@ -459,17 +437,20 @@ static void relist(gc *g, const kapi_type *t)
     kapi_map_free(uids);
 }
 
-/* Applies the queued changes to the graph. */
+/* Applies the queued changes to the graph; when some were lost, every watched type is
+ * listed again first. */
 static void apply_changes(gc *g)
 {
-    pthread_mutex_lock(&g->mu);
-    gc_change *changes = g->changes;
-    size_t n = g->nchanges;
-    g->changes = NULL;
-    g->nchanges = g->capchanges = 0;
-    pthread_mutex_unlock(&g->mu);
+    size_t n;
+    bool lost;
+    kapi_controller_change *changes = kapi_controllers__take(g->c, &n, &lost);
+    if (lost) {
+        for (size_t i = 0; i < g->nwatches; i++)
+            relist(g, g->watches[i]->type);
+        g->crds_changed = true;
+    }
     for (size_t i = 0; i < n; i++) {
-        gc_change *ch = &changes[i];
+        kapi_controller_change *ch = &changes[i];
         json_t *meta = ch->obj ? parse_meta(ch->obj) : NULL;
         const char *uid = json_string_value(json_object_get(meta, "uid"));
         if (ch->what == KAPI_STORE_EVENT_RESET)
@@ -481,10 +462,8 @@ static void apply_changes(gc *g)
         if (is_crds(g, ch->type))
             g->crds_changed = true;
         json_decref(meta);
-        kapi_obj_unref(ch->obj);
-        kapi_type_unref(ch->type);
     }
-    free(changes);
+    kapi_controllers__changes_free(changes, n);
 }
 
 /* ---- acting on a node ---- */
@@ -780,18 +759,12 @@ static void dispose(void *ctx)
     for (size_t i = 0; i < g->nwatches; i++)
         watch_free(g, g->watches[i]);
     free(g->watches);
-    for (size_t i = 0; i < g->nchanges; i++) {
-        kapi_obj_unref(g->changes[i].obj);
-        kapi_type_unref(g->changes[i].type);
-    }
-    free(g->changes);
     kapi_map_iter it = {0};
     void *n;
     while (kapi_map_next(g->nodes, &it, NULL, &n))
         node_free(n);
     kapi_map_free(g->nodes);
     kapi_map_free(g->dirty);
-    pthread_mutex_destroy(&g->mu);
     free(g);
 }
 
@@ -801,7 +774,6 @@ kapi_controller *kapi_gc_controller_start(kapi_api *api)
     g->api = api;
     g->nodes = kapi_map_new(&node_map);
     g->dirty = kapi_map_new(&dirty_map);
-    pthread_mutex_init(&g->mu, NULL);
     const kapi_type *none[] = {NULL};
     return kapi_controllers__start_with(api, "garbage-collector", none, RETRY_MS, RESYNC_MS, pass,
                                         g, dispose);

@@ -4,8 +4,10 @@
  * a filter, only the changes the filter lets through); the thread makes a
  * pass when it is dirty, after the retry interval while a pass left work waiting, at the
  * time a pass asked to be woken at when that comes sooner, or after the slow resync
- * interval. The controllers' clock (kapi_controllers_now_ms) is the system's plus the
- * test hook's offset; moving it wakes every running controller.
+ * interval. A controller that keeps its own watches queues their changes here
+ * (kapi_controllers__queue), bounded, for its pass to take. The controllers' clock
+ * (kapi_controllers_now_ms) is the system's plus the test hook's offset; moving it wakes every
+ * running controller.
  */
 #include "controllers/controllers.h"
 
@@ -43,6 +45,9 @@ struct kapi_controller {
     bool dirty;      /* a change arrived since the last pass began */
     int64_t wake_at; /* the earliest wake-up the last pass asked for (clock ms) */
     atomic_bool stopping;
+    kapi_controller_change *changes; /* queued by kapi_controllers__queue, guarded by mu */
+    size_t nchanges, capchanges;
+    bool lost;                    /* changes were dropped since the last take */
     struct kapi_controller *next; /* in the list of running controllers */
 };
 
@@ -209,6 +214,50 @@ kapi_error *kapi_controllers__storage_type(kapi_api *api, const json_t *crd, con
                                              rv ? strtoll(rv, NULL, 10) : 0, out);
 }
 
+void kapi_controllers__queue(kapi_controller *c, const kapi_type *t, const kapi_store_event *ev)
+{
+    if (ev->type == KAPI_STORE_EVENT_PROGRESS)
+        return;
+    pthread_mutex_lock(&c->mu);
+    if (c->nchanges == KAPI_CONTROLLER_MAX_QUEUED) {
+        kapi_controllers__changes_free(c->changes, c->nchanges);
+        c->changes = NULL;
+        c->nchanges = c->capchanges = 0;
+        c->lost = true;
+    }
+    if (c->nchanges == c->capchanges) {
+        c->capchanges = c->capchanges ? c->capchanges * 2 : 64;
+        c->changes = kapi_xrealloc(c->changes, c->capchanges * sizeof(*c->changes));
+    }
+    c->changes[c->nchanges++] = (kapi_controller_change){
+        kapi_type_ref(t), ev->type, ev->obj ? kapi_obj_ref((kapi_obj *)ev->obj) : NULL};
+    c->dirty = true;
+    pthread_cond_signal(&c->cond);
+    pthread_mutex_unlock(&c->mu);
+}
+
+kapi_controller_change *kapi_controllers__take(kapi_controller *c, size_t *n, bool *lost)
+{
+    pthread_mutex_lock(&c->mu);
+    kapi_controller_change *changes = c->changes;
+    *n = c->nchanges;
+    *lost = c->lost;
+    c->changes = NULL;
+    c->nchanges = c->capchanges = 0;
+    c->lost = false;
+    pthread_mutex_unlock(&c->mu);
+    return changes;
+}
+
+void kapi_controllers__changes_free(kapi_controller_change *changes, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        kapi_obj_unref(changes[i].obj);
+        kapi_type_unref(changes[i].type);
+    }
+    free(changes);
+}
+
 void kapi_controllers__wake_at(kapi_controller *c, int64_t at_ms)
 {
     pthread_mutex_lock(&c->mu);
@@ -242,6 +291,7 @@ void kapi_controller_stop(kapi_controller *c)
     pthread_join(c->thread, NULL);
     if (c->dispose)
         c->dispose(c->ctx);
+    kapi_controllers__changes_free(c->changes, c->nchanges);
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->mu);
     free(c);

@@ -431,3 +431,43 @@ TEST(controllers_clusterrole_aggregation)
     kapi_controller_stop(c);
     api_env_stop(&e);
 }
+
+static bool idle_pass(kapi_controller *c)
+{
+    (void)c;
+    return false;
+}
+
+/* The changes a controller's own watches queue come out in order, PROGRESS left out;
+ * past KAPI_CONTROLLER_MAX_QUEUED the older ones are dropped and the take says so. */
+TEST(controllers_change_queue_bounded)
+{
+    api_env e = {0};
+    api_env_start(&e);
+    const kapi_type *none[] = {NULL}, *cm = type_of(&e, "", "configmaps"),
+                    *cj = type_of(&e, "batch", "cronjobs");
+    kapi_controller *c =
+        kapi_controllers__start_with(e.api, "queue-test", none, 1000, 60000, idle_pass, NULL, NULL);
+    kapi_controllers__queue(c, cm, &(kapi_store_event){.type = KAPI_STORE_EVENT_PUT});
+    kapi_controllers__queue(c, cj, &(kapi_store_event){.type = KAPI_STORE_EVENT_PROGRESS});
+    kapi_controllers__queue(c, cj, &(kapi_store_event){.type = KAPI_STORE_EVENT_DELETE});
+    size_t n;
+    bool lost;
+    kapi_controller_change *ch = kapi_controllers__take(c, &n, &lost);
+    CHECK(n == 2 && !lost);
+    CHECK(ch[0].type == cm && ch[0].what == KAPI_STORE_EVENT_PUT);
+    CHECK(ch[1].type == cj && ch[1].what == KAPI_STORE_EVENT_DELETE);
+    kapi_controllers__changes_free(ch, n);
+    for (size_t i = 0; i < KAPI_CONTROLLER_MAX_QUEUED + 3; i++)
+        kapi_controllers__queue(c, i < KAPI_CONTROLLER_MAX_QUEUED ? cm : cj,
+                                &(kapi_store_event){.type = KAPI_STORE_EVENT_RESET});
+    ch = kapi_controllers__take(c, &n, &lost);
+    CHECK(n == 3 && lost);
+    CHECK(ch[0].type == cj && ch[2].type == cj);
+    kapi_controllers__changes_free(ch, n);
+    ch = kapi_controllers__take(c, &n, &lost);
+    CHECK(ch == NULL && n == 0 && !lost);
+    kapi_controllers__queue(c, cm, &(kapi_store_event){.type = KAPI_STORE_EVENT_PUT});
+    kapi_controller_stop(c);
+    api_env_stop(&e);
+}
