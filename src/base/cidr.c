@@ -107,25 +107,29 @@ bool kapi_cidr_parse(const char *s, kapi_cidr *out)
     size_t alen = (size_t)(slash - s);
     memcpy(addr, s, alen);
     addr[alen] = '\0';
-    if (parse_ipv4(addr, alen, out->addr)) {
-        out->bits = 32, out->v4 = true;
-    } else if (inet_pton(AF_INET6, addr, out->addr) == 1) {
-        out->bits = 128, out->v4 = memcmp(out->addr, mapped, sizeof(mapped)) == 0;
-    } else {
+    if (parse_ipv4(addr, alen, out->addr))
+        out->bits = 32;
+    else if (inet_pton(AF_INET6, addr, out->addr) == 1)
+        out->bits = 128;
+    else
         return false;
-    }
     if (!dtoi(slash + 1, strlen(slash + 1), &ones) || ones > out->bits)
         return false;
     out->prefix = (int)ones;
     store(masked(out, out->prefix), out);
+    /* Go asks To4 of the masked address */
+    out->v4 = out->bits == 32 || memcmp(out->addr, mapped, sizeof(mapped)) == 0;
     return true;
 }
 
 void kapi_cidr_format(const kapi_cidr *c, char out[KAPI_CIDR_TEXT])
 {
     char ip[INET6_ADDRSTRLEN];
-    inet_ntop(c->bits == 32 ? AF_INET : AF_INET6, c->addr, ip, sizeof(ip));
-    snprintf(out, KAPI_CIDR_TEXT, "%s/%d", ip, c->prefix);
+    /* an IPv4-mapped block prints as IPv4, its mask's last 32 bits (Go's
+     * networkNumberAndMask) */
+    bool mapped = c->v4 && c->bits == 128;
+    inet_ntop(c->v4 ? AF_INET : AF_INET6, mapped ? c->addr + 12 : c->addr, ip, sizeof(ip));
+    snprintf(out, KAPI_CIDR_TEXT, "%s/%d", ip, mapped ? c->prefix - 96 : c->prefix);
 }
 
 bool kapi_cidr_overlaps(const kapi_cidr *a, const kapi_cidr *b)

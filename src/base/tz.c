@@ -423,7 +423,7 @@ static uint32_t big4(const unsigned char *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-static void tz_free(kapi_tz *tz)
+void kapi_tz__free(kapi_tz *tz)
 {
     free(tz->name);
     free(tz->types);
@@ -443,13 +443,12 @@ static bool counts(reader *r, size_t n[6])
     return p != NULL;
 }
 
-/* The zone of a TZif file's data, or NULL when it is malformed. */
-static kapi_tz *parse_tzif(const char *name, const unsigned char *data, size_t len)
+kapi_tz *kapi_tz__parse(const char *name, const unsigned char *data, size_t len)
 {
     reader r = {data, len, false};
     const unsigned char *magic = take(&r, 4), *head = take(&r, 16);
     size_t n[6];
-    if (!magic || memcmp(magic, "TZif", 4) != 0 || (head[0] && !strchr("23", head[0])) ||
+    if (!head || memcmp(magic, "TZif", 4) != 0 || (head[0] && !strchr("23", head[0])) ||
         !counts(&r, n))
         return NULL;
     size_t size = 4;
@@ -479,7 +478,7 @@ static kapi_tz *parse_tzif(const char *name, const unsigned char *data, size_t l
     for (size_t i = 0; i < tz->ntypes; i++) {
         const unsigned char *t = types + 6 * i;
         if (t[5] >= n[N_CHAR]) {
-            tz_free(tz);
+            kapi_tz__free(tz);
             return NULL;
         }
         tz->types[i] = (tz_type){(int32_t)big4(t), t[4] != 0, tz->chars + t[5]};
@@ -493,7 +492,7 @@ static kapi_tz *parse_tzif(const char *name, const unsigned char *data, size_t l
         tz->when[i] =
             size == 4 ? (int32_t)big4(t) : (int64_t)((uint64_t)big4(t) << 32 | big4(t + 4));
         if ((tz->index[i] = idx[i]) >= tz->ntypes) {
-            tz_free(tz);
+            kapi_tz__free(tz);
             return NULL;
         }
     }
@@ -534,7 +533,7 @@ static char *load_from(kapi_tz **out, const char *dir, const char *name, bool *m
         char text[128];
         why = kapi_xstrdup(strerror_r(err, text, sizeof(text)));
         why[0] = (char)tolower((unsigned char)why[0]);
-    } else if (!(*out = parse_tzif(name, (const unsigned char *)b.ptr, b.len))) {
+    } else if (!(*out = kapi_tz__parse(name, (const unsigned char *)b.ptr, b.len))) {
         why = kapi_xstrdup("malformed time zone information");
     }
     kapi_buf_dispose(&b);

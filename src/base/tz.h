@@ -67,4 +67,9 @@ int64_t kapi_tz_unix(const kapi_tz *tz, int64_t year, int month, int day, int ho
  * does this). With kapi_tz_offset, the civil time in a zone. */
 void kapi_tz_civil(kapi_civil *out, int64_t t, int64_t offset);
 
+/* For the tests and the fuzz target: the zone of a TZif file's bytes (data, len bytes),
+ * called name, or NULL when they are malformed. It is not kept: kapi_tz__free frees it. */
+kapi_tz *kapi_tz__parse(const char *name, const unsigned char *data, size_t len);
+void kapi_tz__free(kapi_tz *tz);
+
 #endif

@@ -33,6 +33,10 @@ TEST(cidr_parse)
     CHECK(!c.v4 && c.bits == 128);
     c = parse("::ffff:10.0.0.0/104");
     CHECK(c.v4 && c.bits == 128);
+    CHECK_STR_EQ(text(&c), "10.0.0.0/8"); /* as Go prints it */
+    c = parse("::ffff:10.1.0.0/12");      /* masked to ::, which is not IPv4 */
+    CHECK(!c.v4);
+    CHECK_STR_EQ(text(&c), "::/12");
     const char *bad[] = {"10.0.0.0",    "10.0.0.0/33", "10.0.0/8",   "10.0.0.256/8", "x/8",
                          "10.0.0.0/-1", "10.0.0.0/",   "fd00::/129", "10.0.0.0/8 "};
     for (size_t i = 0; i < KAPI_ARRAY_LEN(bad); i++)
