@@ -12,20 +12,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 e2e_setup "$1"
 require_etcd
-trap 'stop_kapi; [ -n "${B_PID:-}" ] && kill -TERM "$B_PID" 2>/dev/null && wait "$B_PID" 2>/dev/null; stop_etcd; rm -rf "$work"' EXIT
+trap 'stop_kapi; stop_b; stop_etcd; rm -rf "$work"' EXIT
 start_etcd "$work/etcd" 3 || exit 1
 servers=$ETCD_SERVERS
 etcd_pids=("${ETCD_PIDS[@]}")
 start_kapi "$bin" "$data" "$port" --etcd-servers "$servers" --etcd-compaction-interval 3s || exit 1
 data_b=$work/data-b
 port_b=$(free_port)
-"$bin" --data-dir "$data_b" --secure-port "$port_b" --etcd-servers "$servers" --watch-history 2 \
-    >"$data_b.log" 2>&1 &
-B_PID=$!
-for _ in $(seq 1 100); do
-    [ -f "$data_b/kubeconfig" ] && break
-    sleep 0.05
-done
+start_b "$bin" "$data_b" "$port_b" --etcd-servers "$servers" --watch-history 2 || exit 1
 A=$data/kubeconfig
 # The same kubeconfig, pointed at instance B.
 sed "s/127.0.0.1:$port/127.0.0.1:$port_b/" "$A" >"$work/kubeconfig-b"

@@ -15,25 +15,9 @@ short=(--etcd-servers "$ETCD_SERVERS" --leader-elect-lease-duration=3s
     --leader-elect-renew-deadline=2s --leader-elect-retry-period=500ms)
 data_b=$work/data-b
 port_b=$(free_port)
-B_PID=
-
-# Instance B, started and stopped by hand (start_kapi and stop_kapi are A's).
-start_b() {
-    "$bin" --data-dir "$data_b" --secure-port "$port_b" "${short[@]}" >>"$data_b.log" 2>&1 &
-    B_PID=$!
-    for _ in $(seq 1 100); do
-        curl -sk "https://127.0.0.1:$port_b/readyz" 2>/dev/null | grep -q ok && return 0
-        sleep 0.05
-    done
-    return 1
-}
-stop_b() {
-    [ -n "$B_PID" ] && kill -TERM "$B_PID" 2>/dev/null && wait "$B_PID" 2>/dev/null
-    B_PID=
-}
 
 start_kapi "$bin" "$data" "$port" "${short[@]}" || exit 1
-start_b || exit 1
+start_b "$bin" "$data_b" "$port_b" "${short[@]}" || exit 1
 # The same kubeconfig (one identity), pointed at B; kc talks to the instance in $cur.
 sed "s/127.0.0.1:$port/127.0.0.1:$port_b/" "$data/kubeconfig" >"$work/kubeconfig-b"
 cur=$data/kubeconfig

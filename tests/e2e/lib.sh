@@ -147,6 +147,31 @@ stop_kapi() {
     KAPI_ETCD_PIDS=()
 }
 
+# A second instance beside start_kapi's (start_kapi and stop_kapi are the first's):
+# start_b BIN DATA PORT ARGS... starts it, its output appended to DATA.log, and waits until
+# it is ready; B_PID is its pid. stop_b stops it and checks its log as stop_kapi does.
+B_PID=
+B_LOG=
+start_b() {
+    B_LOG=$2.log
+    "$1" --data-dir "$2" --secure-port "$3" "${@:4}" >>"$B_LOG" 2>&1 &
+    B_PID=$!
+    for _ in $(seq 1 100); do
+        curl -sk "https://127.0.0.1:$3/readyz" 2>/dev/null | grep -q ok && return 0
+        sleep 0.05
+    done
+    echo "instance B did not become ready; its log:"
+    cat "$B_LOG"
+    return 1
+}
+stop_b() {
+    [ -n "$B_PID" ] || return 0
+    kill -TERM "$B_PID" 2>/dev/null
+    wait "$B_PID" 2>/dev/null
+    B_PID=
+    sanitizer_check "$B_LOG"
+}
+
 pass() {
     echo "PASS $1"
     E2E_PASSED=$((E2E_PASSED + 1))
