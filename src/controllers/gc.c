@@ -81,6 +81,9 @@ struct gc {
     kapi_api *api;
     kapi_map *nodes; /* uid -> gc_node */
     kapi_map *dirty; /* uid -> NULL: nodes to act on */
+    /* uid -> NULL: nodes with an owner of a kind not served, acted on again once a new
+     * kind is (kube retries them until the kind resolves) */
+    kapi_map *unresolved;
     gc_watch **watches;
     size_t nwatches, capwatches;
     bool started, crds_changed;
@@ -261,6 +264,7 @@ static void observe_delete(gc *g, const char *uid)
         return;
     for (size_t i = 0; i < n->ndeps; i++)
         mark(g, n->deps[i]->uid);
+    kapi_map_remove(g->unresolved, uid);
     unlink_owners(g, n);
     n->observed = n->deleting = n->orphan = n->fg = false;
     kapi_type_unref(n->type);
@@ -385,7 +389,7 @@ static bool sync_custom(gc *g)
 {
     const kapi_type *crdt = kapi_registry_crds(kapi_api_registry(g->api));
     json_t *crds = NULL, *crd;
-    size_t i;
+    size_t i, watched = g->nwatches;
     kapi_error *err = kapi_api_list(g->api, crdt, KAPI_STR(""), &crds, NULL);
     bool ok = !err;
     kapi_error_free(err);
@@ -404,6 +408,14 @@ static bool sync_custom(gc *g)
         kapi_error_free(err);
     }
     json_decref(crds);
+    if (g->nwatches > watched) { /* a new kind: the unresolved owners are looked at again */
+        kapi_map_iter it = {0};
+        void *uid;
+        while (kapi_map_next(g->unresolved, &it, &uid, NULL))
+            mark(g, uid);
+        kapi_map_free(g->unresolved);
+        g->unresolved = kapi_map_new(&dirty_map);
+    }
     for (i = 0; ok && i < g->nwatches;)
         if (g->watches[i]->seen)
             i++;
@@ -630,7 +642,8 @@ typedef struct gc_owners {
 
 /* Where the owner ref (of n) is: solid, dangling (absent, or another object by its name:
  * kube's isDangling, a live read) or waiting (deleting its dependents in the foreground).
- * An owner of a kind not served counts as solid: nothing is known against it. */
+ * An owner of a kind not served counts as solid, nothing being known against it, and n
+ * is looked at again when a new kind is served. */
 static void classify(gc *g, const gc_node *n, const json_t *ref, gc_owners *out)
 {
     const char *uid = json_string_value(json_object_get(ref, "uid")) ?: "";
@@ -640,6 +653,8 @@ static void classify(gc *g, const gc_node *n, const json_t *ref, gc_owners *out)
                              : owner_type(g, kapi_json_path_str(ref, "apiVersion") ?: "",
                                           kapi_json_path_str(ref, "kind") ?: "");
     if (!t) {
+        if (!kapi_map_has(g->unresolved, n->uid))
+            kapi_map_put(g->unresolved, kapi_xstrdup(n->uid), NULL);
         out->nsolid++;
         return;
     }
@@ -765,6 +780,7 @@ static void dispose(void *ctx)
         node_free(n);
     kapi_map_free(g->nodes);
     kapi_map_free(g->dirty);
+    kapi_map_free(g->unresolved);
     free(g);
 }
 
@@ -774,6 +790,7 @@ kapi_controller *kapi_gc_controller_start(kapi_api *api)
     g->api = api;
     g->nodes = kapi_map_new(&node_map);
     g->dirty = kapi_map_new(&dirty_map);
+    g->unresolved = kapi_map_new(&dirty_map);
     const kapi_type *none[] = {NULL};
     return kapi_controllers__start_with(api, "garbage-collector", none, RETRY_MS, RESYNC_MS, pass,
                                         g, dispose);

@@ -3,7 +3,8 @@
  * dependent whose owner does not exist goes; an owner deleted in the background takes its
  * dependents after it, orphaning leaves them without its reference, in the foreground it
  * waits for a dependent whose reference blocks it; a delete without a policy takes the
- * type's default (batch/v1 Jobs orphan, Events take no finalizer).
+ * type's default (batch/v1 Jobs orphan, Events take no finalizer); an owner of a kind not
+ * served is left alone until its kind is served.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -129,6 +130,36 @@ TEST(controllers_gc_dangling_owner)
     create(&g, g.sa, uid, sizeof(uid), OWNED, "impostor", "real",
            "00000000-0000-0000-0000-000000000002", "", "");
     CHECK(wait_gone(&g, g.sa, "impostor"));
+    gc_stop(&g);
+}
+
+/* The owner is a Widget, a kind nobody serves: its dependent stays. Once a CRD serves
+ * Widgets, the owner is found missing and the dependent goes. */
+TEST(controllers_gc_owner_of_a_kind_served_later)
+{
+    gc_env g = {0};
+    char uid[64];
+    gc_start(&g, true);
+    create(&g, g.sa, uid, sizeof(uid),
+           "{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\",\"metadata\":{\"name\":"
+           "\"waiting\",\"ownerReferences\":[{\"apiVersion\":\"example.com/v1\",\"kind\":"
+           "\"Widget\",\"name\":\"w\",\"uid\":\"00000000-0000-0000-0000-000000000003\"}]}}");
+    struct timespec ms300 = {0, 300 * 1000000};
+    nanosleep(&ms300, NULL);
+    json_t *sa = get(&g, g.sa, "waiting");
+    CHECK(sa != NULL);
+    json_decref(sa);
+    const kapi_type *crdt = kapi_registry_crds(g.e.reg);
+    json_t *crd = json_loads(
+        "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+        "\"metadata\":{\"name\":\"widgets.example.com\"},\"spec\":{\"group\":\"example.com\","
+        "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"widgets\",\"singular\":\"widget\","
+        "\"kind\":\"Widget\",\"listKind\":\"WidgetList\"},\"versions\":[{\"name\":\"v1\","
+        "\"served\":true,\"storage\":true,\"schema\":{\"openAPIV3Schema\":{\"type\":"
+        "\"object\",\"x-kubernetes-preserve-unknown-fields\":true}}}]}}",
+        0, NULL);
+    CHECK(kapi_api_create(g.e.api, &kapi_api_loopback_user, crdt, KAPI_STR(""), crd, NULL) == NULL);
+    CHECK(wait_gone(&g, g.sa, "waiting"));
     gc_stop(&g);
 }
 
