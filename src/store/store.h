@@ -264,13 +264,16 @@ void kapi_store_watch_stop(kapi_store *st, kapi_store_watch *w);
  * Keys under a prefix that go ttl after their last write, as kube-apiserver's Events do
  * with --event-ttl (an etcd lease per write): a store watch keeps their deadlines in a
  * heap and one thread deletes each key whose deadline passed, if it still holds the
- * revision that set it, as any deletion (watches see it). No scan of the keys after the
- * start, which gives the keys already there the whole ttl (the store keeps no write
+ * revision that set it, as any deletion (watches see it). The heap holds at most about
+ * two deadlines a live key. No scan of the keys after the start (or after the watch lost
+ * changes), which gives the keys there then the whole ttl (the store keeps no write
  * time). */
 typedef struct kapi_store_expirer kapi_store_expirer;
 
 /* Starts expiring the keys under prefix ttl_ms after their last write. */
 kapi_store_expirer *kapi_store_expire_start(kapi_store *st, kapi_str prefix, int64_t ttl_ms);
+/* How many deadlines it holds (a key's latest and not yet dropped older ones). */
+size_t kapi_store_expire_pending(kapi_store_expirer *x);
 /* How many keys it has deleted so far. */
 size_t kapi_store_expired(kapi_store_expirer *x);
 /* Stops it and waits for its thread (NULL is a no-op); what has not expired stays. */

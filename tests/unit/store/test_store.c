@@ -1107,3 +1107,26 @@ TEST(store_expire_after_last_write)
     kapi_store_expire_stop(x);
     kapi_store_free(st);
 }
+
+/* A key written over and over holds a bounded number of deadlines, and still expires
+ * once, a ttl after its last write; a deleted key leaves nothing to expire. */
+TEST(store_expire_bounded_by_live_keys)
+{
+    kapi_store *st = open_store();
+    int64_t rev;
+    kapi_store_expirer *x = kapi_store_expire_start(st, kapi_str_c("/events/"), 500);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/events/ns/hot", "0", 0, &rev), KAPI_STORE_OK);
+    for (int i = 0; i < 1000; i++)
+        CHECK_INT_EQ(commit(st, KAPI_STORE_UPDATE, "/events/ns/hot", "n", rev, &rev),
+                     KAPI_STORE_OK);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_CREATE, "/events/ns/gone", "g", 0, &rev), KAPI_STORE_OK);
+    CHECK_INT_EQ(commit(st, KAPI_STORE_DELETE, "/events/ns/gone", NULL, rev, NULL), KAPI_STORE_OK);
+    sleep_ms(200); /* the watch has delivered the writes */
+    size_t pending = kapi_store_expire_pending(x);
+    CHECK(pending >= 1 && pending <= 2 * 2 + 64);
+    wait_gone(st, "/events/ns/hot");
+    sleep_ms(100);
+    CHECK_INT_EQ(kapi_store_expired(x), 1);
+    kapi_store_expire_stop(x);
+    kapi_store_free(st);
+}
