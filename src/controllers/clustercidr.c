@@ -23,6 +23,9 @@
  * matches nothing), as a NodeSelector means everywhere else; 1.26's allocator ANDs the
  * requirements of all terms together.
  *
+ * A ClusterCIDR whose ranges cannot be cut (an IPv6 range into more than 2^16 blocks) is
+ * not used; one there at the controller's start gets kube's Warning event.
+ *
  * A ClusterCIDR gets the networking.k8s.io/cluster-cidr-finalizer; once it is being
  * deleted it gives no new blocks, and the finalizer goes (and the ClusterCIDR with it)
  * when no Node has blocks from it.
@@ -43,6 +46,8 @@
 #define FINALIZER "networking.k8s.io/cluster-cidr-finalizer"
 #define COMPONENT "multiCIDRRangeAllocator"
 #define NOT_AVAILABLE "CIDRNotAvailable"
+/* kube's reason, a sentence */
+#define INVALID "InvalidClusterCIDR encountered while regenerating ClusterCIDR during bootstrap."
 #define WRITERS 8 /* threads writing the Nodes a pass gave blocks */
 
 /* One ClusterCIDR during a pass. */
@@ -144,11 +149,13 @@ int kapi_controllers__node_selector_match(const json_t *sel, const json_t *node)
 
 /* ---- the ClusterCIDRs of a pass ---- */
 
-/* Fills r from the ClusterCIDR obj; false when its ranges cannot be cut as
- * perNodeHostBits says (kube's createClusterCIDRSet refuses it: it is not used). */
-static bool range_init(range *r, json_t *obj)
+/* Fills r from the ClusterCIDR obj; NULL, or why its ranges cannot be cut as
+ * perNodeHostBits says, in kube's words (a heap string): createClusterCIDRSet refuses
+ * it, and it is not used. */
+static char *range_init(range *r, json_t *obj)
 {
-    static const char *const fields[] = {"spec.ipv4", "spec.ipv6"};
+    static const char *const fields[] = {"spec.ipv4", "spec.ipv6"}, *const family[] = {"IPv4",
+                                                                                       "IPv6"};
     memset(r, 0, sizeof(*r));
     r->obj = obj;
     r->terminating = kapi_json_path(obj, "metadata.deletionTimestamp") != NULL;
@@ -156,18 +163,28 @@ static bool range_init(range *r, json_t *obj)
     for (int f = 0; f < 2; f++) {
         const char *s = kapi_json_path_str(obj, fields[f]);
         kapi_cidr c;
+        char text[KAPI_CIDR_TEXT];
         if (!s || !*s)
             continue;
-        if (!kapi_cidr_parse(s, &c) || (c.bits == 32) != (f == 0) ||
-            !kapi_cidr_set_init(&r->set[f], &c, bits))
-            return false;
+        if (!kapi_cidr_parse(s, &c) || (c.bits == 32) != (f == 0))
+            return kapi_xprintf("invalid ClusterCIDR: unable to parse provided %s CIDR: invalid "
+                                "CIDR address: %s",
+                                family[f], s);
+        kapi_cidr_format(&c, text);
+        if (!kapi_cidr_set_init(&r->set[f], &c, bits))
+            return kapi_xprintf("invalid ClusterCIDR: unable to create %s cidrSet: Creation of "
+                                "New CIDR Set failed for %s. PerNodeMaskSize %d is too big for "
+                                "CIDR Mask %d, Maximum difference allowed is %d",
+                                family[f], text, c.bits - bits, c.prefix, KAPI_CIDR_MAX_DIFF);
         r->has[f] = true;
         if (!*r->label)
-            kapi_cidr_format(&c, r->label);
+            memcpy(r->label, text, sizeof(text));
     }
     const json_t *sel = kapi_json_path(obj, "spec.nodeSelector");
     r->key = json_dumps(sel ? sel : json_null(), JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
-    return r->has[0] || r->has[1];
+    return r->has[0] || r->has[1]
+               ? NULL
+               : kapi_xstrdup("invalid ClusterCIDR: must provide IPv4 and/or IPv6 config");
 }
 
 static void range_dispose(range *r)
@@ -433,6 +450,7 @@ static bool nodes_pass(state *st, json_t *nodes)
 
 static bool pass(kapi_controller *c)
 {
+    bool *booted = kapi_controllers__ctx(c);
     state st = {.c = c, .api = kapi_controllers__api(c)};
     const kapi_registry *reg = kapi_api_registry(st.api);
     st.nodes = kapi_registry_lookup(reg, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("nodes"));
@@ -456,11 +474,18 @@ static bool pass(kapi_controller *c)
     json_t *obj;
     json_array_foreach(cidrs, i, obj)
     {
-        if (range_init(&st.r[st.n], obj))
+        char *why = range_init(&st.r[st.n], obj);
+        if (!why) {
             st.n++;
-        else
-            range_dispose(&st.r[st.n]);
+            continue;
+        }
+        range_dispose(&st.r[st.n]);
+        if (!*booted) /* kube regenerates them at its start, with this event */
+            kapi_controllers__event(st.api, obj, "networking.k8s.io/v1alpha1", "ClusterCIDR",
+                                    COMPONENT, "Warning", INVALID, why);
+        free(why);
     }
+    *booted = true;
     for (i = 0; i < st.n && !kapi_controllers__stopping(c); i++)
         if (!st.r[i].terminating && !has_finalizer(st.r[i].obj))
             ok &= set_finalizer(&st, &st.r[i], true);
@@ -502,5 +527,5 @@ kapi_controller *kapi_clustercidr_controller_start(kapi_api *api)
                              KAPI_STR("clustercidrs")),
         NULL};
     return kapi_controllers__start_filtered(api, "clustercidr", watched, RETRY_MS, RESYNC_MS, pass,
-                                            calls_for_pass);
+                                            calls_for_pass, kapi_xcalloc(1, sizeof(bool)), free);
 }

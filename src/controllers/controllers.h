@@ -169,12 +169,13 @@ void kapi_controllers__wake(kapi_controller *c);
 /* Whether a change of an object of type t calls for a pass (on the store's thread: quick,
  * no store calls). */
 typedef bool (*kapi_controller_filter)(const kapi_type *t, const kapi_store_event *ev);
-/* kapi_controllers__start, with only the changes filter lets through making a pass (the
- * resync and the retries are as before). */
+/* kapi_controllers__start_with, with only the changes filter lets through making a pass
+ * (the resync and the retries are as before). */
 kapi_controller *kapi_controllers__start_filtered(kapi_api *api, const char *name,
                                                   const kapi_type *const *watched, int retry_ms,
                                                   int resync_ms, kapi_controller_pass pass,
-                                                  kapi_controller_filter filter);
+                                                  kapi_controller_filter filter, void *ctx,
+                                                  void (*dispose)(void *ctx));
 /* One change a controller's own store watch reported, queued for its pass. */
 typedef struct kapi_controller_change {
     const kapi_type *type; /* a reference */
@@ -204,6 +205,12 @@ kapi_error *kapi_controllers__storage_type(kapi_api *api, const json_t *crd, con
 /* From a pass: make the next pass no later than at_ms on the controllers' clock (the
  * earliest asked for in a pass counts; a change or a moved clock still comes first). */
 void kapi_controllers__wake_at(kapi_controller *c, int64_t at_ms);
+/* Records a core/v1 Event about obj (of api_version and kind) as client-go's recorder
+ * does: named "<name>.<hex nanoseconds>", in obj's namespace ("default" for a
+ * cluster-scoped one), its involvedObject obj's reference, from component. */
+void kapi_controllers__event(kapi_api *api, const json_t *obj, const char *api_version,
+                             const char *kind, const char *component, const char *type,
+                             const char *reason, const char *message);
 /* True once the controller is being stopped: a pass gives up. */
 bool kapi_controllers__stopping(kapi_controller *c);
 /* How a ClusterCIDR's nodeSelector sel picks node (clustercidr.c): -1 when it does not, 0

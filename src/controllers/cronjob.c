@@ -45,7 +45,7 @@ static const kapi_delete_opts background = {.propagation = "Background", .grace 
 
 /* The types the controller reads and writes. */
 typedef struct types {
-    const kapi_type *cronjobs, *jobs, *events;
+    const kapi_type *cronjobs, *jobs;
 } types;
 
 /* One CronJob's sync (kube's syncCronJob and sync). */
@@ -91,8 +91,7 @@ static json_t *time_json(int64_t secs)
 
 /* ---- events (client-go's EventRecorder, core/v1) ---- */
 
-/* Records an event about the CronJob: "<name>.<hex nanoseconds>", as the recorder names
- * it, its involvedObject the CronJob's reference. */
+/* Records an event about the CronJob. */
 static void record(run *s, const char *type, const char *reason, const char *fmt, ...)
     KAPI_PRINTF(4, 5);
 static void record(run *s, const char *type, const char *reason, const char *fmt, ...)
@@ -103,21 +102,8 @@ static void record(run *s, const char *type, const char *reason, const char *fmt
     if (vasprintf(&message, fmt, ap) < 0)
         abort();
     va_end(ap);
-    int64_t ns = kapi_time_now_ns();
-    char stamp[32];
-    kapi_time_rfc3339(stamp, ns / 1000000000);
-    kapi_str name = str(s->cj, "metadata.name"), nsp = str(s->cj, "metadata.namespace");
-    char *ev_name = kapi_xprintf("%.*s.%" PRIx64, KAPI_STR_FMT(name), (uint64_t)ns);
-    json_t *ev = json_pack(
-        "{s:s,s:s,s:{s:s,s:s%},s:{s:s,s:s%,s:s%,s:O,s:s,s:O},s:s,s:s,s:{s:s},s:s,s:s,s:i,s:s}",
-        "apiVersion", "v1", "kind", "Event", "metadata", "name", ev_name, "namespace", nsp.ptr,
-        nsp.len, "involvedObject", "kind", "CronJob", "namespace", nsp.ptr, nsp.len, "name",
-        name.ptr, name.len, "uid", kapi_json_path(s->cj, "metadata.uid"), "apiVersion", "batch/v1",
-        "resourceVersion", kapi_json_path(s->cj, "metadata.resourceVersion"), "reason", reason,
-        "message", message, "source", "component", "cronjob-controller", "firstTimestamp", stamp,
-        "lastTimestamp", stamp, "count", 1, "type", type);
-    kapi_error_free(kapi_api_create(s->api, &kapi_controllers_user, s->ty->events, nsp, ev, NULL));
-    free(ev_name);
+    kapi_controllers__event(s->api, s->cj, "batch/v1", "CronJob", "cronjob-controller", type,
+                            reason, message);
     free(message);
 }
 
@@ -1029,7 +1015,6 @@ kapi_controller *kapi_cronjob_controller_start(kapi_api *api)
     st->ty.cronjobs =
         kapi_registry_lookup(reg, KAPI_STR("batch"), KAPI_STR("v1"), KAPI_STR("cronjobs"));
     st->ty.jobs = kapi_registry_lookup(reg, KAPI_STR("batch"), KAPI_STR("v1"), KAPI_STR("jobs"));
-    st->ty.events = kapi_registry_lookup(reg, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("events"));
     st->owner_of = kapi_map_new(&str_map);
     st->owned = kapi_map_new(&owned_map);
     st->queued = kapi_map_new(&set_map);

@@ -11,6 +11,7 @@
  */
 #include "controllers/controllers.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -185,9 +186,10 @@ kapi_controller *kapi_controllers__start_with(kapi_api *api, const char *name,
 kapi_controller *kapi_controllers__start_filtered(kapi_api *api, const char *name,
                                                   const kapi_type *const *types, int retry_ms,
                                                   int resync_ms, kapi_controller_pass pass,
-                                                  kapi_controller_filter filter)
+                                                  kapi_controller_filter filter, void *ctx,
+                                                  void (*dispose)(void *ctx))
 {
-    return start(api, name, types, retry_ms, resync_ms, pass, NULL, NULL, filter);
+    return start(api, name, types, retry_ms, resync_ms, pass, ctx, dispose, filter);
 }
 
 kapi_api *kapi_controllers__api(const kapi_controller *c)
@@ -264,6 +266,34 @@ void kapi_controllers__wake_at(kapi_controller *c, int64_t at_ms)
     if (at_ms < c->wake_at)
         c->wake_at = at_ms;
     pthread_mutex_unlock(&c->mu);
+}
+
+void kapi_controllers__event(kapi_api *api, const json_t *obj, const char *api_version,
+                             const char *kind, const char *component, const char *type,
+                             const char *reason, const char *message)
+{
+    int64_t ns = kapi_time_now_ns();
+    char stamp[32];
+    kapi_time_rfc3339(stamp, ns / 1000000000);
+    kapi_str name = kapi_controllers__str(obj, "metadata.name");
+    kapi_str nsp = kapi_controllers__str(obj, "metadata.namespace");
+    kapi_str in = nsp.len ? nsp : KAPI_STR("default");
+    char *ev_name = kapi_xprintf("%.*s.%" PRIx64, KAPI_STR_FMT(name), (uint64_t)ns);
+    json_t *ev =
+        json_pack("{s:s,s:s,s:{s:s,s:s%},s:{s:s,s:s%,s:O,s:s,s:O},s:s,s:s,s:{s:s},s:s,s:s,s:i,s:s}",
+                  "apiVersion", "v1", "kind", "Event", "metadata", "name", ev_name, "namespace",
+                  in.ptr, in.len, "involvedObject", "kind", kind, "name", name.ptr, name.len, "uid",
+                  kapi_json_path(obj, "metadata.uid"), "apiVersion", api_version, "resourceVersion",
+                  kapi_json_path(obj, "metadata.resourceVersion"), "reason", reason, "message",
+                  message, "source", "component", component, "firstTimestamp", stamp,
+                  "lastTimestamp", stamp, "count", 1, "type", type);
+    if (nsp.len)
+        json_object_set_new_nocheck(json_object_get(ev, "involvedObject"), "namespace",
+                                    json_stringn(nsp.ptr, nsp.len));
+    const kapi_type *events = kapi_registry_lookup(kapi_api_registry(api), KAPI_STR(""),
+                                                   KAPI_STR("v1"), KAPI_STR("events"));
+    kapi_error_free(kapi_api_create(api, &kapi_controllers_user, events, in, ev, NULL));
+    free(ev_name);
 }
 
 bool kapi_controllers__stopping(kapi_controller *c)

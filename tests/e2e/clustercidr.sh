@@ -4,7 +4,7 @@
 # cluster-cidr-finalizer, 200 Nodes created at once get 200 distinct blocks, a Node no
 # ClusterCIDR can serve gets the CIDRNotAvailable event, a deleted Node's block is given
 # again, a ClusterCIDR in use waits for its last Node before it goes, and a restarted
-# allocator finds the blocks taken. The allocator runs with --allocate-node-cidrs, as
+# allocator finds the blocks taken and sends kube's event for a ClusterCIDR it cannot use. The allocator runs with --allocate-node-cidrs, as
 # kube-controller-manager's does.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -156,9 +156,24 @@ kc delete node s3 >/dev/null
 until_eq "gone once its last Node is" "" \
     kc get clustercidr --ignore-not-found -o 'jsonpath={.items[?(@.metadata.name=="small")].metadata.name}'
 
+# An IPv6 range cut into more than 2^16 blocks is valid but cannot be used; at the
+# allocator's start it gets kube's event.
+kc apply -f - >/dev/null <<'Y'
+apiVersion: networking.k8s.io/v1alpha1
+kind: ClusterCIDR
+metadata: {name: too-wide}
+spec: {perNodeHostBits: 4, ipv6: "fd00:b::/48"}
+Y
+
 # After a restart the allocator finds the taken blocks on the Nodes.
 stop_kapi
 start_kapi "$bin" "$data" "$port" --allocate-node-cidrs || exit 1
+until_eq "a ClusterCIDR that cannot be cut gets kube's event at the start" \
+    "Warning|InvalidClusterCIDR encountered while regenerating ClusterCIDR during bootstrap.|invalid ClusterCIDR: unable to create IPv6 cidrSet: Creation of New CIDR Set failed for fd00:b::/48. PerNodeMaskSize 124 is too big for CIDR Mask 48, Maximum difference allowed is 16" \
+    kc get events -n default --field-selector involvedObject.name=too-wide \
+    -o 'jsonpath={.items[0].type}|{.items[0].reason}|{.items[0].message}'
+expect_eq "and no finalizer" "" \
+    "$(kc get clustercidr too-wide -o 'jsonpath={.metadata.finalizers}')"
 kc create -f - >/dev/null <<'Y'
 apiVersion: v1
 kind: Node
