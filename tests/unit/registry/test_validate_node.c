@@ -1,5 +1,6 @@
 /* Unit tests for the Node validation (registry/validate_node.c): ValidateNode on create
- * and, on update, ValidateNode then ValidateNodeUpdate, with 1.26's messages and order;
+ * and, on update, ValidateNode then ValidateNodeUpdate, with 1.26's messages and order
+ * (the annotation cases as the reference kube-apiserver answered them);
  * and the Node's defaulting (registry/defaulters.c). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,59 @@ static const vcase create_cases[] = {
           "value, metadata.taints[3].effect: Unsupported value: \"Never\": supported values: "
           "\"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"]",
      5},
+    {"taints annotation: not JSON",
+     "{\"metadata\": {\"annotations\": {\"scheduler.alpha.kubernetes.io/taints\": "
+     "\"[{\\\"key\\\":\"}}}",
+     NODE "metadata.annotations: Invalid value: \"scheduler.alpha.kubernetes.io/taints\": "
+          "unexpected end of JSON input",
+     1},
+    {"taints annotation: a field of another type",
+     "{\"metadata\": {\"annotations\": {\"scheduler.alpha.kubernetes.io/taints\": "
+     "\"[{\\\"key\\\":1,\\\"effect\\\":\\\"NoSchedule\\\"},{\\\"value\\\":true}]\"}}}",
+     NODE "metadata.annotations: Invalid value: \"scheduler.alpha.kubernetes.io/taints\": json: "
+          "cannot unmarshal number into Go struct field Taint.Key of type string",
+     1},
+    {"taints annotation: a time that does not parse",
+     "{\"metadata\": {\"annotations\": {\"scheduler.alpha.kubernetes.io/taints\": "
+     "\"[{\\\"key\\\":\\\"a\\\",\\\"effect\\\":\\\"NoSchedule\\\",\\\"timeAdded\\\":"
+     "\\\"yesterday\\\"}]\"}}}",
+     NODE
+     "metadata.annotations: Invalid value: \"scheduler.alpha.kubernetes.io/taints\": parsing time "
+     "\"yesterday\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \"yesterday\" as \"2006\"",
+     1},
+    {"taints annotation: names in any case, then validated",
+     "{\"metadata\": {\"annotations\": {\"scheduler.alpha.kubernetes.io/taints\": "
+     "\"[{\\\"KEY\\\":\\\"a\\\",\\\"Effect\\\":\\\"Bad\\\"},null]\"}}}",
+     NODE "[metadata.annotations.scheduler.alpha.kubernetes.io/taints[0].effect: Unsupported "
+          "value: \"Bad\": supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\", "
+          "metadata.annotations.scheduler.alpha.kubernetes.io/taints[1].key: Invalid value: \"\": "
+          "name part must be non-empty, "
+          "metadata.annotations.scheduler.alpha.kubernetes.io/taints[1].key: Invalid value: \"\": "
+          "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
+          "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
+          "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]'), "
+          "metadata.annotations.scheduler.alpha.kubernetes.io/taints[1].effect: Required value]",
+     4},
+    {"preferAvoidPods annotation: a nested field of another type",
+     "{\"metadata\": {\"annotations\": {\"scheduler.alpha.kubernetes.io/preferAvoidPods\": "
+     "\"{\\\"preferAvoidPods\\\":[{\\\"podSignature\\\":{\\\"podController\\\":{\\\"controller\\\":"
+     "\\\"yes\\\"}}}]}\"}}}",
+     NODE "metadata.annotations.AvoidPods: Invalid value: "
+          "\"scheduler.alpha.kubernetes.io/preferAvoidPods\": json: cannot unmarshal string into "
+          "Go struct field OwnerReference.preferAvoidPods.podSignature.podController.controller of "
+          "type bool",
+     1},
+    {"preferAvoidPods annotation: entries",
+     "{\"metadata\": {\"annotations\": {\"scheduler.alpha.kubernetes.io/preferAvoidPods\": "
+     "\"{\\\"preferAvoidPods\\\":[{\\\"podSignature\\\":{}},{\\\"podSignature\\\":{"
+     "\\\"podController\\\":{\\\"kind\\\":\\\"X\\\",\\\"controller\\\":false}}},{"
+     "\\\"podSignature\\\":{\\\"podController\\\":{\\\"controller\\\":true}}}]}\"}}}",
+     NODE "[metadata.annotations.scheduler.alpha.kubernetes.io/preferAvoidPods[0].PodSignature: "
+          "Required value, "
+          "metadata.annotations.scheduler.alpha.kubernetes.io/"
+          "preferAvoidPods[1].PodSignature.PodController.Controller: Invalid value: false: must "
+          "point to a controller]",
+     2},
 };
 
 TEST(validate_node_create)
