@@ -663,7 +663,7 @@ static void controllers_started(void *ctx)
     if (controller_enabled(c->enabled, "garbagecollector"))
         c->gc = kapi_gc_controller_start(c->api);
     if (c->allocate_node_cidrs && controller_enabled(c->enabled, "nodeipam"))
-        c->clustercidr = kapi_clustercidr_controller_start(c->api);
+        c->clustercidr = kapi_clustercidr_controller_start(c->api, NULL);
 }
 
 /* OnStoppedLeading: the controllers stop; the elector campaigns again (where

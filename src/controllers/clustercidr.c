@@ -23,6 +23,10 @@
  * matches nothing), as a NodeSelector means everywhere else; 1.26's allocator ANDs the
  * requirements of all terms together.
  *
+ * With kube-controller-manager's --cluster-cidr, the allocator makes the ClusterCIDR
+ * "default-cluster-cidr" of it at its start when there is none of that name (no node
+ * selector: it serves every Node no other ClusterCIDR picks).
+ *
  * A ClusterCIDR whose ranges cannot be cut (an IPv6 range into more than 2^16 blocks) is
  * not used; one there at the controller's start gets kube's Warning event.
  *
@@ -49,6 +53,8 @@
 /* kube's reason, a sentence */
 #define INVALID "InvalidClusterCIDR encountered while regenerating ClusterCIDR during bootstrap."
 #define WRITERS 8 /* threads writing the Nodes a pass gave blocks */
+#define DEFAULT_NAME "default-cluster-cidr"
+#define MIN_HOST_BITS 4 /* minPerNodeHostBits */
 
 /* One ClusterCIDR during a pass. */
 typedef struct range {
@@ -292,6 +298,125 @@ static void not_available(state *st, const json_t *node)
     kapi_error_free(err);
 }
 
+/* ---- the default ClusterCIDR (--cluster-cidr) ---- */
+
+/* setNodeCIDRMaskSizes: the mask size of each of the n CIDRs (IPv6 ones where v6[i]). */
+static char *mask_sizes(size_t n, const bool *v6, int mask, int mask_v4, int mask_v6, int *out)
+{
+    int m4 = 24, m6 = 64;
+    if (n > 1) {
+        if (mask)
+            return kapi_xstrdup("usage of --node-cidr-mask-size is not allowed with dual-stack "
+                                "clusters");
+        m4 = mask_v4 ? mask_v4 : m4;
+        m6 = mask_v6 ? mask_v6 : m6;
+    } else if (mask) {
+        if (mask_v4 || mask_v6)
+            return kapi_xstrdup("usage of --node-cidr-mask-size-ipv4 and "
+                                "--node-cidr-mask-size-ipv6 is not allowed if "
+                                "--node-cidr-mask-size is set. For dual-stack clusters please "
+                                "unset it and use IPFamily specific flags");
+        m4 = m6 = mask;
+    } else {
+        if (mask_v4 && v6[0])
+            return kapi_xstrdup("usage of --node-cidr-mask-size-ipv4 is not allowed for a "
+                                "single-stack IPv6 cluster");
+        if (mask_v6 && !v6[0])
+            return kapi_xstrdup("usage of --node-cidr-mask-size-ipv6 is not allowed for a "
+                                "single-stack IPv4 cluster");
+        m4 = mask_v4 ? mask_v4 : m4;
+        m6 = mask_v6 ? mask_v6 : m6;
+    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = v6[i] ? m6 : m4;
+    return NULL;
+}
+
+char *kapi_clustercidr_default_spec(const char *cidrs, int mask, int mask_v4, int mask_v6,
+                                    json_t **spec)
+{
+    *spec = NULL;
+    if (!cidrs || !*cidrs)
+        return NULL;
+    /* validateCIDRs: each a CIDR, at most two, two of two families */
+    char *list = kapi_xstrdup(cidrs), *save = NULL;
+    kapi_cidr c[2];
+    bool v6[2], fam[2] = {false, false};
+    size_t n = 0;
+    char *why = NULL;
+    for (char *tok = strtok_r(list, ",", &save); tok && !why; tok = strtok_r(NULL, ",", &save)) {
+        kapi_cidr one;
+        if (!kapi_cidr_parse(tok, &one)) {
+            why = kapi_xprintf("failed to parse cidr value:\"%s\" with error:invalid CIDR "
+                               "address: %s",
+                               tok, tok);
+            break;
+        }
+        fam[!one.v4] = true;
+        if (n < 2)
+            c[n] = one, v6[n] = !one.v4;
+        n++;
+    }
+    free(list);
+    if (!why && n > 1 && !(fam[0] && fam[1]))
+        why = kapi_xprintf("len of ClusterCIDRs==%zu and they are not configured as dual stack "
+                           "(at least one from each IPFamily",
+                           n);
+    else if (!why && n > 2)
+        why = kapi_xprintf("length of clusterCIDRs is:%zu more than max allowed of 2", n);
+    if (why)
+        return why;
+    int masks[2];
+    if ((why = mask_sizes(n, v6, mask, mask_v4, mask_v6, masks)))
+        return why;
+    /* createDefaultClusterCIDR */
+    json_t *s = json_object();
+    int bits = MIN_HOST_BITS, bits4 = INT32_MIN, bits6 = INT32_MIN;
+    for (size_t i = 0; i < n; i++) {
+        char text[KAPI_CIDR_TEXT];
+        kapi_cidr_format(&c[i], text);
+        json_object_set_new_nocheck(s, v6[i] ? "ipv6" : "ipv4", json_string(text));
+        int *host = v6[i] ? &bits6 : &bits4;
+        *host = (v6[i] ? 128 : 32) - masks[i];
+        if (n == 1 && *host > MIN_HOST_BITS)
+            bits = *host;
+    }
+    if (n == 2) {
+        if (bits4 >= MIN_HOST_BITS && bits4 <= bits6)
+            bits = bits4;
+        else if (bits6 >= MIN_HOST_BITS && bits6 <= 32)
+            bits = bits6;
+    }
+    json_object_set_new_nocheck(s, "perNodeHostBits", json_integer(bits));
+    *spec = s;
+    return NULL;
+}
+
+/* At the allocator's start, the default ClusterCIDR is made unless one of its name is
+ * listed (with the finalizer, as kube's createClusterCIDR writes it); false when the
+ * create failed otherwise than by a name taken. */
+static bool make_default(state *st, const json_t *spec, const json_t *cidrs)
+{
+    size_t i;
+    json_t *obj;
+    json_array_foreach(cidrs, i, obj)
+    {
+        const char *name = kapi_json_path_str(obj, "metadata.name");
+        if (name && strcmp(name, DEFAULT_NAME) == 0)
+            return true;
+    }
+    obj = json_pack("{s:s,s:s,s:{s:s,s:[s]},s:O}", "apiVersion", "networking.k8s.io/v1alpha1",
+                    "kind", "ClusterCIDR", "metadata", "name", DEFAULT_NAME, "finalizers",
+                    FINALIZER, "spec", spec);
+    kapi_error *err =
+        kapi_api_create(st->api, &kapi_controllers_user, st->cidrs, KAPI_STR(""), obj, NULL);
+    bool ok = !err || err->status == KAPI_STATUS_ALREADY_EXISTS;
+    if (!ok)
+        fprintf(stderr, "kapi: clustercidr: %s: %s\n", DEFAULT_NAME, err->message);
+    kapi_error_free(err);
+    return ok;
+}
+
 /* ---- a pass ---- */
 
 /* Marks the Pod CIDRs of node taken in the first ClusterCIDR, in node's order, that holds
@@ -448,9 +573,23 @@ static bool nodes_pass(state *st, json_t *nodes)
     return write_nodes(st);
 }
 
+/* What the allocator keeps across passes. */
+typedef struct allocator {
+    bool booted;          /* the first pass (kube's start) is done */
+    json_t *default_spec; /* of the default ClusterCIDR, or NULL */
+} allocator;
+
+static void allocator_free(void *p)
+{
+    allocator *al = p;
+    json_decref(al->default_spec);
+    free(al);
+}
+
 static bool pass(kapi_controller *c)
 {
-    bool *booted = kapi_controllers__ctx(c);
+    allocator *al = kapi_controllers__ctx(c);
+    bool *booted = &al->booted;
     state st = {.c = c, .api = kapi_controllers__api(c)};
     const kapi_registry *reg = kapi_api_registry(st.api);
     st.nodes = kapi_registry_lookup(reg, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("nodes"));
@@ -464,6 +603,11 @@ static bool pass(kapi_controller *c)
     if (err) {
         kapi_error_free(err);
         json_decref(cidrs);
+        return true;
+    }
+    if (!*booted && al->default_spec && !make_default(&st, al->default_spec, cidrs)) {
+        json_decref(cidrs);
+        json_decref(nodes);
         return true;
     }
     st.writes = json_array();
@@ -518,8 +662,10 @@ static bool calls_for_pass(const kapi_type *t, const kapi_store_event *ev)
            !memmem(ev->obj->data, ev->obj->len, member, sizeof(member) - 1);
 }
 
-kapi_controller *kapi_clustercidr_controller_start(kapi_api *api)
+kapi_controller *kapi_clustercidr_controller_start(kapi_api *api, const json_t *default_spec)
 {
+    allocator *al = kapi_xcalloc(1, sizeof(*al));
+    al->default_spec = json_incref((json_t *)default_spec);
     const kapi_registry *reg = kapi_api_registry(api);
     const kapi_type *watched[] = {
         kapi_registry_lookup(reg, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("nodes")),
@@ -527,5 +673,5 @@ kapi_controller *kapi_clustercidr_controller_start(kapi_api *api)
                              KAPI_STR("clustercidrs")),
         NULL};
     return kapi_controllers__start_filtered(api, "clustercidr", watched, RETRY_MS, RESYNC_MS, pass,
-                                            calls_for_pass, kapi_xcalloc(1, sizeof(bool)), free);
+                                            calls_for_pass, al, allocator_free);
 }

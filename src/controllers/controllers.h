@@ -63,8 +63,17 @@ void kapi_controllers_set_clock_offset(int64_t ms);
  * finalizers are carried out and removed (gc.c). */
 kapi_controller *kapi_gc_controller_start(kapi_api *api);
 /* kube-controller-manager's multi-CIDR range allocator: each Node without Pod CIDRs gets
- * a block from a ClusterCIDR whose node selector picks it (clustercidr.c). */
-kapi_controller *kapi_clustercidr_controller_start(kapi_api *api);
+ * a block from a ClusterCIDR whose node selector picks it (clustercidr.c). With
+ * default_spec (borrowed: see below; NULL: none), it makes the ClusterCIDR
+ * "default-cluster-cidr" of that spec at its start when there is none of that name. */
+kapi_controller *kapi_clustercidr_controller_start(kapi_api *api, const json_t *default_spec);
+/* kube-controller-manager's --cluster-cidr (one CIDR, or an IPv4 and an IPv6 one, comma-
+ * separated) and --node-cidr-mask-size, -ipv4, -ipv6 (0: not given) as the spec of the
+ * default ClusterCIDR its allocator makes: NULL with *spec set (a new reference, NULL
+ * when cidrs is empty), or why they are refused in kube-controller-manager's words (a
+ * heap string). */
+char *kapi_clustercidr_default_spec(const char *cidrs, int mask, int mask_v4, int mask_v6,
+                                    json_t **spec);
 /* Stops a controller and waits for its thread, which ends its pass at the next write
  * (NULL is a no-op). */
 void kapi_controller_stop(kapi_controller *c);

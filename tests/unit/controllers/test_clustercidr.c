@@ -123,13 +123,13 @@ TEST(clustercidr_allocates_and_rebuilds)
     create(&e, cc, CIDR("rest", "", "\"perNodeHostBits\":4,\"ipv4\":\"10.2.0.0/24\""));
     create(&e, nodes, NODE_IN("a1", "a"));
     create(&e, nodes, NODE_IN("b1", "b"));
-    kapi_controller *c = kapi_clustercidr_controller_start(e.api);
+    kapi_controller *c = kapi_clustercidr_controller_start(e.api, NULL);
     CHECK_STR_EQ(cidrs_of(&e, "a1"), "10.1.0.0/24 fd00::/120");
     CHECK_STR_EQ(cidrs_of(&e, "b1"), "10.2.0.0/28");
     kapi_controller_stop(c);
     /* a new controller finds the blocks taken */
     create(&e, nodes, NODE_IN("a2", "a"));
-    c = kapi_clustercidr_controller_start(e.api);
+    c = kapi_clustercidr_controller_start(e.api, NULL);
     CHECK_STR_EQ(cidrs_of(&e, "a2"), "10.1.1.0/24 fd00::100/120");
     /* "a" keeps its finalizer while its Nodes have blocks */
     static const kapi_delete_opts plain = {.grace = -1};
@@ -152,5 +152,86 @@ TEST(clustercidr_allocates_and_rebuilds)
     }
     CHECK(gone);
     kapi_controller_stop(c);
+    api_env_stop(&e);
+}
+
+/* The spec of --cluster-cidr's default ClusterCIDR, or the error, as text. */
+static char *spec_of(const char *cidrs, int mask, int mask4, int mask6)
+{
+    json_t *spec = NULL;
+    char *why = kapi_clustercidr_default_spec(cidrs, mask, mask4, mask6, &spec);
+    if (why)
+        return why;
+    char *text = spec ? json_dumps(spec, JSON_SORT_KEYS | JSON_COMPACT) : kapi_xstrdup("none");
+    json_decref(spec);
+    return text;
+}
+
+#define SPEC_IS(want, ...)                                                                         \
+    do {                                                                                           \
+        char *got = spec_of(__VA_ARGS__);                                                          \
+        CHECK_STR_EQ(got, want);                                                                   \
+        free(got);                                                                                 \
+    } while (0)
+
+/* kube-controller-manager's flags as its createDefaultClusterCIDR turns them into a spec,
+ * and its refusals. */
+TEST(clustercidr_default_spec)
+{
+    SPEC_IS("none", "", 0, 0, 0);
+    SPEC_IS("{\"ipv4\":\"10.244.0.0/16\",\"perNodeHostBits\":8}", "10.244.0.0/16", 0, 0, 0);
+    SPEC_IS("{\"ipv4\":\"10.244.0.0/16\",\"perNodeHostBits\":6}", "10.244.1.2/16", 26, 0, 0);
+    SPEC_IS("{\"ipv4\":\"10.244.0.0/16\",\"perNodeHostBits\":4}", "10.244.0.0/16", 0, 30, 0);
+    SPEC_IS("{\"ipv6\":\"fd00::/48\",\"perNodeHostBits\":64}", "fd00::/48", 0, 0, 0);
+    SPEC_IS("{\"ipv4\":\"10.244.0.0/16\",\"ipv6\":\"fd00::/48\",\"perNodeHostBits\":8}",
+            "10.244.0.0/16,fd00::/48", 0, 0, 0);
+    SPEC_IS("{\"ipv4\":\"10.244.0.0/16\",\"ipv6\":\"fd00::/48\",\"perNodeHostBits\":16}",
+            "fd00::/48,10.244.0.0/16", 0, 2, 112);
+    SPEC_IS("failed to parse cidr value:\"10.0.0.0/33\" with error:invalid CIDR address: "
+            "10.0.0.0/33",
+            "10.0.0.0/33", 0, 0, 0);
+    SPEC_IS("len of ClusterCIDRs==2 and they are not configured as dual stack (at least one from "
+            "each IPFamily",
+            "10.0.0.0/16,10.1.0.0/16", 0, 0, 0);
+    SPEC_IS("length of clusterCIDRs is:3 more than max allowed of 2",
+            "10.0.0.0/16,fd00::/48,10.1.0.0/16", 0, 0, 0);
+    SPEC_IS("len of ClusterCIDRs==3 and they are not configured as dual stack (at least one from "
+            "each IPFamily",
+            "10.0.0.0/16,10.2.0.0/16,10.1.0.0/16", 0, 0, 0);
+    SPEC_IS("usage of --node-cidr-mask-size is not allowed with dual-stack clusters",
+            "10.0.0.0/16,fd00::/48", 24, 0, 0);
+    SPEC_IS("usage of --node-cidr-mask-size-ipv6 is not allowed for a single-stack IPv4 cluster",
+            "10.0.0.0/16", 0, 0, 64);
+    SPEC_IS("usage of --node-cidr-mask-size-ipv4 is not allowed for a single-stack IPv6 cluster",
+            "fd00::/48", 0, 24, 0);
+}
+
+/* The allocator makes the default ClusterCIDR at its start, with the finalizer, and
+ * gives Nodes blocks from it; one of that name already there is left as it is. */
+TEST(clustercidr_default_made_at_start)
+{
+    api_env e = {0};
+    api_env_start(&e);
+    const kapi_type *cc = type_of(&e, "networking.k8s.io", "v1alpha1", "clustercidrs");
+    const kapi_type *nodes = type_of(&e, "", "v1", "nodes");
+    json_t *spec = NULL;
+    CHECK(kapi_clustercidr_default_spec("10.9.0.0/16", 0, 0, 0, &spec) == NULL);
+    create(&e, nodes, NODE_IN("d1", "z"));
+    kapi_controller *c = kapi_clustercidr_controller_start(e.api, spec);
+    CHECK_STR_EQ(cidrs_of(&e, "d1"), "10.9.0.0/24");
+    json_t *obj = NULL;
+    CHECK(kapi_api_get(e.api, cc, KAPI_STR(""), KAPI_STR("default-cluster-cidr"), &obj) == NULL);
+    CHECK_STR_EQ(json_string_value(json_array_get(kapi_json_path(obj, "metadata.finalizers"), 0)),
+                 "networking.k8s.io/cluster-cidr-finalizer");
+    json_decref(obj);
+    kapi_controller_stop(c);
+    json_decref(spec);
+    /* another spec later: the one there stays */
+    CHECK(kapi_clustercidr_default_spec("10.8.0.0/16", 0, 0, 0, &spec) == NULL);
+    create(&e, nodes, NODE_IN("d2", "z"));
+    c = kapi_clustercidr_controller_start(e.api, spec);
+    CHECK_STR_EQ(cidrs_of(&e, "d2"), "10.9.1.0/24");
+    kapi_controller_stop(c);
+    json_decref(spec);
     api_env_stop(&e);
 }
