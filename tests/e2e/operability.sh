@@ -21,6 +21,11 @@ check "--help shows --request-timeout's Go duration default" \
     grep -qE '^      --request-timeout duration +.*\(default 1m0s\)$' <<<"$help"
 check "--help shows --etcd-prefix's quoted default" grep -qF '(default "/registry")' <<<"$help"
 check "-h is --help" test "$("$bin" -h)" = "$help"
+# The README's table of flags is the same list (it says more of each).
+for f in $(grep -oE '^ +(-[a-z], )?--[a-z0-9-]+' <<<"$help" | sed 's/.*--//'); do
+    grep -qF -- "\`--$f\`" "$top/README.md" || missing+=" --$f"
+done
+expect_eq "the README's Command line table has every flag of --help" "" "${missing:-}"
 ver=$("$bin" --version)
 check "--version names kapi's version" grep -qE '^kapi [0-9]+\.[0-9]+\.[0-9]+' <<<"$ver"
 check "--version names the Kubernetes version served" grep -qx 'Kubernetes: v1.26.0' <<<"$ver"
