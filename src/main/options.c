@@ -19,15 +19,18 @@
 #include "http/http.h"
 #include "webhook/webhook.h"
 
-/* The groups of `kapi --help`, in its order: kube-apiserver's names, and
- * kube-controller-manager's flags under "Controllers". */
+/* The groups of `kapi --help`, in kube-apiserver's order and with its names (a group
+ * without flags is not shown), kube-controller-manager's flags under "Controllers". */
 #define GROUPS(XX)                                                                                 \
     XX(GENERIC, "Generic")                                                                         \
     XX(ETCD, "Etcd")                                                                               \
     XX(SERVING, "Secure serving")                                                                  \
+    XX(AUDIT, "Auditing")                                                                          \
     XX(AUTHN, "Authentication")                                                                    \
     XX(AUTHZ, "Authorization")                                                                     \
     XX(CONTROLLERS, "Controllers")                                                                 \
+    XX(METRICS, "Metrics")                                                                         \
+    XX(LOGS, "Logs")                                                                               \
     XX(MISC, "Misc")                                                                               \
     XX(GLOBAL, "Global")
 
@@ -555,15 +558,16 @@ static bool scan_argv(int argc, char **argv, assignment *sets, size_t *n)
     return true;
 }
 
+/* Sets f from value (the setter may cut it up: the error shows a copy). */
 static bool apply(kapi_options *o, const flag *f, char *value, const char *file)
 {
-    char *shown = file ? kapi_xstrdup(value) : NULL;
+    char *shown = kapi_xstrdup(value);
     char *why = f->set(o, f, value);
     if (why && file)
         fprintf(stderr, "Error: config file %s: key \"%s\": invalid value \"%s\": %s\n", file,
                 f->name, shown, why);
     else if (why)
-        fprintf(stderr, "Error: invalid argument \"%s\" for \"--%s\" flag: %s\n", value, f->name,
+        fprintf(stderr, "Error: invalid argument \"%s\" for \"--%s\" flag: %s\n", shown, f->name,
                 why);
     free(shown);
     free(why);
@@ -849,6 +853,10 @@ static void help_group(FILE *out, group g, int cols)
         kapi_buf_clear(&head);
         flag_head(&head, &flags[i]);
         width = head.len > width ? head.len : width;
+    }
+    if (!width) {
+        kapi_buf_dispose(&head);
+        return;
     }
     fprintf(out, "%s flags:\n\n", group_titles[g]);
     for (size_t i = 0; i < KAPI_ARRAY_LEN(flags); i++) {

@@ -91,6 +91,7 @@ TEST(options_errors)
         {"--controllers=*,-nosuch", NULL},
         {"--tls-cert-file=c", NULL},
         {"-x", NULL},
+        {"-h=maybe", NULL},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         kapi_options o;
@@ -105,6 +106,7 @@ TEST(options_help_and_version_exit_zero)
 {
     kapi_options o;
     args a;
+    CHECK(freopen("/dev/null", "w", stdout) != NULL);
     CHECK_INT_EQ(parse(&o, &a, "--secure-port=x", "-h", NULL), 0);
     kapi_options_dispose(&o);
     args_free(&a);
