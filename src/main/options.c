@@ -515,45 +515,51 @@ typedef struct assignment {
     char *value;
 } assignment;
 
+/* The flag of one argument, "--name[=value]" or "-c[[=]value]", and *value the value
+ * in it (NULL when none); NULL, with the error printed, when no flag has that name. */
+static const flag *arg_flag(char *arg, char **value)
+{
+    const flag *f;
+    if (arg[1] != '-') {
+        f = find_shorthand(arg[1]);
+        *value = arg[2] ? arg + 2 + (arg[2] == '=') : NULL;
+        if (!f)
+            fprintf(stderr, "Error: unknown shorthand flag: '%c' in %s\n", arg[1], arg);
+        return f;
+    }
+    char *name = arg + 2, *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    f = find_flag(name, len);
+    *value = eq ? eq + 1 : NULL;
+    if (!f)
+        fprintf(stderr, "Error: unknown flag: --%.*s\n", (int)len, name);
+    return f;
+}
+
 /* Splits argv into assignments (sets[0..*n)), as pflag does; false, with the error
  * printed, on an unknown flag, a missing value or an argument that is not a flag. */
 static bool scan_argv(int argc, char **argv, assignment *sets, size_t *n)
 {
     *n = 0;
     for (int i = 1; i < argc; i++) {
-        char *arg = argv[i], *eq;
+        char *arg = argv[i], *value;
         const flag *f;
         if (arg[0] != '-' || !arg[1] || strcmp(arg, "--") == 0) {
             fprintf(stderr, "Error: unexpected argument \"%s\": kapi takes flags only\n",
                     strcmp(arg, "--") == 0 && i + 1 < argc ? argv[i + 1] : arg);
             return false;
         }
-        if (arg[1] == '-') {
-            eq = strchr(arg + 2, '=');
-            f = find_flag(arg + 2, eq ? (size_t)(eq - arg - 2) : strlen(arg + 2));
-            if (!f) {
-                fprintf(stderr, "Error: unknown flag: --%.*s\n",
-                        (int)(eq ? (size_t)(eq - arg - 2) : strlen(arg + 2)), arg + 2);
-                return false;
-            }
-            eq = eq ? eq + 1 : NULL;
-        } else {
-            f = find_shorthand(arg[1]);
-            if (!f) {
-                fprintf(stderr, "Error: unknown shorthand flag: '%c' in %s\n", arg[1], arg);
-                return false;
-            }
-            eq = arg[2] ? arg + 2 + (arg[2] == '=') : NULL;
-        }
-        if (!eq && !f->type)
-            eq = "true";
-        else if (!eq && i + 1 < argc)
-            eq = argv[++i];
-        else if (!eq) {
+        if ((f = arg_flag(arg, &value)) == NULL)
+            return false;
+        if (!value && !f->type)
+            value = "true";
+        else if (!value && i + 1 < argc)
+            value = argv[++i];
+        if (!value) {
             fprintf(stderr, "Error: flag needs an argument: --%s\n", f->name);
             return false;
         }
-        sets[(*n)++] = (assignment){f, eq};
+        sets[(*n)++] = (assignment){f, value};
     }
     return true;
 }
@@ -594,42 +600,54 @@ static char *scalar_text(const json_t *v)
     return NULL;
 }
 
+/* A scalar of the config file (a list's item too) as one value of f. */
+static bool apply_scalar(kapi_options *o, const flag *f, const json_t *v, const char *file)
+{
+    char *text = scalar_text(v);
+    if (!text)
+        fprintf(stderr,
+                "Error: config file %s: key \"%s\": not a string, number or bool, nor a list of "
+                "them\n",
+                file, f->name);
+    return text && apply(o, f, own(o, text), file);
+}
+
+/* A list for a repeatable flag: each item is one value. */
+static bool apply_each(kapi_options *o, const flag *f, const json_t *list, const char *file)
+{
+    size_t i;
+    json_t *item;
+    json_array_foreach(list, i, item)
+    {
+        if (!apply_scalar(o, f, item, file))
+            return false;
+    }
+    return true;
+}
+
 /* A config file value: a scalar, or a list, whose items are one value each for a
  * repeatable flag and are joined with commas for the others. */
 static bool apply_value(kapi_options *o, const flag *f, const json_t *v, const char *file)
 {
-    if (!json_is_array(v)) {
-        char *text = scalar_text(v);
-        if (!text)
-            fprintf(stderr,
-                    "Error: config file %s: key \"%s\": not a string, number, bool or list\n", file,
-                    f->name);
-        return text && apply(o, f, own(o, text), file);
-    }
-    kapi_buf joined;
-    kapi_buf_init(&joined);
     size_t i;
     json_t *item;
-    bool ok = true;
+    if (!json_is_array(v))
+        return apply_scalar(o, f, v, file);
+    if (f->where & LIST)
+        return apply_each(o, f, v, file);
+    kapi_buf joined;
+    kapi_buf_init(&joined);
     json_array_foreach(v, i, item)
     {
         char *text = scalar_text(item);
         if (!text) {
-            fprintf(stderr, "Error: config file %s: key \"%s\": item %zu is not a scalar\n", file,
-                    f->name, i);
-            ok = false;
-            break;
-        }
-        if (f->where & LIST) {
-            if (!(ok = apply(o, f, own(o, text), file)))
-                break;
-            continue;
+            kapi_buf_dispose(&joined);
+            return apply_scalar(o, f, item, file); /* says why, and fails */
         }
         kapi_buf_printf(&joined, "%s%s", i ? "," : "", text);
         free(text);
     }
-    if (ok && !(f->where & LIST))
-        ok = apply(o, f, own(o, kapi_xstrdup(joined.ptr)), file);
+    bool ok = apply(o, f, own(o, kapi_xstrdup(joined.ptr)), file);
     kapi_buf_dispose(&joined);
     return ok;
 }
