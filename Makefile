@@ -30,9 +30,10 @@ BENCH_BASE := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/cel/*.c src/codec/go*.c
               src/codec/json*.c)) $(addprefix $(BUILD)/src/base/,base.o base64.o map.o \
               regex.o tz.o)
 
-# kapi's own version (`kapi --version`; the commit and build date come from git and
-# SOURCE_DATE_EPOCH through tools/version.sh).
-VERSION  ?= 0.21.0
+# kapi's own version (`kapi --version`, the package's): the nearest tag vX.Y.Z as git
+# describe gives it, else the version below; the commit and the build date come from git
+# and SOURCE_DATE_EPOCH through tools/version.sh.
+VERSION  ?= $(or $(shell git describe --tags --match 'v[0-9]*' 2>/dev/null | sed 's/^v//'),0.21.0)
 DATA_DIR ?= kapi-data
 SHARED   ?= ../shared
 
