@@ -1,6 +1,7 @@
 /*
- * kapi: start-up and shutdown (the command line is main/options). Wires the modules together: the
- * store and the registry under the API pipeline, the pipeline as the HTTP server's handler.
+ * kapi: start-up, signals and shutdown (the command line is src/main/options.c). Wires the
+ * modules together: the store and the registry under the API pipeline, the pipeline as the
+ * HTTP server's handler.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -1,6 +1,7 @@
 /*
  * main/notify: systemd's readiness protocol (sd_notify(3)), a datagram to $NOTIFY_SOCKET.
  */
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +18,10 @@ bool kapi_notify(const char *state)
     size_t len = path ? strlen(path) : 0;
     if (!path)
         return true;
-    if (len < 2 || len >= sizeof(sun.sun_path) || (path[0] != '/' && path[0] != '@'))
+    if (len < 2 || len >= sizeof(sun.sun_path) || (path[0] != '/' && path[0] != '@')) {
+        errno = EINVAL;
         return false;
+    }
     memcpy(sun.sun_path, path, len);
     if (path[0] == '@')
         sun.sun_path[0] = '\0'; /* the abstract namespace: no NUL after the name */
