@@ -38,6 +38,9 @@ typedef struct server {
     uv_loop_t loop;
     uv_signal_t sigterm, sigint, sighup;
     const char *clock_file, *token_file;
+    /* The kubeconfig trusts --tls-cert-file itself when given: rewritten when it is
+     * reloaded (NULL: it trusts the generated CA, which a reload leaves alone). */
+    const char *kubeconfig, *url, *trusted_cert;
     kapi_http_server *http;
     kapi_api *api;
     kapi_auth *auth;
@@ -76,7 +79,16 @@ static void on_sighup(uv_signal_t *h, int signum)
     snprintf(reloading, sizeof(reloading), "RELOADING=1\nMONOTONIC_USEC=%lld",
              (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000);
     kapi_notify(reloading);
-    reloaded("serving certificate", kapi_http_server_reload_tls(s->http));
+    kapi_error *err = kapi_http_server_reload_tls(s->http);
+    bool took = err == NULL;
+    reloaded("serving certificate", err);
+    if (took && s->trusted_cert &&
+        (err = kapi_kubeconfig_write(s->kubeconfig, s->url, s->trusted_cert,
+                                     kapi_auth_admin_token(s->auth))) != NULL) {
+        fprintf(stderr, "kapi: SIGHUP: the kubeconfig still trusts the old certificate: %s\n",
+                err->message);
+        kapi_error_free(err);
+    }
     if (s->token_file)
         reloaded("token file", kapi_auth_reload_tokens(s->auth));
     char *why = s->clock_file ? kapi_options_read_clock_file(s->clock_file) : NULL;
@@ -372,6 +384,9 @@ static int run(const kapi_options *o)
     s.clock_file = o->clock_file;
     s.token_file = o->token_file;
     s.auth = auth;
+    s.kubeconfig = kubeconfig;
+    s.url = url;
+    s.trusted_cert = o->cert_file;
     uv_signal_start(&s.sigterm, on_signal, SIGTERM);
     uv_signal_start(&s.sigint, on_signal, SIGINT);
     uv_signal_start(&s.sighup, on_sighup, SIGHUP);

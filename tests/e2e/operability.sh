@@ -184,6 +184,8 @@ expect_eq "SIGHUP: an open connection works on, with the old certificate" \
     "old before: kapi-one 200|new after: kapi-two|old after: kapi-one 200" \
     "$(paste -sd'|' "$work/reload.out")"
 check "SIGHUP: the reload is logged" grep -q 'SIGHUP: serving certificate reloaded' "$KAPI_LOG"
+check "SIGHUP: the kubeconfig trusts the new certificate" \
+    kubectl --kubeconfig "$data/kubeconfig" get ns default
 check "SIGHUP: the new token file's token is accepted" eventually test "$(token_code token-two)" = 200
 expect_eq "SIGHUP: the old file's token is not" 401 "$(token_code token-one)"
 check "SIGHUP: systemd is told of the reload and of readiness after it" \
