@@ -140,7 +140,11 @@ expect_eq "/version has kube's fields, the build's commit and date" \
     "$(curl -s --cacert "$work/ca.crt" "$api/version" |
         jq -r '"\(.major) \(.minor) \(.gitVersion) \(.gitCommit) \(.buildDate)"')"
 
-# One connection opened before the reload and used after it; new ones after it.
+# A watch open across the reload, and one connection opened before it and used after it.
+curl -sN --cacert "$work/ca.crt" -H "Authorization: Bearer token-one" \
+    "$api/api/v1/namespaces?watch=1&resourceVersion=0" >"$work/watch.out" &
+watch_pid=$!
+check "a watch is open before the reload" eventually grep -q '"name":"default"' "$work/watch.out"
 python3 - "$port" "$work" "$KAPI_PID" >"$work/reload.out" 2>&1 <<'PY'
 import os, shutil, signal, socket, ssl, sys, time
 port, work, pid = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
@@ -186,6 +190,11 @@ expect_eq "SIGHUP: an open connection works on, with the old certificate" \
 check "SIGHUP: the reload is logged" grep -q 'SIGHUP: serving certificate reloaded' "$KAPI_LOG"
 check "SIGHUP: the kubeconfig trusts the new certificate" \
     kubectl --kubeconfig "$data/kubeconfig" get ns default
+kubectl --kubeconfig "$data/kubeconfig" create ns after-reload >/dev/null
+check "SIGHUP: the watch opened before it goes on, and sees a namespace made after it" \
+    eventually grep -q '"name":"after-reload"' "$work/watch.out"
+kill "$watch_pid" 2>/dev/null
+wait "$watch_pid" 2>/dev/null
 check "SIGHUP: the new token file's token is accepted" eventually test "$(token_code token-two)" = 200
 expect_eq "SIGHUP: the old file's token is not" 401 "$(token_code token-one)"
 check "SIGHUP: systemd is told of the reload and of readiness after it" \
