@@ -53,7 +53,7 @@ typedef struct flag flag;
  * which the setter may keep and modify); returns why it cannot, to free, or NULL. */
 typedef char *set_fn(kapi_options *o, const flag *f, char *value);
 
-/* Where a flag may be set. */
+/* A flag's traits (its traits member). */
 enum {
     LIST = 1,    /* each item of a config file list is one value (a repeatable flag) */
     CMDLINE = 2, /* the command line only (--config, --help, --version) */
@@ -71,7 +71,7 @@ struct flag {
     const char *help;
     set_fn *set;
     size_t off; /* the field the generic setters set */
-    int where;
+    int traits;
 };
 
 #define AT(field) offsetof(kapi_options, field)
@@ -633,7 +633,7 @@ static bool apply_value(kapi_options *o, const flag *f, const json_t *v, const c
     json_t *item;
     if (!json_is_array(v))
         return apply_scalar(o, f, v, file);
-    if (f->where & LIST)
+    if (f->traits & LIST)
         return apply_each(o, f, v, file);
     kapi_buf joined;
     kapi_buf_init(&joined);
@@ -704,7 +704,7 @@ static bool load_config(kapi_options *o, const char *file, const assignment *set
     json_object_foreach(doc, key, v)
     {
         const flag *f = find_flag(key, strlen(key));
-        if (!f || (f->where & CMDLINE)) {
+        if (!f || (f->traits & CMDLINE)) {
             fprintf(stderr, "Error: config file %s: unknown key \"%s\"\n", file, key);
             goto done;
         }
@@ -775,7 +775,7 @@ int kapi_options_parse(kapi_options *o, int argc, char **argv)
         goto done;
     /* --help and --version first: they answer whatever else the command line holds. */
     for (size_t i = 0; i < n; i++)
-        if ((sets[i].flag->where & CMDLINE) && !apply(o, sets[i].flag, sets[i].value, NULL))
+        if ((sets[i].flag->traits & CMDLINE) && !apply(o, sets[i].flag, sets[i].value, NULL))
             goto done;
     if (o->help || o->version) {
         if (o->help)
@@ -788,7 +788,7 @@ int kapi_options_parse(kapi_options *o, int argc, char **argv)
     if (o->config_file && !load_config(o, o->config_file, sets, n))
         goto done;
     for (size_t i = 0; i < n; i++)
-        if (!(sets[i].flag->where & CMDLINE) && !apply(o, sets[i].flag, sets[i].value, NULL))
+        if (!(sets[i].flag->traits & CMDLINE) && !apply(o, sets[i].flag, sets[i].value, NULL))
             goto done;
     rc = check_together(o) ? -1 : 1;
 done:
