@@ -3,6 +3,7 @@
  */
 #include "main/main.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <stddef.h>
@@ -67,7 +68,10 @@ struct flag {
      * comma-separated list, "stringArray" for a repeated flag); NULL: a bool, which
      * takes no argument (`--flag` is `--flag=true`). */
     const char *type;
-    const char *def; /* the default `--help` shows, as pflag quotes it; NULL: none */
+    /* The default, set through set before the config file and the command line are read,
+     * and shown by --help; NULL: none (or one that depends on other flags, which the help
+     * text tells). */
+    const char *def;
     const char *help;
     set_fn *set;
     size_t off; /* the field the generic setters set */
@@ -75,6 +79,8 @@ struct flag {
 };
 
 #define AT(field) offsetof(kapi_options, field)
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
 #define FIELD(o, f, type) ((type *)((char *)(o) + (f)->off))
 
 /* The controllers --controllers names (kube-controller-manager's names), all on by
@@ -366,7 +372,7 @@ static const flag flags[] = {
      "strings, numbers, bools or lists (secure-port: 6443, etcd-servers: [a, b]). A flag "
      "given on the command line replaces the file's setting of it.",
      set_string, AT(config_file), CMDLINE},
-    {"data-dir", 0, G_GENERIC, "string", "\"kapi-data\"",
+    {"data-dir", 0, G_GENERIC, "string", "kapi-data",
      "The directory of the SQLite store (kapi.db), the generated CA, serving certificate and "
      "keys, the admin token and the kubeconfig. Private: created 0700, its files 0600.",
      set_string, AT(data_dir), 0},
@@ -390,7 +396,7 @@ static const flag flags[] = {
      "etcd 3.4+ client URLs (http:// or https://), comma separated: the store is etcd, "
      "shared with other kapi instances, instead of SQLite in the data dir.",
      set_etcd_servers, 0, 0},
-    {"etcd-prefix", 0, G_ETCD, "string", "\"/registry\"",
+    {"etcd-prefix", 0, G_ETCD, "string", "/registry",
      "The prefix of every key in etcd, kube-apiserver's layout under it.", set_string,
      AT(etcd.prefix), 0},
     {"etcd-cafile", 0, G_ETCD, "string", NULL,
@@ -407,7 +413,7 @@ static const flag flags[] = {
      "Seconds of changes kept for watches, reads at a past resourceVersion and continue "
      "tokens, across restarts (1 to 86400); older ones answer 410 Expired. kapi's own.",
      set_history, 0, 0},
-    {"bind-address", 0, G_SERVING, "string", "\"127.0.0.1\"",
+    {"bind-address", 0, G_SERVING, "string", "127.0.0.1",
      "The IP address to listen on (0.0.0.0 or ::: every interface).", set_string, AT(bind_address),
      0},
     {"secure-port", 0, G_SERVING, "int", "6443", "The HTTPS port. 0: a free one.", set_port, 0, 0},
@@ -417,7 +423,8 @@ static const flag flags[] = {
      set_string, AT(cert_file), 0},
     {"tls-private-key-file", 0, G_SERVING, "string", NULL,
      "The key of --tls-cert-file. Reloaded on SIGHUP.", set_string, AT(key_file), 0},
-    {"http2-max-streams-per-connection", 0, G_SERVING, "int", "1000",
+    {"http2-max-streams-per-connection", 0, G_SERVING, "int",
+     STRINGIFY(KAPI_HTTP_HTTP2_MAX_STREAMS),
      "The concurrent streams one HTTP/2 connection may open. 0: Go's default, 250.", set_count,
      AT(http2_max_streams), 0},
     {"anonymous-auth", 0, G_AUTHN, NULL, "true",
@@ -431,10 +438,10 @@ static const flag flags[] = {
     {"client-ca-file", 0, G_AUTHN, "string", NULL,
      "Accept client certificates signed by this CA: the user is the CN, the groups the O.",
      set_string, AT(client_ca_file), 0},
-    {"service-account-issuer", 0, G_AUTHN, "stringArray",
-     "[https://kubernetes.default.svc.cluster.local]",
+    {"service-account-issuer", 0, G_AUTHN, "stringArray", NULL,
      "The iss of the ServiceAccount tokens kapi issues; repeat it to accept tokens of more "
-     "issuers (the first signs).",
+     "issuers (the first signs). Default: https://kubernetes.default.svc.cluster.local "
+     "(kubeadm's).",
      set_issuer, 0, LIST},
     {"service-account-jwks-uri", 0, G_AUTHN, "string", NULL,
      "The jwks_uri of /.well-known/openid-configuration (https). Default: "
@@ -454,7 +461,7 @@ static const flag flags[] = {
     {"token-auth-file", 0, G_AUTHN, "string", NULL,
      "Static bearer tokens, a CSV of token,user,uid,\"group1,group2\". Reloaded on SIGHUP.",
      set_string, AT(token_file), 0},
-    {"authorization-mode", 0, G_AUTHZ, "strings", "[RBAC]",
+    {"authorization-mode", 0, G_AUTHZ, "strings", "RBAC",
      "Authorizers tried in order after system:masters (always allowed), comma separated: "
      "RBAC, AlwaysAllow, AlwaysDeny.",
      set_modes, 0, 0},
@@ -462,7 +469,7 @@ static const flag flags[] = {
      "Run the multi-CIDR range allocator: a Node without spec.podCIDRs gets Pod CIDRs from a "
      "matching ClusterCIDR.",
      set_bool, AT(allocate_node_cidrs), 0},
-    {"controllers", 0, G_CONTROLLERS, "strings", "[*]",
+    {"controllers", 0, G_CONTROLLERS, "strings", "*",
      "The controllers to run, comma separated: '*' for all, 'name' to run one, '-name' to "
      "leave one out. Names: clusterrole-aggregation, cronjob, garbagecollector, namespace, "
      "nodeipam, serviceaccount.",
@@ -733,8 +740,6 @@ static bool check_together(kapi_options *o)
     }
     if (!o->leader_elect_given)
         o->leader_elect = o->etcd.servers != NULL;
-    if (!o->controllers.n)
-        strings_add(&o->controllers, "*");
     kapi_leader_config c = {
         .lease_ms = o->lease_ms, .renew_ms = o->renew_ms, .retry_ms = o->retry_ms};
     kapi_error *err = o->leader_elect ? kapi_leader_config_check(&c) : NULL;
@@ -753,21 +758,22 @@ static int terminal_columns(FILE *out)
     return ws.ws_col;
 }
 
+/* Every flag's default, through its setter (on a copy: setters may cut their value up). */
+static void set_defaults(kapi_options *o)
+{
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(flags); i++) {
+        if (!flags[i].def)
+            continue;
+        char *why = flags[i].set(o, &flags[i], own(o, kapi_xstrdup(flags[i].def)));
+        assert(why == NULL); /* the table's defaults are valid values */
+        free(why);
+    }
+}
+
 int kapi_options_parse(kapi_options *o, int argc, char **argv)
 {
-    *o = (kapi_options){.data_dir = "kapi-data",
-                        .bind_address = "127.0.0.1",
-                        .port = 6443,
-                        .history_seconds = 300,
-                        .event_ttl_ms = 3600000,
-                        .max_inflight = 400,
-                        .max_mutating_inflight = 200,
-                        .request_timeout_ms = 60000,
-                        .http2_max_streams = KAPI_HTTP_HTTP2_MAX_STREAMS,
-                        .authz_modes = {KAPI_AUTHZ_RBAC},
-                        .nauthz_modes = 1,
-                        .anonymous = true,
-                        .etcd = {.prefix = "/registry", .compaction_interval_s = 300}};
+    *o = (kapi_options){0};
+    set_defaults(o);
     assignment *sets = kapi_xmalloc((size_t)(argc + 1) * sizeof(*sets));
     size_t n;
     int rc = 1;
@@ -860,6 +866,19 @@ static void wrap(FILE *out, const char *text, int indent, int cols)
     }
 }
 
+/* A flag's help and its default as pflag shows it: a string quoted, a list in [ ]. */
+static char *help_text(const flag *f)
+{
+    const char *type = f->type ? f->type : "";
+    if (!f->def)
+        return kapi_xstrdup(f->help);
+    if (strcmp(type, "string") == 0)
+        return kapi_xprintf("%s (default \"%s\")", f->help, f->def);
+    if (strncmp(type, "string", 6) == 0)
+        return kapi_xprintf("%s (default [%s])", f->help, f->def);
+    return kapi_xprintf("%s (default %s)", f->help, f->def);
+}
+
 static void help_group(FILE *out, group g, int cols)
 {
     size_t width = 0;
@@ -882,8 +901,7 @@ static void help_group(FILE *out, group g, int cols)
             continue;
         kapi_buf_clear(&head);
         flag_head(&head, &flags[i]);
-        char *text = flags[i].def ? kapi_xprintf("%s (default %s)", flags[i].help, flags[i].def)
-                                  : kapi_xstrdup(flags[i].help);
+        char *text = help_text(&flags[i]);
         fprintf(out, "%s%*s", head.ptr, (int)(width - head.len + 3), "");
         wrap(out, text, (int)width + 3, cols);
         free(text);

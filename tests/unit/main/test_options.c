@@ -41,6 +41,7 @@ static const char *write_config(const char *text)
     return path;
 }
 
+/* The defaults come from the table, through the setters. */
 TEST(options_defaults)
 {
     kapi_options o;
@@ -52,6 +53,17 @@ TEST(options_defaults)
     CHECK_INT_EQ(o.request_timeout_ms, 60000);
     CHECK_INT_EQ(o.event_ttl_ms, 3600000);
     CHECK(o.anonymous && !o.leader_elect && o.etcd.servers == NULL);
+    CHECK_STR_EQ(o.etcd.prefix, "/registry");
+    CHECK_INT_EQ(o.etcd.compaction_interval_s, 300);
+    CHECK_INT_EQ(o.history_seconds, 300);
+    CHECK_INT_EQ(o.max_inflight, 400);
+    CHECK_INT_EQ(o.max_mutating_inflight, 200);
+    CHECK_INT_EQ(o.http2_max_streams, 1000);
+    CHECK_INT_EQ(o.lease_ms, 15000);
+    CHECK_INT_EQ(o.renew_ms, 10000);
+    CHECK_INT_EQ(o.retry_ms, 2000);
+    CHECK_INT_EQ(o.nauthz_modes, 1);
+    CHECK_INT_EQ(o.authz_modes[0], KAPI_AUTHZ_RBAC);
     CHECK_INT_EQ(o.controllers.n, 1);
     CHECK_STR_EQ(o.controllers.v[0], "*");
     kapi_options_dispose(&o);
