@@ -12,11 +12,11 @@ KAPI_CXXFLAGS = $(filter-out -std=c11,$(CFLAGS)) -std=c++17
 
 LIB_SRC   := $(filter-out src/main.c,$(wildcard src/*/*.c))
 TYPE_DATA := $(sort $(wildcard src/registry/types/*.json src/schema/defs/*.json))
-GEN_SRC   := $(BUILD)/gen/types_data.c $(BUILD)/gen/rbac_data.c
+GEN_SRC   := $(BUILD)/gen/types_data.c $(BUILD)/gen/rbac_data.c $(BUILD)/gen/version.c
 RBAC_DATA := src/controllers/rbac-bootstrap.json
 LIB_CXX   := $(wildcard src/*/*.cc)
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(LIB_CXX:%.cc=$(BUILD)/%.o) $(BUILD)/gen/types_data.o \
-             $(BUILD)/gen/rbac_data.o
+             $(BUILD)/gen/rbac_data.o $(BUILD)/gen/version.o
 UNIT_SRC  := $(wildcard tests/unit/*.c tests/unit/*/*.c)
 UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 # The cel-spec conformance suite's runner (tests/cel), over the library.
@@ -30,10 +30,14 @@ BENCH_BASE := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/cel/*.c src/codec/go*.c
               src/codec/json*.c)) $(addprefix $(BUILD)/src/base/,base.o base64.o map.o \
               regex.o tz.o)
 
+# kapi's own version (`kapi --version`, the package's): the nearest tag vX.Y.Z as git
+# describe gives it, else the version below; the commit and the build date come from git
+# and SOURCE_DATE_EPOCH through tools/version.sh.
+VERSION  ?= $(or $(shell git describe --tags --match 'v[0-9]*' 2>/dev/null | sed 's/^v//'),0.21.0)
 DATA_DIR ?= kapi-data
 SHARED   ?= ../shared
 
-.PHONY: all run test unit e2e golden asan deps test-deps format clean bench bench-smoke fuzz \
+.PHONY: all run test unit e2e golden asan deps test-deps format clean bench bench-smoke fuzz install deb \
         fuzz-smoke crash-test e2e-asan e2e-etcd format-check
 
 all: $(BUILD)/kapi $(BUILD)/unit-tests $(BUILD)/cel-conformance $(BUILD)/kapi-bench
@@ -68,11 +72,43 @@ $(BUILD)/gen/rbac_data.c: $(RBAC_DATA) tools/embed.sh
 	@mkdir -p $(dir $@)
 	tools/embed.sh -s kapi_rbac_bootstrap_files $(RBAC_DATA) > $@.tmp && mv $@.tmp $@
 
+# The build's identity (src/base/version.h): remade at every make, rewritten only when the
+# commit or tree state changes.
+$(BUILD)/gen/version.c: FORCE
+	@mkdir -p $(dir $@)
+	@tools/version.sh $(VERSION) $@
+
+FORCE:
+
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 deps:
 	@scripts/deps.sh build
+
+# The man page, from `kapi --help` (the flag table in src/main/options.c).
+$(BUILD)/kapi.1: $(BUILD)/kapi tools/man.sh
+	tools/man.sh $(BUILD)/kapi > $@.tmp && mv $@.tmp $@
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: the binary, its man page, the systemd unit
+# (run from PREFIX's bin) and /etc/kapi/config.yaml when there is none.
+PREFIX  ?= /usr/local
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+install: $(BUILD)/kapi $(BUILD)/kapi.1
+	install -D -m 0755 $(BUILD)/kapi $(DESTDIR)$(PREFIX)/bin/kapi
+	install -D -m 0644 $(BUILD)/kapi.1 $(DESTDIR)$(PREFIX)/share/man/man1/kapi.1
+	@mkdir -p $(DESTDIR)$(UNITDIR)
+	sed 's|/usr/bin/kapi|$(PREFIX)/bin/kapi|' deploy/systemd/kapi.service > \
+	    $(DESTDIR)$(UNITDIR)/kapi.service
+	test -e $(DESTDIR)/etc/kapi/config.yaml || \
+	    install -D -m 0644 deploy/config.yaml $(DESTDIR)/etc/kapi/config.yaml
+
+# The Debian package, build/kapi_VERSION_ARCH.deb (tools/deb.sh), of DEB_BIN: by default
+# the binary built here; the e2e test passes the one it tests.
+DEB_BIN ?= $(BUILD)/kapi
+deb: $(DEB_BIN)
+	@scripts/deps.sh build deb
+	tools/deb.sh $(DEB_BIN) $(VERSION) $(BUILD)
 
 test-deps:
 	@scripts/deps.sh test
@@ -154,7 +190,7 @@ FUZZ_CFLAGS   := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitiz
                  $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -pthread
 FUZZ_LD       := $(if $(LIB_CXX),clang++,clang)
 FUZZ_OBJ      := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o) $(LIB_CXX:%.cc=$(FUZZ_DIR)/%.o) \
-                 $(FUZZ_DIR)/gen/types_data.o $(FUZZ_DIR)/gen/rbac_data.o
+                 $(FUZZ_DIR)/gen/types_data.o $(FUZZ_DIR)/gen/rbac_data.o $(FUZZ_DIR)/gen/version.o
 FUZZ_TARGETS  := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_MAIN_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_RUN      := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/fuzz/run.sh

@@ -1,77 +1,26 @@
 /*
- * kapi: the command line, start-up and shutdown. Wires the modules together: the store
- * and the registry under the API pipeline, the pipeline as the HTTP server's handler.
+ * kapi: start-up, signals and shutdown (the command line is src/main/options.c). Wires the
+ * modules together: the store and the registry under the API pipeline, the pipeline as the
+ * HTTP server's handler.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "api/api.h"
 #include "codec/go.h"
 #include "codec/json.h"
 #include "controllers/controllers.h"
+#include "main/main.h"
 
 #define WORKERS 64
-
-/* A flag kube-apiserver takes more than once (StringArray) or as a comma-separated list
- * (StringSlice): its values in order, pointing into argv. */
-typedef struct strings {
-    const char **v;
-    size_t n;
-} strings;
-
-typedef struct options {
-    const char *data_dir, *bind_address, *cert_file, *key_file, *token_file, *client_ca_file;
-    /* ServiceAccount tokens: kube-apiserver's --service-account-* and --api-audiences */
-    strings sa_issuers, sa_key_files, api_audiences;
-    const char *sa_signing_key, *sa_jwks_uri;
-    int64_t sa_max_expiration; /* seconds; 0: none */
-    int port;
-    long history_seconds; /* --watch-history: the changes kept for watches and past reads */
-    int event_ttl_ms;     /* --event-ttl: how long an Event stays after its last write */
-    /* kube-apiserver's --max-requests-inflight, --max-mutating-requests-inflight (0: no
-     * limit) and --request-timeout */
-    long max_inflight, max_mutating_inflight;
-    unsigned request_timeout_ms;
-    long http2_max_streams; /* --http2-max-streams-per-connection (0: Go's 250) */
-    kapi_authz_mode authz_modes[KAPI_AUTHZ_MAX_MODES]; /* --authorization-mode */
-    size_t nauthz_modes;
-    bool anonymous; /* --anonymous-auth */
-    /* kube-apiserver's --etcd-servers, --etcd-prefix, --etcd-cafile, --etcd-certfile,
-     * --etcd-keyfile, --etcd-compaction-interval: the store on etcd instead of SQLite */
-    kapi_store_etcd_options etcd;
-    /* kube-controller-manager's --leader-elect and its durations (0: the defaults); not
-     * given, it is on with etcd (instances share the store) and off on SQLite (one
-     * instance owns its data dir, and renewals would only move its revision) */
-    bool leader_elect, leader_elect_given;
-    int lease_ms, renew_ms, retry_ms;
-    /* kube-controller-manager's --allocate-node-cidrs: run the ClusterCIDR allocator */
-    bool allocate_node_cidrs;
-    /* --webhook-resolve HOST:PORT:ADDRESS: where a webhook's host is reached (kapi runs
-     * no Services, so a service reference's name.namespace.svc is resolved so or by the
-     * system) */
-    strings webhook_resolve;
-    /* kube-controller-manager's --controllers (default "*"), and the clock test hook
-     * --controllers-clock-file (a Go duration added to the controllers' clock; read at
-     * start and on SIGHUP) */
-    strings controllers;
-    const char *clock_file;
-} options;
-
-/* The controllers --controllers names (kube-controller-manager's names), all on by
- * default; the CRD controller is kube-apiserver's and always runs, and nodeipam (the
- * ClusterCIDR allocator) runs only with --allocate-node-cidrs, as in kube. */
-static const char *const controller_names[] = {
-    "clusterrole-aggregation", "cronjob", "garbagecollector", "namespace", "nodeipam",
-    "serviceaccount"};
 
 /* The in-process controllers: started when this instance leads (at once without
  * --leader-elect), stopped when it stops leading. */
@@ -79,7 +28,7 @@ typedef struct controllers {
     kapi_api *api;
     bool elected; /* they run only while the elector leads */
     kapi_leader *elector;
-    const strings *enabled; /* --controllers */
+    const kapi_strings *enabled; /* --controllers */
     kapi_controller *namespaces, *crds, *serviceaccounts, *aggregation, *cronjobs, *gc;
     kapi_controller *clustercidr; /* nodeipam, with --allocate-node-cidrs */
     bool allocate_node_cidrs;
@@ -88,532 +37,15 @@ typedef struct controllers {
 typedef struct server {
     uv_loop_t loop;
     uv_signal_t sigterm, sigint, sighup;
-    const char *clock_file;
+    const char *clock_file, *token_file;
+    /* The kubeconfig trusts --tls-cert-file itself when given: rewritten when it is
+     * reloaded (NULL: it trusts the generated CA, which a reload leaves alone). */
+    const char *kubeconfig, *url, *trusted_cert;
     kapi_http_server *http;
     kapi_api *api;
+    kapi_auth *auth;
     bool stopping;
 } server;
-
-static void usage(FILE *f)
-{
-    fputs("usage: kapi [--data-dir DIR] [--bind-address 127.0.0.1] [--secure-port 6443]\n"
-          "            [--tls-cert-file F --tls-private-key-file F] [--client-ca-file F]\n"
-          "            [--token-auth-file F] [--watch-history SECONDS] [--event-ttl 1h0m0s]\n"
-          "            [--max-requests-inflight 400] [--max-mutating-requests-inflight 200]\n"
-          "            [--request-timeout 1m0s] [--http2-max-streams-per-connection 1000]\n"
-          "            [--service-account-issuer URL]... [--service-account-signing-key-file F]\n"
-          "            [--service-account-key-file F]... [--api-audiences A,B]\n"
-          "            [--service-account-max-token-expiration DURATION]\n"
-          "            [--service-account-jwks-uri URL]\n"
-          "            [--authorization-mode RBAC] [--anonymous-auth=true]\n"
-          "            [--etcd-servers URL,URL --etcd-prefix /registry]\n"
-          "            [--etcd-cafile F] [--etcd-certfile F --etcd-keyfile F]\n"
-          "            [--etcd-compaction-interval 5m0s]\n"
-          "            [--leader-elect] [--leader-elect-lease-duration 15s]\n"
-          "            [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]\n"
-          "            [--allocate-node-cidrs]\n"
-          "            [--webhook-resolve HOST:PORT:ADDRESS]...\n"
-          "            [--controllers *,-cronjob] [--controllers-clock-file F]\n",
-          f);
-}
-
-static void strings_add(strings *s, const char *v)
-{
-    s->v = kapi_xrealloc(s->v, (s->n + 1) * sizeof(*s->v));
-    s->v[s->n++] = v;
-}
-
-/* A StringSlice flag's value: its comma-separated items, the empty ones dropped. */
-static void strings_add_list(strings *s, char *list)
-{
-    for (char *item = strtok(list, ","); item; item = strtok(NULL, ","))
-        strings_add(s, item);
-}
-
-/* --service-account-issuer, as kube validates it: not empty, not given twice. */
-static bool add_issuer(options *o, const char *arg)
-{
-    for (size_t i = 0; i < o->sa_issuers.n; i++)
-        if (strcmp(o->sa_issuers.v[i], arg) == 0) {
-            fprintf(stderr, "kapi: service-account-issuer \"%s\" is already specified\n", arg);
-            return false;
-        }
-    if (!*arg) {
-        fputs("kapi: service-account-issuer should not be an empty string\n", stderr);
-        return false;
-    }
-    strings_add(&o->sa_issuers, arg);
-    return true;
-}
-
-/* --service-account-max-token-expiration: a Go duration, 0 or from 1 hour to 2^32
- * seconds (kube's bounds), in whole seconds. */
-static bool parse_max_expiration(const char *arg, int64_t *out)
-{
-    int64_t ns;
-    char *why = kapi_go_parse_duration(kapi_str_c(arg), &ns);
-    if (why) {
-        fprintf(stderr, "kapi: --service-account-max-token-expiration: %s\n", why);
-        free(why);
-        return false;
-    }
-    *out = ns / 1000000000;
-    if (ns == 0 || (ns >= 3600 * 1000000000LL && *out <= ((int64_t)1 << 32)))
-        return true;
-    fputs("kapi: the service-account-max-token-expiration must be between 1 hour and 2^32 "
-          "seconds\n",
-          stderr);
-    return false;
-}
-
-/* --service-account-jwks-uri: an https URL. */
-static bool check_jwks_uri(const char *arg)
-{
-    if (strncasecmp(arg, "https://", 8) == 0)
-        return true;
-    fprintf(stderr, "kapi: service-account-jwks-uri requires https scheme, parsed as: %s\n", arg);
-    return false;
-}
-
-/* A count flag: a decimal number of what (requests, streams) from 0 to INT_MAX. */
-static bool parse_count(const char *flag, const char *what, const char *arg, long *out)
-{
-    char *end;
-    *out = strtol(arg, &end, 10);
-    if (*arg && !*end && *out >= 0 && *out <= INT_MAX)
-        return true;
-    fprintf(stderr, "kapi: --%s: not a number of %s (0 or more): %s\n", flag, what, arg);
-    return false;
-}
-
-/* --authorization-mode: a comma-separated list of AlwaysAllow, AlwaysDeny and RBAC, each
- * at most once, in the order they are asked (kube-apiserver's words for a bad one). */
-static bool parse_modes(const char *arg, options *o)
-{
-    static const struct {
-        const char *name;
-        kapi_authz_mode mode;
-    } known[] = {{"AlwaysAllow", KAPI_AUTHZ_ALWAYS_ALLOW},
-                 {"AlwaysDeny", KAPI_AUTHZ_ALWAYS_DENY},
-                 {"RBAC", KAPI_AUTHZ_RBAC}};
-    kapi_str rest = kapi_str_c(arg), item;
-    o->nauthz_modes = 0;
-    while (rest.len > 0 || o->nauthz_modes == 0) {
-        size_t k = 0;
-        kapi_str_cut(&rest, ',', &item);
-        while (k < KAPI_ARRAY_LEN(known) && !kapi_str_eqc(item, known[k].name))
-            k++;
-        if (k == KAPI_ARRAY_LEN(known)) {
-            fprintf(stderr,
-                    "kapi: --authorization-mode: authorization-mode %.*s is not a valid "
-                    "mode (AlwaysAllow, AlwaysDeny, RBAC)\n",
-                    (int)item.len, item.ptr);
-            return false;
-        }
-        for (size_t i = 0; i < o->nauthz_modes; i++) {
-            if (o->authz_modes[i] == known[k].mode) {
-                fprintf(stderr, "kapi: --authorization-mode: %s specified more than once\n",
-                        known[k].name);
-                return false;
-            }
-        }
-        o->authz_modes[o->nauthz_modes++] = known[k].mode;
-    }
-    return true;
-}
-
-/* A Go bool flag's value (strconv.ParseBool). */
-static bool parse_bool(const char *flag, const char *arg, bool *out)
-{
-    static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
-    static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
-    for (size_t i = 0; i < KAPI_ARRAY_LEN(yes); i++) {
-        if (strcmp(arg, yes[i]) == 0 || strcmp(arg, no[i]) == 0) {
-            *out = strcmp(arg, yes[i]) == 0;
-            return true;
-        }
-    }
-    fprintf(stderr, "kapi: --%s: not a bool: %s\n", flag, arg);
-    return false;
-}
-
-/* kube-controller-manager's IsControllerEnabled: named, or "-name", or "*" for all. */
-static bool controller_enabled(const strings *list, const char *name)
-{
-    bool star = false;
-    for (size_t i = 0; i < list->n; i++) {
-        const char *v = list->v[i];
-        if (strcmp(v, name) == 0 || (v[0] == '-' && strcmp(v + 1, name) == 0))
-            return v[0] != '-';
-        star |= strcmp(v, "*") == 0;
-    }
-    return star;
-}
-
-/* --controllers: each item "*" or a known name, "-" before it or not (kube's check). */
-static bool check_controllers(const strings *list)
-{
-    for (size_t i = 0; i < list->n; i++) {
-        const char *v = list->v[i] + (list->v[i][0] == '-');
-        bool known = strcmp(list->v[i], "*") == 0;
-        for (size_t k = 0; k < KAPI_ARRAY_LEN(controller_names); k++)
-            known |= strcmp(v, controller_names[k]) == 0;
-        if (!known) {
-            fprintf(stderr, "kapi: --controllers: \"%s\" is not in the list of known controllers\n",
-                    v);
-            return false;
-        }
-    }
-    return true;
-}
-
-/* The test hook: the Go duration in the clock file (the whole file, spaces around it
- * allowed) becomes the controllers' clock offset. */
-static bool read_clock_file(const char *path)
-{
-    char text[64] = "";
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
-    int64_t ns;
-    if (f)
-        fclose(f);
-    text[n] = '\0';
-    kapi_str d = kapi_str_c(text);
-    while (d.len && strchr(" \t\r\n", d.ptr[d.len - 1]))
-        d.len--;
-    while (d.len && strchr(" \t\r\n", d.ptr[0]))
-        d.ptr++, d.len--;
-    char *why = f ? kapi_go_parse_duration(d, &ns) : kapi_xstrdup(strerror(errno));
-    if (why) {
-        fprintf(stderr, "kapi: --controllers-clock-file %s: %s\n", path, why);
-        free(why);
-        return false;
-    }
-    kapi_controllers_set_clock_offset(ns / 1000000);
-    return true;
-}
-
-/* --request-timeout: a positive Go duration ("60s", "1m30s"), in milliseconds. */
-static bool parse_timeout(const char *arg, unsigned *out)
-{
-    int64_t ns;
-    char *why = kapi_go_parse_duration(kapi_str_c(arg), &ns);
-    if (!why && ns > 0 && ns / 1000000 < INT_MAX) {
-        *out = (unsigned)((ns + 999999) / 1000000);
-        return true;
-    }
-    fprintf(stderr, "kapi: --request-timeout: %s\n", why ? why : "must be positive");
-    free(why);
-    return false;
-}
-
-/* --etcd-compaction-interval: a Go duration, 0 (never) or positive, in whole seconds. */
-static bool parse_compaction_interval(const char *arg, int64_t *out)
-{
-    int64_t ns;
-    char *why = kapi_go_parse_duration(kapi_str_c(arg), &ns);
-    if (!why && ns >= 0) {
-        *out = ns ? (ns + 999999999) / 1000000000 : 0;
-        return true;
-    }
-    fprintf(stderr, "kapi: --etcd-compaction-interval: %s\n", why ? why : "must not be negative");
-    free(why);
-    return false;
-}
-
-/* A positive Go duration (--leader-elect-*, --event-ttl), in milliseconds. */
-static bool parse_positive_ms(const char *flag, const char *arg, int *out)
-{
-    int64_t ns;
-    char *why = kapi_go_parse_duration(kapi_str_c(arg), &ns);
-    if (!why && ns > 0 && ns / 1000000 < INT_MAX) {
-        *out = (int)((ns + 999999) / 1000000);
-        return true;
-    }
-    fprintf(stderr, "kapi: --%s: %s\n", flag, why ? why : "must be greater than zero");
-    free(why);
-    return false;
-}
-
-/* The leader election flags together, as client-go's NewLeaderElector checks them. */
-static bool check_leader_durations(const options *o)
-{
-    kapi_leader_config c = {
-        .lease_ms = o->lease_ms, .renew_ms = o->renew_ms, .retry_ms = o->retry_ms};
-    kapi_error *err = o->leader_elect ? kapi_leader_config_check(&c) : NULL;
-    if (err)
-        fprintf(stderr, "kapi: --leader-elect-*: %s\n", err->message);
-    kapi_error_free(err);
-    return err == NULL;
-}
-
-static int parse_options(options *o, int argc, char **argv)
-{
-    enum {
-        DATA_DIR = 1,
-        BIND,
-        PORT,
-        CERT,
-        KEY,
-        TOKENS,
-        CLIENT_CA,
-        HISTORY,
-        MAX_INFLIGHT,
-        MAX_MUTATING,
-        REQUEST_TIMEOUT,
-        HTTP2_STREAMS,
-        SA_ISSUER,
-        SA_SIGNING_KEY,
-        SA_KEY,
-        SA_MAX_EXPIRATION,
-        SA_JWKS_URI,
-        API_AUDIENCES,
-        AUTHZ_MODE,
-        ANONYMOUS,
-        ETCD_SERVERS,
-        ETCD_PREFIX,
-        ETCD_CA,
-        ETCD_CERT,
-        ETCD_KEY,
-        ETCD_COMPACTION,
-        LEADER_ELECT,
-        LEASE_DURATION,
-        RENEW_DEADLINE,
-        RETRY_PERIOD,
-        ALLOCATE_NODE_CIDRS,
-        WEBHOOK_RESOLVE,
-        EVENT_TTL,
-        CONTROLLERS,
-        CLOCK_FILE,
-        HELP
-    };
-    static const struct option longs[] = {
-        {"data-dir", required_argument, NULL, DATA_DIR},
-        {"bind-address", required_argument, NULL, BIND},
-        {"secure-port", required_argument, NULL, PORT},
-        {"tls-cert-file", required_argument, NULL, CERT},
-        {"tls-private-key-file", required_argument, NULL, KEY},
-        {"token-auth-file", required_argument, NULL, TOKENS},
-        {"client-ca-file", required_argument, NULL, CLIENT_CA},
-        {"watch-history", required_argument, NULL, HISTORY},
-        {"max-requests-inflight", required_argument, NULL, MAX_INFLIGHT},
-        {"max-mutating-requests-inflight", required_argument, NULL, MAX_MUTATING},
-        {"request-timeout", required_argument, NULL, REQUEST_TIMEOUT},
-        {"http2-max-streams-per-connection", required_argument, NULL, HTTP2_STREAMS},
-        {"service-account-issuer", required_argument, NULL, SA_ISSUER},
-        {"service-account-signing-key-file", required_argument, NULL, SA_SIGNING_KEY},
-        {"service-account-key-file", required_argument, NULL, SA_KEY},
-        {"service-account-max-token-expiration", required_argument, NULL, SA_MAX_EXPIRATION},
-        {"service-account-jwks-uri", required_argument, NULL, SA_JWKS_URI},
-        {"api-audiences", required_argument, NULL, API_AUDIENCES},
-        {"authorization-mode", required_argument, NULL, AUTHZ_MODE},
-        {"anonymous-auth", optional_argument, NULL, ANONYMOUS},
-        {"etcd-servers", required_argument, NULL, ETCD_SERVERS},
-        {"etcd-prefix", required_argument, NULL, ETCD_PREFIX},
-        {"etcd-cafile", required_argument, NULL, ETCD_CA},
-        {"etcd-certfile", required_argument, NULL, ETCD_CERT},
-        {"etcd-keyfile", required_argument, NULL, ETCD_KEY},
-        {"etcd-compaction-interval", required_argument, NULL, ETCD_COMPACTION},
-        {"leader-elect", optional_argument, NULL, LEADER_ELECT},
-        {"leader-elect-lease-duration", required_argument, NULL, LEASE_DURATION},
-        {"leader-elect-renew-deadline", required_argument, NULL, RENEW_DEADLINE},
-        {"leader-elect-retry-period", required_argument, NULL, RETRY_PERIOD},
-        {"allocate-node-cidrs", optional_argument, NULL, ALLOCATE_NODE_CIDRS},
-        {"webhook-resolve", required_argument, NULL, WEBHOOK_RESOLVE},
-        {"event-ttl", required_argument, NULL, EVENT_TTL},
-        {"controllers", required_argument, NULL, CONTROLLERS},
-        {"controllers-clock-file", required_argument, NULL, CLOCK_FILE},
-        {"help", no_argument, NULL, HELP},
-        {NULL, 0, NULL, 0},
-    };
-    *o = (options){.data_dir = "kapi-data",
-                   .bind_address = "127.0.0.1",
-                   .port = 6443,
-                   .history_seconds = 300,
-                   .event_ttl_ms = 3600000,
-                   .max_inflight = 400,
-                   .max_mutating_inflight = 200,
-                   .request_timeout_ms = 60000,
-                   .http2_max_streams = KAPI_HTTP_HTTP2_MAX_STREAMS,
-                   .authz_modes = {KAPI_AUTHZ_RBAC},
-                   .nauthz_modes = 1,
-                   .anonymous = true,
-                   .etcd = {.prefix = "/registry", .compaction_interval_s = 300}};
-    int c;
-    char *end;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
-        switch (c) {
-        case DATA_DIR:
-            o->data_dir = optarg;
-            break;
-        case BIND:
-            o->bind_address = optarg;
-            break;
-        case PORT:
-            o->port = (int)strtol(optarg, &end, 10);
-            if (*end || o->port < 0 || o->port > 65535) {
-                fprintf(stderr, "kapi: --secure-port: not a port: %s\n", optarg);
-                return 2;
-            }
-            break;
-        case CERT:
-            o->cert_file = optarg;
-            break;
-        case KEY:
-            o->key_file = optarg;
-            break;
-        case TOKENS:
-            o->token_file = optarg;
-            break;
-        case CLIENT_CA:
-            o->client_ca_file = optarg;
-            break;
-        case HISTORY:
-            o->history_seconds = strtol(optarg, &end, 10);
-            if (*end || o->history_seconds < 1 || o->history_seconds > 86400) {
-                fprintf(stderr, "kapi: --watch-history: not a number of seconds (1-86400): %s\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case MAX_INFLIGHT:
-            if (!parse_count("max-requests-inflight", "requests", optarg, &o->max_inflight))
-                return 2;
-            break;
-        case MAX_MUTATING:
-            if (!parse_count("max-mutating-requests-inflight", "requests", optarg,
-                             &o->max_mutating_inflight))
-                return 2;
-            break;
-        case REQUEST_TIMEOUT:
-            if (!parse_timeout(optarg, &o->request_timeout_ms))
-                return 2;
-            break;
-        case HTTP2_STREAMS:
-            if (!parse_count("http2-max-streams-per-connection", "streams", optarg,
-                             &o->http2_max_streams))
-                return 2;
-            break;
-        case SA_ISSUER:
-            if (!add_issuer(o, optarg))
-                return 2;
-            break;
-        case SA_SIGNING_KEY:
-            o->sa_signing_key = optarg;
-            break;
-        case SA_KEY:
-            strings_add(&o->sa_key_files, optarg);
-            break;
-        case SA_MAX_EXPIRATION:
-            if (!parse_max_expiration(optarg, &o->sa_max_expiration))
-                return 2;
-            break;
-        case SA_JWKS_URI:
-            if (!check_jwks_uri(optarg))
-                return 2;
-            o->sa_jwks_uri = optarg;
-            break;
-        case API_AUDIENCES:
-            strings_add_list(&o->api_audiences, optarg);
-            break;
-        case AUTHZ_MODE:
-            if (!parse_modes(optarg, o))
-                return 2;
-            break;
-        case ANONYMOUS:
-            if (optarg && !parse_bool("anonymous-auth", optarg, &o->anonymous))
-                return 2;
-            if (!optarg)
-                o->anonymous = true;
-            break;
-        case ETCD_SERVERS:
-            o->etcd.servers = *optarg ? optarg : NULL;
-            break;
-        case ETCD_PREFIX:
-            o->etcd.prefix = optarg;
-            break;
-        case ETCD_CA:
-            o->etcd.ca_file = optarg;
-            break;
-        case ETCD_CERT:
-            o->etcd.cert_file = optarg;
-            break;
-        case ETCD_KEY:
-            o->etcd.key_file = optarg;
-            break;
-        case ETCD_COMPACTION:
-            if (!parse_compaction_interval(optarg, &o->etcd.compaction_interval_s))
-                return 2;
-            break;
-        case LEADER_ELECT:
-            if (optarg && !parse_bool("leader-elect", optarg, &o->leader_elect))
-                return 2;
-            if (!optarg)
-                o->leader_elect = true;
-            o->leader_elect_given = true;
-            break;
-        case LEASE_DURATION:
-            if (!parse_positive_ms("leader-elect-lease-duration", optarg, &o->lease_ms))
-                return 2;
-            break;
-        case RENEW_DEADLINE:
-            if (!parse_positive_ms("leader-elect-renew-deadline", optarg, &o->renew_ms))
-                return 2;
-            break;
-        case RETRY_PERIOD:
-            if (!parse_positive_ms("leader-elect-retry-period", optarg, &o->retry_ms))
-                return 2;
-            break;
-        case ALLOCATE_NODE_CIDRS:
-            o->allocate_node_cidrs = true;
-            if (optarg && !parse_bool("allocate-node-cidrs", optarg, &o->allocate_node_cidrs))
-                return 2;
-            break;
-        case WEBHOOK_RESOLVE:
-            if (!kapi_webhook_resolve_valid(optarg)) {
-                fprintf(stderr, "kapi: --webhook-resolve: not HOST:PORT:ADDRESS: %s\n", optarg);
-                return 2;
-            }
-            strings_add(&o->webhook_resolve, optarg);
-            break;
-        case EVENT_TTL:
-            if (!parse_positive_ms("event-ttl", optarg, &o->event_ttl_ms))
-                return 2;
-            break;
-        case CONTROLLERS:
-            o->controllers.n = 0;
-            strings_add_list(&o->controllers, optarg);
-            if (!check_controllers(&o->controllers))
-                return 2;
-            break;
-        case CLOCK_FILE:
-            if (!read_clock_file(optarg))
-                return 2;
-            o->clock_file = optarg;
-            break;
-        case HELP:
-        case 'h':
-            usage(stdout);
-            return 1;
-        default:
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (optind < argc || !o->cert_file != !o->key_file || !o->etcd.cert_file != !o->etcd.key_file) {
-        if (!o->cert_file != !o->key_file)
-            fputs("kapi: --tls-cert-file and --tls-private-key-file go together\n", stderr);
-        if (!o->etcd.cert_file != !o->etcd.key_file)
-            fputs("kapi: --etcd-certfile and --etcd-keyfile go together\n", stderr);
-        usage(stderr);
-        return 2;
-    }
-    if (!o->leader_elect_given)
-        o->leader_elect = o->etcd.servers != NULL;
-    if (!o->controllers.n)
-        strings_add(&o->controllers, "*");
-    return check_leader_durations(o) ? 0 : 2;
-}
 
 static void on_http_closed(void *ctx)
 {
@@ -623,13 +55,47 @@ static void on_http_closed(void *ctx)
     uv_close((uv_handle_t *)&s->sighup, NULL);
 }
 
-/* SIGHUP: the clock file is read again (the test hook moves the controllers' clock). */
+/* A reload's outcome on stderr: what failed and why (the old one stays), or that it took. */
+static void reloaded(const char *what, kapi_error *err)
+{
+    if (err)
+        fprintf(stderr, "kapi: SIGHUP: %s not reloaded, the old one stays: %s\n", what,
+                err->message);
+    else
+        fprintf(stderr, "kapi: SIGHUP: %s reloaded\n", what);
+    kapi_error_free(err);
+}
+
+/* SIGHUP: the serving certificate and key and the token file are read again (open
+ * connections keep theirs); the clock file too (the test hook moves the controllers'
+ * clock). */
 static void on_sighup(uv_signal_t *h, int signum)
 {
     server *s = h->data;
     (void)signum;
-    if (s->clock_file)
-        read_clock_file(s->clock_file);
+    struct timespec now;
+    char reloading[64];
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    snprintf(reloading, sizeof(reloading), "RELOADING=1\nMONOTONIC_USEC=%lld",
+             (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000);
+    kapi_notify(reloading);
+    kapi_error *err = kapi_http_server_reload_tls(s->http);
+    bool took = err == NULL;
+    reloaded("serving certificate", err);
+    if (took && s->trusted_cert &&
+        (err = kapi_kubeconfig_write(s->kubeconfig, s->url, s->trusted_cert,
+                                     kapi_auth_admin_token(s->auth))) != NULL) {
+        fprintf(stderr, "kapi: SIGHUP: the kubeconfig still trusts the old certificate: %s\n",
+                err->message);
+        kapi_error_free(err);
+    }
+    if (s->token_file)
+        reloaded("token file", kapi_auth_reload_tokens(s->auth));
+    char *why = s->clock_file ? kapi_options_read_clock_file(s->clock_file) : NULL;
+    if (why)
+        fprintf(stderr, "kapi: --controllers-clock-file %s\n", why);
+    free(why);
+    kapi_notify("READY=1");
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -639,6 +105,7 @@ static void on_signal(uv_signal_t *h, int signum)
     if (s->stopping)
         return;
     s->stopping = true;
+    kapi_notify("STOPPING=1");
     fputs("kapi: shutting down\n", stderr);
     kapi_api_set_shutting_down(s->api);
     kapi_http_server_shutdown(s->http, on_http_closed, s);
@@ -651,18 +118,18 @@ static void controllers_started(void *ctx)
     controllers *c = ctx;
     if (c->elected)
         fputs("kapi: leading: the controllers run in this instance\n", stderr);
-    if (controller_enabled(c->enabled, "namespace"))
+    if (kapi_options_controller_enabled(c->enabled, "namespace"))
         c->namespaces = kapi_namespace_controller_start(c->api);
     c->crds = kapi_crd_controller_start(c->api);
-    if (controller_enabled(c->enabled, "serviceaccount"))
+    if (kapi_options_controller_enabled(c->enabled, "serviceaccount"))
         c->serviceaccounts = kapi_serviceaccount_controller_start(c->api);
-    if (controller_enabled(c->enabled, "clusterrole-aggregation"))
+    if (kapi_options_controller_enabled(c->enabled, "clusterrole-aggregation"))
         c->aggregation = kapi_rbac_aggregation_controller_start(c->api);
-    if (controller_enabled(c->enabled, "cronjob"))
+    if (kapi_options_controller_enabled(c->enabled, "cronjob"))
         c->cronjobs = kapi_cronjob_controller_start(c->api);
-    if (controller_enabled(c->enabled, "garbagecollector"))
+    if (kapi_options_controller_enabled(c->enabled, "garbagecollector"))
         c->gc = kapi_gc_controller_start(c->api);
-    if (c->allocate_node_cidrs && controller_enabled(c->enabled, "nodeipam"))
+    if (c->allocate_node_cidrs && kapi_options_controller_enabled(c->enabled, "nodeipam"))
         c->clustercidr = kapi_clustercidr_controller_start(c->api, NULL);
 }
 
@@ -699,7 +166,7 @@ static kapi_error *leader_identity(const char *dir, char **out)
 
 /* Starts the controllers, or the elector that starts them when this instance leads
  * (kube-system exists by now: a free lease is taken at the first try). */
-static void controllers_start(controllers *c, const options *o, const char *identity)
+static void controllers_start(controllers *c, const kapi_options *o, const char *identity)
 {
     if (!o->leader_elect) {
         controllers_started(c);
@@ -787,7 +254,7 @@ static kapi_store_expirer *expire_events(const kapi_registry *reg, kapi_store *s
     return x;
 }
 
-static kapi_error *share_identity(const options *o, kapi_store *store)
+static kapi_error *share_identity(const kapi_options *o, kapi_store *store)
 {
     const char *names[6];
     size_t n = 0;
@@ -809,7 +276,7 @@ static const char *client_host(const char *bind)
     return strcmp(bind, "0.0.0.0") == 0 || strcmp(bind, "::") == 0 || !*bind ? "127.0.0.1" : bind;
 }
 
-static int run(const options *o)
+static int run(const kapi_options *o)
 {
     server s = {0};
     kapi_pki pki = {0};
@@ -915,6 +382,11 @@ static int run(const options *o)
     uv_signal_init(&s.loop, &s.sighup);
     s.sigterm.data = s.sigint.data = s.sighup.data = &s;
     s.clock_file = o->clock_file;
+    s.token_file = o->token_file;
+    s.auth = auth;
+    s.kubeconfig = kubeconfig;
+    s.url = url;
+    s.trusted_cert = o->cert_file;
     uv_signal_start(&s.sigterm, on_signal, SIGTERM);
     uv_signal_start(&s.sigint, on_signal, SIGINT);
     uv_signal_start(&s.sighup, on_sighup, SIGHUP);
@@ -922,6 +394,9 @@ static int run(const options *o)
     printf("kapi: serving on %s\nexport KUBECONFIG=%s\n", url,
            realpath(kubeconfig, abs) ? abs : kubeconfig);
     fflush(stdout);
+    if (!kapi_notify("READY=1"))
+        fprintf(stderr, "kapi: warning: NOTIFY_SOCKET %s: %s\n", getenv("NOTIFY_SOCKET"),
+                strerror(errno));
     uv_run(&s.loop, UV_RUN_DEFAULT);
     rc = 0;
 done_loop:
@@ -953,18 +428,12 @@ done:
 int main(int argc, char **argv)
 {
     kapi_json_setup();
-    options o;
-    int rc = parse_options(&o, argc, argv);
-    if (!rc) {
+    kapi_options o;
+    int rc = kapi_options_parse(&o, argc, argv);
+    if (rc < 0) {
         signal(SIGPIPE, SIG_IGN);
         rc = run(&o);
-    } else {
-        rc = rc == 1 ? 0 : rc;
     }
-    free(o.sa_issuers.v);
-    free(o.sa_key_files.v);
-    free(o.api_audiences.v);
-    free(o.webhook_resolve.v);
-    free(o.controllers.v);
+    kapi_options_dispose(&o);
     return rc;
 }

@@ -15,23 +15,22 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "base/version.h"
 
-#ifndef KAPI_GIT_COMMIT
-#define KAPI_GIT_COMMIT "unknown"
-#endif
-
+/* kube's version.Info; the build fields are this binary's (base/version.h), the
+ * compiler and platform those it was built with and for. */
 void kapi_api__serve_version(kapi_req *r)
 {
     kapi_buf b;
     kapi_buf_init(&b);
-    kapi_buf_puts(&b, "{\n  \"major\": \"1\",\n  \"minor\": \"26\",\n"
-                      "  \"gitVersion\": \"v1.26.0+kapi\",\n"
-                      "  \"gitCommit\": \"" KAPI_GIT_COMMIT "\",\n"
-                      "  \"gitTreeState\": \"clean\",\n"
-                      "  \"buildDate\": \"" __DATE__ " " __TIME__ "\",\n"
-                      "  \"goVersion\": \"none\",\n"
-                      "  \"compiler\": \"gcc\",\n"
-                      "  \"platform\": \"linux/amd64\"\n}");
+    kapi_buf_printf(&b,
+                    "{\n  \"major\": \"" KAPI_KUBE_MAJOR "\",\n  \"minor\": \"" KAPI_KUBE_MINOR
+                    "\",\n  \"gitVersion\": \"" KAPI_KUBE_VERSION "+kapi\",\n"
+                    "  \"gitCommit\": \"%s\",\n  \"gitTreeState\": \"%s\",\n"
+                    "  \"buildDate\": \"%s\",\n  \"goVersion\": \"none\",\n"
+                    "  \"compiler\": \"%s\",\n  \"platform\": \"%s\"\n}",
+                    kapi_git_commit, kapi_git_tree_state, kapi_build_date, KAPI_COMPILER,
+                    KAPI_PLATFORM);
     kapi_api__respond_json(r, 200, &b);
 }
 

@@ -178,6 +178,11 @@ typedef struct kapi_auth_config {
  * token_file when not NULL (a malformed file is an error naming the line), and the
  * ServiceAccount token keys. */
 kapi_error *kapi_auth_new(kapi_auth **out, const kapi_auth_config *c);
+/* Reads the token file again (SIGHUP): requests authenticated from now on see its tokens
+ * (and the admin's); on failure (an error naming the file and line) the tokens stay as
+ * they were. One caller at a time; requests may run meanwhile. The replaced table is
+ * kept until kapi_auth_free (the users handed out point into it). */
+kapi_error *kapi_auth_reload_tokens(kapi_auth *a);
 /* Frees A and every kapi_user string it handed out; NULL is fine. */
 void kapi_auth_free(kapi_auth *a);
 /* The admin token (borrowed). */

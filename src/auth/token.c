@@ -7,11 +7,16 @@
  * presented token, finds the one candidate by binary search and confirms it with
  * CRYPTO_memcmp. The search's timing depends only on digests, which tell an attacker
  * nothing about the tokens.
+ *
+ * The table is replaced whole when the token file is read again (SIGHUP): requests load
+ * the current one without a lock, and a replaced table stays, unused, until
+ * kapi_auth_free, since a request may still hold its users' strings.
  */
 #include "auth/auth_int.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,11 +31,19 @@ typedef struct token_entry {
     kapi_user user;
 } token_entry;
 
-struct kapi_auth {
+/* The known tokens: the admin's and the token file's. */
+typedef struct token_table {
     kapi_arena arena; /* the token users' strings and group lists */
-    const char *admin_token;
     token_entry *tokens;
     size_t ntokens, tokens_cap;
+    struct token_table *replaced; /* the table this one replaced */
+} token_table;
+
+struct kapi_auth {
+    kapi_arena arena; /* the admin token */
+    const char *admin_token;
+    char *token_file; /* --token-auth-file, or NULL */
+    _Atomic(token_table *) table;
     kapi_auth__certs *certs;
     kapi_jwt *jwt;  /* ServiceAccount tokens */
     EVP_MD *sha256; /* fetched once: EVP_sha256() looks the digest up again on every use */
@@ -59,15 +72,16 @@ static void digest(const kapi_auth *a, const char *token, size_t len, unsigned c
         abort(); /* only on allocation failure, which aborts everywhere in kapi */
 }
 
-static void add_token(kapi_auth *a, const char *token, size_t len, kapi_user user)
+static void add_token(const kapi_auth *a, token_table *t, const char *token, size_t len,
+                      kapi_user user)
 {
-    if (a->ntokens == a->tokens_cap) {
-        a->tokens_cap = a->tokens_cap ? a->tokens_cap * 2 : 16;
-        a->tokens = kapi_xrealloc(a->tokens, a->tokens_cap * sizeof(*a->tokens));
+    if (t->ntokens == t->tokens_cap) {
+        t->tokens_cap = t->tokens_cap ? t->tokens_cap * 2 : 16;
+        t->tokens = kapi_xrealloc(t->tokens, t->tokens_cap * sizeof(*t->tokens));
     }
-    token_entry *e = &a->tokens[a->ntokens];
+    token_entry *e = &t->tokens[t->ntokens];
     digest(a, token, len, e->digest);
-    e->seq = a->ntokens++;
+    e->seq = t->ntokens++;
     e->user = user;
 }
 
@@ -79,33 +93,34 @@ static int entry_cmp(const void *x, const void *y)
 }
 
 /* Sorts the tokens by digest and keeps the last of each run of equal tokens. */
-static void index_tokens(kapi_auth *a)
+static void index_tokens(token_table *t)
 {
     size_t n = 0;
-    qsort(a->tokens, a->ntokens, sizeof(*a->tokens), entry_cmp);
-    for (size_t i = 0; i < a->ntokens; i++) {
-        bool last = i + 1 == a->ntokens ||
-                    memcmp(a->tokens[i].digest, a->tokens[i + 1].digest, DIGEST_LEN) != 0;
+    qsort(t->tokens, t->ntokens, sizeof(*t->tokens), entry_cmp);
+    for (size_t i = 0; i < t->ntokens; i++) {
+        bool last = i + 1 == t->ntokens ||
+                    memcmp(t->tokens[i].digest, t->tokens[i + 1].digest, DIGEST_LEN) != 0;
         if (last)
-            a->tokens[n++] = a->tokens[i];
+            t->tokens[n++] = t->tokens[i];
     }
-    a->ntokens = n;
+    t->ntokens = n;
 }
 
 static const kapi_user *find_token(const kapi_auth *a, kapi_str token)
 {
     unsigned char d[DIGEST_LEN];
-    size_t lo = 0, hi = a->ntokens;
+    const token_table *t = atomic_load_explicit(&a->table, memory_order_acquire);
+    size_t lo = 0, hi = t->ntokens;
     digest(a, token.ptr, token.len, d);
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (memcmp(a->tokens[mid].digest, d, DIGEST_LEN) < 0)
+        if (memcmp(t->tokens[mid].digest, d, DIGEST_LEN) < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo < a->ntokens && CRYPTO_memcmp(a->tokens[lo].digest, d, DIGEST_LEN) == 0)
-        return &a->tokens[lo].user;
+    if (lo < t->ntokens && CRYPTO_memcmp(t->tokens[lo].digest, d, DIGEST_LEN) == 0)
+        return &t->tokens[lo].user;
     return NULL;
 }
 
@@ -125,7 +140,8 @@ static const char *const *split_groups(kapi_arena *arena, const kapi_buf *col)
     return groups;
 }
 
-static kapi_error *add_record(kapi_auth *a, const char *path, const kapi_auth__csv *r)
+static kapi_error *add_record(const kapi_auth *a, token_table *t, const char *path,
+                              const kapi_auth__csv *r)
 {
     const kapi_buf *f = r->fields;
     if (r->nfields < 3)
@@ -137,15 +153,15 @@ static kapi_error *add_record(kapi_auth *a, const char *path, const kapi_auth__c
         return kapi_error_new(KAPI_STATUS_BAD_REQUEST, "token file \"%s\": line %d: empty %s", path,
                               r->record_line, f[0].len ? "user name" : "token");
     kapi_user u = {
-        .name = kapi_arena_strndup(&a->arena, f[1].ptr, f[1].len),
-        .uid = kapi_arena_strndup(&a->arena, f[2].ptr, f[2].len),
-        .groups = split_groups(&a->arena, &f[3]),
+        .name = kapi_arena_strndup(&t->arena, f[1].ptr, f[1].len),
+        .uid = kapi_arena_strndup(&t->arena, f[2].ptr, f[2].len),
+        .groups = split_groups(&t->arena, &f[3]),
     };
-    add_token(a, f[0].ptr, f[0].len, u);
+    add_token(a, t, f[0].ptr, f[0].len, u);
     return NULL;
 }
 
-static kapi_error *load_token_file(kapi_auth *a, const char *path)
+static kapi_error *load_token_file(const kapi_auth *a, token_table *t, const char *path)
 {
     kapi_buf data;
     kapi_auth__csv r;
@@ -155,7 +171,7 @@ static kapi_error *load_token_file(kapi_auth *a, const char *path)
     kapi_error *err = kapi_auth__read_file(path, &data, NULL);
     kapi_auth__csv_init(&r, data.ptr, data.len);
     while (!err && (rc = kapi_auth__csv_next(&r, &why)) > 0)
-        err = add_record(a, path, &r);
+        err = add_record(a, t, path, &r);
     if (rc < 0)
         err = kapi_error_new(KAPI_STATUS_BAD_REQUEST, "token file \"%s\": line %d: %s", path,
                              r.record_line, why);
@@ -230,38 +246,77 @@ static kapi_error *load_admin_token(kapi_auth *a, const char *dir)
     kapi_error *err = admin_token_bytes(dir, path, &b);
     if (!err)
         err = parse_admin_token(a, path, &b);
-    if (!err)
-        add_token(a, a->admin_token, strlen(a->admin_token), admin_user);
     OPENSSL_cleanse(b.ptr, b.len);
     kapi_buf_dispose(&b);
     free(path);
     return err;
 }
 
+static void table_free(token_table *t)
+{
+    while (t) {
+        token_table *next = t->replaced;
+        free(t->tokens);
+        kapi_arena_dispose(&t->arena);
+        free(t);
+        t = next;
+    }
+}
+
+/* A table of the token file's tokens and the admin's, the file's first: an admin token
+ * copied into the file stays the admin's. */
+static kapi_error *table_new(const kapi_auth *a, token_table **out)
+{
+    token_table *t = kapi_xcalloc(1, sizeof(*t));
+    kapi_error *err = NULL;
+    kapi_arena_init(&t->arena);
+    if (a->token_file)
+        err = load_token_file(a, t, a->token_file);
+    if (err) {
+        table_free(t);
+        t = NULL;
+    } else {
+        add_token(a, t, a->admin_token, strlen(a->admin_token), admin_user);
+        index_tokens(t);
+    }
+    *out = t;
+    return err;
+}
+
 kapi_error *kapi_auth_new(kapi_auth **out, const kapi_auth_config *c)
 {
     kapi_auth *a = kapi_xcalloc(1, sizeof(*a));
+    token_table *t = NULL;
     kapi_error *err = NULL;
     kapi_arena_init(&a->arena);
     a->certs = kapi_auth__certs_new();
     a->sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
     if (!a->sha256)
         abort(); /* the default provider always has it */
-    /* File tokens first: an admin token copied into the file stays the admin's. */
-    if (c->token_file)
-        err = load_token_file(a, c->token_file);
+    a->token_file = c->token_file ? kapi_xstrdup(c->token_file) : NULL;
+    err = load_admin_token(a, c->dir);
     if (!err)
-        err = load_admin_token(a, c->dir);
+        err = table_new(a, &t);
+    atomic_init(&a->table, t);
     if (!err)
         err = kapi_jwt_new(&a->jwt, &c->sa);
     if (err) {
         kapi_auth_free(a);
         a = NULL;
-    } else {
-        index_tokens(a);
     }
     *out = a;
     return err;
+}
+
+kapi_error *kapi_auth_reload_tokens(kapi_auth *a)
+{
+    token_table *t;
+    kapi_error *err = table_new(a, &t);
+    if (err)
+        return err;
+    t->replaced = atomic_load_explicit(&a->table, memory_order_relaxed);
+    atomic_store_explicit(&a->table, t, memory_order_release);
+    return NULL;
 }
 
 void kapi_auth_free(kapi_auth *a)
@@ -272,7 +327,8 @@ void kapi_auth_free(kapi_auth *a)
         kapi_auth__certs_free(a->certs);
     EVP_MD_free(a->sha256);
     kapi_jwt_free(a->jwt);
-    free(a->tokens);
+    table_free(atomic_load_explicit(&a->table, memory_order_relaxed));
+    free(a->token_file);
     kapi_arena_dispose(&a->arena);
     free(a);
 }

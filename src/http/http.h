@@ -200,6 +200,10 @@ kapi_error *kapi_http_server_new(kapi_http_server **out, uv_loop_t *loop,
                                  const kapi_http_config *cfg);
 /* The port actually bound. */
 int kapi_http_server_port(const kapi_http_server *srv);
+/* Loop thread: reads the certificate and key files again (SIGHUP). Handshakes from now on
+ * present the new pair; open connections keep theirs. On failure (an error naming the
+ * file) the server keeps the pair it had. */
+kapi_error *kapi_http_server_reload_tls(kapi_http_server *srv);
 /* Loop thread: stops accepting, lets in-flight requests finish, closes open streams
  * (their on_close callbacks run), closes idle connections, then calls done(ctx) once
  * every connection and worker is gone. */

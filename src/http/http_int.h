@@ -286,6 +286,9 @@ struct kapi_http_server {
     uv_async_t async;
     kapi_http_config cfg;
     SSL_CTX *ssl_ctx;
+    /* Copies of cfg's TLS file names (cfg's are borrowed only for the call), read again
+     * by kapi_http_server_reload_tls. */
+    char *cert_file, *key_file, *client_ca_file;
     kapi_http_pool pool;
     int port;
     char read_buf[KAPI_HTTP__READ_BUF]; /* libuv reads land here (one loop thread) */

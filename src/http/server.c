@@ -160,6 +160,11 @@ static kapi_error *server_new(kapi_http_server **out, uv_loop_t *loop, const kap
         fd = -1;
     }
 done:
+    if (cfg->cert_file) {
+        srv->cert_file = kapi_xstrdup(cfg->cert_file);
+        srv->key_file = cfg->key_file ? kapi_xstrdup(cfg->key_file) : NULL;
+        srv->client_ca_file = cfg->client_ca_file ? kapi_xstrdup(cfg->client_ca_file) : NULL;
+    }
     srv->cfg.bind_address = srv->cfg.cert_file = srv->cfg.key_file = NULL;
     srv->cfg.client_ca_file = NULL;
     if (err) {
@@ -182,6 +187,24 @@ kapi_error *kapi_http__server_new_loopback(kapi_http_server **out, uv_loop_t *lo
                                            const kapi_http_config *cfg)
 {
     return server_new(out, loop, cfg, true);
+}
+
+/* Each connection's SSL holds a reference to the context it was made from, so the old
+ * context lives on in the connections made before. */
+kapi_error *kapi_http_server_reload_tls(kapi_http_server *srv)
+{
+    SSL_CTX *ctx;
+    kapi_error *err;
+    if (!srv->ssl_ctx)
+        return kapi_error_new(KAPI_STATUS_BAD_REQUEST, "the server does not serve TLS");
+    kapi_http_config files = {.cert_file = srv->cert_file,
+                              .key_file = srv->key_file,
+                              .client_ca_file = srv->client_ca_file};
+    if ((err = kapi_http__tls_ctx_new(&ctx, &files)) != NULL)
+        return err;
+    SSL_CTX_free(srv->ssl_ctx);
+    srv->ssl_ctx = ctx;
+    return NULL;
 }
 
 int kapi_http_server_port(const kapi_http_server *srv)
@@ -244,6 +267,9 @@ void kapi_http_server_free(kapi_http_server *srv)
     }
     if (srv->ssl_ctx)
         SSL_CTX_free(srv->ssl_ctx);
+    free(srv->cert_file);
+    free(srv->key_file);
+    free(srv->client_ca_file);
     kapi_buf_dispose(&srv->out_buf);
     pthread_mutex_destroy(&srv->mu);
     free(srv);

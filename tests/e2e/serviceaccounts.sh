@@ -138,5 +138,5 @@ expect_eq "flags: jwks lists both keys, openid-configuration both algorithms and
 stop_kapi
 out=$("$bin" --data-dir "$work/bad" --secure-port 0 --service-account-max-token-expiration 30m 2>&1)
 expect_eq "flags: a cap under an hour is refused" \
-    "kapi: the service-account-max-token-expiration must be between 1 hour and 2^32 seconds" "$out"
+    'Error: invalid argument "30m" for "--service-account-max-token-expiration" flag: must be between 1 hour and 2^32 seconds' "$out"
 e2e_finish

@@ -316,3 +316,28 @@ TEST(auth_user_is_master)
     CHECK(is_master(&m));
     CHECK(!is_master(&p));
 }
+
+TEST(auth_token_file_reloaded)
+{
+    kapi_auth *a = new_auth("old,alice,1,\n");
+    kapi_user u;
+    char *file = tmp_path("tokens.csv"), *admin = NULL;
+    CHECK_USER(a, "Bearer old", "alice", "1", "system:authenticated");
+    spit(file, "new,bob,2,dev\n");
+    CHECK_OK(kapi_auth_reload_tokens(a));
+    CHECK(!kapi_auth_authenticate(a, "Bearer old", NULL, NULL, NULL, &u));
+    CHECK_USER(a, "Bearer new", "bob", "2", "dev,system:authenticated");
+    admin = kapi_xprintf("Bearer %s", kapi_auth_admin_token(a));
+    CHECK(kapi_auth_authenticate(a, admin, NULL, NULL, NULL, &u) && is_master(&u));
+    /* A bad file is refused, naming its line; the tokens stay as they were. */
+    spit(file, "new,bob,2,dev\nshort,carol\n");
+    kapi_error *err = kapi_auth_reload_tokens(a);
+    CHECK(err != NULL);
+    CHECK_CONTAINS(err->message, "line 2");
+    kapi_error_free(err);
+    CHECK_USER(a, "Bearer new", "bob", "2", "dev,system:authenticated");
+    CHECK(kapi_auth_authenticate(a, admin, NULL, NULL, NULL, &u) && is_master(&u));
+    free(admin);
+    free(file);
+    kapi_auth_free(a);
+}
