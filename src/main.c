@@ -32,6 +32,7 @@ typedef struct controllers {
     kapi_controller *namespaces, *crds, *serviceaccounts, *aggregation, *cronjobs, *gc;
     kapi_controller *clustercidr; /* nodeipam, with --allocate-node-cidrs */
     bool allocate_node_cidrs;
+    const json_t *default_cluster_cidr; /* the spec of --cluster-cidr's, or NULL */
 } controllers;
 
 typedef struct server {
@@ -130,7 +131,7 @@ static void controllers_started(void *ctx)
     if (kapi_options_controller_enabled(c->enabled, "garbagecollector"))
         c->gc = kapi_gc_controller_start(c->api);
     if (c->allocate_node_cidrs && kapi_options_controller_enabled(c->enabled, "nodeipam"))
-        c->clustercidr = kapi_clustercidr_controller_start(c->api, NULL);
+        c->clustercidr = kapi_clustercidr_controller_start(c->api, c->default_cluster_cidr);
 }
 
 /* OnStoppedLeading: the controllers stop; the elector campaigns again (where
@@ -360,6 +361,7 @@ static int run(const kapi_options *o)
     cs.api = s.api;
     cs.enabled = &o->controllers;
     cs.allocate_node_cidrs = o->allocate_node_cidrs;
+    cs.default_cluster_cidr = o->default_cluster_cidr;
     hc.handler_ctx = s.api;
     if ((err = kapi_http_server_new(&s.http, &s.loop, &hc)) != NULL)
         goto done_loop;

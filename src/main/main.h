@@ -60,8 +60,13 @@ typedef struct kapi_options {
      * instance owns its data dir, and renewals would only move its revision) */
     bool leader_elect, leader_elect_given;
     int lease_ms, renew_ms, retry_ms;
-    /* kube-controller-manager's --allocate-node-cidrs: run the ClusterCIDR allocator */
+    /* kube-controller-manager's --allocate-node-cidrs: run the ClusterCIDR allocator;
+     * with --cluster-cidr and the --node-cidr-mask-size flags (0: not given), the spec of
+     * the default ClusterCIDR it makes (NULL: none; the options own it) */
     bool allocate_node_cidrs;
+    const char *cluster_cidr;
+    long node_cidr_mask, node_cidr_mask_v4, node_cidr_mask_v6;
+    json_t *default_cluster_cidr;
     /* --webhook-resolve HOST:PORT:ADDRESS: where a webhook's host is reached */
     kapi_strings webhook_resolve;
     /* kube-controller-manager's --controllers (default "*"), and the clock test hook

@@ -469,6 +469,21 @@ static const flag flags[] = {
      "Run the multi-CIDR range allocator: a Node without spec.podCIDRs gets Pod CIDRs from a "
      "matching ClusterCIDR.",
      set_bool, AT(allocate_node_cidrs), 0},
+    {"cluster-cidr", 0, G_CONTROLLERS, "string", NULL,
+     "With --allocate-node-cidrs: the Pod range of the cluster, one CIDR or an IPv4 and an "
+     "IPv6 one comma separated. The allocator makes the ClusterCIDR default-cluster-cidr of "
+     "it at its start, serving every Node no other ClusterCIDR picks.",
+     set_string, AT(cluster_cidr), 0},
+    {"node-cidr-mask-size", 0, G_CONTROLLERS, "int32", NULL,
+     "The prefix length of a Node's block of a single-stack --cluster-cidr. Default: 24 for "
+     "IPv4, 64 for IPv6.",
+     set_count, AT(node_cidr_mask), 0},
+    {"node-cidr-mask-size-ipv4", 0, G_CONTROLLERS, "int32", NULL,
+     "The prefix length of a Node's IPv4 block of --cluster-cidr. Default: 24.", set_count,
+     AT(node_cidr_mask_v4), 0},
+    {"node-cidr-mask-size-ipv6", 0, G_CONTROLLERS, "int32", NULL,
+     "The prefix length of a Node's IPv6 block of --cluster-cidr. Default: 64.", set_count,
+     AT(node_cidr_mask_v6), 0},
     {"controllers", 0, G_CONTROLLERS, "strings", "*",
      "The controllers to run, comma separated: '*' for all, 'name' to run one, '-name' to "
      "leave one out. Names: clusterrole-aggregation, cronjob, garbagecollector, namespace, "
@@ -740,6 +755,17 @@ static bool check_together(kapi_options *o)
     }
     if (!o->leader_elect_given)
         o->leader_elect = o->etcd.servers != NULL;
+    /* kube-controller-manager reads these only with --allocate-node-cidrs */
+    char *cidr_why = o->allocate_node_cidrs
+                         ? kapi_clustercidr_default_spec(
+                               o->cluster_cidr, (int)o->node_cidr_mask, (int)o->node_cidr_mask_v4,
+                               (int)o->node_cidr_mask_v6, &o->default_cluster_cidr)
+                         : NULL;
+    if (cidr_why) {
+        fprintf(stderr, "Error: --cluster-cidr: %s\n", cidr_why);
+        free(cidr_why);
+        return false;
+    }
     kapi_leader_config c = {
         .lease_ms = o->lease_ms, .renew_ms = o->renew_ms, .retry_ms = o->retry_ms};
     kapi_error *err = o->leader_elect ? kapi_leader_config_check(&c) : NULL;
@@ -809,6 +835,7 @@ void kapi_options_dispose(kapi_options *o)
     free(o->api_audiences.v);
     free(o->webhook_resolve.v);
     free(o->controllers.v);
+    json_decref(o->default_cluster_cidr);
     for (size_t i = 0; i < o->nowned; i++)
         free(o->owned[i]);
     free(o->owned);

@@ -4,7 +4,8 @@
 # cluster-cidr-finalizer, 200 Nodes created at once get 200 distinct blocks, a Node no
 # ClusterCIDR can serve gets the CIDRNotAvailable event, a deleted Node's block is given
 # again, a ClusterCIDR in use waits for its last Node before it goes, and a restarted
-# allocator finds the blocks taken and sends kube's event for a ClusterCIDR it cannot use. The allocator runs with --allocate-node-cidrs, as
+# allocator finds the blocks taken and sends kube's event for a ClusterCIDR it cannot use;
+# --cluster-cidr makes the default ClusterCIDR. The allocator runs with --allocate-node-cidrs, as
 # kube-controller-manager's does.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -181,5 +182,29 @@ metadata: {name: after-restart, labels: {zone: a}}
 Y
 until_eq "after a restart a new Node gets blocks" 202 blocks
 expect_eq "none of them taken before" 404 "$(distinct)"
+
+# kube-controller-manager's --cluster-cidr: the default ClusterCIDR, made at the start,
+# serves a Node no other picks; flags kube refuses stop kapi with its words.
+data_b=$work/data-b
+port_b=$(free_port)
+trap 'stop_kapi; stop_b; rm -rf "$work"' EXIT
+start_b "$bin" "$data_b" "$port_b" --allocate-node-cidrs --cluster-cidr 10.60.0.0/16 \
+    --node-cidr-mask-size 26 || exit 1
+kb() { kubectl --kubeconfig "$data_b/kubeconfig" --request-timeout=10s "$@"; }
+kb create -f - >/dev/null <<'Y'
+apiVersion: v1
+kind: Node
+metadata: {name: plain}
+Y
+until_eq "a Node gets a block of the default ClusterCIDR" "10.60.0.0/26" \
+    kb get node plain -o 'jsonpath={.spec.podCIDR}'
+expect_eq "which --cluster-cidr made" "10.60.0.0/16 6 networking.k8s.io/cluster-cidr-finalizer" \
+    "$(kb get clustercidr default-cluster-cidr \
+        -o 'jsonpath={.spec.ipv4} {.spec.perNodeHostBits} {.metadata.finalizers[0]}')"
+stop_b
+out=$("$bin" --data-dir "$work/data-c" --allocate-node-cidrs \
+    --cluster-cidr 10.0.0.0/16,fd00::/48 --node-cidr-mask-size 24 2>&1)
+check "a mask size for both families of a dual-stack --cluster-cidr is refused" \
+    test "$?:$out" = "1:Error: --cluster-cidr: usage of --node-cidr-mask-size is not allowed with dual-stack clusters"
 
 e2e_finish
