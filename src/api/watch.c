@@ -79,6 +79,7 @@
 struct kapi_watch {
     kapi_api *api;
     const kapi_type *type;
+    const char *scope; /* its metrics' scope label: "resource", "namespace" or "cluster" */
     kapi_http_stream *stream;
     kapi_store_watch *sw;
     kapi_filter *filter;
@@ -310,6 +311,7 @@ static view_event *shared_event(kapi_watch *w, kapi_watch_type type, const kapi_
 /* Queues e on w's stream unless that makes the watcher too slow. */
 static bool queue_event(kapi_watch *w, view_event *e)
 {
+    kapi_api__metrics_watch_event(w->type);
     if (kapi_http_stream_queued(w->stream) + e->len > atomic_load(&w->limit)) {
         view_event_unref(e);
         atomic_store(&w->stalled, true);
@@ -346,6 +348,7 @@ static bool write_event(kapi_watch *w, kapi_watch_type type, kapi_obj *o)
         {o->data, o->len, kapi_api__release_obj, o},
         {suffix, sizeof(suffix) - 1, NULL, NULL},
     };
+    kapi_api__metrics_watch_event(w->type);
     return kapi_http_stream_writev(w->stream, c, 3);
 }
 
@@ -597,6 +600,7 @@ static void finish(kapi_watch *w)
     else
         kapi_http_stream_end(w->stream);
     kapi_api__filter_free(w->filter);
+    kapi_api__metrics_watch(w->type, w->scope, -1);
     kapi_type_unref(w->type);
     free(w);
 }
@@ -829,6 +833,8 @@ void kapi_api__serve_watch(kapi_req *r)
     kapi_watch *w = kapi_xcalloc(1, sizeof(*w));
     w->api = r->api;
     w->type = kapi_type_ref(r->type);
+    w->scope = r->info.name.len ? "resource" : r->info.ns.len ? "namespace" : "cluster";
+    kapi_api__metrics_watch(w->type, w->scope, 1);
     w->filter = f;
     w->bookmarks = o.bookmarks;
     w->media = r->media;
