@@ -79,7 +79,14 @@ curl -s --cacert "$data/ca.crt" -H "Authorization: Bearer prom-token" -o /dev/nu
     "$api/api/v1/namespaces/default/configmaps/x%0Ay"
 curl -s --cacert "$data/ca.crt" -H "Authorization: Bearer prom-token" -o /dev/null \
     "$api/apis/no.such.group/v1/things/\"quoted\""
+cj nowhere -n no-such-namespace >/dev/null 2>&1
 scrape "$work/m3" >/dev/null
+expect_eq "admission: the create into a missing namespace is a rejected admit step" 1 \
+    "$(metric "$work/m3" apiserver_admission_step_admission_duration_seconds_count type=admit \
+        operation=CREATE rejected=true)"
+check "and the creates before it admitted ones" \
+    test "$(metric "$work/m3" apiserver_admission_step_admission_duration_seconds_count \
+        type=admit operation=CREATE rejected=false)" -ge 4
 check "client strings do not become labels" \
     sh -c "! grep -E 'no.such.group|things|quoted|x\\\\n' '$work/m3'"
 check "a nonResourceURL is counted under its path: the 2 scrapes before" \
@@ -130,6 +137,12 @@ check "process_start_time_seconds is within the last 10 minutes" \
     test "$start" -le "$(date +%s)" -a "$start" -gt $(($(date +%s) - 600))
 check "kapi_threads counts the threads" test "$(metric "$work/m4" kapi_threads)" -gt 2
 check "process_cpu_seconds_total is a counter" grep -q '^# TYPE process_cpu_seconds_total counter$' "$work/m4"
+
+# ---- the Grafana dashboard reads only what kapi serves ----
+missing=$(jq -r '.panels[].targets[]?.expr' "$here/../../deploy/grafana/kapi-dashboard.json" |
+    grep -oE '\b(apiserver|etcd|process|kapi)_[a-z_]+' | sort -u |
+    while read -r name; do grep -q "^$name[{ ]" "$work/m4" || echo "$name"; done)
+expect_eq "every metric of deploy/grafana/kapi-dashboard.json is served" "" "$missing"
 
 # ---- OpenMetrics ----
 expect_eq "Accept: application/openmetrics-text gets 200" 200 \
