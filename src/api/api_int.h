@@ -457,10 +457,10 @@ kapi_http_stream *kapi_api__http_stream(kapi_req *r, int status, const kapi_http
 /* Records a request that has been answered: apiserver_request_total, its latency and
  * (reads) its response size. Called once, where the handler ends. */
 void kapi_api__metrics_request(const kapi_req *r);
-/* A watch of t registered (delta 1) or ended (-1), with its scope label. */
-void kapi_api__metrics_watch(const kapi_type *t, const char *scope, int delta);
-/* One event sent to a watcher of t. */
-void kapi_api__metrics_watch_event(const kapi_type *t);
+/* A watch of t registered (delta 1) or ended (-1), with its scope label; returns its
+ * kind's series of apiserver_watch_events_total, which the watch counts its events in. */
+struct kapi_metric_series *kapi_api__metrics_watch(const kapi_type *t, const char *scope,
+                                                   int delta);
 /* The api's collectors (storage objects, the process): registered by kapi_api_new,
  * removed by kapi_api_free. */
 void kapi_api__metrics_init(kapi_api *api);

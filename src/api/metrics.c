@@ -166,17 +166,13 @@ void kapi_api__metrics_request(const kapi_req *r)
                              (double)r->resp_bytes);
 }
 
-void kapi_api__metrics_watch(const kapi_type *t, const char *scope, int delta)
+kapi_metric_series *kapi_api__metrics_watch(const kapi_type *t, const char *scope, int delta)
 {
     kapi_metrics_gauge_add(&watchers, (const char *[]){t->group, t->version, t->kind}, delta);
     kapi_metrics_gauge_add(
         &longrunning,
         (const char *[]){"WATCH", t->group, t->version, t->plural, "", scope, "apiserver"}, delta);
-}
-
-void kapi_api__metrics_watch_event(const kapi_type *t)
-{
-    kapi_metrics_inc(&watch_events, (const char *[]){t->group, t->version, t->kind});
+    return kapi_metrics_series(&watch_events, (const char *[]){t->group, t->version, t->kind});
 }
 
 /* Whether an earlier type of the registry is stored under t's prefix (another version). */

@@ -21,12 +21,12 @@ const double kapi_metrics_admission_buckets[6] = {0.005, 0.025, 0.1, 0.5, 1.0, 2
 #define PAGE_CELLS 1024
 #define NPAGES (KAPI_METRICS_MAX_CELLS / PAGE_CELLS)
 
-typedef struct series {
+typedef struct kapi_metric_series {
     kapi_metric *m;
     uint64_t hash;
-    uint32_t cell;        /* the first of its cells in every block */
-    _Atomic uint64_t set; /* a set gauge's value (double bits) */
-    struct series *next;  /* in its family */
+    uint32_t cell;                   /* the first of its cells in every block */
+    _Atomic uint64_t set;            /* a set gauge's value (double bits) */
+    struct kapi_metric_series *next; /* in its family */
     const char *values[KAPI_METRICS_MAX_LABELS];
 } series;
 
@@ -244,6 +244,17 @@ static void bump(uint32_t i, uint64_t n)
 void kapi_metrics_add(kapi_metric *m, const char *const *values, uint64_t n)
 {
     series *s = find(m, values);
+    if (s)
+        bump(s->cell, n);
+}
+
+kapi_metric_series *kapi_metrics_series(kapi_metric *m, const char *const *values)
+{
+    return find(m, values);
+}
+
+void kapi_metrics_series_add(kapi_metric_series *s, uint64_t n)
+{
     if (s)
         bump(s->cell, n);
 }

@@ -91,6 +91,12 @@ static inline void kapi_metrics_inc(kapi_metric *m, const char *const *values)
 {
     kapi_metrics_add(m, values, 1);
 }
+/* A counter's series found once, for a caller that counts it often (a watch its events):
+ * adding through it skips the lookup. NULL when the registry is full; adding through NULL
+ * does nothing. Series live as long as the process. */
+typedef struct kapi_metric_series kapi_metric_series;
+kapi_metric_series *kapi_metrics_series(kapi_metric *m, const char *const *values);
+void kapi_metrics_series_add(kapi_metric_series *s, uint64_t n);
 /* Moves a gauge's series by delta. */
 void kapi_metrics_gauge_add(kapi_metric *m, const char *const *values, int64_t delta);
 /* Sets a series to v: a gauge read at scrape time, or a counter kept elsewhere (the

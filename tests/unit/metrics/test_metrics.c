@@ -194,3 +194,19 @@ TEST(metrics_process)
     free(rss);
     free(text);
 }
+
+static kapi_metric handled =
+    KAPI_METRIC_COUNTER_DEF("test_handled_total", "Counted through a handle.", "kind", NULL);
+
+/* A series found once counts with the counts made by label values. */
+TEST(metrics_series_handle)
+{
+    kapi_metric_series *s = kapi_metrics_series(&handled, (const char *[]){"Pod"});
+    CHECK(s != NULL);
+    CHECK(kapi_metrics_series(&handled, (const char *[]){"Pod"}) == s);
+    kapi_metrics_series_add(s, 5);
+    kapi_metrics_inc(&handled, (const char *[]){"Pod"});
+    char *text = scrape(KAPI_METRICS_TEXT);
+    CHECK_SAMPLE(text, "test_handled_total{kind=\"Pod\"}", "6");
+    free(text);
+}
