@@ -1,6 +1,7 @@
 /*
  * metrics: the registry, the per-thread cells and the two expositions (metrics.h).
  */
+#include <assert.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -150,6 +151,13 @@ static _Atomic uint64_t *my_cell(uint32_t i)
     return &page[i % PAGE_CELLS];
 }
 
+/* A counter's name ends with _total (OpenMetrics names its family without it). */
+static bool named_total(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 6 && strcmp(name + n - 6, "_total") == 0;
+}
+
 static void register_locked(kapi_metric *m)
 {
     if (atomic_load_explicit(&m->registered, memory_order_relaxed))
@@ -157,6 +165,8 @@ static void register_locked(kapi_metric *m)
     m->nlabels = 0;
     while (m->labels[m->nlabels])
         m->nlabels++;
+    assert(m->nlabels <= KAPI_METRICS_MAX_LABELS);
+    assert(m->type != KAPI_METRIC_COUNTER || named_total(m->name));
     kapi_metric **pp = &families;
     while (*pp && strcmp((*pp)->name, m->name) < 0)
         pp = &(*pp)->next;

@@ -37,7 +37,7 @@
 
 #define KAPI_METRICS_MAX_SERIES 8192
 #define KAPI_METRICS_MAX_CELLS (1u << 18)
-#define KAPI_METRICS_MAX_LABELS 10
+#define KAPI_METRICS_MAX_LABELS 10 /* label names of a family */
 
 typedef enum kapi_metric_type {
     KAPI_METRIC_COUNTER,   /* its name ends with _total */
