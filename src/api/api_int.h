@@ -124,10 +124,12 @@ typedef struct kapi_req {
     const char **warnings;
     size_t nwarnings, warnings_cap;
     /* What the metrics record (metrics.c): when the handler took the request, the status
-     * of its answer (0 until answered), the bytes of an answer sent whole, or that it was
-     * streamed. */
+     * of its answer (0 until answered), its verb as kube reports it (noted as it is
+     * answered: the request's method and headers are the http layer's until then only),
+     * the bytes of an answer sent whole, or that it was streamed. */
     int64_t start_ns;
     int status;
+    const char *reported_verb;
     size_t resp_bytes;
     bool streamed;
 } kapi_req;

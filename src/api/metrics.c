@@ -47,8 +47,7 @@ static kapi_metric objects = KAPI_METRIC_GAUGE_DEF(
     "apiserver_storage_objects",
     "Number of stored objects at the time of last check split by kind.", "resource", NULL);
 
-/* The HTTP method as kube reports it (CanonicalVerb, cleanVerb); "" for a method it
- * reports as "other". */
+/* The HTTP methods kube reports by name (any other is "other"). */
 static const struct {
     const char *method, *verb;
 } verbs[] = {{"GET", "GET"},     {"HEAD", "GET"},      {"POST", "POST"},      {"PUT", "PUT"},
@@ -59,6 +58,8 @@ static const struct {
 static const char *const paths[] = {"/healthz", "/livez", "/readyz", "/version",     "/metrics",
                                     "/openapi", "/api",   "/apis",   "/.well-known", "/openid"};
 
+/* The verb kube reports (CanonicalVerb, cleanVerb). It reads the request's method and
+ * Content-Type, so it is taken as the request is answered, while they are still valid. */
 static const char *reported_verb(const kapi_req *r, const char *scope)
 {
     const char *v = "other";
@@ -112,7 +113,7 @@ static labels labels_of(const kapi_req *r)
     labels l = {.group = "", .version = "", .resource = "", .subresource = ""};
     const kapi_type *t = r->type;
     l.scope = scope_of(r);
-    l.verb = reported_verb(r, l.scope);
+    l.verb = r->reported_verb;
     if (t && r->info.is_resource) {
         l.group = t->group;
         l.version = t->version;
@@ -129,6 +130,7 @@ void kapi_api__http_respond(kapi_req *r, int status, const kapi_http_header *h, 
                             const kapi_http_chunk *c, size_t n)
 {
     r->status = status;
+    r->reported_verb = reported_verb(r, scope_of(r));
     r->resp_bytes = 0;
     for (size_t i = 0; i < n; i++)
         r->resp_bytes += c[i].len;
@@ -139,6 +141,7 @@ kapi_http_stream *kapi_api__http_stream(kapi_req *r, int status, const kapi_http
                                         size_t nh, size_t max_queued)
 {
     r->status = status;
+    r->reported_verb = reported_verb(r, scope_of(r));
     r->streamed = true;
     return kapi_http_stream_start(r->http, status, h, nh, max_queued);
 }
