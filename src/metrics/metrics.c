@@ -343,10 +343,22 @@ static kapi_str trim(kapi_str s)
     return s;
 }
 
-/* One media range of Accept: OpenMetrics 1.0.0 (or unversioned)? */
+/* A qvalue of zero ("0", "0.0", ...): the range is not acceptable (RFC 9110 12.4.2). */
+static bool q_zero(kapi_str v)
+{
+    if (!v.len || v.ptr[0] != '0')
+        return false;
+    for (size_t i = 1; i < v.len; i++)
+        if (v.ptr[i] != '0' && v.ptr[i] != '.')
+            return false;
+    return true;
+}
+
+/* One media range of Accept: OpenMetrics 1.0.0 (or unversioned), with a q above 0? */
 static bool asks_openmetrics(kapi_str range)
 {
     kapi_str type, param;
+    bool ok = true;
     kapi_str_cut(&range, ';', &type);
     if (!kapi_str_eqc(trim(type), "application/openmetrics-text"))
         return false;
@@ -354,9 +366,11 @@ static bool asks_openmetrics(kapi_str range)
         kapi_str_cut(&range, ';', &param);
         param = trim(param);
         if (param.len > 8 && memcmp(param.ptr, "version=", 8) == 0)
-            return kapi_str_eqc((kapi_str){param.ptr + 8, param.len - 8}, "1.0.0");
+            ok = ok && kapi_str_eqc((kapi_str){param.ptr + 8, param.len - 8}, "1.0.0");
+        else if (param.len > 2 && memcmp(param.ptr, "q=", 2) == 0)
+            ok = ok && !q_zero((kapi_str){param.ptr + 2, param.len - 2});
     }
-    return true;
+    return ok;
 }
 
 kapi_metrics_format kapi_metrics_negotiate(const char *accept)

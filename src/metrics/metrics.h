@@ -118,8 +118,8 @@ typedef enum kapi_metrics_format {
 } kapi_metrics_format;
 const char *kapi_metrics_content_type(kapi_metrics_format f);
 /* The format an Accept header asks for (NULL: text): OpenMetrics when it lists
- * application/openmetrics-text with no version or version 1.0.0, as client_golang
- * negotiates it. */
+ * application/openmetrics-text with no version or version 1.0.0 (and a q above 0), as
+ * client_golang negotiates it. */
 kapi_metrics_format kapi_metrics_negotiate(const char *accept);
 
 /* Runs the collectors, folds every thread's cells and appends the exposition of every

@@ -161,7 +161,8 @@ TEST(metrics_encodings)
     free(om);
 }
 
-/* OpenMetrics when Accept lists it unversioned or at 1.0.0; text otherwise. */
+/* OpenMetrics when Accept lists it unversioned or at 1.0.0, and not with q=0; text
+ * otherwise. */
 TEST(metrics_negotiate)
 {
     CHECK_INT_EQ(kapi_metrics_negotiate(NULL), KAPI_METRICS_TEXT);
@@ -173,6 +174,12 @@ TEST(metrics_negotiate)
                  KAPI_METRICS_OPENMETRICS);
     CHECK_INT_EQ(kapi_metrics_negotiate("application/openmetrics-text; version=0.0.1,*/*;q=0.1"),
                  KAPI_METRICS_TEXT);
+    CHECK_INT_EQ(kapi_metrics_negotiate("application/openmetrics-text;version=1.0.0;q=0,*/*"),
+                 KAPI_METRICS_TEXT);
+    CHECK_INT_EQ(kapi_metrics_negotiate("application/openmetrics-text;q=0.000;version=1.0.0"),
+                 KAPI_METRICS_TEXT);
+    CHECK_INT_EQ(kapi_metrics_negotiate("application/openmetrics-text;q=0.01"),
+                 KAPI_METRICS_OPENMETRICS);
     CHECK_STR_EQ(kapi_metrics_content_type(KAPI_METRICS_OPENMETRICS),
                  "application/openmetrics-text; version=1.0.0; charset=utf-8");
 }
