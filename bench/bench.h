@@ -302,6 +302,9 @@ int kapi_bench_scenario_get_protobuf(kapi_bench_run *r);
 /* The get scenario over HTTP/2: the same requests in flight, size.h2_streams to a
  * connection. */
 int kapi_bench_scenario_get_h2(kapi_bench_run *r);
+/* The get scenario while a connection GETs /metrics every second (issue 21), with the CPU
+ * per request against the get scenario's. */
+int kapi_bench_scenario_get_metrics(kapi_bench_run *r);
 int kapi_bench_scenario_update(kapi_bench_run *r);
 /* Server-side applies of whole CronJob configurations over the get scenario's CronJobs. */
 int kapi_bench_scenario_apply(kapi_bench_run *r);

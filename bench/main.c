@@ -46,6 +46,7 @@ static const scenario scenarios[] = {
     {"get-rbac", kapi_bench_scenario_get_rbac, OUR_KAPI},
     {"get-pb", kapi_bench_scenario_get_protobuf, ANY_SERVER},
     {"get-h2", kapi_bench_scenario_get_h2, ANY_SERVER},
+    {"get-metrics", kapi_bench_scenario_get_metrics, ANY_SERVER},
     {"update", kapi_bench_scenario_update, ANY_SERVER},
     {"apply", kapi_bench_scenario_apply, ANY_SERVER},
     {"list", kapi_bench_scenario_list, ANY_SERVER},
@@ -71,8 +72,10 @@ static void usage(FILE *f)
           "  --kubeconfig   any Kubernetes API server (default: $KUBECONFIG)\n"
           "  --quick        every scenario at a tenth of its size (--scale 0.1)\n"
           "  --smoke        a few hundred requests per scenario (--scale 0.01)\n"
-          "  --only         scenarios to run, of create,get,get-rbac,get-pb,get-h2,update,\n"
-          "                 apply,list,watch,watch-pb,watch-h2,crd,cel,cronjob,allocator,memory\n"
+          "  --only         scenarios to run, of create,get,get-rbac,get-pb,get-h2,\n"
+          "                 get-metrics,update,apply,list,watch,watch-pb,watch-h2,crd,cel,\n"
+          "                 cronjob,allocator,memory (get-metrics: get while /metrics is\n"
+          "                 scraped every second)\n"
           "                 (the default: all of these; the -h2 ones over HTTP/2, ALPN h2)\n"
           "  --h2-streams   get-h2's requests in flight per HTTP/2 connection (default 8:\n"
           "                 get's 32 over 4 connections); watch-h2's watchers share 32\n"

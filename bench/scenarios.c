@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <uv.h>
 
 #define EVENT_BYTES 600
 
@@ -286,6 +287,80 @@ int kapi_bench_scenario_get(kapi_bench_run *r)
 {
     static const char *keys[4] = {"get_per_s", "get_p50_ms", "get_p99_ms", "get_cpu_us"};
     return run_over_cronjobs(r, r->size.gets, 0, send_get, "get CronJobs", "get", "gets", keys);
+}
+
+/* ---- get with /metrics scraped (issue 21) ---- */
+
+/* One connection that GETs /metrics every second, as Prometheus scrapes, skipping a tick
+ * while a scrape is still being answered. */
+typedef struct scraper {
+    kapi_bench_conn *conn;
+    uv_timer_t timer;
+    bool idle, dead;
+    size_t scrapes, failures;
+} scraper;
+
+static void scrape_done(kapi_bench_conn *c, int status, kapi_str body, uint64_t latency_ns)
+{
+    (void)body;
+    (void)latency_ns;
+    scraper *s = kapi_bench_conn_data(c);
+    s->idle = true;
+    if (status == 200)
+        s->scrapes++;
+    else
+        s->failures++;
+}
+
+static void scrape_failed(kapi_bench_conn *c, const char *why)
+{
+    scraper *s = kapi_bench_conn_data(c);
+    fprintf(stderr, "kapi-bench: the /metrics scraper's connection failed: %s\n", why);
+    s->failures++;
+    s->dead = s->idle = true;
+}
+
+static void scrape_tick(uv_timer_t *t)
+{
+    scraper *s = t->data;
+    if (!s->idle || s->dead)
+        return;
+    s->idle = false;
+    kapi_bench_conn_send(s->conn, "GET", "/metrics", NULL, NULL, 0);
+}
+
+/* The get scenario while /metrics is scraped every second; its CPU per request against the
+ * get scenario's of the same run, when that ran (the target: within +5 %). */
+int kapi_bench_scenario_get_metrics(kapi_bench_run *r)
+{
+    static const char *keys[4] = {"get_metrics_per_s", "get_metrics_p50_ms", "get_metrics_p99_ms",
+                                  "get_metrics_cpu_us"};
+    static const kapi_bench_conn_cb cb = {.done = scrape_done, .failed = scrape_failed};
+    scraper s = {.idle = true};
+    if (kapi_bench_conns_open(r->client, &s.conn, 1, &cb, &s) < 0)
+        return -1;
+    uv_timer_init(kapi_bench_client_loop(r->client), &s.timer);
+    s.timer.data = &s;
+    uv_timer_start(&s.timer, scrape_tick, 0, 1000);
+    int rc = run_over_cronjobs(r, r->size.gets, 0, send_get, "get CronJobs, /metrics scraped",
+                               "get-metrics", "gets", keys);
+    uv_timer_stop(&s.timer);
+    uv_close((uv_handle_t *)&s.timer, NULL);
+    kapi_bench_client_run_until(r->client, &s.idle, 10000);
+    kapi_bench_conn_close(s.conn);
+    kapi_bench_client_sleep(r->client, 0); /* let the closes complete */
+    kapi_bench_report_add(r->report, "get-metrics", "/metrics scrapes meanwhile",
+                          "get_metrics_scrapes", (double)s.scrapes, 0);
+    double with, without;
+    if (kapi_bench_report_get(r->report, "get_metrics_cpu_us", &with) &&
+        kapi_bench_report_get(r->report, "get_cpu_us", &without) && without > 0)
+        kapi_bench_report_add(r->report, "get-metrics", "CPU per get vs the get scenario (%)",
+                              "get_metrics_cpu_pct", 100 * (with - without) / without, 1);
+    if (s.failures) {
+        fprintf(stderr, "kapi-bench: %zu /metrics scrapes failed\n", s.failures);
+        rc = -1;
+    }
+    return rc;
 }
 
 /* The get scenario's requests over HTTP/2, as client-go sends them: the same number in

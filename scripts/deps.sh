@@ -4,7 +4,7 @@
 # ETCD=1; deb: also dpkg-dev, whose dpkg-shlibdeps make deb uses)
 set -euo pipefail
 build=(gcc g++ make pkg-config libuv1-dev libhttp-parser-dev libssl-dev libjansson-dev libsqlite3-dev libyaml-dev libre2-dev libmimalloc-dev libnghttp2-dev libcurl4-openssl-dev tzdata xxd)
-test=(dpkg-dev curl jq python3 openssl python3-kubernetes python3-cryptography python3-httpx python3-h2 nghttp2-client clang clang-format libclang-rt-14-dev etcd-server etcd-client)
+test=(dpkg-dev curl jq python3 openssl python3-kubernetes python3-cryptography python3-httpx python3-h2 python3-prometheus-client nghttp2-client clang clang-format libclang-rt-14-dev etcd-server etcd-client)
 want=("${build[@]}")
 [ "${1:-build}" = test ] && want+=("${test[@]}")
 [ "${2:-}" = etcd ] && want+=(etcd-server)

@@ -123,6 +123,15 @@ typedef struct kapi_req {
     /* Warning headers of the answer: the text of each, in the arena. */
     const char **warnings;
     size_t nwarnings, warnings_cap;
+    /* What the metrics record (metrics.c): when the handler took the request, the status
+     * of its answer (0 until answered), its verb as kube reports it (noted as it is
+     * answered: the request's method and headers are the http layer's until then only),
+     * the bytes of an answer sent whole, or that it was streamed. */
+    int64_t start_ns;
+    int status;
+    const char *reported_verb;
+    size_t resp_bytes;
+    bool streamed;
 } kapi_req;
 
 /* The options of a list or watch (metav1.ListOptions), from the query. */
@@ -437,6 +446,29 @@ bool kapi_api__group_served(kapi_req *r, const char *group);
 bool kapi_api__group_version_served(kapi_req *r, const char *group, const char *version);
 /* Answers /version, /api, /apis, /apis/<g>, and the group-version documents. */
 void kapi_api__serve_version(kapi_req *r);
+
+/* ---- metrics (metrics.c) ---- */
+
+/* Answers req through the http layer, noting the status and bytes for the metrics: every
+ * complete answer of the api goes through it. */
+void kapi_api__http_respond(kapi_req *r, int status, const kapi_http_header *h, size_t nh,
+                            const kapi_http_chunk *c, size_t n);
+/* Starts a streamed answer through the http layer, noted as such. */
+kapi_http_stream *kapi_api__http_stream(kapi_req *r, int status, const kapi_http_header *h,
+                                        size_t nh, size_t max_queued);
+/* Records a request that has been answered: apiserver_request_total, its latency and
+ * (reads) its response size. Called once, where the handler ends. */
+void kapi_api__metrics_request(const kapi_req *r);
+/* A watch of t registered (delta 1) or ended (-1), with its scope label; returns its
+ * kind's series of apiserver_watch_events_total, which the watch counts its events in. */
+struct kapi_metric_series *kapi_api__metrics_watch(const kapi_type *t, const char *scope,
+                                                   int delta);
+/* The api's collectors (storage objects, the process): registered by kapi_api_new,
+ * removed by kapi_api_free. */
+void kapi_api__metrics_init(kapi_api *api);
+void kapi_api__metrics_dispose(kapi_api *api);
+/* GET /metrics: the exposition, in the format Accept asks for. */
+void kapi_api__serve_metrics(kapi_req *r);
 void kapi_api__serve_api_versions(kapi_req *r);
 void kapi_api__serve_group_list(kapi_req *r);
 /* /api (core) or /apis as an APIGroupDiscoveryList of apidiscovery.k8s.io/v2 (form 2) or

@@ -43,6 +43,7 @@ kapi_api *kapi_api_new(const kapi_api_config *cfg)
     api->authorizer = cfg->nauthz_modes
                           ? kapi_api__authorizer_new(api, cfg->authz_modes, cfg->nauthz_modes)
                           : kapi_api__authorizer_new(api, &rbac, 1);
+    kapi_api__metrics_init(api);
     return api;
 }
 
@@ -50,6 +51,7 @@ void kapi_api_free(kapi_api *api)
 {
     if (!api)
         return;
+    kapi_api__metrics_dispose(api);
     kapi_api__authorizer_free(api->authorizer);
     kapi_api__watch_reaper_free(api);
     free((void *)api->server_address);
@@ -238,6 +240,7 @@ void kapi_api_handle(kapi_http_request *http, void *ctx)
     r->arena = arena;
     r->api = ctx;
     r->http = http;
+    r->start_ns = kapi_time_mono_ns();
     kapi_error *err = NULL;
     unsigned timeout_ms; /* applied by the http layer (kapi_api_classify) */
     if (http->body_too_large) {
@@ -257,9 +260,12 @@ void kapi_api_handle(kapi_http_request *http, void *ctx)
         kapi_api__serve_health(r);
     } else if (strcmp(r->path, "/version") == 0 || strcmp(r->path, "/version/") == 0) {
         kapi_api__serve_version(r);
+    } else if (strcmp(r->path, "/metrics") == 0) {
+        kapi_api__serve_metrics(r);
     } else {
         serve_authenticated(r);
     }
+    kapi_api__metrics_request(r);
     kapi_type_unref(r->type);
     kapi_arena arena_copy = r->arena;
     kapi_arena_dispose(&arena_copy);

@@ -460,7 +460,7 @@ static void start_chunked(list_out *o)
     h[nh++] = (kapi_http_header){"Content-Type", o->content_type};
     for (size_t i = 0; i < r->nwarnings; i++)
         h[nh++] = (kapi_http_header){"Warning", r->warnings[i]};
-    o->s = kapi_http_stream_start(r->http, 200, h, nh, SIZE_MAX);
+    o->s = kapi_api__http_stream(r, 200, h, nh, SIZE_MAX);
 }
 
 /* Hands the part over (one HTTP chunk), then waits until the client has taken all but

@@ -47,7 +47,7 @@ static void send_answer(kapi_req *r, int status, const char *content_type,
         h[nh++] = extra[i];
     for (size_t i = 0; i < r->nwarnings; i++)
         h[nh++] = (kapi_http_header){"Warning", r->warnings[i]};
-    kapi_http_respond(r->http, status, h, nh, c, n);
+    kapi_api__http_respond(r, status, h, nh, c, n);
 }
 
 void kapi_api__send(kapi_req *r, int status, const char *content_type, const kapi_http_chunk *c,
@@ -63,7 +63,7 @@ kapi_http_stream *kapi_api__start_stream(kapi_req *r, const char *type, size_t m
     h[nh++] = (kapi_http_header){"Content-Type", type};
     for (size_t i = 0; i < r->nwarnings; i++)
         h[nh++] = (kapi_http_header){"Warning", r->warnings[i]};
-    return kapi_http_stream_start(r->http, 200, h, nh, max_queued);
+    return kapi_api__http_stream(r, 200, h, nh, max_queued);
 }
 
 void kapi_api__respond_chunks(kapi_req *r, int status, const kapi_http_chunk *c, size_t n)
@@ -202,7 +202,7 @@ void kapi_api__respond_text(kapi_req *r, int status, const char *text)
     static const kapi_http_header h[] = {{"Content-Type", "text/plain; charset=utf-8"},
                                          {"X-Content-Type-Options", "nosniff"}};
     kapi_http_chunk c = kapi_http_chunk_copy(text, strlen(text));
-    kapi_http_respond(r->http, status, h, 2, &c, 1);
+    kapi_api__http_respond(r, status, h, 2, &c, 1);
 }
 
 void kapi_api__respond_not_found_page(kapi_req *r)

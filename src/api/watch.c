@@ -53,6 +53,7 @@
 
 #include "api/api_int.h"
 #include "codec/protobuf.h"
+#include "metrics/metrics.h"
 
 #define NS_PER_S 1000000000LL
 /* A watcher's queue (bytes queued on its stream, not yet taken by the connection): past
@@ -79,6 +80,8 @@
 struct kapi_watch {
     kapi_api *api;
     const kapi_type *type;
+    const char *scope;          /* its metrics' scope label: "resource", "namespace" or "cluster" */
+    kapi_metric_series *events; /* apiserver_watch_events_total of its kind */
     kapi_http_stream *stream;
     kapi_store_watch *sw;
     kapi_filter *filter;
@@ -310,6 +313,7 @@ static view_event *shared_event(kapi_watch *w, kapi_watch_type type, const kapi_
 /* Queues e on w's stream unless that makes the watcher too slow. */
 static bool queue_event(kapi_watch *w, view_event *e)
 {
+    kapi_metrics_series_add(w->events, 1);
     if (kapi_http_stream_queued(w->stream) + e->len > atomic_load(&w->limit)) {
         view_event_unref(e);
         atomic_store(&w->stalled, true);
@@ -346,6 +350,7 @@ static bool write_event(kapi_watch *w, kapi_watch_type type, kapi_obj *o)
         {o->data, o->len, kapi_api__release_obj, o},
         {suffix, sizeof(suffix) - 1, NULL, NULL},
     };
+    kapi_metrics_series_add(w->events, 1);
     return kapi_http_stream_writev(w->stream, c, 3);
 }
 
@@ -597,6 +602,7 @@ static void finish(kapi_watch *w)
     else
         kapi_http_stream_end(w->stream);
     kapi_api__filter_free(w->filter);
+    kapi_api__metrics_watch(w->type, w->scope, -1);
     kapi_type_unref(w->type);
     free(w);
 }
@@ -829,6 +835,8 @@ void kapi_api__serve_watch(kapi_req *r)
     kapi_watch *w = kapi_xcalloc(1, sizeof(*w));
     w->api = r->api;
     w->type = kapi_type_ref(r->type);
+    w->scope = r->info.name.len ? "resource" : r->info.ns.len ? "namespace" : "cluster";
+    w->events = kapi_api__metrics_watch(w->type, w->scope, 1);
     w->filter = f;
     w->bookmarks = o.bookmarks;
     w->media = r->media;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "http/http_int.h"
+#include "metrics/metrics.h"
 
 /* The server whose worker this thread is; NULL on any other thread. */
 static _Thread_local const kapi_http_server *current_server;
@@ -144,14 +145,28 @@ static bool submit(kapi_http_pool *p, kapi_http_exchange *ex)
     return true;
 }
 
+/* kube-apiserver's in-flight gauge, by its request kinds: the slots held (READ, MUTATE). */
+static kapi_metric inflight = KAPI_METRIC_GAUGE_DEF(
+    "apiserver_current_inflight_requests",
+    "Maximal number of currently used inflight request limit of this apiserver per request "
+    "kind in last second.",
+    "request_kind", NULL);
+static const char *const request_kinds[2][1] = {{"readOnly"}, {"mutating"}};
+
 bool kapi_http__pool_admit(kapi_http_pool *p, kapi_http_exchange *ex)
 {
     bool counted = ex->cls != KAPI_HTTP_LONG_RUNNING;
     unsigned limit = counted ? p->srv->cfg.max_inflight[ex->cls] : 0;
     if (limit > 0 && p->inflight[ex->cls] >= limit)
         return false;
-    if (!submit(p, ex))
+    /* counted in the gauge before a worker may see it (a scrape counts itself) */
+    if (counted)
+        kapi_metrics_gauge_add(&inflight, request_kinds[ex->cls], 1);
+    if (!submit(p, ex)) {
+        if (counted)
+            kapi_metrics_gauge_add(&inflight, request_kinds[ex->cls], -1);
         return false;
+    }
     if (counted)
         p->inflight[ex->cls]++;
     ex->counted = counted; /* the loop's field: the handler reads only ex->pub */
@@ -163,6 +178,7 @@ void kapi_http__pool_release(kapi_http_pool *p, kapi_http_exchange *ex)
     if (!ex || !ex->counted)
         return;
     p->inflight[ex->cls]--;
+    kapi_metrics_gauge_add(&inflight, request_kinds[ex->cls], -1);
     ex->counted = false;
 }
 

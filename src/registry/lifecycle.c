@@ -5,6 +5,7 @@
  */
 #include "codec/go.h"
 #include "codec/json.h"
+#include "metrics/metrics.h"
 #include "registry/registry_int.h"
 
 /* The namespace lifecycle of a create in ns: the namespace must exist and must not be
@@ -43,14 +44,35 @@ static kapi_error *namespace_open(const kapi_type *t, const kapi_hook_ctx *c, ka
     return err;
 }
 
-kapi_error *kapi_type_admit(const kapi_type *t, const kapi_hook_ctx *c, kapi_admit_op op,
-                            kapi_str ns, const json_t *obj)
+/* kube-apiserver's admission step latency: kapi's one step is mutating ("admit"), the
+ * namespace lifecycle (kube's NamespaceLifecycle plugin) and the type's own hook. */
+static kapi_metric admission_step = KAPI_METRIC_HISTOGRAM_DEF(
+    "apiserver_admission_step_admission_duration_seconds",
+    "Admission sub-step latency histogram in seconds, broken out for each operation and API "
+    "resource and step type (validate or admit).",
+    kapi_metrics_admission_buckets, "type", "operation", "rejected", NULL);
+static const char *const admit_ops[] = {
+    [KAPI_ADMIT_CREATE] = "CREATE", [KAPI_ADMIT_DELETE] = "DELETE"};
+
+static kapi_error *admit(const kapi_type *t, const kapi_hook_ctx *c, kapi_admit_op op, kapi_str ns,
+                         const json_t *obj)
 {
     kapi_error *err;
     if (op == KAPI_ADMIT_CREATE && t->namespaced && t->namespace_lifecycle &&
         (err = namespace_open(t, c, ns, obj)) != NULL)
         return err;
     return t->strategy->admit ? t->strategy->admit(t, c, op, obj) : NULL;
+}
+
+kapi_error *kapi_type_admit(const kapi_type *t, const kapi_hook_ctx *c, kapi_admit_op op,
+                            kapi_str ns, const json_t *obj)
+{
+    int64_t start = kapi_time_mono_ns();
+    kapi_error *err = admit(t, c, op, ns, obj);
+    kapi_metrics_observe(&admission_step,
+                         (const char *[]){"admit", admit_ops[op], err ? "true" : "false"},
+                         (double)(kapi_time_mono_ns() - start) / 1e9);
+    return err;
 }
 
 bool kapi_type_deletion_done(const kapi_type *t, const json_t *obj)

@@ -28,6 +28,7 @@
  * down is compacted before it is loaded, and the rest leaves the window when it would
  * have, however often kapi restarts.
  */
+#include "metrics/metrics.h"
 #include "store/store_int.h"
 
 #include <assert.h>
@@ -253,12 +254,27 @@ static void deliver(kapi_store *st, size_t n, bool failed)
     atomic_fetch_add(&st->nwrites, ok);
 }
 
+/* The backend's latency, under kube's name for its etcd client's: operation is the
+ * backend call (commit, compact, read_history, current_revision), type the backend. */
+static kapi_metric backend_latency =
+    KAPI_METRIC_HISTOGRAM_DEF("etcd_request_duration_seconds",
+                              "Etcd request latency in seconds for each operation and object type.",
+                              kapi_metrics_latency_buckets, "operation", "type", NULL);
+
+static void observe(const kapi_store *st, const char *op, int64_t start_ns)
+{
+    kapi_metrics_observe(&backend_latency, (const char *[]){op, st->ops->name},
+                         (double)(kapi_time_mono_ns() - start_ns) / 1e9);
+}
+
 static void run_batch(kapi_store *st, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         st->txn[i] = (kapi_store_txn_write){.w = st->batch[i]->w};
     pthread_mutex_lock(&st->backend_lock);
+    int64_t t0 = kapi_time_mono_ns();
     int rc = st->ops->commit(st->backend, st->txn, n);
+    observe(st, "commit", t0);
     pthread_mutex_unlock(&st->backend_lock);
     atomic_fetch_add(&st->ntransactions, 1);
     atomic_store(&st->failing, rc != 0);
@@ -270,8 +286,10 @@ static void run_batch(kapi_store *st, size_t n)
 static void compact_to(kapi_store *st, int64_t rev)
 {
     pthread_mutex_lock(&st->backend_lock);
+    int64_t t0 = kapi_time_mono_ns();
     if (rev > atomic_load(&st->compacted) && st->ops->compact(st->backend, rev) == 0)
         atomic_store(&st->compacted, rev);
+    observe(st, "compact", t0);
     pthread_mutex_unlock(&st->backend_lock);
 }
 
@@ -535,7 +553,9 @@ void kapi_store_free(kapi_store *st)
 static kapi_store_rc commit_now(kapi_store *st, kapi_store_write *w)
 {
     kapi_store_txn_write t = {.w = w};
+    int64_t t0 = kapi_time_mono_ns();
     int rc = st->ops->commit(st->backend, &t, 1);
+    observe(st, "commit", t0);
     atomic_fetch_add(&st->ntransactions, 1);
     atomic_store(&st->failing, rc != 0 || t.rc == KAPI_STORE_IO);
     if (rc != 0)
@@ -643,9 +663,10 @@ static int64_t probe_revision(kapi_store *st)
     st->sync_head = NULL;
     st->sync_tail = &st->sync_head;
     pthread_mutex_unlock(&st->sync_lock);
-    int64_t rev = -1;
+    int64_t rev = -1, t0 = kapi_time_mono_ns();
     if (st->ops->current_revision(st->backend, &rev) != 0)
         rev = -1;
+    observe(st, "current_revision", t0);
     pthread_mutex_lock(&st->sync_lock);
     for (sync_waiter *w = batch, *next; w; w = next) {
         next = w->next; /* w may be gone once posted */
@@ -735,7 +756,9 @@ static kapi_store_rc list_history(kapi_store *st, const kapi_store_list_opts *op
     if (opts->rev < atomic_load(&st->compacted))
         return KAPI_STORE_GONE;
     history h = {.out = out};
+    int64_t t0 = kapi_time_mono_ns();
     kapi_store_rc rc = st->ops->read_history(st->backend, opts, history_row, &h, &out->remaining);
+    observe(st, "read_history", t0);
     if (rc != KAPI_STORE_OK) {
         kapi_store_list_dispose(out);
         return rc;
