@@ -18,6 +18,7 @@
 #include "codec/go.h"
 #include "codec/json.h"
 #include "controllers/controllers.h"
+#include "log/log.h"
 
 #define WORKERS 64
 
@@ -64,6 +65,15 @@ typedef struct options {
      * start and on SIGHUP) */
     strings controllers;
     const char *clock_file;
+    /* klog's -v and component-base's --logging-format; --audit-log-path ("-": stdout) */
+    int verbosity;
+    kapi_log_format log_format;
+    const char *audit_log_path;
+    /* the flags given, in order, for the start-up log */
+    struct given_flag {
+        const char *name, *value; /* value NULL: none */
+    } * given;
+    size_t ngiven;
 } options;
 
 /* The controllers --controllers names (kube-controller-manager's names), all on by
@@ -113,7 +123,8 @@ static void usage(FILE *f)
           "            [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]\n"
           "            [--allocate-node-cidrs]\n"
           "            [--webhook-resolve HOST:PORT:ADDRESS]...\n"
-          "            [--controllers *,-cronjob] [--controllers-clock-file F]\n",
+          "            [--controllers *,-cronjob] [--controllers-clock-file F]\n"
+          "            [-v N] [--logging-format text|json] [--audit-log-path F|-]\n",
           f);
 }
 
@@ -347,6 +358,26 @@ static bool check_leader_durations(const options *o)
     return err == NULL;
 }
 
+/* -v N, --v=N: klog's verbosity, a number from 0 ("-v=2" reaches getopt as "=2"). */
+static bool parse_verbosity(const char *arg, int *out)
+{
+    char *end;
+    const char *digits = arg + (arg[0] == '=');
+    long v = strtol(digits, &end, 10);
+    if (*digits && !*end && v >= 0 && v <= INT_MAX) {
+        *out = (int)v;
+        return true;
+    }
+    fprintf(stderr, "kapi: -v: not a verbosity level (0 or more): %s\n", arg);
+    return false;
+}
+
+static void add_given(options *o, const char *name, const char *value)
+{
+    o->given = kapi_xrealloc(o->given, (o->ngiven + 1) * sizeof(*o->given));
+    o->given[o->ngiven++] = (struct given_flag){name, value};
+}
+
 static int parse_options(options *o, int argc, char **argv)
 {
     enum {
@@ -385,7 +416,10 @@ static int parse_options(options *o, int argc, char **argv)
         EVENT_TTL,
         CONTROLLERS,
         CLOCK_FILE,
-        HELP
+        HELP,
+        VERBOSITY = 'v',
+        LOGGING_FORMAT = 256,
+        AUDIT_LOG_PATH,
     };
     static const struct option longs[] = {
         {"data-dir", required_argument, NULL, DATA_DIR},
@@ -424,6 +458,9 @@ static int parse_options(options *o, int argc, char **argv)
         {"controllers", required_argument, NULL, CONTROLLERS},
         {"controllers-clock-file", required_argument, NULL, CLOCK_FILE},
         {"help", no_argument, NULL, HELP},
+        {"v", required_argument, NULL, VERBOSITY},
+        {"logging-format", required_argument, NULL, LOGGING_FORMAT},
+        {"audit-log-path", required_argument, NULL, AUDIT_LOG_PATH},
         {NULL, 0, NULL, 0},
     };
     *o = (options){.data_dir = "kapi-data",
@@ -441,7 +478,11 @@ static int parse_options(options *o, int argc, char **argv)
                    .etcd = {.prefix = "/registry", .compaction_interval_s = 300}};
     int c;
     char *end;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+    int flag = 0;
+    while ((c = getopt_long(argc, argv, "hv:", longs, &flag)) != -1) {
+        if (c != '?' && c != 'h')
+            add_given(o, c == 'v' ? "v" : longs[flag].name,
+                      c == 'v' && *optarg == '=' ? optarg + 1 : optarg);
         switch (c) {
         case DATA_DIR:
             o->data_dir = optarg;
@@ -591,6 +632,22 @@ static int parse_options(options *o, int argc, char **argv)
                 return 2;
             o->clock_file = optarg;
             break;
+        case VERBOSITY:
+            if (!parse_verbosity(optarg, &o->verbosity))
+                return 2;
+            break;
+        case LOGGING_FORMAT:
+            if (!kapi_log_parse_format(optarg, &o->log_format)) {
+                fprintf(stderr,
+                        "kapi: --logging-format: Unsupported value: \"%s\": supported values: "
+                        "\"json\", \"text\"\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case AUDIT_LOG_PATH:
+            o->audit_log_path = optarg;
+            break;
         case HELP:
         case 'h':
             usage(stdout);
@@ -639,7 +696,7 @@ static void on_signal(uv_signal_t *h, int signum)
     if (s->stopping)
         return;
     s->stopping = true;
-    fputs("kapi: shutting down\n", stderr);
+    KAPI_LOG_INFO(0, "shutting down");
     kapi_api_set_shutting_down(s->api);
     kapi_http_server_shutdown(s->http, on_http_closed, s);
 }
@@ -650,7 +707,7 @@ static void controllers_started(void *ctx)
 {
     controllers *c = ctx;
     if (c->elected)
-        fputs("kapi: leading: the controllers run in this instance\n", stderr);
+        KAPI_LOG_INFO(0, "leading: the controllers run in this instance");
     if (controller_enabled(c->enabled, "namespace"))
         c->namespaces = kapi_namespace_controller_start(c->api);
     c->crds = kapi_crd_controller_start(c->api);
@@ -681,7 +738,7 @@ static void controllers_stopped(void *ctx)
     kapi_controller_stop(c->namespaces);
     c->namespaces = c->crds = c->serviceaccounts = c->aggregation = c->cronjobs = c->gc = NULL;
     if (c->elected)
-        fputs("kapi: not leading: the controllers stopped\n", stderr);
+        KAPI_LOG_INFO(0, "not leading: the controllers stopped");
 }
 
 /* The elector's identity: kube-controller-manager's "<hostname>_<uuid>", with this data
@@ -713,8 +770,8 @@ static void controllers_start(controllers *c, const options *o, const char *iden
                              .cb = {controllers_started, controllers_stopped, c}};
     c->elected = true;
     c->elector = kapi_leader_start(c->api, &lc);
-    fprintf(stderr, "kapi: leader election on lease kube-system/kube-controller-manager as %s\n",
-            kapi_leader_identity(c->elector));
+    KAPI_LOG_INFO(0, "leader election on lease kube-system/kube-controller-manager as %s",
+                  kapi_leader_identity(c->elector));
 }
 
 /* Stops the controllers; an elector that leads releases the lease after. */
@@ -809,6 +866,20 @@ static const char *client_host(const char *bind)
     return strcmp(bind, "0.0.0.0") == 0 || strcmp(bind, "::") == 0 || !*bind ? "127.0.0.1" : bind;
 }
 
+/* The start-up lines: the version, the flags given, the store and the data dir. */
+static void log_start(const options *o)
+{
+    KAPI_LOG_INFO(0, "Version: v1.26.0+kapi");
+    for (size_t i = 0; i < o->ngiven; i++)
+        KAPI_LOG_INFO(0, "FLAG: --%s=\"%s\"", o->given[i].name,
+                      o->given[i].value ? o->given[i].value : "true");
+    KAPI_LOG_INFO(0, "data dir: %s", o->data_dir);
+    if (o->etcd.servers)
+        KAPI_LOG_INFO(0, "store: etcd at %s, prefix %s", o->etcd.servers, o->etcd.prefix);
+    else
+        KAPI_LOG_INFO(0, "store: sqlite at %s/kapi.db", o->data_dir);
+}
+
 static int run(const options *o)
 {
     server s = {0};
@@ -825,6 +896,7 @@ static int run(const options *o)
     int rc = 1;
 
     umask(077);
+    log_start(o);
     if ((err = kapi_pki_ensure(&pki, o->data_dir, o->bind_address)) != NULL ||
         (!o->sa_signing_key && (err = kapi_pki_sa_key(&sa_key, o->data_dir)) != NULL) ||
         (err = private_data_dir(o->data_dir)) != NULL ||
@@ -858,9 +930,8 @@ static int run(const options *o)
         goto done;
     events = expire_events(reg, store, o->event_ttl_ms);
     if (!kapi_jwt_verifies_own(kapi_auth_jwt(auth)))
-        fputs("kapi: warning: no --service-account-key-file holds the signing key's public "
-              "half: the ServiceAccount tokens kapi issues will not authenticate\n",
-              stderr);
+        KAPI_LOG_WARNING("no --service-account-key-file holds the signing key's public half: the "
+                         "ServiceAccount tokens kapi issues will not authenticate");
     uv_loop_init(&s.loop);
     const char *host = client_host(o->bind_address);
     bool v6 = strchr(host, ':') != NULL;
@@ -918,6 +989,7 @@ static int run(const options *o)
     uv_signal_start(&s.sigterm, on_signal, SIGTERM);
     uv_signal_start(&s.sigint, on_signal, SIGINT);
     uv_signal_start(&s.sighup, on_sighup, SIGHUP);
+    KAPI_LOG_INFO(0, "Serving securely on %s", address);
     char abs[PATH_MAX];
     printf("kapi: serving on %s\nexport KUBECONFIG=%s\n", url,
            realpath(kubeconfig, abs) ? abs : kubeconfig);
@@ -930,7 +1002,7 @@ done_loop:
     uv_loop_close(&s.loop);
 done:
     if (err) {
-        fprintf(stderr, "kapi: %s\n", err->message);
+        KAPI_LOG_ERROR("%s", err->message);
         kapi_error_free(err);
     }
     if (cs.api)
@@ -956,6 +1028,7 @@ int main(int argc, char **argv)
     options o;
     int rc = parse_options(&o, argc, argv);
     if (!rc) {
+        kapi_log_setup(o.verbosity, o.log_format, 2);
         signal(SIGPIPE, SIG_IGN);
         rc = run(&o);
     } else {
@@ -966,5 +1039,6 @@ int main(int argc, char **argv)
     free(o.api_audiences.v);
     free(o.webhook_resolve.v);
     free(o.controllers.v);
+    free(o.given);
     return rc;
 }

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "log/log.h"
+
 typedef struct entry {
     int64_t deadline_ms; /* CLOCK_MONOTONIC */
     int64_t rev;
@@ -168,8 +170,8 @@ kapi_store_expirer *kapi_store_expire_start(kapi_store *st, kapi_str prefix, int
     }
     kapi_store_list_dispose(&l);
     if (kapi_store_watch_start(st, prefix, from, written, x, &x->watch, &oldest) != KAPI_STORE_OK)
-        fprintf(stderr, "kapi: expiry of %.*s: no watch; only what exists now expires\n",
-                (int)prefix.len, prefix.ptr);
+        KAPI_LOG_WARNING("expiry of %.*s: no watch; only what exists now expires", (int)prefix.len,
+                         prefix.ptr);
     pthread_create(&x->thread, NULL, reaper, x);
     return x;
 }
