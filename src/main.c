@@ -888,6 +888,7 @@ static int run(const options *o)
     kapi_registry *reg = NULL;
     kapi_store *store = NULL;
     kapi_store_expirer *events = NULL;
+    kapi_audit *audit = NULL;
     controllers cs = {0};
     kapi_error *err = NULL;
     char *db = kapi_xprintf("%s/kapi.db", o->data_dir);
@@ -900,6 +901,7 @@ static int run(const options *o)
     if ((err = kapi_pki_ensure(&pki, o->data_dir, o->bind_address)) != NULL ||
         (!o->sa_signing_key && (err = kapi_pki_sa_key(&sa_key, o->data_dir)) != NULL) ||
         (err = private_data_dir(o->data_dir)) != NULL ||
+        (o->audit_log_path && (err = kapi_audit_new(&audit, o->audit_log_path)) != NULL) ||
         (o->leader_elect && (err = leader_identity(o->data_dir, &identity)) != NULL))
         goto done;
     kapi_auth_config auth_config = {
@@ -958,7 +960,8 @@ static int run(const options *o)
                           .auth = auth,
                           .request_timeout_ms = o->request_timeout_ms,
                           .nauthz_modes = o->nauthz_modes,
-                          .anonymous = o->anonymous};
+                          .anonymous = o->anonymous,
+                          .audit = audit};
     memcpy(ac.authz_modes, o->authz_modes, sizeof(ac.authz_modes));
     s.api = kapi_api_new(&ac);
     cs.api = s.api;
@@ -1008,6 +1011,7 @@ done:
     if (cs.api)
         controllers_stop(&cs);
     kapi_api_free(s.api);
+    kapi_audit_free(audit);
     kapi_store_expire_stop(events);
     kapi_store_free(store);
     kapi_registry_free(reg);

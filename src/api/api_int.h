@@ -47,6 +47,7 @@ struct kapi_api {
     unsigned request_timeout_ms; /* --request-timeout */
     kapi_authorizer *authorizer;
     bool anonymous; /* --anonymous-auth */
+    kapi_audit *audit;
 };
 
 typedef struct kapi_query_param {
@@ -123,6 +124,14 @@ typedef struct kapi_req {
     /* Warning headers of the answer: the text of each, in the arena. */
     const char **warnings;
     size_t nwarnings, warnings_cap;
+    /* The request's record (api/audit.c): its audit ID (the Audit-ID header), when it came
+     * (wall clock and monotonic), who authenticated when user is an impersonation, the
+     * authorization decision and its reason, and the error answered (its Status). */
+    char audit_id[37];
+    int64_t received_ns, start_mono_ns;
+    const kapi_user *authenticated; /* NULL: not impersonating */
+    const char *decision, *reason;
+    const kapi_error *failure;
 } kapi_req;
 
 /* The options of a list or watch (metav1.ListOptions), from the query. */
@@ -252,6 +261,10 @@ void kapi_api__respond_chunks(kapi_req *r, int status, const kapi_http_chunk *c,
 /* Sends an answer as it is, with its Content-Type and the request's Warning headers. */
 void kapi_api__send(kapi_req *r, int status, const char *content_type, const kapi_http_chunk *c,
                     size_t n);
+/* The same with extra headers (no Content-Type, Warning or Audit-ID among them). */
+void kapi_api__send_headers(kapi_req *r, int status, const char *content_type,
+                            const kapi_http_header *extra, size_t nextra, const kapi_http_chunk *c,
+                            size_t n);
 /* The release of a chunk that holds a reference to a stored object (owner). */
 void kapi_api__release_obj(void *owner);
 /* Adds a Warning header (`299 - "<text>"`) to the answer. */
@@ -266,6 +279,14 @@ kapi_error *kapi_api__err_method_not_allowed(void);
 
 /* Starts the request's chunked 200 of Content-Type type, with its Warning headers. */
 kapi_http_stream *kapi_api__start_stream(kapi_req *r, const char *type, size_t max_queued);
+
+/* audit.c */
+/* Stamps r when it comes: its audit ID (the client's Audit-ID header, else a new UUID) and
+ * its times. */
+void kapi_api__audit_start(kapi_req *r);
+/* The one place a request is seen answered, just before its answer goes: the request log
+ * line (-v=2) and the audit Event. */
+void kapi_api__answered(kapi_req *r, int status);
 
 /* health.c */
 /* True when path is /healthz, /livez, /readyz or below one of them. */

@@ -34,6 +34,7 @@ kapi_api *kapi_api_new(const kapi_api_config *cfg)
     api->auth = cfg->auth;
     api->request_timeout_ms = cfg->request_timeout_ms;
     api->anonymous = cfg->anonymous;
+    api->audit = cfg->audit;
     api->server_address = kapi_xstrdup("");
     api->openapi = kapi_api__openapi_new(cfg->registry);
     kapi_api__hook_cache_init(&api->hook_cache);
@@ -238,6 +239,7 @@ void kapi_api_handle(kapi_http_request *http, void *ctx)
     r->arena = arena;
     r->api = ctx;
     r->http = http;
+    kapi_api__audit_start(r);
     kapi_error *err = NULL;
     unsigned timeout_ms; /* applied by the http layer (kapi_api_classify) */
     if (http->body_too_large) {
