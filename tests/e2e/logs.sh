@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# kapi's logs as an operator of kube-apiserver reads them: klog's text lines on stderr
+# (start-up lines at -v=0, one "HTTP" line per request at -v=2, none below), the JSON
+# lines of --logging-format=json, the Audit-ID header, and --audit-log-path's
+# audit.k8s.io/v1 Events that say who deleted an object; bad flag values are refused.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+e2e_setup "$1"
+export KUBECONFIG=$data/kubeconfig
+kc() { kubectl --request-timeout=10s "$@"; }
+echo 'alice-token,alice,uid-alice,dev' >"$work/tokens"
+audit=$work/audit.log
+klog='^[IWE][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6} +[0-9]+ [a-z_]+\.c:[0-9]+\] '
+uuid='[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
+
+start_kapi "$bin" "$data" "$port" -v=2 --token-auth-file "$work/tokens" \
+    --audit-log-path "$audit" || exit 1
+check "the version, in klog's format" grep -qE "${klog}Version: v1\.26\.0" "$KAPI_LOG"
+check "the flags given" grep -qE "${klog}FLAG: --v=\"2\"\$" "$KAPI_LOG"
+check "the data dir and the store" sh -c "grep -qE '${klog}data dir: $data\$' '$KAPI_LOG' &&
+    grep -qE '${klog}store: ' '$KAPI_LOG'"
+check "the listening address" grep -qE "${klog}Serving securely on 127\.0\.0\.1:$port\$" "$KAPI_LOG"
+
+admin=$(cat "$data/admin-token")
+id=$(curl -sk -o /dev/null -D - -A logs-e2e/1 -H "Authorization: Bearer $admin" \
+    "https://127.0.0.1:$port/api/v1/namespaces/default?pretty=1" |
+    tr -d '\r' | sed -n 's/^[Aa]udit-[Ii][Dd]: //p')
+check "every answer has an Audit-ID header, a UUID" sh -c "echo '$id' | grep -qxE '$uuid'"
+line="${klog}\"HTTP\" verb=\"GET\" URI=\"/api/v1/namespaces/default\\?pretty=1\" latency=\"[0-9.]+(ns|µs|ms|s)\" userAgent=\"logs-e2e/1\" audit-ID=\"$id\" srcIP=\"127\.0\.0\.1:[0-9]+\" user=\"admin\" resp=200\$"
+check "-v=2: the request's line, as kube's httplog writes it" eventually grep -qE "$line" "$KAPI_LOG"
+id=$(curl -sk -o /dev/null -D - -H 'Audit-ID: given-by-client' \
+    "https://127.0.0.1:$port/api/v1/namespaces" | tr -d '\r' | sed -n 's/^[Aa]udit-[Ii][Dd]: //p')
+expect_eq "a client's Audit-ID is kept" "given-by-client" "$id"
+check "a refused request's line has its code and user" eventually grep -qE \
+    "\"HTTP\" verb=\"LIST\" URI=\"/api/v1/namespaces\" .*audit-ID=\"given-by-client\" .*user=\"system:anonymous\" resp=403\$" \
+    "$KAPI_LOG"
+
+# Who deleted the CronJob: alice, through her token.
+kc create clusterrolebinding alice --clusterrole=cluster-admin --user=alice >/dev/null
+kc --token=alice-token -n default create cronjob cj --image=busybox \
+    --schedule='*/5 * * * *' >/dev/null
+kc --token=alice-token -n default delete cronjob cj >/dev/null
+kc -n default get cronjob cj --as=bob >/dev/null 2>&1
+stop_kapi
+# audit_check NAME PYTHON: PYTHON, with events the list of the audit file's Events (every
+# line must parse), evaluates true.
+audit_check() {
+    check "$1" python3 - "$audit" "$2" <<'PY'
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1])]
+ok = eval(sys.argv[2])
+print(ok)
+sys.exit(0 if ok else 1)
+PY
+}
+audit_check "every audit line is an audit.k8s.io/v1 Event at the Metadata level" \
+    'events and all(e["kind"] == "Event" and e["apiVersion"] == "audit.k8s.io/v1" and e["level"] == "Metadata" and e["stage"] == "ResponseComplete" for e in events)'
+who='[e for e in events if e["verb"] == "delete" and e.get("objectRef", {}).get("name") == "cj"]'
+audit_check "who deleted cronjob cj: alice, with her uid and groups" \
+    "[e['user'] for e in $who] == [{'username': 'alice', 'uid': 'uid-alice', 'groups': ['dev', 'system:authenticated']}]"
+audit_check "the delete's objectRef, code, source and URI" \
+    "[(e['objectRef'], e['responseStatus'], e['sourceIPs'], e['requestURI']) for e in $who] == [({'resource': 'cronjobs', 'namespace': 'default', 'name': 'cj', 'apiGroup': 'batch', 'apiVersion': 'v1'}, {'metadata': {}, 'code': 200}, ['127.0.0.1'], '/apis/batch/v1/namespaces/default/cronjobs/cj?timeout=10s')]"
+audit_check "the delete's authorization annotations" \
+    "[e['annotations'] for e in $who] == [{'authorization.k8s.io/decision': 'allow', 'authorization.k8s.io/reason': 'RBAC: allowed by ClusterRoleBinding \"alice\" of ClusterRole \"cluster-admin\" to User \"alice\"'}]"
+audit_check "the create is alice's, with the verb create" \
+    'any(e["verb"] == "create" and e["user"]["username"] == "alice" and e["objectRef"]["resource"] == "cronjobs" and e["responseStatus"]["code"] == 201 for e in events)'
+audit_check "an impersonated request: the admin as user, bob as impersonatedUser, a 403 Forbidden" \
+    'any(e["user"]["username"] == "admin" and e.get("impersonatedUser", {}).get("username") == "bob" and e["responseStatus"]["code"] == 403 and e["responseStatus"]["reason"] == "Forbidden" and e["annotations"]["authorization.k8s.io/decision"] == "forbid" for e in events)'
+audit_check "timestamps are RFC 3339 with microseconds" \
+    'all(__import__("re").fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", e[k]) for e in events for k in ("requestReceivedTimestamp", "stageTimestamp"))'
+audit_check "a non-resource request: the verb is the method, no objectRef" \
+    'any(e["requestURI"] == "/api/v1/namespaces/default?pretty=1" for e in events) and any(e["requestURI"].startswith("/version") and e["verb"] == "get" and "objectRef" not in e for e in events)'
+
+# Default verbosity: start-up lines, no request lines.
+start_kapi "$bin" "$data" "$port" || exit 1
+kc get namespaces >/dev/null
+stop_kapi
+check "-v=0: no request lines" sh -c "! grep -q '\"HTTP\"' '$data.log.checked'"
+check "-v=0: the start-up lines" grep -qE "${klog}Serving securely on" "$data.log.checked"
+
+# JSON: every line of stderr is one object with ts, caller, msg and v.
+start_kapi "$bin" "$data" "$port" --logging-format=json --v=2 || exit 1
+kc get namespaces -A >/dev/null
+curl -sk -A 'quote"agent' "https://127.0.0.1:$port/healthz" >/dev/null
+sleep 0.2
+stop_kapi
+check "--logging-format=json: each line is a JSON object with ts, caller, msg and v" \
+    python3 - "$data.log.checked" <<'PY'
+import json, sys
+lines = [l for l in open(sys.argv[1]) if not l.startswith(("kapi: serving on", "export KUBECONFIG="))]
+assert lines
+for l in lines:
+    o = json.loads(l)
+    assert isinstance(o["ts"], float) and o["ts"] > 1.6e12, l
+    assert o["caller"].count(".c:") == 1 and isinstance(o["msg"], str) and o["v"] in (0, 2), l
+PY
+check "--logging-format=json: the request lines with their fields" \
+    python3 - "$data.log.checked" <<'PY'
+import json, sys
+http = [o for o in (json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")) if o["msg"] == "HTTP"]
+assert any(o["URI"].startswith("/api/v1/namespaces?limit=500") and o["verb"] == "LIST" and o["resp"] == 200 and o["user"] == "admin" for o in http), http
+assert any(o["URI"] == "/healthz" and o["userAgent"] == 'quote"agent' and o["v"] == 2 for o in http), http
+assert all(set(o) >= {"latency", "audit-ID", "srcIP", "verb", "URI", "userAgent", "resp"} for o in http)
+PY
+
+refuses "an unknown --logging-format is refused, named" \
+    'logging-format: Unsupported value: "xml": supported values: "json", "text"' \
+    "$bin" --data-dir "$data" --secure-port "$port" --logging-format=xml
+refuses "-v takes a number" '-v: not a verbosity level .*: two' \
+    "$bin" --data-dir "$data" --secure-port "$port" -v two
+refuses "an audit log that cannot be opened stops the start" \
+    "audit-log-path $work/none/audit.log: No such file or directory" \
+    "$bin" --data-dir "$data" --secure-port "$port" --audit-log-path "$work/none/audit.log"
+e2e_finish
