@@ -65,10 +65,11 @@ typedef struct options {
      * start and on SIGHUP) */
     strings controllers;
     const char *clock_file;
-    /* klog's -v and component-base's --logging-format; --audit-log-path ("-": stdout) */
+    /* klog's -v and component-base's --logging-format; --audit-log-path ("-": stdout) and
+     * --audit-policy-file */
     int verbosity;
     kapi_log_format log_format;
-    const char *audit_log_path;
+    const char *audit_log_path, *audit_policy_file;
     /* the flags given, in order, for the start-up log */
     struct given_flag {
         const char *name, *value; /* value NULL: none */
@@ -124,7 +125,8 @@ static void usage(FILE *f)
           "            [--allocate-node-cidrs]\n"
           "            [--webhook-resolve HOST:PORT:ADDRESS]...\n"
           "            [--controllers *,-cronjob] [--controllers-clock-file F]\n"
-          "            [-v N] [--logging-format text|json] [--audit-log-path F|-]\n",
+          "            [-v N] [--logging-format text|json] [--audit-log-path F|-]\n"
+          "            [--audit-policy-file F]\n",
           f);
 }
 
@@ -420,6 +422,7 @@ static int parse_options(options *o, int argc, char **argv)
         VERBOSITY = 'v',
         LOGGING_FORMAT = 256,
         AUDIT_LOG_PATH,
+        AUDIT_POLICY_FILE,
     };
     static const struct option longs[] = {
         {"data-dir", required_argument, NULL, DATA_DIR},
@@ -461,6 +464,7 @@ static int parse_options(options *o, int argc, char **argv)
         {"v", required_argument, NULL, VERBOSITY},
         {"logging-format", required_argument, NULL, LOGGING_FORMAT},
         {"audit-log-path", required_argument, NULL, AUDIT_LOG_PATH},
+        {"audit-policy-file", required_argument, NULL, AUDIT_POLICY_FILE},
         {NULL, 0, NULL, 0},
     };
     *o = (options){.data_dir = "kapi-data",
@@ -647,6 +651,9 @@ static int parse_options(options *o, int argc, char **argv)
             break;
         case AUDIT_LOG_PATH:
             o->audit_log_path = optarg;
+            break;
+        case AUDIT_POLICY_FILE:
+            o->audit_policy_file = optarg;
             break;
         case HELP:
         case 'h':
@@ -901,7 +908,8 @@ static int run(const options *o)
     if ((err = kapi_pki_ensure(&pki, o->data_dir, o->bind_address)) != NULL ||
         (!o->sa_signing_key && (err = kapi_pki_sa_key(&sa_key, o->data_dir)) != NULL) ||
         (err = private_data_dir(o->data_dir)) != NULL ||
-        (o->audit_log_path && (err = kapi_audit_new(&audit, o->audit_log_path)) != NULL) ||
+        (o->audit_log_path &&
+         (err = kapi_audit_new(&audit, o->audit_log_path, o->audit_policy_file)) != NULL) ||
         (o->leader_elect && (err = leader_identity(o->data_dir, &identity)) != NULL))
         goto done;
     kapi_auth_config auth_config = {

@@ -62,8 +62,9 @@ typedef struct kapi_api_config {
     kapi_audit *audit; /* --audit-log-path: where each request's audit Event goes; or NULL */
 } kapi_api_config;
 
-/* Opens path for appending ("-": stdout) and starts the writer. */
-kapi_error *kapi_audit_new(kapi_audit **out, const char *path);
+/* Opens path for appending ("-": stdout) and starts the writer; policy_file (or NULL:
+ * every request) is an audit.k8s.io/v1 Policy that chooses the requests logged. */
+kapi_error *kapi_audit_new(kapi_audit **out, const char *path, const char *policy_file);
 /* Writes what is buffered, stops the writer, closes the file. NULL is a no-op. */
 void kapi_audit_free(kapi_audit *a);
 

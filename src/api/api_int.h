@@ -132,6 +132,9 @@ typedef struct kapi_req {
     const kapi_user *authenticated; /* NULL: not impersonating */
     const char *decision, *reason;
     const kapi_error *failure;
+    /* The written object's name (when the path has none), uid and resourceVersion, for
+     * the audit Event's objectRef; in the arena, NULL when absent. */
+    const char *object_name, *object_uid, *object_rv;
 } kapi_req;
 
 /* The options of a list or watch (metav1.ListOptions), from the query. */
@@ -280,6 +283,19 @@ kapi_error *kapi_api__err_method_not_allowed(void);
 /* Starts the request's chunked 200 of Content-Type type, with its Warning headers. */
 kapi_http_stream *kapi_api__start_stream(kapi_req *r, const char *type, size_t max_queued);
 
+/* audit_policy.c: --audit-policy-file, an audit.k8s.io/v1 Policy. */
+typedef struct kapi_audit_policy kapi_audit_policy;
+/* Reads and checks a Policy (YAML or JSON) into *out (the caller frees it), or a
+ * BadRequest error naming the field. */
+kapi_error *kapi_api__audit_policy_parse(const char *data, size_t len, kapi_audit_policy **out);
+void kapi_api__audit_policy_free(kapi_audit_policy *p);
+/* The level of the first rule matching a request (by who authenticated, the audit verb,
+ * the request info and the decoded path), or NULL when it is not logged: no rule
+ * matches, the rule's level is None, or ResponseComplete is an omitted stage. */
+const char *kapi_api__audit_policy_level(const kapi_audit_policy *p, const kapi_user *u,
+                                         const char *verb, const kapi_reqinfo *in,
+                                         const char *path);
+
 /* audit.c */
 /* Stamps r when it comes: its audit ID (the client's Audit-ID header, else a new UUID) and
  * its times. */
@@ -287,6 +303,9 @@ void kapi_api__audit_start(kapi_req *r);
 /* The one place a request is seen answered, just before its answer goes: the request log
  * line (-v=2) and the audit Event. */
 void kapi_api__answered(kapi_req *r, int status);
+/* Notes what the audit Event's objectRef takes of a decoded request object (as kube's
+ * LogRequestObject): its name when the path has none, its uid and resourceVersion. */
+void kapi_api__audit_object(kapi_req *r, const json_t *obj);
 
 /* health.c */
 /* True when path is /healthz, /livez, /readyz or below one of them. */

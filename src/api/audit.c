@@ -21,10 +21,13 @@
 #include "log/log.h"
 
 #define MAX_PENDING (4 * 1024 * 1024)
+/* The largest --audit-policy-file read. */
+#define MAX_POLICY (1024 * 1024)
 
 struct kapi_audit {
     int fd;
-    bool own_fd; /* not stdout */
+    bool own_fd;               /* not stdout */
+    kapi_audit_policy *policy; /* NULL: every request at Metadata */
     pthread_mutex_t mu;
     pthread_cond_t work, room;
     kapi_buf pending;
@@ -72,14 +75,48 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-kapi_error *kapi_audit_new(kapi_audit **out, const char *path)
+/* Reads the policy file (at most MAX_POLICY bytes). */
+static kapi_error *read_policy(const char *file, kapi_audit_policy **out)
 {
+    kapi_buf b;
+    char chunk[8192];
+    size_t got;
+    FILE *f = fopen(file, "r");
+    *out = NULL;
+    if (!f)
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "--audit-policy-file %s: %s", file,
+                              strerror(errno));
+    kapi_buf_init(&b);
+    while (b.len <= MAX_POLICY && (got = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        kapi_buf_put(&b, chunk, got);
+    fclose(f);
+    kapi_error *err = b.len > MAX_POLICY ? kapi_error_new(KAPI_STATUS_BAD_REQUEST, "too large")
+                                         : kapi_api__audit_policy_parse(b.ptr, b.len, out);
+    kapi_buf_dispose(&b);
+    if (err) {
+        kapi_error *wrapped = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR,
+                                             "--audit-policy-file %s: %s", file, err->message);
+        kapi_error_free(err);
+        return wrapped;
+    }
+    return NULL;
+}
+
+kapi_error *kapi_audit_new(kapi_audit **out, const char *path, const char *policy_file)
+{
+    kapi_audit_policy *policy = NULL;
+    kapi_error *err = policy_file ? read_policy(policy_file, &policy) : NULL;
+    if (err)
+        return err;
     bool to_stdout = strcmp(path, "-") == 0;
     int fd = to_stdout ? 1 : open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (fd < 0)
+    if (fd < 0) {
+        kapi_api__audit_policy_free(policy);
         return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "--audit-log-path %s: %s", path,
                               strerror(errno));
+    }
     kapi_audit *a = kapi_xcalloc(1, sizeof(*a));
+    a->policy = policy;
     a->fd = fd;
     a->own_fd = !to_stdout;
     pthread_mutex_init(&a->mu, NULL);
@@ -109,6 +146,7 @@ void kapi_audit_free(kapi_audit *a)
     pthread_cond_destroy(&a->room);
     pthread_mutex_destroy(&a->mu);
     kapi_buf_dispose(&a->pending);
+    kapi_api__audit_policy_free(a->policy);
     free(a);
 }
 
@@ -131,6 +169,22 @@ void kapi_api__audit_start(kapi_req *r)
         kapi_uuid_v4(r->audit_id);
     r->received_ns = kapi_time_now_ns();
     r->start_mono_ns = kapi_time_mono_ns();
+}
+
+void kapi_api__audit_object(kapi_req *r, const json_t *obj)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    const char *uid = json_string_value(json_object_get(meta, "uid"));
+    const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
+    if (!r->api->audit)
+        return;
+    if (!r->info.name.len && name && *name)
+        r->object_name = kapi_arena_strdup(&r->arena, name);
+    if (uid && *uid)
+        r->object_uid = kapi_arena_strdup(&r->arena, uid);
+    if (rv && *rv)
+        r->object_rv = kapi_arena_strdup(&r->arena, rv);
 }
 
 /* metav1.MicroTime: "2006-01-02T15:04:05.000000Z". */
@@ -197,8 +251,18 @@ static kapi_str source_ip(const char *remote)
     return colon ? (kapi_str){s.ptr, (size_t)(colon - s.ptr)} : s;
 }
 
-static void put_object_ref(kapi_buf *b, const kapi_reqinfo *in)
+/* ",key":"value" when value is set. */
+static void put_optional(kapi_buf *b, const char *key, const char *value)
 {
+    if (!value)
+        return;
+    kapi_buf_putc(b, ',');
+    put_field(b, key, kapi_str_c(value));
+}
+
+static void put_object_ref(kapi_buf *b, const kapi_req *r)
+{
+    const kapi_reqinfo *in = &r->info;
     kapi_buf_puts(b, ",\"objectRef\":{");
     put_field(b, "resource", kapi_str_c(in->resource));
     if (in->ns.len) {
@@ -209,12 +273,14 @@ static void put_object_ref(kapi_buf *b, const kapi_reqinfo *in)
         kapi_buf_putc(b, ',');
         put_field(b, "name", in->name);
     }
+    put_optional(b, "name", r->object_name);
+    put_optional(b, "uid", r->object_uid);
     if (*in->group) {
         kapi_buf_putc(b, ',');
         put_field(b, "apiGroup", kapi_str_c(in->group));
     }
-    kapi_buf_putc(b, ',');
-    put_field(b, "apiVersion", kapi_str_c(in->version));
+    put_optional(b, "apiVersion", in->version);
+    put_optional(b, "resourceVersion", r->object_rv);
     if (*in->subresource) {
         kapi_buf_putc(b, ',');
         put_field(b, "subresource", kapi_str_c(in->subresource));
@@ -259,7 +325,7 @@ static void put_event(kapi_buf *b, const kapi_req *r, int status, const char *ve
         put_field(b, "userAgent", kapi_str_c(agent));
     }
     if (r->info.is_resource && r->info.resource && *r->info.resource)
-        put_object_ref(b, &r->info);
+        put_object_ref(b, r);
     put_response_status(b, r, status);
     kapi_buf_puts(b, ",\"requestReceivedTimestamp\":");
     put_micro_time(b, r->received_ns);
@@ -313,11 +379,16 @@ void kapi_api__answered(kapi_req *r, int status)
             KAPI_LOG_STR("user", r->user.name ? r->user.name : ""), KAPI_LOG_INT("resp", status));
         kapi_buf_dispose(&latency);
     }
-    if (!r->api->audit)
+    const kapi_audit *audit = r->api->audit;
+    const char *verb = audit ? audit_verb(r, lower, sizeof(lower)) : NULL;
+    if (!audit || (audit->policy &&
+                   !kapi_api__audit_policy_level(audit->policy,
+                                                 r->authenticated ? r->authenticated : &r->user,
+                                                 verb, &r->info, r->path ? r->path : "")))
         return;
     kapi_buf b;
     kapi_buf_init(&b);
-    put_event(&b, r, status, audit_verb(r, lower, sizeof(lower)), uri);
+    put_event(&b, r, status, verb, uri);
     audit_append(r->api->audit, &b);
     kapi_buf_dispose(&b);
 }

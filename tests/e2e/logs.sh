@@ -104,6 +104,39 @@ assert any(o["URI"] == "/healthz" and o["userAgent"] == 'quote"agent' and o["v"]
 assert all(set(o) >= {"latency", "audit-ID", "srcIP", "verb", "URI", "userAgent", "resp"} for o in http)
 PY
 
+# A policy: reads and health checks not logged, the rest at Metadata.
+cat >"$work/policy.yaml" <<'EOF2'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+rules:
+- level: None
+  nonResourceURLs: ["/healthz*", "/readyz*", "/livez*", "/version"]
+- level: None
+  verbs: [get, list, watch]
+- level: Metadata
+  resources:
+  - group: batch
+    resources: ["cronjobs"]
+EOF2
+rm -f "$audit"
+start_kapi "$bin" "$data" "$port" --audit-log-path "$audit" \
+    --audit-policy-file "$work/policy.yaml" || exit 1
+kc -n default create cronjob cj2 --image=busybox --schedule='*/5 * * * *' >/dev/null
+kc -n default get cronjob cj2 >/dev/null
+kc create namespace logs-ns >/dev/null
+kc -n default delete cronjob cj2 >/dev/null
+stop_kapi
+audit_check "--audit-policy-file: the CronJob's create and delete only, by its rules" \
+    '[(e["verb"], e["objectRef"]["name"]) for e in events] == [("create", "cj2"), ("delete", "cj2")]'
+echo 'apiVersion: audit.k8s.io/v1
+kind: Policy
+rules:
+- level: Loud' >"$work/bad.yaml"
+refuses "a policy with an unknown level stops the start, naming the field" \
+    "audit-policy-file $work/bad.yaml: rules.level: Unsupported value" \
+    "$bin" --data-dir "$data" --secure-port "$port" --audit-log-path "$audit" \
+    --audit-policy-file "$work/bad.yaml"
+
 refuses "an unknown --logging-format is refused, named" \
     'logging-format: Unsupported value: "xml": supported values: "json", "text"' \
     "$bin" --data-dir "$data" --secure-port "$port" --logging-format=xml
