@@ -70,6 +70,7 @@ typedef struct options {
     int verbosity;
     kapi_log_format log_format;
     const char *audit_log_path, *audit_policy_file;
+    long audit_max_mb, audit_max_backups; /* --audit-log-maxsize, --audit-log-maxbackup */
     /* the flags given, in order, for the start-up log */
     struct given_flag {
         const char *name, *value; /* value NULL: none */
@@ -126,7 +127,8 @@ static void usage(FILE *f)
           "            [--webhook-resolve HOST:PORT:ADDRESS]...\n"
           "            [--controllers *,-cronjob] [--controllers-clock-file F]\n"
           "            [-v N] [--logging-format text|json] [--audit-log-path F|-]\n"
-          "            [--audit-policy-file F]\n",
+          "            [--audit-policy-file F] [--audit-log-maxsize MB]\n"
+          "            [--audit-log-maxbackup N]\n",
           f);
 }
 
@@ -423,6 +425,8 @@ static int parse_options(options *o, int argc, char **argv)
         LOGGING_FORMAT = 256,
         AUDIT_LOG_PATH,
         AUDIT_POLICY_FILE,
+        AUDIT_MAXSIZE,
+        AUDIT_MAXBACKUP,
     };
     static const struct option longs[] = {
         {"data-dir", required_argument, NULL, DATA_DIR},
@@ -465,6 +469,8 @@ static int parse_options(options *o, int argc, char **argv)
         {"logging-format", required_argument, NULL, LOGGING_FORMAT},
         {"audit-log-path", required_argument, NULL, AUDIT_LOG_PATH},
         {"audit-policy-file", required_argument, NULL, AUDIT_POLICY_FILE},
+        {"audit-log-maxsize", required_argument, NULL, AUDIT_MAXSIZE},
+        {"audit-log-maxbackup", required_argument, NULL, AUDIT_MAXBACKUP},
         {NULL, 0, NULL, 0},
     };
     *o = (options){.data_dir = "kapi-data",
@@ -654,6 +660,14 @@ static int parse_options(options *o, int argc, char **argv)
             break;
         case AUDIT_POLICY_FILE:
             o->audit_policy_file = optarg;
+            break;
+        case AUDIT_MAXSIZE:
+            if (!parse_count("audit-log-maxsize", "megabytes", optarg, &o->audit_max_mb))
+                return 2;
+            break;
+        case AUDIT_MAXBACKUP:
+            if (!parse_count("audit-log-maxbackup", "files", optarg, &o->audit_max_backups))
+                return 2;
             break;
         case HELP:
         case 'h':
@@ -873,6 +887,17 @@ static const char *client_host(const char *bind)
     return strcmp(bind, "0.0.0.0") == 0 || strcmp(bind, "::") == 0 || !*bind ? "127.0.0.1" : bind;
 }
 
+/* The audit log of --audit-log-path and its companions, or none. */
+static kapi_error *open_audit(const options *o, kapi_audit **out)
+{
+    kapi_audit_config c = {.path = o->audit_log_path,
+                           .policy_file = o->audit_policy_file,
+                           .max_bytes = (int64_t)o->audit_max_mb * 1024 * 1024,
+                           .max_backups = (int)o->audit_max_backups};
+    *out = NULL;
+    return o->audit_log_path ? kapi_audit_new(out, &c) : NULL;
+}
+
 /* The start-up lines: the version, the flags given, the store and the data dir. */
 static void log_start(const options *o)
 {
@@ -907,9 +932,7 @@ static int run(const options *o)
     log_start(o);
     if ((err = kapi_pki_ensure(&pki, o->data_dir, o->bind_address)) != NULL ||
         (!o->sa_signing_key && (err = kapi_pki_sa_key(&sa_key, o->data_dir)) != NULL) ||
-        (err = private_data_dir(o->data_dir)) != NULL ||
-        (o->audit_log_path &&
-         (err = kapi_audit_new(&audit, o->audit_log_path, o->audit_policy_file)) != NULL) ||
+        (err = private_data_dir(o->data_dir)) != NULL || (err = open_audit(o, &audit)) != NULL ||
         (o->leader_elect && (err = leader_identity(o->data_dir, &identity)) != NULL))
         goto done;
     kapi_auth_config auth_config = {

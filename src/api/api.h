@@ -62,9 +62,17 @@ typedef struct kapi_api_config {
     kapi_audit *audit; /* --audit-log-path: where each request's audit Event goes; or NULL */
 } kapi_api_config;
 
-/* Opens path for appending ("-": stdout) and starts the writer; policy_file (or NULL:
- * every request) is an audit.k8s.io/v1 Policy that chooses the requests logged. */
-kapi_error *kapi_audit_new(kapi_audit **out, const char *path, const char *policy_file);
+typedef struct kapi_audit_config {
+    const char *path;        /* --audit-log-path: appended to; "-": stdout */
+    const char *policy_file; /* --audit-policy-file: the requests logged; NULL: every one */
+    /* --audit-log-maxsize (in bytes here; 0: never): a file that would grow past it is
+     * renamed <name>-<UTC time>.<ext> (lumberjack's name) and a new one started; of those,
+     * --audit-log-maxbackup are kept (0: all). Not for stdout. */
+    int64_t max_bytes;
+    int max_backups;
+} kapi_audit_config;
+/* Opens the log and starts the writer. */
+kapi_error *kapi_audit_new(kapi_audit **out, const kapi_audit_config *cfg);
 /* Writes what is buffered, stops the writer, closes the file. NULL is a no-op. */
 void kapi_audit_free(kapi_audit *a);
 

@@ -306,6 +306,8 @@ void kapi_api__answered(kapi_req *r, int status);
 /* Notes what the audit Event's objectRef takes of a decoded request object (as kube's
  * LogRequestObject): its name when the path has none, its uid and resourceVersion. */
 void kapi_api__audit_object(kapi_req *r, const json_t *obj);
+/* Queues whole lines for the audit log's writer (waits while 4 MiB are pending). */
+void kapi_api__audit_append(kapi_audit *a, const kapi_buf *lines);
 
 /* health.c */
 /* True when path is /healthz, /livez, /readyz or below one of them. */

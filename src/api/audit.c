@@ -8,11 +8,13 @@
  * buffer under a lock and goes on; it waits only while MAX_PENDING bytes are not written
  * yet (a disk slower than the requests), as kube's blocking backend makes it wait.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,7 +28,11 @@
 
 struct kapi_audit {
     int fd;
-    bool own_fd;               /* not stdout */
+    bool own_fd; /* not stdout */
+    char *path;  /* owned */
+    int64_t size, max_bytes;
+    int max_backups;
+    int64_t backup_ms;         /* the time in the last backup's name */
     kapi_audit_policy *policy; /* NULL: every request at Metadata */
     pthread_mutex_t mu;
     pthread_cond_t work, room;
@@ -50,6 +56,107 @@ static void write_all(int fd, const char *p, size_t n)
     }
 }
 
+/* Where the file's name splits for its backups: "dir/audit.log" has the prefix
+ * "dir/audit" and the extension ".log". */
+static size_t ext_at(const char *path)
+{
+    const char *base = strrchr(path, '/'), *dot = strrchr(path, '.');
+    base = base ? base + 1 : path;
+    return dot && dot > base ? (size_t)(dot - path) : strlen(path);
+}
+
+/* A rotated file's name for the time ms (UTC): "<prefix>-2006-01-02T15-04-05.000<ext>". */
+static char *backup_name(const char *path, int64_t ms)
+{
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+    size_t at = ext_at(path);
+    gmtime_r(&secs, &tm);
+    return kapi_xprintf("%.*s-%04d-%02d-%02dT%02d-%02d-%02d.%03d%s", (int)at, path,
+                        tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                        tm.tm_sec, (int)(ms % 1000), path + at);
+}
+
+static int by_name(const struct dirent **x, const struct dirent **y)
+{
+    return strcmp((*x)->d_name, (*y)->d_name);
+}
+
+/* Removes the oldest backups past max_backups (their names sort by time). */
+static void prune(const kapi_audit *a)
+{
+    const char *slash = strrchr(a->path, '/');
+    char *dir = slash ? kapi_xstrndup(a->path, (size_t)(slash - a->path + 1)) : kapi_xstrdup("./");
+    const char *base = slash ? slash + 1 : a->path;
+    size_t at = ext_at(base), stamp = strlen("-2006-01-02T15-04-05.000");
+    struct dirent **names;
+    int n = scandir(dir, &names, NULL, by_name), kept = 0;
+    for (int i = n - 1; i >= 0; i--) {
+        const char *name = names[i]->d_name;
+        bool backup = strlen(name) == strlen(base) + stamp && strncmp(name, base, at) == 0 &&
+                      name[at] == '-' && strcmp(name + at + stamp, base + at) == 0;
+        if (backup && ++kept > a->max_backups) {
+            char *file = kapi_xprintf("%s%s", dir, name);
+            if (unlink(file) != 0)
+                KAPI_LOG_ERROR("audit log: removing %s: %s", file, strerror(errno));
+            free(file);
+        }
+        free(names[i]);
+    }
+    free(n >= 0 ? names : NULL);
+    free(dir);
+}
+
+/* Renames the file to its backup name and starts a new one. */
+static void rotate(kapi_audit *a)
+{
+    struct stat st;
+    int64_t ms = kapi_time_now_ns() / 1000000;
+    /* Two rotations in one millisecond: the later name sorts after (past the last one,
+     * which pruning may have removed, and past any file there). */
+    a->backup_ms = ms > a->backup_ms ? ms : a->backup_ms + 1;
+    char *backup = backup_name(a->path, a->backup_ms);
+    while (stat(backup, &st) == 0) {
+        free(backup);
+        backup = backup_name(a->path, ++a->backup_ms);
+    }
+    close(a->fd);
+    if (rename(a->path, backup) != 0)
+        KAPI_LOG_ERROR("audit log: renaming %s: %s", a->path, strerror(errno));
+    a->fd = open(a->path, O_WRONLY | O_CREAT | O_APPEND | O_TRUNC | O_CLOEXEC, 0600);
+    if (a->fd < 0)
+        KAPI_LOG_ERROR("audit log: %s: %s", a->path, strerror(errno));
+    a->size = 0;
+    free(backup);
+    if (a->max_backups > 0)
+        prune(a);
+}
+
+/* Writes whole lines, rotating before a line that would take the file past max_bytes
+ * (a line longer than that alone goes to a fresh file). */
+static void write_lines(kapi_audit *a, const char *p, size_t n)
+{
+    while (n > 0) {
+        size_t take = n;
+        if (a->max_bytes > 0) {
+            int64_t room = a->max_bytes - a->size;
+            take = room > 0 ? (size_t)(room < (int64_t)n ? room : (int64_t)n) : 0;
+            while (take > 0 && p[take - 1] != '\n')
+                take--;
+            if (take == 0 && a->size > 0) {
+                rotate(a);
+                continue;
+            }
+            if (take == 0)
+                take = (size_t)((const char *)memchr(p, '\n', n) + 1 - p);
+        }
+        write_all(a->fd, p, take);
+        a->size += (int64_t)take;
+        p += take;
+        n -= take;
+    }
+}
+
 static void *writer_main(void *arg)
 {
     kapi_audit *a = arg;
@@ -66,7 +173,7 @@ static void *writer_main(void *arg)
         a->pending = swap;
         pthread_cond_broadcast(&a->room);
         pthread_mutex_unlock(&a->mu);
-        write_all(a->fd, out.ptr, out.len);
+        write_lines(a, out.ptr, out.len);
         kapi_buf_clear(&out);
         pthread_mutex_lock(&a->mu);
     }
@@ -102,23 +209,28 @@ static kapi_error *read_policy(const char *file, kapi_audit_policy **out)
     return NULL;
 }
 
-kapi_error *kapi_audit_new(kapi_audit **out, const char *path, const char *policy_file)
+kapi_error *kapi_audit_new(kapi_audit **out, const kapi_audit_config *cfg)
 {
     kapi_audit_policy *policy = NULL;
-    kapi_error *err = policy_file ? read_policy(policy_file, &policy) : NULL;
+    kapi_error *err = cfg->policy_file ? read_policy(cfg->policy_file, &policy) : NULL;
+    struct stat st;
     if (err)
         return err;
-    bool to_stdout = strcmp(path, "-") == 0;
-    int fd = to_stdout ? 1 : open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    bool to_stdout = strcmp(cfg->path, "-") == 0;
+    int fd = to_stdout ? 1 : open(cfg->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (fd < 0) {
         kapi_api__audit_policy_free(policy);
-        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "--audit-log-path %s: %s", path,
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "--audit-log-path %s: %s", cfg->path,
                               strerror(errno));
     }
     kapi_audit *a = kapi_xcalloc(1, sizeof(*a));
     a->policy = policy;
     a->fd = fd;
     a->own_fd = !to_stdout;
+    a->path = kapi_xstrdup(cfg->path);
+    a->size = fstat(fd, &st) == 0 ? st.st_size : 0;
+    a->max_bytes = to_stdout ? 0 : cfg->max_bytes;
+    a->max_backups = cfg->max_backups;
     pthread_mutex_init(&a->mu, NULL);
     pthread_cond_init(&a->work, NULL);
     pthread_cond_init(&a->room, NULL);
@@ -140,8 +252,9 @@ void kapi_audit_free(kapi_audit *a)
     pthread_cond_signal(&a->work);
     pthread_mutex_unlock(&a->mu);
     pthread_join(a->thread, NULL);
-    if (a->own_fd)
+    if (a->own_fd && a->fd >= 0)
         close(a->fd);
+    free(a->path);
     pthread_cond_destroy(&a->work);
     pthread_cond_destroy(&a->room);
     pthread_mutex_destroy(&a->mu);
@@ -150,7 +263,7 @@ void kapi_audit_free(kapi_audit *a)
     free(a);
 }
 
-static void audit_append(kapi_audit *a, const kapi_buf *line)
+void kapi_api__audit_append(kapi_audit *a, const kapi_buf *line)
 {
     pthread_mutex_lock(&a->mu);
     while (a->pending.len >= MAX_PENDING && !a->stop)
@@ -389,6 +502,6 @@ void kapi_api__answered(kapi_req *r, int status)
     kapi_buf b;
     kapi_buf_init(&b);
     put_event(&b, r, status, verb, uri);
-    audit_append(r->api->audit, &b);
+    kapi_api__audit_append(r->api->audit, &b);
     kapi_buf_dispose(&b);
 }

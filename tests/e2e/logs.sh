@@ -137,6 +137,27 @@ refuses "a policy with an unknown level stops the start, naming the field" \
     "$bin" --data-dir "$data" --secure-port "$port" --audit-log-path "$audit" \
     --audit-policy-file "$work/bad.yaml"
 
+# Rotation: past 1 MiB the file becomes audit-<time>.log, one such kept.
+rm -f "$audit"
+start_kapi "$bin" "$data" "$port" --audit-log-path "$audit" --audit-log-maxsize 1 \
+    --audit-log-maxbackup 1 || exit 1
+for i in $(seq 1 3000); do
+    printf 'url = "https://127.0.0.1:%s/version?n=%s"\noutput = "/dev/null"\n' "$port" "$i"
+done >"$work/urls"
+curl -sk -K "$work/urls"
+stop_kapi
+backups=$(ls "$work" | grep -cE '^audit-[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}-[0-9]{2}-[0-9]{2}\.[0-9]{3}\.log$')
+expect_eq "--audit-log-maxsize 1 --audit-log-maxbackup 1: one backup, by lumberjack's name" 1 "$backups"
+check "each file at most 1 MiB, of whole Events, the last request in the current one" \
+    python3 - "$audit" "$work"/audit-*.log <<'PY'
+import json, os, sys
+for f in sys.argv[1:]:
+    assert os.path.getsize(f) <= 1 << 20, f
+    events = [json.loads(l) for l in open(f)]
+last = [json.loads(l) for l in open(sys.argv[1])][-1]
+assert last["requestURI"] == "/version?n=3000", last
+PY
+
 refuses "an unknown --logging-format is refused, named" \
     'logging-format: Unsupported value: "xml": supported values: "json", "text"' \
     "$bin" --data-dir "$data" --secure-port "$port" --logging-format=xml
