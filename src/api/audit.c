@@ -473,35 +473,45 @@ static const char *log_verb(const kapi_req *r)
     return r->http->method;
 }
 
+/* The URI the client asked for: the raw path and query. */
+static kapi_str request_uri(kapi_req *r)
+{
+    if (!r->http->query.len)
+        return r->http->path;
+    return kapi_str_c(kapi_arena_printf(&r->arena, "%.*s?%.*s", KAPI_STR_FMT(r->http->path),
+                                        KAPI_STR_FMT(r->http->query)));
+}
+
+static void log_request(kapi_req *r, int status)
+{
+    const char *agent = kapi_http_header_get(r->http, "user-agent");
+    kapi_buf latency;
+    kapi_buf_init(&latency);
+    kapi_go_format_duration(&latency, kapi_time_mono_ns() - r->start_mono_ns);
+    KAPI_LOG_INFOS(
+        2, "HTTP", KAPI_LOG_STR("verb", log_verb(r)), KAPI_LOG_STRN("URI", request_uri(r)),
+        KAPI_LOG_STR("latency", latency.ptr), KAPI_LOG_STR("userAgent", agent ? agent : ""),
+        KAPI_LOG_STR("audit-ID", r->audit_id), KAPI_LOG_STR("srcIP", r->http->remote_addr),
+        KAPI_LOG_STR("user", r->user.name ? r->user.name : ""), KAPI_LOG_INT("resp", status));
+    kapi_buf_dispose(&latency);
+}
+
 void kapi_api__answered(kapi_req *r, int status)
 {
     char lower[16];
-    kapi_str uri = r->http->path;
-    if (r->http->query.len)
-        uri = kapi_str_c(kapi_arena_printf(&r->arena, "%.*s?%.*s", KAPI_STR_FMT(r->http->path),
-                                           KAPI_STR_FMT(r->http->query)));
-    if (KAPI_LOG_V(2)) {
-        const char *agent = kapi_http_header_get(r->http, "user-agent");
-        kapi_buf latency;
-        kapi_buf_init(&latency);
-        kapi_go_format_duration(&latency, kapi_time_mono_ns() - r->start_mono_ns);
-        KAPI_LOG_INFOS(
-            2, "HTTP", KAPI_LOG_STR("verb", log_verb(r)), KAPI_LOG_STRN("URI", uri),
-            KAPI_LOG_STR("latency", latency.ptr), KAPI_LOG_STR("userAgent", agent ? agent : ""),
-            KAPI_LOG_STR("audit-ID", r->audit_id), KAPI_LOG_STR("srcIP", r->http->remote_addr),
-            KAPI_LOG_STR("user", r->user.name ? r->user.name : ""), KAPI_LOG_INT("resp", status));
-        kapi_buf_dispose(&latency);
-    }
-    const kapi_audit *audit = r->api->audit;
-    const char *verb = audit ? audit_verb(r, lower, sizeof(lower)) : NULL;
-    if (!audit || (audit->policy &&
-                   !kapi_api__audit_policy_level(audit->policy,
-                                                 r->authenticated ? r->authenticated : &r->user,
-                                                 verb, &r->info, r->path ? r->path : "")))
+    kapi_audit *audit = r->api->audit;
+    if (KAPI_LOG_V(2))
+        log_request(r, status);
+    if (!audit)
+        return;
+    const char *verb = audit_verb(r, lower, sizeof(lower));
+    const kapi_user *who = r->authenticated ? r->authenticated : &r->user;
+    if (audit->policy &&
+        !kapi_api__audit_policy_level(audit->policy, who, verb, &r->info, r->path ? r->path : ""))
         return;
     kapi_buf b;
     kapi_buf_init(&b);
-    put_event(&b, r, status, verb, uri);
-    kapi_api__audit_append(r->api->audit, &b);
+    put_event(&b, r, status, verb, request_uri(r));
+    kapi_api__audit_append(audit, &b);
     kapi_buf_dispose(&b);
 }
