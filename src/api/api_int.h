@@ -290,16 +290,20 @@ typedef struct kapi_audit_policy kapi_audit_policy;
 kapi_error *kapi_api__audit_policy_parse(const char *data, size_t len, kapi_audit_policy **out);
 void kapi_api__audit_policy_free(kapi_audit_policy *p);
 /* The level of the first rule matching a request (by who authenticated, the audit verb,
- * the request info and the decoded path), or NULL when it is not logged: no rule
- * matches, the rule's level is None, or ResponseComplete is an omitted stage. */
+ * the request info and the decoded path) at a stage ("RequestReceived",
+ * "ResponseComplete"), or NULL when it is not logged: no rule matches, the rule's level
+ * is None, or the stage is omitted (by the policy or the rule). */
 const char *kapi_api__audit_policy_level(const kapi_audit_policy *p, const kapi_user *u,
-                                         const char *verb, const kapi_reqinfo *in,
-                                         const char *path);
+                                         const char *verb, const kapi_reqinfo *in, const char *path,
+                                         const char *stage);
 
 /* audit.c */
 /* Stamps r when it comes: its audit ID (the client's Audit-ID header, else a new UUID) and
  * its times. */
 void kapi_api__audit_start(kapi_req *r);
+/* The RequestReceived Event, once the request is authenticated (before impersonation and
+ * authorization, as kube's audit filter sits). */
+void kapi_api__audit_received(kapi_req *r);
 /* The one place a request is seen answered, just before its answer goes: the request log
  * line (-v=2) and the audit Event. */
 void kapi_api__answered(kapi_req *r, int status);

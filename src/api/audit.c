@@ -417,13 +417,15 @@ static void put_response_status(kapi_buf *b, const kapi_req *r, int status)
     kapi_buf_printf(b, ",\"code\":%d}", status);
 }
 
+/* The Event of a stage: ResponseComplete with the answer's status, or RequestReceived
+ * (status 0: no responseStatus; no annotations, as authorization has not run). */
 static void put_event(kapi_buf *b, const kapi_req *r, int status, const char *verb, kapi_str uri)
 {
     const char *agent = kapi_http_header_get(r->http, "user-agent");
     kapi_buf_puts(b, "{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\",\"level\":"
                      "\"Metadata\",");
     put_field(b, "auditID", kapi_str_c(r->audit_id));
-    kapi_buf_puts(b, ",\"stage\":\"ResponseComplete\",");
+    kapi_buf_printf(b, ",\"stage\":\"%s\",", status ? "ResponseComplete" : "RequestReceived");
     put_field(b, "requestURI", uri);
     kapi_buf_putc(b, ',');
     put_field(b, "verb", kapi_str_c(verb));
@@ -439,7 +441,8 @@ static void put_event(kapi_buf *b, const kapi_req *r, int status, const char *ve
     }
     if (r->info.is_resource && r->info.resource && *r->info.resource)
         put_object_ref(b, r);
-    put_response_status(b, r, status);
+    if (status)
+        put_response_status(b, r, status);
     kapi_buf_puts(b, ",\"requestReceivedTimestamp\":");
     put_micro_time(b, r->received_ns);
     kapi_buf_puts(b, ",\"stageTimestamp\":");
@@ -496,22 +499,33 @@ static void log_request(kapi_req *r, int status)
     kapi_buf_dispose(&latency);
 }
 
-void kapi_api__answered(kapi_req *r, int status)
+/* The Event of a stage (put_event's status), unless the policy leaves it out. */
+static void audit_event(kapi_req *r, kapi_audit *audit, int status)
 {
     char lower[16];
-    kapi_audit *audit = r->api->audit;
-    if (KAPI_LOG_V(2))
-        log_request(r, status);
-    if (!audit)
-        return;
     const char *verb = audit_verb(r, lower, sizeof(lower));
     const kapi_user *who = r->authenticated ? r->authenticated : &r->user;
-    if (audit->policy &&
-        !kapi_api__audit_policy_level(audit->policy, who, verb, &r->info, r->path ? r->path : ""))
+    const char *stage = status ? "ResponseComplete" : "RequestReceived";
+    if (audit->policy && !kapi_api__audit_policy_level(audit->policy, who, verb, &r->info,
+                                                       r->path ? r->path : "", stage))
         return;
     kapi_buf b;
     kapi_buf_init(&b);
     put_event(&b, r, status, verb, request_uri(r));
     kapi_api__audit_append(audit, &b);
     kapi_buf_dispose(&b);
+}
+
+void kapi_api__audit_received(kapi_req *r)
+{
+    if (r->api->audit)
+        audit_event(r, r->api->audit, 0);
+}
+
+void kapi_api__answered(kapi_req *r, int status)
+{
+    if (KAPI_LOG_V(2))
+        log_request(r, status);
+    if (r->api->audit)
+        audit_event(r, r->api->audit, status);
 }

@@ -3,9 +3,9 @@
  * start, and the level its first matching rule gives a request, as kube-apiserver's
  * policy checker matches users, userGroups, verbs, namespaces, resources (group; a
  * resource, "res/sub", "*", a subresource of every resource, every subresource of one;
- * resourceNames) and nonResourceURLs (exact, or a prefix ending in "*"). No rule matching is level
- * None. kapi writes the ResponseComplete stage only, at Metadata at most: a Request or
- * RequestResponse rule logs its requests at Metadata.
+ * resourceNames) and nonResourceURLs (exact, or a prefix ending in "*"). No rule
+ * matching is level None. kapi writes the RequestReceived and ResponseComplete stages, at
+ * Metadata at most: a Request or RequestResponse rule logs its requests at Metadata.
  */
 #include <string.h>
 
@@ -245,7 +245,8 @@ static bool rule_matches(const json_t *rule, const kapi_user *u, const char *ver
 }
 
 const char *kapi_api__audit_policy_level(const kapi_audit_policy *p, const kapi_user *u,
-                                         const char *verb, const kapi_reqinfo *in, const char *path)
+                                         const char *verb, const kapi_reqinfo *in, const char *path,
+                                         const char *stage)
 {
     const json_t *rule;
     size_t i;
@@ -254,8 +255,8 @@ const char *kapi_api__audit_policy_level(const kapi_audit_policy *p, const kapi_
         if (!rule_matches(rule, u, verb, in, path))
             continue;
         const char *level = json_string_value(json_object_get(rule, "level"));
-        bool omitted = holds(json_object_get(p->doc, "omitStages"), KAPI_STR("ResponseComplete")) ||
-                       holds(json_object_get(rule, "omitStages"), KAPI_STR("ResponseComplete"));
+        bool omitted = holds(json_object_get(p->doc, "omitStages"), kapi_str_c(stage)) ||
+                       holds(json_object_get(rule, "omitStages"), kapi_str_c(stage));
         return omitted || strcmp(level, "None") == 0 ? NULL : level;
     }
     return NULL;

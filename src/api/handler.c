@@ -216,7 +216,7 @@ kapi_http_admission kapi_api_classify(const kapi_http_request *http, void *ctx)
  * neither is system:anonymous when --anonymous-auth allows it; a credential that is not
  * valid (a bearer token, a client certificate that does not verify) is a 401, never
  * anonymous, unless another one authenticates. */
-static kapi_error *authenticate(kapi_req *r)
+static kapi_error *authenticate_as(kapi_req *r)
 {
     const char *authorization = kapi_http_header_get(r->http, "authorization");
     kapi_sa_lookup sa = {kapi_api__sa_get, r->api};
@@ -229,6 +229,15 @@ static kapi_error *authenticate(kapi_req *r)
         return NULL;
     }
     return kapi_error_new(KAPI_STATUS_UNAUTHORIZED, "Unauthorized");
+}
+
+/* Authentication, then the audit's RequestReceived Event of whom it found. */
+static kapi_error *authenticate(kapi_req *r)
+{
+    kapi_error *err = authenticate_as(r);
+    if (!err)
+        kapi_api__audit_received(r);
+    return err;
 }
 
 void kapi_api_handle(kapi_http_request *http, void *ctx)

@@ -43,19 +43,23 @@ kc --token=alice-token -n default create cronjob cj --image=busybox \
 kc --token=alice-token -n default delete cronjob cj >/dev/null
 kc -n default get cronjob cj --as=bob >/dev/null 2>&1
 stop_kapi
-# audit_check NAME PYTHON: PYTHON, with events the list of the audit file's Events (every
-# line must parse), evaluates true.
+# audit_check NAME PYTHON: PYTHON, with events the audit file's ResponseComplete Events and
+# received its RequestReceived ones (every line must parse), evaluates true.
 audit_check() {
     check "$1" python3 - "$audit" "$2" <<'PY'
 import json, sys
 events = [json.loads(l) for l in open(sys.argv[1])]
+received = [e for e in events if e["stage"] == "RequestReceived"]
+events = [e for e in events if e["stage"] == "ResponseComplete"]
 ok = eval(sys.argv[2])
 print(ok)
 sys.exit(0 if ok else 1)
 PY
 }
 audit_check "every audit line is an audit.k8s.io/v1 Event at the Metadata level" \
-    'events and all(e["kind"] == "Event" and e["apiVersion"] == "audit.k8s.io/v1" and e["level"] == "Metadata" and e["stage"] == "ResponseComplete" for e in events)'
+    'events and all(e["kind"] == "Event" and e["apiVersion"] == "audit.k8s.io/v1" and e["level"] == "Metadata" for e in events + received)'
+audit_check "a RequestReceived Event, without responseStatus, before each authenticated request's ResponseComplete" \
+    'sorted(e["auditID"] for e in received) == sorted(e["auditID"] for e in events if e["responseStatus"]["code"] != 401) and not any("responseStatus" in e or "annotations" in e for e in received)'
 who='[e for e in events if e["verb"] == "delete" and e.get("objectRef", {}).get("name") == "cj"]'
 audit_check "who deleted cronjob cj: alice, with her uid and groups" \
     "[e['user'] for e in $who] == [{'username': 'alice', 'uid': 'uid-alice', 'groups': ['dev', 'system:authenticated']}]"

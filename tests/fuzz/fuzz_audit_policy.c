@@ -47,7 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t u = 0; u < KAPI_ARRAY_LEN(users); u++)
         for (size_t i = 0; i < KAPI_ARRAY_LEN(infos); i++)
             kapi_api__audit_policy_level(p, &users[u], verbs[(u + i) % KAPI_ARRAY_LEN(verbs)],
-                                         &infos[i], paths[i]);
+                                         &infos[i], paths[i],
+                                         i % 2 ? "RequestReceived" : "ResponseComplete");
     kapi_api__audit_policy_free(p);
     return 0;
 }

@@ -34,7 +34,8 @@ static kapi_reqinfo resource(const char *group, const char *res, const char *sub
 
 static const kapi_reqinfo url = {.group = "", .resource = "", .subresource = ""};
 
-#define LEVEL(p, u, verb, in, path) kapi_api__audit_policy_level(p, u, verb, in, path)
+#define LEVEL(p, u, verb, in, path)                                                                \
+    kapi_api__audit_policy_level(p, u, verb, in, path, "ResponseComplete")
 
 /* Checks in kube's words: a level, the lists, resources and non-resource URLs apart. */
 TEST(audit_policy_invalid)
@@ -139,6 +140,7 @@ TEST(audit_policy_urls_and_stages)
     CHECK_STR_EQ(LEVEL(p, &alice, "get", &url, "/version/x"), "Metadata");
     CHECK_STR_EQ(LEVEL(p, &alice, "get", &cj, "/apis/batch/v1/namespaces/d/cronjobs/cj"),
                  "Metadata");
+    CHECK(kapi_api__audit_policy_level(p, &alice, "get", &cj, "", "RequestReceived") == NULL);
     static const char *const none[] = {NULL};
     const kapi_user bob = {"bob", "", none};
     CHECK(LEVEL(p, &bob, "get", &cj, "") == NULL);
