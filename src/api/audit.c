@@ -48,7 +48,7 @@ static void write_all(int fd, const char *p, size_t n)
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
-            KAPI_LOG_ERROR("audit log: write: %s", w < 0 ? strerror(errno) : "no progress");
+            KAPI_LOG_ERRORS(w < 0 ? strerror(errno) : "no progress", "Cannot write the audit log");
             return;
         }
         p += w;
@@ -98,7 +98,8 @@ static void prune(const kapi_audit *a)
         if (backup && ++kept > a->max_backups) {
             char *file = kapi_xprintf("%s%s", dir, name);
             if (unlink(file) != 0)
-                KAPI_LOG_ERROR("audit log: removing %s: %s", file, strerror(errno));
+                KAPI_LOG_ERRORS(strerror(errno), "Cannot remove an old audit log",
+                                KAPI_LOG_STR("path", file));
             free(file);
         }
         free(names[i]);
@@ -122,10 +123,12 @@ static void rotate(kapi_audit *a)
     }
     close(a->fd);
     if (rename(a->path, backup) != 0)
-        KAPI_LOG_ERROR("audit log: renaming %s: %s", a->path, strerror(errno));
+        KAPI_LOG_ERRORS(strerror(errno), "Cannot rotate the audit log",
+                        KAPI_LOG_STR("path", a->path));
     a->fd = open(a->path, O_WRONLY | O_CREAT | O_APPEND | O_TRUNC | O_CLOEXEC, 0600);
     if (a->fd < 0)
-        KAPI_LOG_ERROR("audit log: %s: %s", a->path, strerror(errno));
+        KAPI_LOG_ERRORS(strerror(errno), "Cannot open the audit log",
+                        KAPI_LOG_STR("path", a->path));
     a->size = 0;
     free(backup);
     if (a->max_backups > 0)
