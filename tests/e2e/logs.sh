@@ -141,6 +141,16 @@ refuses "a policy with an unknown level stops the start, naming the field" \
     "$bin" --data-dir "$data" --secure-port "$port" --audit-log-path "$audit" \
     --audit-policy-file "$work/bad.yaml"
 
+# "-": the Events on stdout, each line whole.
+start_kapi "$bin" "$data" "$port" --audit-log-path - || exit 1
+kc get namespaces >/dev/null
+stop_kapi
+check "--audit-log-path -: the Events on stdout" python3 - "$data.log.checked" <<'PY'
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+assert any(e["stage"] == "ResponseComplete" and e["requestURI"].startswith("/api/v1/namespaces") for e in events)
+PY
+
 # Rotation: past 1 MiB the file becomes audit-<time>.log, one such kept.
 rm -f "$audit"
 start_kapi "$bin" "$data" "$port" --audit-log-path "$audit" --audit-log-maxsize 1 \
