@@ -289,12 +289,12 @@ void kapi_api__audit_start(kapi_req *r)
 
 void kapi_api__audit_object(kapi_req *r, const json_t *obj)
 {
+    if (!r->api->audit)
+        return;
     const json_t *meta = json_object_get(obj, "metadata");
     const char *name = json_string_value(json_object_get(meta, "name"));
     const char *uid = json_string_value(json_object_get(meta, "uid"));
     const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
-    if (!r->api->audit)
-        return;
     if (!r->info.name.len && name && *name)
         r->object_name = kapi_arena_strdup(&r->arena, name);
     if (uid && *uid)
