@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "api/api.h"
+#include "base/version.h"
 #include "codec/go.h"
 #include "codec/json.h"
 #include "controllers/controllers.h"
@@ -60,10 +61,9 @@ static void on_http_closed(void *ctx)
 static void reloaded(const char *what, kapi_error *err)
 {
     if (err)
-        fprintf(stderr, "kapi: SIGHUP: %s not reloaded, the old one stays: %s\n", what,
-                err->message);
+        KAPI_LOG_WARNING("SIGHUP: %s not reloaded, the old one stays: %s", what, err->message);
     else
-        fprintf(stderr, "kapi: SIGHUP: %s reloaded\n", what);
+        KAPI_LOG_INFO(0, "SIGHUP: %s reloaded", what);
     kapi_error_free(err);
 }
 
@@ -86,15 +86,15 @@ static void on_sighup(uv_signal_t *h, int signum)
     if (took && s->trusted_cert &&
         (err = kapi_kubeconfig_write(s->kubeconfig, s->url, s->trusted_cert,
                                      kapi_auth_admin_token(s->auth))) != NULL) {
-        fprintf(stderr, "kapi: SIGHUP: the kubeconfig still trusts the old certificate: %s\n",
-                err->message);
+        KAPI_LOG_WARNING("SIGHUP: the kubeconfig still trusts the old certificate: %s",
+                         err->message);
         kapi_error_free(err);
     }
     if (s->token_file)
         reloaded("token file", kapi_auth_reload_tokens(s->auth));
     char *why = s->clock_file ? kapi_options_read_clock_file(s->clock_file) : NULL;
     if (why)
-        fprintf(stderr, "kapi: --controllers-clock-file %s\n", why);
+        KAPI_LOG_WARNING("--controllers-clock-file %s", why);
     free(why);
     kapi_notify("READY=1");
 }
@@ -107,7 +107,7 @@ static void on_signal(uv_signal_t *h, int signum)
         return;
     s->stopping = true;
     kapi_notify("STOPPING=1");
-    fputs("kapi: shutting down\n", stderr);
+    KAPI_LOG_INFO(0, "shutting down");
     kapi_api_set_shutting_down(s->api);
     kapi_http_server_shutdown(s->http, on_http_closed, s);
 }
@@ -118,7 +118,7 @@ static void controllers_started(void *ctx)
 {
     controllers *c = ctx;
     if (c->elected)
-        fputs("kapi: leading: the controllers run in this instance\n", stderr);
+        KAPI_LOG_INFO(0, "leading: the controllers run in this instance");
     if (kapi_options_controller_enabled(c->enabled, "namespace"))
         c->namespaces = kapi_namespace_controller_start(c->api);
     c->crds = kapi_crd_controller_start(c->api);
@@ -149,7 +149,7 @@ static void controllers_stopped(void *ctx)
     kapi_controller_stop(c->namespaces);
     c->namespaces = c->crds = c->serviceaccounts = c->aggregation = c->cronjobs = c->gc = NULL;
     if (c->elected)
-        fputs("kapi: not leading: the controllers stopped\n", stderr);
+        KAPI_LOG_INFO(0, "not leading: the controllers stopped");
 }
 
 /* The elector's identity: kube-controller-manager's "<hostname>_<uuid>", with this data
@@ -181,8 +181,8 @@ static void controllers_start(controllers *c, const kapi_options *o, const char 
                              .cb = {controllers_started, controllers_stopped, c}};
     c->elected = true;
     c->elector = kapi_leader_start(c->api, &lc);
-    fprintf(stderr, "kapi: leader election on lease kube-system/kube-controller-manager as %s\n",
-            kapi_leader_identity(c->elector));
+    KAPI_LOG_INFO(0, "leader election on lease kube-system/kube-controller-manager as %s",
+                  kapi_leader_identity(c->elector));
 }
 
 /* Stops the controllers; an elector that leads releases the lease after. */
@@ -277,6 +277,30 @@ static const char *client_host(const char *bind)
     return strcmp(bind, "0.0.0.0") == 0 || strcmp(bind, "::") == 0 || !*bind ? "127.0.0.1" : bind;
 }
 
+/* The audit log of --audit-log-path and its companions, or none. */
+static kapi_error *open_audit(const kapi_options *o, kapi_audit **out)
+{
+    kapi_audit_config c = {.path = o->audit_log_path,
+                           .policy_file = o->audit_policy_file,
+                           .max_bytes = (int64_t)o->audit_max_mb * 1024 * 1024,
+                           .max_backups = (int)o->audit_max_backups};
+    *out = NULL;
+    return o->audit_log_path ? kapi_audit_new(out, &c) : NULL;
+}
+
+/* The start-up lines: the version, the flags given, the store and the data dir. */
+static void log_start(const kapi_options *o)
+{
+    KAPI_LOG_INFO(0, "Version: %s (Kubernetes %s)", kapi_version, KAPI_KUBE_VERSION);
+    for (size_t i = 0; i < o->ngiven; i++)
+        KAPI_LOG_INFO(0, "FLAG: --%s=\"%s\"", o->given[i].name, o->given[i].value);
+    KAPI_LOG_INFO(0, "data dir: %s", o->data_dir);
+    if (o->etcd.servers)
+        KAPI_LOG_INFO(0, "store: etcd at %s, prefix %s", o->etcd.servers, o->etcd.prefix);
+    else
+        KAPI_LOG_INFO(0, "store: sqlite at %s/kapi.db", o->data_dir);
+}
+
 static int run(const kapi_options *o)
 {
     server s = {0};
@@ -287,15 +311,17 @@ static int run(const kapi_options *o)
     kapi_store_expirer *events = NULL;
     controllers cs = {0};
     kapi_error *err = NULL;
+    kapi_audit *audit = NULL;
     char *db = kapi_xprintf("%s/kapi.db", o->data_dir);
     char *kubeconfig = kapi_xprintf("%s/kubeconfig", o->data_dir);
     char *address = NULL, *url = NULL, *sa_key = NULL, *identity = NULL;
     int rc = 1;
 
     umask(077);
+    log_start(o);
     if ((err = kapi_pki_ensure(&pki, o->data_dir, o->bind_address)) != NULL ||
         (!o->sa_signing_key && (err = kapi_pki_sa_key(&sa_key, o->data_dir)) != NULL) ||
-        (err = private_data_dir(o->data_dir)) != NULL ||
+        (err = private_data_dir(o->data_dir)) != NULL || (err = open_audit(o, &audit)) != NULL ||
         (o->leader_elect && (err = leader_identity(o->data_dir, &identity)) != NULL))
         goto done;
     kapi_auth_config auth_config = {
@@ -326,9 +352,8 @@ static int run(const kapi_options *o)
         goto done;
     events = expire_events(reg, store, o->event_ttl_ms);
     if (!kapi_jwt_verifies_own(kapi_auth_jwt(auth)))
-        fputs("kapi: warning: no --service-account-key-file holds the signing key's public "
-              "half: the ServiceAccount tokens kapi issues will not authenticate\n",
-              stderr);
+        KAPI_LOG_WARNING("no --service-account-key-file holds the signing key's public half: the "
+                         "ServiceAccount tokens kapi issues will not authenticate");
     uv_loop_init(&s.loop);
     const char *host = client_host(o->bind_address);
     bool v6 = strchr(host, ':') != NULL;
@@ -355,7 +380,8 @@ static int run(const kapi_options *o)
                           .auth = auth,
                           .request_timeout_ms = o->request_timeout_ms,
                           .nauthz_modes = o->nauthz_modes,
-                          .anonymous = o->anonymous};
+                          .anonymous = o->anonymous,
+                          .audit = audit};
     memcpy(ac.authz_modes, o->authz_modes, sizeof(ac.authz_modes));
     s.api = kapi_api_new(&ac);
     cs.api = s.api;
@@ -370,6 +396,7 @@ static int run(const kapi_options *o)
     url = kapi_xprintf("https://%s", address);
     /* Known only once bound (--secure-port 0); no request is served before the loop runs. */
     kapi_api_set_server_address(s.api, address);
+    KAPI_LOG_INFO(0, "Serving securely on %s", address);
     if ((err = ensure_default_namespaces(s.api)) == NULL)
         controllers_start(&cs, o, identity);
     if (err || (err = kapi_rbac_bootstrap(s.api)) != NULL ||
@@ -397,8 +424,7 @@ static int run(const kapi_options *o)
            realpath(kubeconfig, abs) ? abs : kubeconfig);
     fflush(stdout);
     if (!kapi_notify("READY=1"))
-        fprintf(stderr, "kapi: warning: NOTIFY_SOCKET %s: %s\n", getenv("NOTIFY_SOCKET"),
-                strerror(errno));
+        KAPI_LOG_WARNING("NOTIFY_SOCKET %s: %s", getenv("NOTIFY_SOCKET"), strerror(errno));
     uv_run(&s.loop, UV_RUN_DEFAULT);
     rc = 0;
 done_loop:
@@ -407,12 +433,13 @@ done_loop:
     uv_loop_close(&s.loop);
 done:
     if (err) {
-        fprintf(stderr, "kapi: %s\n", err->message);
+        KAPI_LOG_ERROR("%s", err->message);
         kapi_error_free(err);
     }
     if (cs.api)
         controllers_stop(&cs);
     kapi_api_free(s.api);
+    kapi_audit_free(audit);
     kapi_store_expire_stop(events);
     kapi_store_free(store);
     kapi_registry_free(reg);
@@ -433,6 +460,7 @@ int main(int argc, char **argv)
     kapi_options o;
     int rc = kapi_options_parse(&o, argc, argv);
     if (rc < 0) {
+        kapi_log_setup((int)o.verbosity, o.log_format, 2);
         signal(SIGPIPE, SIG_IGN);
         rc = run(&o);
     }

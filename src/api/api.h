@@ -45,6 +45,11 @@ typedef enum kapi_authz_mode {
 } kapi_authz_mode;
 #define KAPI_AUTHZ_MAX_MODES 3
 
+/* The audit log (api/audit.c): audit.k8s.io/v1 Event lines at the Metadata level, one per
+ * answered request, written by a thread of its own from a bounded buffer (a request waits
+ * only while the buffer is full). */
+typedef struct kapi_audit kapi_audit;
+
 typedef struct kapi_api_config {
     kapi_store *store;
     const kapi_registry *registry;
@@ -53,8 +58,23 @@ typedef struct kapi_api_config {
     /* --authorization-mode, in order; none: RBAC */
     kapi_authz_mode authz_modes[KAPI_AUTHZ_MAX_MODES];
     size_t nauthz_modes;
-    bool anonymous; /* --anonymous-auth: a request without credentials is system:anonymous */
+    bool anonymous;    /* --anonymous-auth: a request without credentials is system:anonymous */
+    kapi_audit *audit; /* --audit-log-path: where each request's audit Event goes; or NULL */
 } kapi_api_config;
+
+typedef struct kapi_audit_config {
+    const char *path;        /* --audit-log-path: appended to; "-": stdout */
+    const char *policy_file; /* --audit-policy-file: the requests logged; NULL: every one */
+    /* --audit-log-maxsize (in bytes here; 0: never): a file that would grow past it is
+     * renamed <name>-<UTC time>.<ext> (lumberjack's name) and a new one started; of those,
+     * --audit-log-maxbackup are kept (0: all). Not for stdout. */
+    int64_t max_bytes;
+    int max_backups;
+} kapi_audit_config;
+/* Opens the log and starts the writer. */
+kapi_error *kapi_audit_new(kapi_audit **out, const kapi_audit_config *cfg);
+/* Writes what is buffered, stops the writer, closes the file. NULL is a no-op. */
+void kapi_audit_free(kapi_audit *a);
 
 kapi_api *kapi_api_new(const kapi_api_config *cfg);
 void kapi_api_free(kapi_api *api);

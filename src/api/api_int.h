@@ -47,6 +47,7 @@ struct kapi_api {
     unsigned request_timeout_ms; /* --request-timeout */
     kapi_authorizer *authorizer;
     bool anonymous; /* --anonymous-auth */
+    kapi_audit *audit;
 };
 
 typedef struct kapi_query_param {
@@ -132,6 +133,18 @@ typedef struct kapi_req {
     const char *reported_verb;
     size_t resp_bytes;
     bool streamed;
+    /* The request's record (api/audit.c): its audit ID (the Audit-ID header), when it came
+     * (wall clock; start_ns is the monotonic time), who authenticated when user is an
+     * impersonation, the authorization decision and its reason, and the error answered
+     * (its Status). */
+    char audit_id[37];
+    int64_t received_ns;
+    const kapi_user *authenticated; /* NULL: not impersonating */
+    const char *decision, *reason;
+    const kapi_error *failure;
+    /* The written object's name (when the path has none), uid and resourceVersion, for
+     * the audit Event's objectRef; in the arena, NULL when absent. */
+    const char *object_name, *object_uid, *object_rv;
 } kapi_req;
 
 /* The options of a list or watch (metav1.ListOptions), from the query. */
@@ -261,6 +274,10 @@ void kapi_api__respond_chunks(kapi_req *r, int status, const kapi_http_chunk *c,
 /* Sends an answer as it is, with its Content-Type and the request's Warning headers. */
 void kapi_api__send(kapi_req *r, int status, const char *content_type, const kapi_http_chunk *c,
                     size_t n);
+/* The same with extra headers (no Content-Type, Warning or Audit-ID among them). */
+void kapi_api__send_headers(kapi_req *r, int status, const char *content_type,
+                            const kapi_http_header *extra, size_t nextra, const kapi_http_chunk *c,
+                            size_t n);
 /* The release of a chunk that holds a reference to a stored object (owner). */
 void kapi_api__release_obj(void *owner);
 /* Adds a Warning header (`299 - "<text>"`) to the answer. */
@@ -275,6 +292,36 @@ kapi_error *kapi_api__err_method_not_allowed(void);
 
 /* Starts the request's chunked 200 of Content-Type type, with its Warning headers. */
 kapi_http_stream *kapi_api__start_stream(kapi_req *r, const char *type, size_t max_queued);
+
+/* audit_policy.c: --audit-policy-file, an audit.k8s.io/v1 Policy. */
+typedef struct kapi_audit_policy kapi_audit_policy;
+/* Reads and checks a Policy (YAML or JSON) into *out (the caller frees it), or a
+ * BadRequest error naming the field. */
+kapi_error *kapi_api__audit_policy_parse(const char *data, size_t len, kapi_audit_policy **out);
+void kapi_api__audit_policy_free(kapi_audit_policy *p);
+/* The level of the first rule matching a request (by who authenticated, the audit verb,
+ * the request info and the decoded path) at a stage ("RequestReceived",
+ * "ResponseComplete"), or NULL when it is not logged: no rule matches, the rule's level
+ * is None, or the stage is omitted (by the policy or the rule). */
+const char *kapi_api__audit_policy_level(const kapi_audit_policy *p, const kapi_user *u,
+                                         const char *verb, const kapi_reqinfo *in, const char *path,
+                                         const char *stage);
+
+/* audit.c */
+/* Stamps r when it comes: its audit ID (the client's Audit-ID header, else a new UUID) and
+ * its times. */
+void kapi_api__audit_start(kapi_req *r);
+/* The RequestReceived Event, once the request is authenticated (before impersonation and
+ * authorization, as kube's audit filter sits). */
+void kapi_api__audit_received(kapi_req *r);
+/* The one place a request is seen answered, just before its answer goes: the request log
+ * line (-v=2) and the audit Event. */
+void kapi_api__answered(kapi_req *r, int status);
+/* Notes what the audit Event's objectRef takes of a decoded request object (as kube's
+ * LogRequestObject): its name when the path has none, its uid and resourceVersion. */
+void kapi_api__audit_object(kapi_req *r, const json_t *obj);
+/* Queues whole lines for the audit log's writer (waits while 4 MiB are pending). */
+void kapi_api__audit_append(kapi_audit *a, const kapi_buf *lines);
 
 /* health.c */
 /* True when path is /healthz, /livez, /readyz or below one of them. */
@@ -449,13 +496,10 @@ void kapi_api__serve_version(kapi_req *r);
 
 /* ---- metrics (metrics.c) ---- */
 
-/* Answers req through the http layer, noting the status and bytes for the metrics: every
- * complete answer of the api goes through it. */
-void kapi_api__http_respond(kapi_req *r, int status, const kapi_http_header *h, size_t nh,
-                            const kapi_http_chunk *c, size_t n);
-/* Starts a streamed answer through the http layer, noted as such. */
-kapi_http_stream *kapi_api__http_stream(kapi_req *r, int status, const kapi_http_header *h,
-                                        size_t nh, size_t max_queued);
+/* Notes what the metrics record of an answer as it is made (respond.c, which makes every
+ * answer of the api): its status, and its verb as kube reports it, read now since the
+ * request's method and headers are the http layer's once it is answered. */
+void kapi_api__metrics_answer(kapi_req *r, int status);
 /* Records a request that has been answered: apiserver_request_total, its latency and
  * (reads) its response size. Called once, where the handler ends. */
 void kapi_api__metrics_request(const kapi_req *r);

@@ -263,8 +263,11 @@ kapi_error *kapi_api__authorize(kapi_req *r)
     kapi_error *err = NULL;
     kapi_api__authz_attrs(r, &r->user, &a);
     kapi_buf_init(&reason);
-    if (!kapi_api__authorized(r->api, &a, &reason, false))
-        err = kapi_api__forbidden(&a, reason.ptr ? reason.ptr : "");
+    bool allowed = kapi_api__authorized(r->api, &a, &reason, r->api->audit != NULL);
+    r->decision = allowed ? "allow" : "forbid";
+    r->reason = kapi_arena_strdup(&r->arena, reason.ptr);
+    if (!allowed)
+        err = kapi_api__forbidden(&a, reason.ptr);
     kapi_buf_dispose(&reason);
     return err;
 }

@@ -250,6 +250,7 @@ kapi_error *kapi_api__decode_as(kapi_req *r, const kapi_type *t, const kapi_writ
     if ((err = report_fields(r, t, o, &dups, &w)) != NULL)
         goto fail;
     kapi_dups_dispose(&dups);
+    kapi_api__audit_object(r, obj);
     *out = obj;
     return NULL;
 fail:

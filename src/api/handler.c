@@ -34,6 +34,7 @@ kapi_api *kapi_api_new(const kapi_api_config *cfg)
     api->auth = cfg->auth;
     api->request_timeout_ms = cfg->request_timeout_ms;
     api->anonymous = cfg->anonymous;
+    api->audit = cfg->audit;
     api->server_address = kapi_xstrdup("");
     api->openapi = kapi_api__openapi_new(cfg->registry);
     kapi_api__hook_cache_init(&api->hook_cache);
@@ -217,7 +218,7 @@ kapi_http_admission kapi_api_classify(const kapi_http_request *http, void *ctx)
  * neither is system:anonymous when --anonymous-auth allows it; a credential that is not
  * valid (a bearer token, a client certificate that does not verify) is a 401, never
  * anonymous, unless another one authenticates. */
-static kapi_error *authenticate(kapi_req *r)
+static kapi_error *authenticate_as(kapi_req *r)
 {
     const char *authorization = kapi_http_header_get(r->http, "authorization");
     kapi_sa_lookup sa = {kapi_api__sa_get, r->api};
@@ -232,6 +233,15 @@ static kapi_error *authenticate(kapi_req *r)
     return kapi_error_new(KAPI_STATUS_UNAUTHORIZED, "Unauthorized");
 }
 
+/* Authentication, then the audit's RequestReceived Event of whom it found. */
+static kapi_error *authenticate(kapi_req *r)
+{
+    kapi_error *err = authenticate_as(r);
+    if (!err)
+        kapi_api__audit_received(r);
+    return err;
+}
+
 void kapi_api_handle(kapi_http_request *http, void *ctx)
 {
     kapi_arena arena;
@@ -241,6 +251,7 @@ void kapi_api_handle(kapi_http_request *http, void *ctx)
     r->api = ctx;
     r->http = http;
     r->start_ns = kapi_time_mono_ns();
+    kapi_api__audit_start(r);
     kapi_error *err = NULL;
     unsigned timeout_ms; /* applied by the http layer (kapi_api_classify) */
     if (http->body_too_large) {

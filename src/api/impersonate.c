@@ -249,6 +249,9 @@ bool kapi_api__impersonate(kapi_req *r)
         groups[n++] = "system:unauthenticated";
     }
     groups[n] = NULL;
+    kapi_user *authenticated = kapi_arena_alloc(&r->arena, sizeof(*authenticated));
+    *authenticated = r->user;
+    r->authenticated = authenticated;
     r->user = (kapi_user){name, uid, groups};
     return true;
 }

@@ -454,13 +454,7 @@ static void release_chunk(kapi_http_chunk c)
 /* Starts the chunked answer with the headers a whole one would have. */
 static void start_chunked(list_out *o)
 {
-    kapi_req *r = o->r;
-    size_t nh = 0;
-    kapi_http_header *h = kapi_arena_alloc(&r->arena, (1 + r->nwarnings) * sizeof(*h));
-    h[nh++] = (kapi_http_header){"Content-Type", o->content_type};
-    for (size_t i = 0; i < r->nwarnings; i++)
-        h[nh++] = (kapi_http_header){"Warning", r->warnings[i]};
-    o->s = kapi_api__http_stream(r, 200, h, nh, SIZE_MAX);
+    o->s = kapi_api__start_stream(o->r, o->content_type, SIZE_MAX);
 }
 
 /* Hands the part over (one HTTP chunk), then waits until the client has taken all but

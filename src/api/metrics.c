@@ -126,24 +126,10 @@ static labels labels_of(const kapi_req *r)
     return l;
 }
 
-void kapi_api__http_respond(kapi_req *r, int status, const kapi_http_header *h, size_t nh,
-                            const kapi_http_chunk *c, size_t n)
+void kapi_api__metrics_answer(kapi_req *r, int status)
 {
     r->status = status;
     r->reported_verb = reported_verb(r, scope_of(r));
-    r->resp_bytes = 0;
-    for (size_t i = 0; i < n; i++)
-        r->resp_bytes += c[i].len;
-    kapi_http_respond(r->http, status, h, nh, c, n);
-}
-
-kapi_http_stream *kapi_api__http_stream(kapi_req *r, int status, const kapi_http_header *h,
-                                        size_t nh, size_t max_queued)
-{
-    r->status = status;
-    r->reported_verb = reported_verb(r, scope_of(r));
-    r->streamed = true;
-    return kapi_http_stream_start(r->http, status, h, nh, max_queued);
 }
 
 void kapi_api__metrics_request(const kapi_req *r)

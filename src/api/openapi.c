@@ -1179,17 +1179,15 @@ void kapi_api__openapi_free(kapi_openapi *o)
 
 static void respond_static(kapi_req *r, const char *type, const char *p, size_t n)
 {
-    const kapi_http_header h[] = {{"Content-Type", type}};
     kapi_http_chunk c = {p, n, NULL, NULL};
-    kapi_api__http_respond(r, 200, h, 1, &c, 1);
+    kapi_api__send(r, 200, type, &c, 1);
 }
 
 /* Sends b (a reference taken): the answer holds it until it is written. */
 static void respond_blob(kapi_req *r, const char *type, blob *b)
 {
-    const kapi_http_header h[] = {{"Content-Type", type}};
     kapi_http_chunk c = {b->bytes, b->len, blob_unref, b};
-    kapi_api__http_respond(r, 200, h, 1, &c, 1);
+    kapi_api__send(r, 200, type, &c, 1);
 }
 
 /* client-go asks for the protobuf form of /openapi/v2 by this media type (either

@@ -35,41 +35,55 @@ void kapi_api__warn(kapi_req *r, const char *fmt, ...)
     kapi_buf_dispose(&b);
 }
 
-/* Sends an answer with Content-Type, the extra headers and the warnings. */
-static void send_answer(kapi_req *r, int status, const char *content_type,
-                        const kapi_http_header *extra, size_t nextra, const kapi_http_chunk *c,
-                        size_t n)
+/* The headers of every answer: Content-Type, the extra ones, the warnings and Audit-ID
+ * (as kube-apiserver sends it on every answer). Every answer is made here: the request is
+ * recorded as answered (request log, audit) while r->http is still its own. */
+static kapi_http_header *answer_headers(kapi_req *r, int status, const char *content_type,
+                                        const kapi_http_header *extra, size_t nextra, size_t *nh)
 {
-    size_t nh = 0;
-    kapi_http_header *h = kapi_arena_alloc(&r->arena, (1 + nextra + r->nwarnings) * sizeof(*h));
-    h[nh++] = (kapi_http_header){"Content-Type", content_type};
+    kapi_http_header *h = kapi_arena_alloc(&r->arena, (2 + nextra + r->nwarnings) * sizeof(*h));
+    *nh = 0;
+    h[(*nh)++] = (kapi_http_header){"Content-Type", content_type};
     for (size_t i = 0; i < nextra; i++)
-        h[nh++] = extra[i];
+        h[(*nh)++] = extra[i];
     for (size_t i = 0; i < r->nwarnings; i++)
-        h[nh++] = (kapi_http_header){"Warning", r->warnings[i]};
-    kapi_api__http_respond(r, status, h, nh, c, n);
+        h[(*nh)++] = (kapi_http_header){"Warning", r->warnings[i]};
+    if (*r->audit_id)
+        h[(*nh)++] = (kapi_http_header){"Audit-ID", r->audit_id};
+    kapi_api__metrics_answer(r, status);
+    kapi_api__answered(r, status);
+    return h;
+}
+
+void kapi_api__send_headers(kapi_req *r, int status, const char *content_type,
+                            const kapi_http_header *extra, size_t nextra, const kapi_http_chunk *c,
+                            size_t n)
+{
+    size_t nh;
+    kapi_http_header *h = answer_headers(r, status, content_type, extra, nextra, &nh);
+    for (size_t i = 0; i < n; i++)
+        r->resp_bytes += c[i].len;
+    kapi_http_respond(r->http, status, h, nh, c, n);
 }
 
 void kapi_api__send(kapi_req *r, int status, const char *content_type, const kapi_http_chunk *c,
                     size_t n)
 {
-    send_answer(r, status, content_type, NULL, 0, c, n);
+    kapi_api__send_headers(r, status, content_type, NULL, 0, c, n);
 }
 
 kapi_http_stream *kapi_api__start_stream(kapi_req *r, const char *type, size_t max_queued)
 {
-    size_t nh = 0;
-    kapi_http_header *h = kapi_arena_alloc(&r->arena, (1 + r->nwarnings) * sizeof(*h));
-    h[nh++] = (kapi_http_header){"Content-Type", type};
-    for (size_t i = 0; i < r->nwarnings; i++)
-        h[nh++] = (kapi_http_header){"Warning", r->warnings[i]};
-    return kapi_api__http_stream(r, 200, h, nh, max_queued);
+    size_t nh;
+    kapi_http_header *h = answer_headers(r, 200, type, NULL, 0, &nh);
+    r->streamed = true;
+    return kapi_http_stream_start(r->http, 200, h, nh, max_queued);
 }
 
 void kapi_api__respond_chunks(kapi_req *r, int status, const kapi_http_chunk *c, size_t n)
 {
     if (r->media.format == KAPI_FORMAT_JSON && r->media.target == KAPI_TARGET_OBJECT)
-        send_answer(r, status, "application/json", NULL, 0, c, n);
+        kapi_api__send(r, status, "application/json", c, n);
     else
         kapi_api__respond_transformed(r, status, c, n);
 }
@@ -161,7 +175,9 @@ void kapi_api__respond_error(kapi_req *r, kapi_error *err)
     size_t len;
     char *p = kapi_buf_detach(&b, &len);
     kapi_http_chunk c = kapi_http_chunk_take(p, len);
-    send_answer(r, kapi_status_code(err->status), type, h, err->retry_after > 0 ? 1 : 0, &c, 1);
+    r->failure = err;
+    kapi_api__send_headers(r, kapi_status_code(err->status), type, h, err->retry_after > 0, &c, 1);
+    r->failure = NULL;
     kapi_error_free(err);
 }
 
@@ -199,10 +215,9 @@ void kapi_api__respond_obj(kapi_req *r, int status, kapi_obj *obj)
 
 void kapi_api__respond_text(kapi_req *r, int status, const char *text)
 {
-    static const kapi_http_header h[] = {{"Content-Type", "text/plain; charset=utf-8"},
-                                         {"X-Content-Type-Options", "nosniff"}};
+    static const kapi_http_header h[] = {{"X-Content-Type-Options", "nosniff"}};
     kapi_http_chunk c = kapi_http_chunk_copy(text, strlen(text));
-    kapi_api__http_respond(r, status, h, 2, &c, 1);
+    kapi_api__send_headers(r, status, "text/plain; charset=utf-8", h, 1, &c, 1);
 }
 
 void kapi_api__respond_not_found_page(kapi_req *r)

@@ -318,8 +318,7 @@ bool kapi_api__serve_openid(kapi_req *r)
     }
     size_t len;
     char *p = kapi_buf_detach(&b, &len);
-    kapi_http_header h[] = {{"Content-Type", types[doc]}, cache};
     kapi_http_chunk c = kapi_http_chunk_take(p, len);
-    kapi_api__http_respond(r, 200, h, KAPI_ARRAY_LEN(h), &c, 1);
+    kapi_api__send_headers(r, 200, types[doc], &cache, 1, &c, 1);
     return true;
 }

@@ -53,6 +53,7 @@
 
 #include "api/api_int.h"
 #include "codec/protobuf.h"
+#include "log/log.h"
 #include "metrics/metrics.h"
 
 #define NS_PER_S 1000000000LL
@@ -474,7 +475,7 @@ static bool enqueue(kapi_watch *w, const kapi_store_event *ev)
         w->npending++;
         if (!h->converter_started) {
             if (pthread_create(&h->converter, NULL, converter_main, w->api) != 0) {
-                fputs("kapi: cannot start the watch converter\n", stderr);
+                KAPI_LOG_ERROR("cannot start the watch converter");
                 abort();
             }
             h->converter_started = true;
@@ -719,7 +720,7 @@ kapi_watch_reaper *kapi_api__watch_reaper_new(kapi_api *api)
     h->tail = &h->head;
     api->watches = h;
     if (pthread_create(&h->reaper, NULL, reaper_main, api) != 0) {
-        fputs("kapi: cannot start the watch reaper\n", stderr);
+        KAPI_LOG_ERROR("cannot start the watch reaper");
         abort();
     }
     return h;

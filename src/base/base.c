@@ -307,8 +307,17 @@ void kapi_random_bytes(void *p, size_t n)
 void kapi_uuid_v4(char out[37])
 {
     static const char hex[] = "0123456789abcdef";
+    /* every request gets a UUID (its audit ID): one getrandom per 256 of them */
+    static _Thread_local unsigned char pool[4096];
+    static _Thread_local size_t used = sizeof(pool);
     unsigned char r[16];
-    kapi_random_bytes(r, sizeof(r));
+    if (used == sizeof(pool)) {
+        kapi_random_bytes(pool, sizeof(pool));
+        used = 0;
+    }
+    memcpy(r, pool + used, sizeof(r));
+    memset(pool + used, 0, sizeof(r));
+    used += sizeof(r);
     r[6] = (unsigned char)((r[6] & 0x0f) | 0x40);
     r[8] = (unsigned char)((r[8] & 0x3f) | 0x80);
     char *o = out;

@@ -103,7 +103,8 @@ char *kapi_time_rfc3339(char *out, int64_t unix_seconds);
 
 /* Cryptographically random bytes (getrandom); aborts if the kernel cannot give them. */
 void kapi_random_bytes(void *p, size_t n);
-/* A random RFC 4122 version 4 UUID, 36 characters plus NUL. */
+/* A random RFC 4122 version 4 UUID, 36 characters plus NUL; its bytes come from a
+ * per-thread pool of getrandom's, refilled 4 KiB at a time. */
 void kapi_uuid_v4(char out[37]);
 /* n random characters from Kubernetes' name-suffix alphabet (no vowels, no ambiguous
  * digits), NUL-terminated: out has room for n + 1. */

@@ -62,6 +62,9 @@ const char *kapi_go_json_kind(const json_t *v);
  * into *out nanoseconds: NULL, or Go's error text ("time: invalid duration \"x\"") as a
  * heap string. */
 char *kapi_go_parse_duration(kapi_str s, int64_t *out);
+/* Appends ns as Go's time.Duration.String writes it: "0s", "850ns", "1.5µs", "1.234ms",
+ * "2.5s", "1h2m3s". */
+void kapi_go_format_duration(kapi_buf *b, int64_t ns);
 /* s quoted as Go's time package quotes it in its errors (heap): " and \ escaped, bytes
  * outside printable ASCII as \xNN. */
 char *kapi_go_time_quote(kapi_str s);

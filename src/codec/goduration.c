@@ -168,3 +168,43 @@ char *kapi_go_parse_duration(kapi_str s, int64_t *out)
     free(q);
     return msg;
 }
+
+/* Appends v / 10^prec with its fraction, trailing zeros (and a bare point) dropped. */
+static void put_fraction(kapi_buf *b, uint64_t v, int prec)
+{
+    uint64_t scale = 1;
+    for (int i = 0; i < prec; i++)
+        scale *= 10;
+    kapi_buf_printf(b, "%llu", (unsigned long long)(v / scale));
+    uint64_t frac = v % scale;
+    if (!frac)
+        return;
+    while (frac % 10 == 0)
+        frac /= 10, prec--;
+    kapi_buf_printf(b, ".%0*llu", prec, (unsigned long long)frac);
+}
+
+void kapi_go_format_duration(kapi_buf *b, int64_t ns)
+{
+    uint64_t u = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+    if (ns < 0)
+        kapi_buf_putc(b, '-');
+    if (u < 1000000000) {
+        if (u == 0)
+            kapi_buf_puts(b, "0s");
+        else if (u < 1000)
+            kapi_buf_printf(b, "%lluns", (unsigned long long)u);
+        else
+            put_fraction(b, u, u < 1000000 ? 3 : 6);
+        if (u >= 1000)
+            kapi_buf_puts(b, u < 1000000 ? "\xc2\xb5s" : "ms");
+        return;
+    }
+    uint64_t secs = u / 1000000000, hours = secs / 3600, mins = secs / 60 % 60;
+    if (hours)
+        kapi_buf_printf(b, "%lluh", (unsigned long long)hours);
+    if (hours || mins)
+        kapi_buf_printf(b, "%llum", (unsigned long long)mins);
+    put_fraction(b, u % 60000000000ULL, 9);
+    kapi_buf_putc(b, 's');
+}

@@ -44,6 +44,7 @@
 
 #include "base/cidr.h"
 #include "codec/json.h"
+#include "log/log.h"
 
 #define RETRY_MS 500
 #define RESYNC_MS 30000
@@ -412,7 +413,7 @@ static bool make_default(state *st, const json_t *spec, const json_t *cidrs)
         kapi_api_create(st->api, &kapi_controllers_user, st->cidrs, KAPI_STR(""), obj, NULL);
     bool ok = !err || err->status == KAPI_STATUS_ALREADY_EXISTS;
     if (!ok)
-        fprintf(stderr, "kapi: clustercidr: %s: %s\n", DEFAULT_NAME, err->message);
+        KAPI_LOG_WARNING("clustercidr: %s: %s", DEFAULT_NAME, err->message);
     kapi_error_free(err);
     return ok;
 }

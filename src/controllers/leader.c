@@ -18,6 +18,7 @@
 
 #include "codec/json.h"
 #include "controllers/controllers.h"
+#include "log/log.h"
 
 #define MS 1000000LL
 #define JITTER 1.2 /* client-go's JitterFactor */
@@ -284,7 +285,7 @@ kapi_leader *kapi_leader_start(kapi_api *api, const kapi_leader_config *c)
     pthread_cond_init(&l->cond, &attr);
     pthread_condattr_destroy(&attr);
     if (pthread_create(&l->thread, NULL, elector_main, l) != 0) {
-        fputs("kapi: cannot start the leader elector\n", stderr);
+        KAPI_LOG_ERROR("cannot start the leader elector");
         abort();
     }
     return l;

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "codec/json.h"
+#include "log/log.h"
 
 static const char *const controller_groups[] = {"system:authenticated", NULL};
 const kapi_user kapi_controllers_user = {"system:kube-controller-manager", "", controller_groups};
@@ -158,7 +159,7 @@ static kapi_controller *start(kapi_api *api, const char *name, const kapi_type *
         c->nwatches++;
     }
     if (pthread_create(&c->thread, NULL, controller_main, c) != 0) {
-        fprintf(stderr, "kapi: cannot start the %s controller\n", name);
+        KAPI_LOG_ERROR("cannot start the %s controller", name);
         abort();
     }
     pthread_mutex_lock(&running_mu);

@@ -26,6 +26,7 @@
 #include <stdio.h>
 
 #include "api/api.h"
+#include "log/log.h"
 #include "store/store.h"
 
 /* A flag kube-apiserver takes more than once (StringArray) or as a comma-separated list
@@ -73,6 +74,18 @@ typedef struct kapi_options {
      * --controllers-clock-file (read at start and on SIGHUP) */
     kapi_strings controllers;
     const char *clock_file;
+    /* klog's -v and component-base's --logging-format; --audit-log-path ("-": stdout),
+     * --audit-policy-file, --audit-log-maxsize (MB) and --audit-log-maxbackup */
+    long verbosity;
+    kapi_log_format log_format;
+    const char *audit_log_path, *audit_policy_file;
+    long audit_max_mb, audit_max_backups;
+    /* The flags given (config file and command line, in the order applied) and their
+     * values as given, for the start-up log. */
+    struct kapi_given {
+        const char *name, *value;
+    } * given;
+    size_t ngiven;
     const char *config_file; /* --config */
     bool help, version;      /* --help, --version: print and exit */
     /* The config file's values, which the fields above may point into. */

@@ -364,6 +364,19 @@ static char *set_clock_file(kapi_options *o, const flag *f, char *value)
     return kapi_options_read_clock_file(value);
 }
 
+static char *set_verbosity(kapi_options *o, const flag *f, char *value)
+{
+    return parse_long(value, 0, INT_MAX, FIELD(o, f, long));
+}
+
+static char *set_log_format(kapi_options *o, const flag *f, char *value)
+{
+    (void)f;
+    return kapi_log_parse_format(value, &o->log_format)
+               ? NULL
+               : kapi_xstrdup("supported values: \"json\", \"text\"");
+}
+
 /* The table. Help texts say what the value means in kapi; where kapi differs from
  * kube-apiserver the text says so. */
 static const flag flags[] = {
@@ -508,6 +521,27 @@ static const flag flags[] = {
      "How often the leader renews and the others try.", set_positive_ms, AT(retry_ms), 0},
     {"event-ttl", 0, G_MISC, "duration", "1h0m0s", "How long an Event stays after its last write.",
      set_positive_ms, AT(event_ttl_ms), 0},
+    {"audit-log-path", 0, G_AUDIT, "string", NULL,
+     "Write an audit.k8s.io/v1 Event of each request (Metadata level) as a JSON line to this "
+     "file; '-': standard output.",
+     set_string, AT(audit_log_path), 0},
+    {"audit-policy-file", 0, G_AUDIT, "string", NULL,
+     "kube's audit Policy (YAML or JSON): which requests are audited (None or Metadata; "
+     "Request and RequestResponse are written at Metadata). Without it every request is.",
+     set_string, AT(audit_policy_file), 0},
+    {"audit-log-maxsize", 0, G_AUDIT, "int", NULL,
+     "Megabytes of the audit log before it is rotated (a backup named as lumberjack names "
+     "them). 0: never.",
+     set_count, AT(audit_max_mb), 0},
+    {"audit-log-maxbackup", 0, G_AUDIT, "int", NULL,
+     "How many rotated audit logs are kept, the oldest removed. 0: all.", set_count,
+     AT(audit_max_backups), 0},
+    {"logging-format", 0, G_LOGS, "string", "text",
+     "How stderr's log lines are written: text (klog's) or json (component-base's).",
+     set_log_format, 0, 0},
+    {"v", 'v', G_LOGS, "Level", "0",
+     "The log's verbosity: errors, warnings and level 0 always; 2 adds a line per request.",
+     set_verbosity, AT(verbosity), 0},
     {"help", 'h', G_GLOBAL, NULL, NULL, "Print this help and exit.", set_bool, AT(help), CMDLINE},
     {"version", 0, G_GLOBAL, NULL, NULL,
      "Print kapi's version, the Kubernetes version it serves, its commit and build date, and "
@@ -587,10 +621,16 @@ static bool scan_argv(int argc, char **argv, assignment *sets, size_t *n)
 }
 
 /* Sets f from value (the setter may cut it up: the error shows a copy). */
+static char *own(kapi_options *o, char *s);
+
 static bool apply(kapi_options *o, const flag *f, char *value, const char *file)
 {
     char *shown = kapi_xstrdup(value);
     char *why = f->set(o, f, value);
+    if (!why && !(f->traits & CMDLINE)) {
+        o->given = kapi_xrealloc(o->given, (o->ngiven + 1) * sizeof(*o->given));
+        o->given[o->ngiven++] = (struct kapi_given){f->name, own(o, kapi_xstrdup(shown))};
+    }
     if (why && file)
         fprintf(stderr, "Error: config file %s: key \"%s\": invalid value \"%s\": %s\n", file,
                 f->name, shown, why);
@@ -835,6 +875,7 @@ void kapi_options_dispose(kapi_options *o)
     free(o->api_audiences.v);
     free(o->webhook_resolve.v);
     free(o->controllers.v);
+    free(o->given);
     json_decref(o->default_cluster_cidr);
     for (size_t i = 0; i < o->nowned; i++)
         free(o->owned[i]);

@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "etcd/etcd.h"
+#include "log/log.h"
 
 #define LOAD_PAGE 1000
 #define WATCH_POLL_NS 200000000LL     /* how often the watcher looks at stop */
@@ -184,8 +185,8 @@ static kapi_obj *stamp(kapi_str key, kapi_str value, int64_t rev, int64_t create
 {
     size_t start, end;
     if (!kapi_store__rv_place(value, &start, &end)) {
-        fprintf(stderr, "kapi: store: etcd: %.*s: not an object kapi stored; skipped\n",
-                (int)key.len, key.ptr);
+        KAPI_LOG_WARNING("store: etcd: %.*s: not an object kapi stored; skipped", (int)key.len,
+                         key.ptr);
         return NULL;
     }
     return kapi_store__obj_new(key, rev, create_rev, (kapi_str){value.ptr, start},
@@ -399,15 +400,14 @@ static bool reload_state(etcd_backend *b, int64_t *last)
     int64_t at = 0;
     kapi_error *err = load_state(b, keep_row, &r, &at);
     if (!err) {
-        fprintf(stderr,
-                "kapi: store: etcd: the watch fell behind etcd's compaction (after revision "
-                "%lld); the state at %lld replaces the cache, and watches end with 410\n",
-                (long long)*last, (long long)at);
+        KAPI_LOG_WARNING("store: etcd: the watch fell behind etcd's compaction (after revision "
+                         "%lld); the state at %lld replaces the cache, and watches end with 410",
+                         (long long)*last, (long long)at);
         b->reset(b->follow_ctx, r.rows, r.n, at);
         *last = at;
         delivered_up_to(b, at);
     } else {
-        fprintf(stderr, "kapi: store: etcd: reload after compaction: %s\n", err->message);
+        KAPI_LOG_ERROR("store: etcd: reload after compaction: %s", err->message);
         kapi_error_free(err);
     }
     for (size_t i = 0; i < r.n; i++)
@@ -518,8 +518,8 @@ static void *watcher_main(void *arg)
                     reload_state(b, &last);
                     break;
                 }
-                fprintf(stderr, "kapi: store: etcd: watch from %lld: %s; again\n",
-                        (long long)(last + 1), err ? err->message : kapi_etcd_rc_name(rc));
+                KAPI_LOG_WARNING("store: etcd: watch from %lld: %s; again", (long long)(last + 1),
+                                 err ? err->message : kapi_etcd_rc_name(rc));
                 kapi_error_free(err);
                 break;
             }
@@ -606,7 +606,7 @@ static int backend_current_revision(void *p, int64_t *rev)
     etcd_backend *b = p;
     kapi_error *err = NULL;
     if (head_revision(b, rev, &err) != KAPI_ETCD_OK) {
-        fprintf(stderr, "kapi: store: etcd: current revision: %s\n", err ? err->message : "?");
+        KAPI_LOG_ERROR("store: etcd: current revision: %s", err ? err->message : "?");
         kapi_error_free(err);
         return -1;
     }
@@ -620,7 +620,7 @@ static int backend_current_revision(void *p, int64_t *rev)
         *rev = r->revision;
         rc = 0;
     } else {
-        fprintf(stderr, "kapi: store: etcd: %s: %s\n", b->sync_key, err ? err->message : "?");
+        KAPI_LOG_ERROR("store: etcd: %s: %s", b->sync_key, err ? err->message : "?");
     }
     kapi_error_free(err);
     kapi_etcd_response_free(r);
@@ -670,8 +670,8 @@ static int commit_one(etcd_backend *b, kapi_store_txn_write *t)
     kapi_etcd_rc rc = kapi_etcd_txn(b->c, &txn, 0, &r, &err);
     kapi_buf_dispose(&key);
     if (rc != KAPI_ETCD_OK) {
-        fprintf(stderr, "kapi: store: etcd: %.*s: %s\n", (int)w->key.len, w->key.ptr,
-                err ? err->message : kapi_etcd_rc_name(rc));
+        KAPI_LOG_ERROR("store: etcd: %.*s: %s", (int)w->key.len, w->key.ptr,
+                       err ? err->message : kapi_etcd_rc_name(rc));
         kapi_error_free(err);
         return -1;
     }
@@ -764,8 +764,8 @@ static kapi_store_rc backend_read_history(void *p, const kapi_store_list_opts *q
               : rc == KAPI_ETCD_FUTURE_REV ? KAPI_STORE_TOO_NEW
                                            : KAPI_STORE_IO;
         if (out == KAPI_STORE_IO)
-            fprintf(stderr, "kapi: store: etcd: list at %lld: %s\n", (long long)q->rev,
-                    err ? err->message : kapi_etcd_rc_name(rc));
+            KAPI_LOG_ERROR("store: etcd: list at %lld: %s", (long long)q->rev,
+                           err ? err->message : kapi_etcd_rc_name(rc));
     }
     kapi_error_free(err);
     kapi_etcd_response_free(resp);
@@ -798,7 +798,7 @@ static int backend_share(void *p, const char *name, kapi_str mine, kapi_buf *the
             kapi_buf_put(theirs, res->kvs[0].value.ptr, res->kvs[0].value.len);
         rc = r->succeeded || (res && res->nkvs) ? 0 : -1;
     } else {
-        fprintf(stderr, "kapi: store: etcd: %s: %s\n", key, err ? err->message : "?");
+        KAPI_LOG_ERROR("store: etcd: %s: %s", key, err ? err->message : "?");
     }
     kapi_error_free(err);
     kapi_etcd_response_free(r);
@@ -836,8 +836,8 @@ static void compact_round(etcd_backend *b, int64_t *version, int64_t *rev)
         if (*rev > 0) {
             kapi_etcd_rc rc = kapi_etcd_compact(b->c, *rev, false, 0, &err);
             if (rc != KAPI_ETCD_OK && rc != KAPI_ETCD_COMPACTED)
-                fprintf(stderr, "kapi: store: etcd: compact to %lld: %s\n", (long long)*rev,
-                        err ? err->message : kapi_etcd_rc_name(rc));
+                KAPI_LOG_ERROR("store: etcd: compact to %lld: %s", (long long)*rev,
+                               err ? err->message : kapi_etcd_rc_name(rc));
             kapi_error_free(err);
         }
         *version = *version + 1;

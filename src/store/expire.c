@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "base/map.h"
+#include "log/log.h"
 
 typedef struct entry {
     int64_t deadline_ms; /* CLOCK_MONOTONIC */
@@ -281,8 +282,8 @@ kapi_store_expirer *kapi_store_expire_start(kapi_store *st, kapi_str prefix, int
     x->latest = kapi_map_new(&latest_map);
     int64_t from = list_all(x), oldest;
     if (kapi_store_watch_start(st, prefix, from, written, x, &x->watch, &oldest) != KAPI_STORE_OK)
-        fprintf(stderr, "kapi: expiry of %.*s: no watch; only what exists now expires\n",
-                (int)prefix.len, prefix.ptr);
+        KAPI_LOG_WARNING("expiry of %.*s: no watch; only what exists now expires", (int)prefix.len,
+                         prefix.ptr);
     pthread_create(&x->thread, NULL, reaper, x);
     return x;
 }

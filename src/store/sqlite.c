@@ -35,6 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log/log.h"
+
 #define BUSY_TIMEOUT_MS 5000
 
 static const char SCHEMA[] =
@@ -117,7 +119,7 @@ typedef struct sqlite_backend {
 
 static void report(sqlite3 *db, const char *what)
 {
-    fprintf(stderr, "kapi: store: sqlite: %s: %s\n", what, sqlite3_errmsg(db));
+    KAPI_LOG_ERROR("store: sqlite: %s: %s", what, sqlite3_errmsg(db));
 }
 
 static kapi_error *db_open(sqlite3 **out, const char *path, const char *init)
@@ -557,7 +559,7 @@ static reader *reader_take(sqlite_backend *b)
     r = kapi_xcalloc(1, sizeof(*r));
     kapi_error *err = db_open(&r->db, b->path, NULL);
     if (err) {
-        fprintf(stderr, "kapi: %s\n", err->message);
+        KAPI_LOG_ERROR("%s", err->message);
         kapi_error_free(err);
         free(r);
         return NULL;

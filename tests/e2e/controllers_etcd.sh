@@ -25,7 +25,7 @@ start_b "$bin" "$data_b" "$port_b" "${short[@]}" --controllers-clock-file "$cloc
 sed "s/127.0.0.1:$port/127.0.0.1:$port_b/" "$data/kubeconfig" >"$work/kubeconfig-b"
 cur=$data/kubeconfig
 kc() { kubectl --kubeconfig "$cur" --request-timeout=10s -n e2e "$@"; }
-leads() { grep -c "kapi: leading:" "$1"; }
+leads() { grep -c "] leading:" "$1"; }
 # set_clock UNIX: both instances' controllers read UNIX (seconds) from now on.
 set_clock() {
     echo "$(($1 - $(date +%s)))s" | tee "$clock_a" >"$clock_b"
@@ -38,7 +38,7 @@ wait_jobs() { # wait_jobs EXPECTED
     jobs_of
 }
 
-check "A leads" eventually grep -q "kapi: leading:" "$data.log"
+check "A leads" eventually grep -q "] leading:" "$data.log"
 kubectl --kubeconfig "$cur" create namespace e2e >/dev/null
 kc create -f - >/dev/null <<'J'
 {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "every"},
@@ -56,7 +56,7 @@ kill -KILL "$KAPI_PID"
 wait "$KAPI_PID" 2>/dev/null
 KAPI_PID=
 cur=$work/kubeconfig-b
-check "B leads once A's lease expired" eventually grep -q "kapi: leading:" "$data_b.log"
+check "B leads once A's lease expired" eventually grep -q "] leading:" "$data_b.log"
 set_clock $((m + 61))
 expect_eq "B creates the next minute's Job, and not the first again" \
     "every-$((m / 60)) every-$((m / 60 + 1)) " \

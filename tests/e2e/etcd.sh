@@ -81,7 +81,7 @@ kill "$gone_watch" 2>/dev/null
 expect_eq "each of its 15 CronJobs is deleted once" "15 15" \
     "$(grep -c '^DELETED' "$work/gone") $(awk '$1 == "DELETED" { print $2 }' "$work/gone" | sort -u | wc -l)"
 expect_eq "one instance runs the controllers" 1 \
-    "$(cat "$data.log" "$data_b.log" | grep -c 'kapi: leading:')"
+    "$(cat "$data.log" "$data_b.log" | grep -c '] leading:')"
 
 # Patches of one object from both instances at once: kube's retry on a lost race, with
 # the state read anew on the instance, loses none.

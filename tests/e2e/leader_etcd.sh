@@ -31,7 +31,7 @@ holder() {
 holder_is() { [ "$(holder)" = "$1" ]; }
 has_default_sa() { kc -n "$1" get serviceaccount default >/dev/null 2>&1; }
 # leads LOG: how many times the instance of LOG began leading.
-leads() { grep -c "kapi: leading:" "$1"; }
+leads() { grep -c "] leading:" "$1"; }
 
 check "two instances, distinct identities" test "$id_a" != "$id_b"
 check "A, started first, holds the lease" eventually holder_is "$id_a 0"
@@ -48,7 +48,7 @@ cur=$work/kubeconfig-b
 check "B holds the lease once A stopped, one transition" eventually holder_is "$id_b 1"
 took=$((($(date +%s%N) - stopped) / 1000000))
 check "B took over at once (${took} ms, the lease is 3 s)" test "$took" -lt 2500
-check "B runs the controllers" eventually grep -q "kapi: leading:" "$data_b.log"
+check "B runs the controllers" eventually grep -q "] leading:" "$data_b.log"
 kc create namespace two >/dev/null
 check "B's controllers serve the cluster" eventually has_default_sa two
 

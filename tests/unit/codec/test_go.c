@@ -166,3 +166,31 @@ TEST(go_time)
     CHECK_STR_EQ(b.ptr, "0000-12-31T23:00:00Z");
     kapi_buf_dispose(&b);
 }
+
+/* time.Duration.String: the unit by size, trailing zeros of the fraction dropped. */
+TEST(go_format_duration)
+{
+    static const struct {
+        int64_t ns;
+        const char *want;
+    } cases[] = {
+        {0, "0s"},
+        {850, "850ns"},
+        {1500, "1.5\xc2\xb5s"},
+        {1000, "1\xc2\xb5s"},
+        {1234567, "1.234567ms"},
+        {20000000, "20ms"},
+        {2500000000LL, "2.5s"},
+        {60000000000LL, "1m0s"},
+        {3723000000001LL, "1h2m3.000000001s"},
+        {3600000000000LL, "1h0m0s"},
+        {-1500000, "-1.5ms"},
+    };
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(cases); i++) {
+        kapi_buf b;
+        kapi_buf_init(&b);
+        kapi_go_format_duration(&b, cases[i].ns);
+        CHECK_STR_EQ(b.ptr, cases[i].want);
+        kapi_buf_dispose(&b);
+    }
+}
