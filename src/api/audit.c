@@ -41,21 +41,6 @@ struct kapi_audit {
     pthread_t thread;
 };
 
-static void write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            KAPI_LOG_ERRORS(w < 0 ? strerror(errno) : "no progress", "Cannot write the audit log");
-            return;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-}
-
 /* Where the file's name splits for its backups: "dir/audit.log" has the prefix
  * "dir/audit" and the extension ".log". */
 static size_t ext_at(const char *path)
@@ -153,7 +138,8 @@ static void write_lines(kapi_audit *a, const char *p, size_t n)
             if (take == 0)
                 take = (size_t)((const char *)memchr(p, '\n', n) + 1 - p);
         }
-        write_all(a->fd, p, take);
+        if (!kapi_write_all(a->fd, p, take))
+            KAPI_LOG_ERRORS(strerror(errno), "Cannot write the audit log");
         a->size += (int64_t)take;
         p += take;
         n -= take;

@@ -36,20 +36,6 @@ done:
     return err;
 }
 
-static bool write_all(int fd, const char *p, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        p += n;
-        len -= (size_t)n;
-    }
-    return true;
-}
-
 /* Makes a rename in the directory of PATH durable. Best effort: an error changes nothing
  * the caller could act on. */
 static void sync_parent(const char *path)
@@ -70,7 +56,7 @@ kapi_error *kapi_auth__write_file(const char *path, const void *data, size_t len
     char *tmp = kapi_xprintf("%s.tmp-XXXXXX", path);
     kapi_error *err = NULL;
     int fd = mkstemp(tmp); /* created 0600, so a key is never readable by others */
-    bool ok = fd >= 0 && fchmod(fd, mode) == 0 && write_all(fd, data, len) && fsync(fd) == 0;
+    bool ok = fd >= 0 && fchmod(fd, mode) == 0 && kapi_write_all(fd, data, len) && fsync(fd) == 0;
     int saved = errno;
     if (fd >= 0 && close(fd) != 0 && ok) {
         ok = false;

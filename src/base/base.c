@@ -1,11 +1,13 @@
 /* base: memory that cannot fail, slices, growable buffers, the arena, time, randomness. */
 #include "base/base.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 static void oom(void)
 {
@@ -351,4 +353,22 @@ int kapi_hex_value(char c)
     if (c >= 'A' && c <= 'F')
         return c - 'A' + 10;
     return -1;
+}
+
+bool kapi_write_all(int fd, const void *p, size_t n)
+{
+    const char *at = p;
+    while (n > 0) {
+        ssize_t w = write(fd, at, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return false;
+        }
+        at += w;
+        n -= (size_t)w;
+    }
+    return true;
 }

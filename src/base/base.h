@@ -30,6 +30,10 @@ char *kapi_xstrndup(const char *s, size_t n);
 /* A heap string made with printf formatting; the caller frees it. */
 char *kapi_xprintf(const char *fmt, ...) KAPI_PRINTF(1, 2);
 
+/* Writes all n bytes of p to fd, again after a short write or EINTR; false when a write
+ * fails (errno says why; EIO for one that wrote nothing). */
+bool kapi_write_all(int fd, const void *p, size_t n);
+
 /* A non-owning slice of bytes. */
 typedef struct kapi_str {
     const char *ptr;

@@ -175,14 +175,7 @@ static void emit(kapi_buf *b)
         b->ptr[MAX_LINE - 1] = '\n';
     }
     pthread_mutex_lock(&write_mu);
-    for (size_t off = 0; off < b->len;) {
-        ssize_t w = write(log_fd, b->ptr + off, b->len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            break;
-        off += (size_t)w;
-    }
+    kapi_write_all(log_fd, b->ptr, b->len); /* nowhere to say it failed */
     pthread_mutex_unlock(&write_mu);
 }
 
