@@ -42,7 +42,6 @@ Section: admin
 Priority: optional
 Depends: $depends
 Installed-Size: $(du -sk "$root" | cut -f1)
-Homepage: https://github.com/kapi/kapi
 Description: Kubernetes-compatible API server in one small binary
  kapi serves the Kubernetes API (kube-apiserver 1.26's) on an embedded SQLite
  store or on etcd, with the core controllers built in; kubectl and client
