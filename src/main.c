@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <mimalloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -419,6 +420,7 @@ static int run(const kapi_options *o)
     uv_signal_start(&s.sigterm, on_signal, SIGTERM);
     uv_signal_start(&s.sigint, on_signal, SIGINT);
     uv_signal_start(&s.sighup, on_sighup, SIGHUP);
+    mi_collect(true); /* the start's peak (bootstrap, compiled types) given back */
     char abs[PATH_MAX];
     printf("kapi: serving on %s\nexport KUBECONFIG=%s\n", url,
            realpath(kubeconfig, abs) ? abs : kubeconfig);
