@@ -220,7 +220,7 @@ expect_eq "NOTIFY_SOCKET: READY=1, the reloads, then STOPPING=1 at shutdown" \
     "$(sed 's/ MONOTONIC_USEC=[0-9]*//' "$work/notify.out" | paste -sd' ')"
 
 # ---- The Debian package, of the binary under test
-deb=$(make -s -C "$top" deb DEB_BIN="$bin" BUILD="$work/debbuild" 2>"$work/deb.err" | tail -1)
+deb=$(make -s --no-print-directory -C "$top" deb DEB_BIN="$bin" BUILD="$work/debbuild" 2>"$work/deb.err" | tail -1)
 check "make deb builds a package" test -f "$deb"
 root=$work/root
 mkdir "$root"
