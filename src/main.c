@@ -368,6 +368,7 @@ static int run(const kapi_options *o)
         .workers = WORKERS,
         .handler = kapi_api_handle,
         .classify = kapi_api_classify,
+        .refused = kapi_api_refused,
         .max_inflight = {[KAPI_HTTP_READ] = (unsigned)o->max_inflight,
                          [KAPI_HTTP_MUTATE] = (unsigned)o->max_mutating_inflight},
         .request_timeout_ms = o->request_timeout_ms,

@@ -86,6 +86,12 @@ void kapi_api_handle(kapi_http_request *req, void *ctx);
  * filters: a watch is long-running; get, list (and any GET or HEAD) are READ, every other
  * verb MUTATE, with the request timeout, or the timeout parameter when it is shorter. */
 kapi_http_admission kapi_api_classify(const kapi_http_request *req, void *ctx);
+/* The http layer's refused (kapi_http_config): a request answered busy (429) before the
+ * handler saw it is counted as kube-apiserver counts a request its max-in-flight filter
+ * drops (apiserver_request_total and apiserver_request_terminations_total) and logged at
+ * -v=2; not audited, since it is refused before it is authenticated. A custom
+ * resource's request is counted without its group, version and resource. */
+void kapi_api_refused(const kapi_http_request *req, int status, void *ctx);
 
 /* The answers the http layer writes itself: past the in-flight limits a 429
  * TooManyRequests Status with Retry-After: 1, with kube-apiserver's message; past a

@@ -314,6 +314,8 @@ void kapi_api__audit_start(kapi_req *r);
 /* The RequestReceived Event, once the request is authenticated (before impersonation and
  * authorization, as kube's audit filter sits). */
 void kapi_api__audit_received(kapi_req *r);
+/* The httplog line of an answered request (-v=2; the caller checks the level). */
+void kapi_api__log_request(kapi_req *r, int status);
 /* The one place a request is seen answered, just before its answer goes: the request log
  * line (-v=2) and the audit Event. */
 void kapi_api__answered(kapi_req *r, int status);
@@ -503,6 +505,10 @@ void kapi_api__metrics_answer(kapi_req *r, int status);
 /* Records a request that has been answered: apiserver_request_total, its latency and
  * (reads) its response size. Called once, where the handler ends. */
 void kapi_api__metrics_request(const kapi_req *r);
+/* Records a request the http layer refused (kapi_api_refused): apiserver_request_total
+ * with its code, and apiserver_request_terminations_total, as kube's max-in-flight filter
+ * records the requests it drops. */
+void kapi_api__metrics_refused(const kapi_req *r);
 /* A watch of t registered (delta 1) or ended (-1), with its scope label; returns its
  * kind's series of apiserver_watch_events_total, which the watch counts its events in. */
 struct kapi_metric_series *kapi_api__metrics_watch(const kapi_type *t, const char *scope,

@@ -473,7 +473,7 @@ static kapi_str request_uri(kapi_req *r)
                                         KAPI_STR_FMT(r->http->query)));
 }
 
-static void log_request(kapi_req *r, int status)
+void kapi_api__log_request(kapi_req *r, int status)
 {
     const char *agent = kapi_http_header_get(r->http, "user-agent");
     kapi_buf latency;
@@ -513,7 +513,7 @@ void kapi_api__audit_received(kapi_req *r)
 void kapi_api__answered(kapi_req *r, int status)
 {
     if (KAPI_LOG_V(2))
-        log_request(r, status);
+        kapi_api__log_request(r, status);
     if (r->api->audit)
         audit_event(r, r->api->audit, status);
 }

@@ -7,6 +7,7 @@
 
 #include "api/api_int.h"
 #include "codec/go.h"
+#include "log/log.h"
 
 /* kube-apiserver's max-in-flight filter answers with this message; kapi sends it in a
  * Status, as apierrors.NewTooManyRequests builds one. */
@@ -234,6 +235,23 @@ static kapi_error *authenticate_as(kapi_req *r)
 }
 
 /* Authentication, then the audit's RequestReceived Event of whom it found. */
+void kapi_api_refused(const kapi_http_request *http, int status, void *ctx)
+{
+    kapi_req r = {.api = ctx, .http = (kapi_http_request *)http, .start_ns = kapi_time_mono_ns()};
+    kapi_arena_init(&r.arena);
+    kapi_error *err = kapi_api__parse_request(&r);
+    /* a built-in type labels it; a custom one, not looked up on the loop, goes unlabelled */
+    if (!err && r.info.is_resource)
+        r.type = kapi_registry_lookup(r.api->registry, kapi_str_c(r.info.group),
+                                      kapi_str_c(r.info.version), kapi_str_c(r.info.resource));
+    kapi_error_free(err);
+    kapi_api__metrics_answer(&r, status);
+    kapi_api__metrics_refused(&r);
+    if (KAPI_LOG_V(2))
+        kapi_api__log_request(&r, status);
+    kapi_arena_dispose(&r.arena);
+}
+
 static kapi_error *authenticate(kapi_req *r)
 {
     kapi_error *err = authenticate_as(r);

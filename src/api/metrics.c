@@ -19,6 +19,10 @@ static kapi_metric requests = KAPI_METRIC_COUNTER_DEF(
     "resource, scope, component, and HTTP response code.",
     "verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component", "code",
     NULL);
+static kapi_metric terminations = KAPI_METRIC_COUNTER_DEF(
+    "apiserver_request_terminations_total",
+    "Requests the server ended itself to protect itself (refused busy).", "verb", "group",
+    "version", "resource", "subresource", "scope", "component", "code", NULL);
 static kapi_metric latency = KAPI_METRIC_HISTOGRAM_DEF(
     "apiserver_request_duration_seconds",
     "Response latency distribution in seconds for each verb, dry run value, group, version, "
@@ -153,6 +157,18 @@ void kapi_api__metrics_request(const kapi_req *r)
                              (const char *[]){l.verb, l.group, l.version, l.resource, l.subresource,
                                               l.scope, "apiserver"},
                              (double)r->resp_bytes);
+}
+
+void kapi_api__metrics_refused(const kapi_req *r)
+{
+    labels l = labels_of(r);
+    char code[8];
+    snprintf(code, sizeof(code), "%d", r->status);
+    kapi_metrics_inc(&requests,
+                     (const char *[]){l.verb, dry_run_of(r), l.group, l.version, l.resource,
+                                      l.subresource, l.scope, "apiserver", code});
+    kapi_metrics_inc(&terminations, (const char *[]){l.verb, l.group, l.version, l.resource,
+                                                     l.subresource, l.scope, "apiserver", code});
 }
 
 kapi_metric_series *kapi_api__metrics_watch(const kapi_type *t, const char *scope, int delta)

@@ -93,8 +93,12 @@ void kapi_http__exchange_dispatch(kapi_http_exchange *ex)
     ex->pub.body_len = ex->body.len;
     ex->phase = KAPI_HTTP__HANDLING;
     kapi_http__exchange_arm(ex, ex->deadline);
-    if (!kapi_http__pool_admit(&c->srv->pool, ex))
+    if (!kapi_http__pool_admit(&c->srv->pool, ex)) {
+        const kapi_http_config *cfg = &c->srv->cfg;
+        if (cfg->refused)
+            cfg->refused(&ex->pub, cfg->busy.status, cfg->handler_ctx);
         answer_busy(ex);
+    }
 }
 
 void kapi_http__exchange_answer(kapi_http_exchange *ex, const kapi_http_answer *a)

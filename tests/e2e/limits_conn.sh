@@ -9,7 +9,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 e2e_setup "$1"
-start_kapi "$bin" "$data" "$port" --max-requests-inflight 2 --max-mutating-requests-inflight 1 \
+start_kapi "$bin" "$data" "$port" -v=2 --max-requests-inflight 2 --max-mutating-requests-inflight 1 \
     --request-timeout 5s || exit 1
 api=https://127.0.0.1:$port
 auth=(-H "Authorization: Bearer $(cat "$data/admin-token")")
@@ -88,6 +88,15 @@ expect_eq "watch while reads are full: streams (cut by curl)" 200 "$code"
 wait "$held1" "$held2"
 code=$(curl_code "$api/api/v1/namespaces")
 expect_eq "read after the held ones: 200" 200 "$code"
+# The refused read is counted as kube-apiserver counts what its max-in-flight filter
+# drops, and logged at -v=2.
+series() { c "$api/metrics" | grep "^$1{" | grep 'code="429"' | grep 'resource="namespaces"' |
+    grep 'verb="LIST"' | awk '{print $2}'; }
+expect_eq "the 429 in apiserver_request_total" 1 "$(series apiserver_request_total)"
+expect_eq "and in apiserver_request_terminations_total" 1 \
+    "$(series apiserver_request_terminations_total)"
+check "and its request line" grep -qE '"HTTP" verb="LIST" URI="/api/v1/namespaces".* resp=429$' \
+    "$KAPI_LOG"
 
 # ---- request deadlines ----
 t0=$(now_ms)

@@ -1,10 +1,10 @@
 /*
  * fuzz_request: a request's method, path, query and headers, read as the api reads them
  * before it does anything: its class and deadline for admission (kapi_api_classify, with
- * the timeout parameter), the path and query (kapi_api__parse_request), the type the path
- * names, the answer's media type from Accept (kapi_api__negotiate), and the options of
- * each verb from the query and body: ListOptions with its continue token, the selectors,
- * CreateOptions, DeleteOptions, the patch type from Content-Type.
+ * the timeout parameter), its counting when refused busy (kapi_api_refused), the path and query
+ * (kapi_api__parse_request), the type the path names, the answer's media type from Accept
+ * (kapi_api__negotiate), and the options of each verb from the query and body: ListOptions with its
+ * continue token, the selectors, CreateOptions, DeleteOptions, the patch type from Content-Type.
  *
  * Input: the first byte picks the method; then lines: the path and query
  * ("/api/v1/namespaces?limit=1"), the Accept header, the Content-Type header, and the
@@ -63,6 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                   s.len);
     f.r.api = fuzz_api();
     kapi_api_classify(&f.http, f.r.api);
+    kapi_api_refused(&f.http, 429, f.r.api);
     kapi_error *err = kapi_api__parse_request(&f.r);
     if (!err)
         kapi_api__health_endpoint(f.r.path);
