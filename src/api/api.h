@@ -89,8 +89,10 @@ kapi_http_admission kapi_api_classify(const kapi_http_request *req, void *ctx);
 /* The http layer's refused (kapi_http_config): a request answered busy (429) before the
  * handler saw it is counted as kube-apiserver counts a request its max-in-flight filter
  * drops (apiserver_request_total and apiserver_request_terminations_total) and logged at
- * -v=2; not audited, since it is refused before it is authenticated. A custom
- * resource's request is counted without its group, version and resource. */
+ * -v=2; not audited, since it is refused before it is authenticated. One answered 504 at
+ * its deadline counts in apiserver_request_terminations_total, as kube's timeout filter
+ * counts it (its handler counts its own answer). A custom resource's request is counted
+ * without its group, version and resource; other answers are not counted here. */
 void kapi_api_refused(const kapi_http_request *req, int status, void *ctx);
 
 /* The answers the http layer writes itself: past the in-flight limits a 429

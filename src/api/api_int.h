@@ -505,9 +505,9 @@ void kapi_api__metrics_answer(kapi_req *r, int status);
 /* Records a request that has been answered: apiserver_request_total, its latency and
  * (reads) its response size. Called once, where the handler ends. */
 void kapi_api__metrics_request(const kapi_req *r);
-/* Records a request the http layer refused (kapi_api_refused): apiserver_request_total
- * with its code, and apiserver_request_terminations_total, as kube's max-in-flight filter
- * records the requests it drops. */
+/* Records a request the http layer answered itself (kapi_api_refused):
+ * apiserver_request_terminations_total with its code, and for a 429
+ * apiserver_request_total too, as kube's max-in-flight filter records what it drops. */
 void kapi_api__metrics_refused(const kapi_req *r);
 /* A watch of t registered (delta 1) or ended (-1), with its scope label; returns its
  * kind's series of apiserver_watch_events_total, which the watch counts its events in. */

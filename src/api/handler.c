@@ -237,6 +237,8 @@ static kapi_error *authenticate_as(kapi_req *r)
 /* Authentication, then the audit's RequestReceived Event of whom it found. */
 void kapi_api_refused(const kapi_http_request *http, int status, void *ctx)
 {
+    if (status != 429 && status != 504)
+        return;
     kapi_req r = {.api = ctx, .http = (kapi_http_request *)http, .start_ns = kapi_time_mono_ns()};
     kapi_arena_init(&r.arena);
     kapi_error *err = kapi_api__parse_request(&r);
@@ -247,7 +249,7 @@ void kapi_api_refused(const kapi_http_request *http, int status, void *ctx)
     kapi_error_free(err);
     kapi_api__metrics_answer(&r, status);
     kapi_api__metrics_refused(&r);
-    if (KAPI_LOG_V(2))
+    if (status == 429 && KAPI_LOG_V(2))
         kapi_api__log_request(&r, status);
     kapi_arena_dispose(&r.arena);
 }

@@ -21,8 +21,8 @@ static kapi_metric requests = KAPI_METRIC_COUNTER_DEF(
     NULL);
 static kapi_metric terminations = KAPI_METRIC_COUNTER_DEF(
     "apiserver_request_terminations_total",
-    "Requests the server ended itself to protect itself (refused busy).", "verb", "group",
-    "version", "resource", "subresource", "scope", "component", "code", NULL);
+    "Requests the server ended itself to protect itself (refused busy, or past a deadline).",
+    "verb", "group", "version", "resource", "subresource", "scope", "component", "code", NULL);
 static kapi_metric latency = KAPI_METRIC_HISTOGRAM_DEF(
     "apiserver_request_duration_seconds",
     "Response latency distribution in seconds for each verb, dry run value, group, version, "
@@ -164,9 +164,10 @@ void kapi_api__metrics_refused(const kapi_req *r)
     labels l = labels_of(r);
     char code[8];
     snprintf(code, sizeof(code), "%d", r->status);
-    kapi_metrics_inc(&requests,
-                     (const char *[]){l.verb, dry_run_of(r), l.group, l.version, l.resource,
-                                      l.subresource, l.scope, "apiserver", code});
+    if (r->status == 429) /* kube's RecordDroppedRequest; a 504's handler counts its own */
+        kapi_metrics_inc(&requests,
+                         (const char *[]){l.verb, dry_run_of(r), l.group, l.version, l.resource,
+                                          l.subresource, l.scope, "apiserver", code});
     kapi_metrics_inc(&terminations, (const char *[]){l.verb, l.group, l.version, l.resource,
                                                      l.subresource, l.scope, "apiserver", code});
 }

@@ -104,6 +104,9 @@ void kapi_http__exchange_dispatch(kapi_http_exchange *ex)
 void kapi_http__exchange_answer(kapi_http_exchange *ex, const kapi_http_answer *a)
 {
     kapi_conn *c = ex->conn;
+    const kapi_http_config *cfg = &c->srv->cfg;
+    if (cfg->refused && ex->pub.method)
+        cfg->refused(&ex->pub, a->status, cfg->handler_ctx);
     kapi_http_chunk *body = kapi_xmalloc(sizeof(*body));
     kapi_buf head;
     kapi_buf_init(&head);

@@ -192,8 +192,9 @@ typedef struct kapi_http_config {
     unsigned request_timeout_ms; /* the body of a long-running request */
     unsigned http2_max_streams;  /* concurrent streams of one HTTP/2 connection; 0: 1000 */
     kapi_http_answer busy;       /* status 0: a plain-text 429 */
-    /* Told (on the loop thread, with handler_ctx) of a request the layer answers busy
-     * itself, before that answer is written: the handler's counting and log. NULL: none. */
+    /* Told (on the loop thread, with handler_ctx) of a request the layer answers itself,
+     * before that answer is written: busy (429), past its deadline (504, while the handler
+     * may still run it), too large: the handler's counting and log. NULL: none. */
     void (*refused)(const kapi_http_request *req, int status, void *ctx);
     kapi_http_answer timeout; /* status 0: a plain-text 504 */
 } kapi_http_config;

@@ -123,6 +123,11 @@ code=$(head -c 200 /dev/zero | tr '\0' ' ' | c --http1.1 -o "$work/body" -w '%{h
 took=$(($(now_ms) - t0))
 expect_eq "trickled body: 504 at --request-timeout" 504 "$code"
 check "trickled body cut at ~5 s (${took} ms)" test "$took" -ge 4500 -a "$took" -lt 8000
+# kube's timeout filter counts what it ends in apiserver_request_terminations_total.
+terminated() { c "$api/metrics" | grep '^apiserver_request_terminations_total{' |
+    grep 'code="504"' | grep 'resource="namespaces"' | grep "verb=\"$1\"" | awk '{print $2}'; }
+expect_eq "the trickled POST's 504 in apiserver_request_terminations_total" 1 "$(terminated POST)"
+check "the held LIST's 504 too" test "$(terminated LIST)" -ge 1
 
 # ---- headers: more than 1,024 served; Go's 501 for a coding it does not know ----
 hdrs=()
