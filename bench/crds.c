@@ -33,18 +33,11 @@ static void crd_body(kapi_buf *b, size_t i)
         i, i, i, i);
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 double kapi_bench__install_crd(kapi_bench_run *r, const char *body, const char *list_path)
 {
     kapi_buf answer;
     kapi_buf_init(&answer);
-    double t0 = now_ms(), took = -1;
+    double t0 = (double)kapi_time_mono_ns() / 1e6, took = -1;
     int status = kapi_bench_request(r->client, "POST",
                                     "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
                                     "application/json", body, &answer);
@@ -52,9 +45,9 @@ double kapi_bench__install_crd(kapi_bench_run *r, const char *body, const char *
         fprintf(stderr, "kapi-bench: create CRD: %d %.300s\n", status, answer.ptr);
         goto done;
     }
-    while (now_ms() - t0 < SERVED_WAIT_MS) {
+    while ((double)kapi_time_mono_ns() / 1e6 - t0 < SERVED_WAIT_MS) {
         if (kapi_bench_request(r->client, "GET", list_path, NULL, NULL, NULL) == 200) {
-            took = now_ms() - t0;
+            took = (double)kapi_time_mono_ns() / 1e6 - t0;
             break;
         }
         struct timespec pause = {0, 500000};

@@ -21,13 +21,6 @@
 #define LABEL "kapi-bench-cron"
 #define DONE_WAIT_S 180
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void sleep_s(double s)
 {
     struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
@@ -78,7 +71,7 @@ static long count_jobs(kapi_bench_run *r, const char *ns)
  * second from now (its clock moved there); else the wall clock's next minute. */
 static double next_minute(kapi_bench_run *r)
 {
-    double now = now_s();
+    double now = (double)kapi_time_now_ns() / 1e9;
     if (!r->server) /* the first minute after the creates, however near */
         return (double)(((long long)now / 60 + 1) * 60);
     /* the first minute after now (so none passes between the creates and it), at least
@@ -133,14 +126,14 @@ int kapi_bench_scenario_cronjob(kapi_bench_run *r)
         free(ns);
         return -1;
     }
-    double due = next_minute(r), wait = due - now_s();
+    double due = next_minute(r), wait = due - (double)kapi_time_now_ns() / 1e9;
     if (wait > 0)
         sleep_s(wait);
     double cpu0 = kapi_bench_run_cpu(r), done = -1;
     long made = 0;
-    while (now_s() - due < DONE_WAIT_S) {
+    while ((double)kapi_time_now_ns() / 1e9 - due < DONE_WAIT_S) {
         if ((made = count_jobs(r, ns)) >= (long)n) {
-            done = now_s();
+            done = (double)kapi_time_now_ns() / 1e9;
             break;
         }
         sleep_s(0.05);

@@ -121,6 +121,10 @@ void kapi_registry__meta_rules(const kapi_type *t, bool kube, kapi_meta_rules *o
  * core finalizer rule: all a type without its own validation checks. */
 void kapi_registry__validate_meta(const kapi_type *t, const json_t *obj, const json_t *old,
                                   kapi_error *err);
+/* The same with core's rules when kube is set (kapi_registry__meta_rules, and the update
+ * checks as ValidateObjectMetaUpdate with them): the start of most built-in validators. */
+void kapi_registry__validate_meta_as(const kapi_type *t, const json_t *obj, const json_t *old,
+                                     bool kube, kapi_error *err);
 /* field.Invalid(path, v, "must be greater than or equal to 0") when v < 0. */
 void kapi_registry__nonnegative(kapi_error *err, const char *path, long long v);
 /* Makes err, the 422 a validate hook adds its causes to, the error that refuses the

@@ -38,21 +38,27 @@ void kapi_registry__nonnegative(kapi_error *err, const char *path, long long v)
         kapi_field_invalid_int(err, path, v, "must be greater than or equal to 0");
 }
 
-void kapi_registry__validate_meta(const kapi_type *t, const json_t *obj, const json_t *old,
-                                  kapi_error *err)
+void kapi_registry__validate_meta_as(const kapi_type *t, const json_t *obj, const json_t *old,
+                                     bool kube, kapi_error *err)
 {
     kapi_arena a;
     kapi_arena_init(&a);
     const json_t *meta = json_object_get(obj, "metadata");
     if (old) {
         kapi_meta_validate_update(err, &a, meta, json_object_get(old, "metadata"), "metadata",
-                                  false);
+                                  kube);
     } else {
         kapi_meta_rules rules;
-        kapi_registry__meta_rules(t, false, &rules);
+        kapi_registry__meta_rules(t, kube, &rules);
         kapi_meta_validate(err, &a, meta, "metadata", &rules);
     }
     kapi_arena_dispose(&a);
+}
+
+void kapi_registry__validate_meta(const kapi_type *t, const json_t *obj, const json_t *old,
+                                  kapi_error *err)
+{
+    kapi_registry__validate_meta_as(t, obj, old, false, err);
 }
 
 static void type_validate(const kapi_type *t, const json_t *obj, const json_t *old, kapi_error *err)

@@ -315,14 +315,10 @@ void kapi_registry__validate_cronjob(const kapi_type *t, const json_t *obj, cons
     const json_t *meta = json_object_get(obj, "metadata");
     const json_t *spec = json_object_get(obj, "spec");
     kapi_arena_init(&a);
+    kapi_registry__validate_meta_as(t, obj, old, true, err);
     if (old) {
-        kapi_meta_validate_update(err, &a, meta, json_object_get(old, "metadata"), "metadata",
-                                  true);
         cronjob_spec(&c, spec, json_object_get(old, "spec"), "spec");
     } else {
-        kapi_meta_rules rules;
-        kapi_registry__meta_rules(t, true, &rules);
-        kapi_meta_validate(err, &a, meta, "metadata", &rules);
         cronjob_spec(&c, spec, NULL, "spec");
         const char *name = kapi_registry__str(meta, "name");
         long long max = t->max_name_length;

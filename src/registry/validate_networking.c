@@ -87,17 +87,11 @@ void kapi_registry__validate_clustercidr(const kapi_type *t, const json_t *obj, 
                                          kapi_error *err)
 {
     kapi_arena a;
-    const json_t *meta = json_object_get(obj, "metadata");
     kapi_arena_init(&a);
-    if (old) {
-        kapi_meta_validate_update(err, &a, meta, json_object_get(old, "metadata"), "metadata",
-                                  true);
+    kapi_registry__validate_meta_as(t, obj, old, true, err);
+    if (old)
         cidr_spec_update(err, json_object_get(obj, "spec"), json_object_get(old, "spec"));
-    } else {
-        kapi_meta_rules rules;
-        kapi_registry__meta_rules(t, true, &rules);
-        kapi_meta_validate(err, &a, meta, "metadata", &rules);
+    else
         cidr_spec(err, &a, json_object_get(obj, "spec"));
-    }
     kapi_arena_dispose(&a);
 }

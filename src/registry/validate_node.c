@@ -429,16 +429,8 @@ void kapi_registry__validate_node(const kapi_type *t, const json_t *obj, const j
                                   kapi_error *err)
 {
     kapi_arena a;
-    const json_t *meta = json_object_get(obj, "metadata");
     kapi_arena_init(&a);
-    if (old) {
-        kapi_meta_validate_update(err, &a, meta, json_object_get(old, "metadata"), "metadata",
-                                  true);
-    } else {
-        kapi_meta_rules rules;
-        kapi_registry__meta_rules(t, true, &rules);
-        kapi_meta_validate(err, &a, meta, "metadata", &rules);
-    }
+    kapi_registry__validate_meta_as(t, obj, old, true, err);
     node(err, &a, obj);
     if (old)
         node_update(err, obj, old);
