@@ -228,6 +228,7 @@ kapi_error *kapi_audit_new(kapi_audit **out, const kapi_audit_config *cfg)
         KAPI_LOG_ERROR("cannot start the audit log writer");
         abort();
     }
+    pthread_setname_np(a->thread, "kapi-audit");
     *out = a;
     return NULL;
 }

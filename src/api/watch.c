@@ -478,6 +478,7 @@ static bool enqueue(kapi_watch *w, const kapi_store_event *ev)
                 KAPI_LOG_ERROR("cannot start the watch converter");
                 abort();
             }
+            pthread_setname_np(h->converter, "kapi-convert");
             h->converter_started = true;
         }
         pthread_cond_signal(&h->pending);
@@ -723,6 +724,7 @@ kapi_watch_reaper *kapi_api__watch_reaper_new(kapi_api *api)
         KAPI_LOG_ERROR("cannot start the watch reaper");
         abort();
     }
+    pthread_setname_np(h->reaper, "kapi-reaper");
     return h;
 }
 

@@ -288,6 +288,7 @@ kapi_leader *kapi_leader_start(kapi_api *api, const kapi_leader_config *c)
         KAPI_LOG_ERROR("cannot start the leader elector");
         abort();
     }
+    pthread_setname_np(l->thread, "kapi-elector");
     return l;
 }
 

@@ -1292,6 +1292,8 @@ kapi_error *kapi_etcd_client_new(kapi_etcd_client **out, const kapi_etcd_options
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rv != 0)
         err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "etcd: thread: %s", strerror(rv));
+    else
+        pthread_setname_np(c->thread, "kapi-etcd-io");
 done:
     if (err)
         client_dispose(c);

@@ -118,6 +118,7 @@ kapi_error *kapi_http__pool_init(kapi_http_pool *p, kapi_http_server *srv, int n
             return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "start worker thread: %s",
                                   strerror(rc));
         }
+        pthread_setname_np(w->thread, "kapi-worker");
         p->nthreads++;
     }
     return NULL;

@@ -304,6 +304,8 @@ static kapi_error *backend_open(void **out, const kapi_store_options *opts)
     }
     if (b->compaction_interval_ns > 0)
         b->compacting = pthread_create(&b->compactor, NULL, compactor_main, b) == 0;
+    if (b->compacting)
+        pthread_setname_np(b->compactor, "kapi-compact");
     *out = b;
     return NULL;
 }
@@ -552,6 +554,7 @@ static int backend_follow(void *p, int64_t after, kapi_store_follow_fn fn,
     b->delivered = after;
     if (pthread_create(&b->watcher, NULL, watcher_main, b) != 0)
         return -1;
+    pthread_setname_np(b->watcher, "kapi-etcd-watch");
     b->watching = true;
     return 0;
 }

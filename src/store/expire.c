@@ -165,20 +165,28 @@ static entry pop(kapi_store_expirer *x)
 /* ---- the watch and the reaper ---- */
 
 /* The watch's callback (on the store's thread): a write starts its key's time again, a
- * delete ends it; after lost changes, the reaper lists the keys again. */
+ * delete ends it; after lost changes, the reaper lists the keys again. The reaper is woken
+ * only when it has to act sooner than it sleeps for: a write whose deadline comes first (with
+ * one ttl, only the first into an empty heap) or lost changes; a wake-up per write would cost
+ * the store's thread a context switch per Event. */
 static bool written(void *ctx, const kapi_store_event *ev)
 {
     kapi_store_expirer *x = ctx;
     if (ev->type == KAPI_STORE_EVENT_PROGRESS)
         return true;
     pthread_mutex_lock(&x->mu);
-    if (ev->type == KAPI_STORE_EVENT_PUT)
+    bool wake = false;
+    if (ev->type == KAPI_STORE_EVENT_PUT) {
+        int64_t first = x->n ? x->heap[0].deadline_ms : INT64_MAX;
         push(x, kapi_obj_key(ev->obj), ev->obj->rev);
-    else if (ev->type == KAPI_STORE_EVENT_DELETE)
+        wake = x->n && x->heap[0].deadline_ms < first;
+    } else if (ev->type == KAPI_STORE_EVENT_DELETE) {
         kapi_map_remove(x->latest, &(kapi_str){ev->obj->key, ev->obj->key_len});
-    else
-        x->lost = true;
-    pthread_cond_signal(&x->cond);
+    } else {
+        x->lost = wake = true;
+    }
+    if (wake)
+        pthread_cond_signal(&x->cond);
     pthread_mutex_unlock(&x->mu);
     return true;
 }
@@ -285,6 +293,7 @@ kapi_store_expirer *kapi_store_expire_start(kapi_store *st, kapi_str prefix, int
         KAPI_LOG_WARNING("expiry of %.*s: no watch; only what exists now expires", (int)prefix.len,
                          prefix.ptr);
     pthread_create(&x->thread, NULL, reaper, x);
+    pthread_setname_np(x->thread, "kapi-expire");
     return x;
 }
 

@@ -516,6 +516,8 @@ kapi_error *kapi_store__open_with(kapi_store **out, const kapi_store_options *op
     add_mark(st, kapi_time_mono_ns());
     if (pthread_create(&st->committer, NULL, committer_main, st) != 0)
         err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "store: cannot start the committer");
+    else
+        pthread_setname_np(st->committer, "kapi-commit");
 done:
     if (err) {
         store_free_parts(st);
