@@ -1,0 +1,24 @@
+/*
+ * codec/json_pick: a few members of a large JSON object, without parsing the rest.
+ *
+ * A controller that follows every write reads a handful of fields of each object it sees
+ * (the garbage collector: the uid, owners and finalizers in metadata); parsing the whole
+ * object into jansson values to read them costs more than the rest of its work. Picking
+ * scans the text once, skipping the values it does not want without building them, and
+ * parses only the members asked for.
+ */
+#ifndef KAPI_CODEC_JSON_PICK_H
+#define KAPI_CODEC_JSON_PICK_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* The members named in keys (a NULL-terminated list) of the object that is member
+ * `within` of the JSON object text p[0..n), parsed, in a new object (a new reference);
+ * absent ones are left out. NULL when the text is not an object, or `within` is absent or
+ * not an object. For any text kapi_json_parse accepts, the answer equals picking those
+ * members from its result (duplicate names: the last one, as there); the values skipped
+ * are not checked, so a text it refuses may still give an answer. */
+json_t *kapi_json_pick(const char *p, size_t n, const char *within, const char *const *keys);
+
+#endif

@@ -1,0 +1,36 @@
+/*
+ * fuzz_json_pick: picking members of a stored object's metadata (codec/json_pick), which
+ * the garbage collector does for every write, against the whole parse: for every text
+ * kapi_json_parse accepts, both must give the same members.
+ */
+#include "codec/json.h"
+#include "codec/json_pick.h"
+#include "fuzz.h"
+
+static const char *const keys[] = {"uid", "name", "finalizers", "ownerReferences", NULL};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size > FUZZ_MAX_INPUT)
+        return 0;
+    json_t *got = kapi_json_pick((const char *)data, size, "metadata", keys);
+    json_t *all = kapi_json_parse((const char *)data, size, NULL);
+    const json_t *meta = json_object_get(all, "metadata");
+    if (json_is_object(all)) {
+        json_t *want = NULL;
+        if (json_is_object(meta)) {
+            want = json_object();
+            for (const char *const *k = keys; *k; k++)
+                if (json_object_get(meta, *k))
+                    json_object_set_nocheck(want, *k, json_object_get(meta, *k));
+        }
+        if (!(want == NULL ? got == NULL : json_equal(want, got))) {
+            fprintf(stderr, "picked members differ from the parse's\n");
+            abort();
+        }
+        json_decref(want);
+    }
+    json_decref(all);
+    json_decref(got);
+    return 0;
+}

@@ -1,0 +1,62 @@
+/* codec/json_pick: members of metadata picked from stored bytes, as the whole parse has them. */
+#include <string.h>
+
+#include "codec/json.h"
+#include "codec/json_pick.h"
+#include "test.h"
+
+static const char *const keys[] = {"uid", "finalizers", "ownerReferences", NULL};
+
+/* Checks that the picked members of text, encoded, are want ("NULL": none). */
+#define CHECK_PICK(text, want)                                                                     \
+    do {                                                                                           \
+        char *got_ = picked(text);                                                                 \
+        CHECK_STR_EQ(got_, want);                                                                  \
+        free(got_);                                                                                \
+    } while (0)
+
+static char *picked(const char *text)
+{
+    json_t *v = kapi_json_pick(text, strlen(text), "metadata", keys);
+    if (!v)
+        return kapi_xstrdup("NULL");
+    kapi_buf b;
+    kapi_buf_init(&b);
+    kapi_json_encode(&b, v);
+    json_decref(v);
+    return b.ptr;
+}
+
+TEST(codec_json_pick_members)
+{
+    CHECK_PICK("{\"kind\":\"Event\",\"metadata\":{\"name\":\"a\",\"uid\":\"u1\","
+               "\"managedFields\":[{\"f:x\":{\"}\":\"]\"}}],"
+               "\"ownerReferences\":[{\"uid\":\"o\",\"controller\":true}]},"
+               "\"note\":\"a \\\"quoted\\\" } ] text\"}",
+               "{\"uid\":\"u1\",\"ownerReferences\":[{\"uid\":\"o\",\"controller\":true}]}");
+    /* spaces anywhere, and the last of a repeated name wins, as in the whole parse */
+    CHECK_PICK(" { \"metadata\" : { \"uid\" : \"a\" , \"uid\" : \"b\" } ,"
+               " \"metadata\" : { \"finalizers\" : [ \"f\" ] } } ",
+               "{\"finalizers\":[\"f\"]}");
+    CHECK_PICK("{\"metadata\":{}}", "{}");
+    /* a string ending in an escaped backslash, and quotes escaped inside one */
+    CHECK_PICK("{\"metadata\":{\"a\":\"\\\\\",\"uid\":\"u\"}}", "{\"uid\":\"u\"}");
+    CHECK_PICK("{\"metadata\":{\"a\":\"\\\"uid\\\":\\\"x\",\"uid\":\"u\"}}", "{\"uid\":\"u\"}");
+}
+
+TEST(codec_json_pick_absent_or_not_an_object)
+{
+    CHECK_PICK("{\"kind\":\"x\"}", "NULL");
+    CHECK_PICK("{\"metadata\":[1]}", "NULL");
+    CHECK_PICK("{\"metadata\":null}", "NULL");
+    CHECK_PICK("[{\"metadata\":{}}]", "NULL");
+    CHECK_PICK("", "NULL");
+    CHECK_PICK("{\"metadata\":{\"uid\":", "NULL");
+}
+
+TEST(codec_json_pick_escaped_names_parse_whole)
+{
+    /* "u\u0069d" is "uid": the scanner does not decode names, so the whole parse answers */
+    CHECK_PICK("{\"metadata\":{\"u\\u0069d\":\"x\"}}", "{\"uid\":\"x\"}");
+    CHECK_PICK("{\"met\\u0061data\":{\"uid\":\"y\"}}", "{\"uid\":\"y\"}");
+}
