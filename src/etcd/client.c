@@ -542,21 +542,29 @@ static char *percent_decode(const uint8_t *v, size_t n)
     return kapi_buf_detach(&b, NULL);
 }
 
+/* A status header's decimal value, as atoi reads it (leading digits; 0 for none), of at
+ * most 9 digits. */
+static int status_value(const uint8_t *value, size_t len)
+{
+    int v = 0;
+    for (size_t i = 0; i < len && i < 9 && value[i] >= '0' && value[i] <= '9'; i++)
+        v = v * 10 + (value[i] - '0');
+    return v;
+}
+
 static int on_header(nghttp2_session *h2, const nghttp2_frame *f, const uint8_t *name,
                      size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
                      void *user)
 {
     kapi_etcd__strm *s = strm_of(h2, f->hd.stream_id);
     kapi_str n = {(const char *)name, namelen};
-    char num[16];
     (void)flags, (void)user;
     if (!s)
         return 0;
-    snprintf(num, sizeof(num), "%.*s", (int)(valuelen < 15 ? valuelen : 15), (const char *)value);
     if (kapi_str_eqc(n, ":status"))
-        s->http_status = atoi(num);
+        s->http_status = status_value(value, valuelen);
     else if (kapi_str_eqc(n, "grpc-status"))
-        s->grpc_status = atoi(num);
+        s->grpc_status = status_value(value, valuelen);
     else if (kapi_str_eqc(n, "grpc-message") && !s->grpc_message)
         s->grpc_message = percent_decode(value, valuelen);
     return 0;
