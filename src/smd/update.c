@@ -358,11 +358,18 @@ kapi_smd_errors kapi_smd_update(kapi_arena *a, const kapi_smd_updater *u, const 
     if (cmp) {
         kapi_smd_manager *m = kapi_smd_managers_get(ms, manager);
         kapi_smd_manager mine = {.id = manager, .api_version = u->version};
-        kapi_smd_set *set = m ? m->set : kapi_smd_set_new(a);
-        set = kapi_smd_set_union(a, kapi_smd_set_union(a, set, cmp->modified), cmp->added);
-        set = kapi_smd_set_difference(a, set, cmp->removed);
-        if (u->view.ignored)
-            set = kapi_smd_set_recursive_difference(a, set, u->view.ignored);
+        kapi_smd_set *set = m ? m->set : NULL;
+        if (set) {
+            set = kapi_smd_set_union(a, kapi_smd_set_union(a, set, cmp->modified), cmp->added);
+            set = kapi_smd_set_difference(a, set, cmp->removed);
+            if (u->view.ignored)
+                set = kapi_smd_set_recursive_difference(a, set, u->view.ignored);
+        } else {
+            /* A manager new to the object (every create's) gets what changed as it is: no
+             * path is both removed and added or modified, and changes() took the ignored
+             * fields out already. */
+            set = kapi_smd_set_union(a, cmp->modified, cmp->added);
+        }
         mine.set = set;
         if (kapi_smd_set_empty(set))
             kapi_smd_managers_remove(ms, manager);
