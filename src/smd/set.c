@@ -25,6 +25,8 @@
 static int str_cmp(kapi_str x, kapi_str y)
 {
     size_t n = x.len < y.len ? x.len : y.len;
+    if (n && x.ptr[0] != y.ptr[0]) /* most names differ there: no memcmp call */
+        return (unsigned char)x.ptr[0] < (unsigned char)y.ptr[0] ? -1 : 1;
     int c = n ? memcmp(x.ptr, y.ptr, n) : 0;
     if (c)
         return c < 0 ? -1 : 1;
@@ -559,6 +561,11 @@ void kapi_smd_set_insert(kapi_arena *a, kapi_smd_set *s, kapi_smd_path p)
     for (size_t i = 0; i + 1 < p.n; i++)
         s = descend(a, s, &p.pe[i])->set;
     add_member(a, s, &p.pe[p.n - 1]);
+}
+
+kapi_smd_set *kapi_smd_set_descend(kapi_arena *a, kapi_smd_set *s, const kapi_smd_pe *pe)
+{
+    return descend(a, s, pe)->set;
 }
 
 void kapi_smd_set_graft(kapi_arena *a, kapi_smd_set *s, const kapi_smd_pe *pe, kapi_smd_set *child)
