@@ -989,11 +989,30 @@ static bool read_pe(kapi_arena *a, kapi_str key, kapi_smd_pe *pe, bool *known, c
     return true;
 }
 
+/* Adds pe to the members, as add_member does; a FieldsV1 object's keys come in order
+ * (as sets are written), so a step after the last is appended without a search. */
+static void put_member(kapi_arena *a, kapi_smd_set *s, const kapi_smd_pe *pe)
+{
+    size_t n = s->nmembers;
+    if (n && kapi_smd_pe_cmp(&s->members[n - 1], pe) >= 0) {
+        add_member(a, s, pe);
+        return;
+    }
+    s->members = grow(a, s->members, n, &s->members_cap, sizeof(*s->members));
+    s->members[s->nmembers++] = *pe;
+}
+
 /* Adds pe's set below; an equal step read before keeps its element and takes this set, as
- * Go's Descend and assignment do. */
+ * Go's Descend and assignment do. A step after the last is appended, as in put_member. */
 static void put_child(kapi_arena *a, kapi_smd_set *s, const kapi_smd_pe *pe, kapi_smd_set *below)
 {
-    descend(a, s, pe)->set = below;
+    size_t n = s->nchildren;
+    if (n && kapi_smd_pe_cmp(&s->children[n - 1].pe, pe) >= 0) {
+        descend(a, s, pe)->set = below;
+        return;
+    }
+    s->children = grow(a, s->children, n, &s->children_cap, sizeof(*s->children));
+    s->children[s->nchildren++] = (kapi_smd_child){*pe, below};
 }
 
 static bool read_object(kapi_arena *a, const json_t *obj, kapi_smd_set **set, bool *member,
@@ -1017,7 +1036,7 @@ static bool read_entry(kapi_arena *a, kapi_str key, const json_t *v, kapi_smd_se
     if (!*set)
         *set = kapi_smd_set_new(a);
     if (member)
-        add_member(a, *set, &pe);
+        put_member(a, *set, &pe);
     if (below)
         put_child(a, *set, &pe, below);
     return true;
