@@ -677,6 +677,20 @@ static void merge_member(mwalk *m, const kapi_smd_type *t, json_t *out, const ch
         json_decref(v);
 }
 
+/* The member key of object o (NULL when none, or no object): the one at iterator *at
+ * when o lists it there (the two objects compared often list their members in the same
+ * order), which moves *at past it; else the one a lookup finds. */
+static const json_t *member_at(const json_t *o, void **at, const char *key, size_t len)
+{
+    if (*at && json_object_iter_key_len(*at) == len &&
+        memcmp(json_object_iter_key(*at), key, len) == 0) {
+        const json_t *v = json_object_iter_value(*at);
+        *at = json_object_iter_next((json_t *)o, *at);
+        return v;
+    }
+    return o ? json_object_getn(o, key, len) : NULL;
+}
+
 static json_t *merge_map(mwalk *m, const kapi_smd_type *t, const json_t *lhs, const json_t *rhs)
 {
     const json_t *l = as_map(lhs), *r = as_map(rhs);
@@ -688,15 +702,17 @@ static json_t *merge_map(mwalk *m, const kapi_smd_type *t, const json_t *lhs, co
         return leaf(m, lhs, rhs);
     json_t *out = m->build ? json_object() : NULL;
     size_t shared = 0; /* members of both not yet met in r */
+    void *at = l ? json_object_iter((json_t *)r) : NULL;
     json_object_keylen_foreach((json_t *)l, key, len, v)
     {
-        const json_t *rv = r ? json_object_getn(r, key, len) : NULL;
+        const json_t *rv = member_at(r, &at, key, len);
         shared += rv != NULL;
         merge_member(m, t, out, key, len, v, rv);
     }
+    at = shared ? json_object_iter((json_t *)l) : NULL;
     json_object_keylen_foreach((json_t *)r, key, len, v)
     {
-        if (shared && json_object_getn(l, key, len))
+        if (shared && member_at(l, &at, key, len))
             shared--;
         else
             merge_member(m, t, out, key, len, NULL, v);
