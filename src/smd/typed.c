@@ -691,6 +691,40 @@ static const json_t *member_at(const json_t *o, void **at, const char *key, size
     return o ? json_object_getn(o, key, len) : NULL;
 }
 
+/* The members lhs and rhs both have, as the walk of lhs finds them, for the walk of rhs
+ * to pass over: by name when they all fit in names, else by looking them up in lhs. */
+typedef struct shared_members {
+    size_t n; /* not yet passed over */
+    kapi_str names[16];
+    bool looked_up;
+    const json_t *l;
+    void *at; /* the next member of l, for member_at */
+} shared_members;
+
+static void shared_add(shared_members *sh, const char *key, size_t len)
+{
+    if (sh->n < KAPI_ARRAY_LEN(sh->names))
+        sh->names[sh->n] = (kapi_str){key, len};
+    sh->n++;
+}
+
+/* Whether rhs's member key is one of lhs's, which is then passed over. */
+static bool shared_pass(shared_members *sh, const char *key, size_t len)
+{
+    if (sh->looked_up) {
+        bool found = member_at(sh->l, &sh->at, key, len) != NULL;
+        sh->n -= found;
+        return found;
+    }
+    for (size_t i = 0; i < sh->n; i++) {
+        if (sh->names[i].len == len && memcmp(sh->names[i].ptr, key, len) == 0) {
+            sh->names[i] = sh->names[--sh->n];
+            return true;
+        }
+    }
+    return false;
+}
+
 static json_t *merge_map(mwalk *m, const kapi_smd_type *t, const json_t *lhs, const json_t *rhs)
 {
     const json_t *l = as_map(lhs), *r = as_map(rhs);
@@ -701,20 +735,22 @@ static json_t *merge_map(mwalk *m, const kapi_smd_type *t, const json_t *lhs, co
     if (t->map_atomic || empty)
         return leaf(m, lhs, rhs);
     json_t *out = m->build ? json_object() : NULL;
-    size_t shared = 0; /* members of both not yet met in r */
+    shared_members sh = {.l = l};
     void *at = l ? json_object_iter((json_t *)r) : NULL;
     json_object_keylen_foreach((json_t *)l, key, len, v)
     {
         const json_t *rv = member_at(r, &at, key, len);
-        shared += rv != NULL;
+        if (rv)
+            shared_add(&sh, key, len);
         merge_member(m, t, out, key, len, v, rv);
     }
-    at = shared ? json_object_iter((json_t *)l) : NULL;
+    if (sh.n > KAPI_ARRAY_LEN(sh.names)) {
+        sh.looked_up = true;
+        sh.at = json_object_iter((json_t *)l);
+    }
     json_object_keylen_foreach((json_t *)r, key, len, v)
     {
-        if (shared && member_at(l, &at, key, len))
-            shared--;
-        else
+        if (!sh.n || !shared_pass(&sh, key, len))
             merge_member(m, t, out, key, len, NULL, v);
     }
     if (out && json_object_size(out) == 0) {
