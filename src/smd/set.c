@@ -710,12 +710,20 @@ static void combine_children(kapi_arena *a, kapi_smd_set *out, const kapi_smd_se
     }
 }
 
+/* How many of nx steps of x and ny of y rule r can keep. */
+static size_t most_kept(size_t nx, size_t ny, const op_rule *r)
+{
+    if (r->x_only)
+        return r->y_only ? nx + ny : nx;
+    return r->y_only ? ny : nx < ny ? nx : ny;
+}
+
 static kapi_smd_set *combine(kapi_arena *a, const kapi_smd_set *x, const kapi_smd_set *y,
                              const op_rule *r)
 {
     kapi_smd_set *out = kapi_smd_set_new(a);
-    out->members_cap = x->nmembers + y->nmembers;
-    out->children_cap = x->nchildren + y->nchildren;
+    out->members_cap = most_kept(x->nmembers, y->nmembers, r);
+    out->children_cap = most_kept(x->nchildren, y->nchildren, r);
     out->members = kapi_arena_alloc(a, out->members_cap * sizeof(*out->members));
     out->children = kapi_arena_alloc(a, out->children_cap * sizeof(*out->children));
     combine_members(out, x, y, r);
