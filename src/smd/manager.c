@@ -81,14 +81,14 @@ static void set_time(kapi_arena *a, managed *m, const char *id, const char *t)
 
 /* ---- identifiers (internal.BuildManagerIdentifier) ---- */
 
+/* Appends "key":v; key is a quoted literal ("\"manager\":"), written as it is. */
 static void put_member(kapi_buf *b, bool *first, const char *key, const char *v)
 {
     if (!v || !*v)
         return;
-    kapi_buf_puts(b, *first ? "{" : ",");
+    kapi_buf_putc(b, *first ? '{' : ',');
     *first = false;
-    kapi_json_put_string(b, key, strlen(key));
-    kapi_buf_putc(b, ':');
+    kapi_buf_puts(b, key);
     kapi_json_put_string(b, v, strlen(v));
 }
 
@@ -100,11 +100,11 @@ static const char *identifier(kapi_arena *a, const char *manager, const char *op
     kapi_buf b;
     bool first = true;
     kapi_buf_init(&b);
-    put_member(&b, &first, "manager", manager);
-    put_member(&b, &first, "operation", operation);
+    put_member(&b, &first, "\"manager\":", manager);
+    put_member(&b, &first, "\"operation\":", operation);
     if (strcmp(operation, "Apply") != 0)
-        put_member(&b, &first, "apiVersion", version);
-    put_member(&b, &first, "subresource", subresource);
+        put_member(&b, &first, "\"apiVersion\":", version);
+    put_member(&b, &first, "\"subresource\":", subresource);
     kapi_buf_puts(&b, first ? "{}" : "}");
     const char *id = kapi_arena_strndup(a, b.ptr, b.len);
     kapi_buf_dispose(&b);
@@ -271,7 +271,7 @@ static void encode(kapi_arena *a, const managed *m, json_t *obj)
             .version = mg->api_version,
             .subresource = r->subresource,
             .time = r->time,
-            .seconds = unix_seconds(r->time),
+            .seconds = m->ms.n > 1 ? unix_seconds(r->time) : 0, /* a sort key only */
             .set = mg->set,
         };
         if (r->entry && r->set == mg->set && r->time == r->entry_time &&
@@ -382,12 +382,15 @@ static int cap_cmp(const void *x, const void *y)
 static void cap_updaters(kapi_arena *a, managed *m)
 {
     size_t n = 0;
-    cap_entry *u = kapi_arena_alloc(a, (m->ms.n + 1) * sizeof(*u));
+    for (size_t i = 0; i < m->ms.n; i++)
+        n += !m->ms.m[i].applied;
+    if (n <= MAX_UPDATE_MANAGERS)
+        return;
+    cap_entry *u = kapi_arena_alloc(a, n * sizeof(*u));
+    n = 0;
     for (size_t i = 0; i < m->ms.n; i++)
         if (!m->ms.m[i].applied)
             u[n++] = (cap_entry){m->ms.m[i].id, unix_seconds(time_of(m, m->ms.m[i].id))};
-    if (n <= MAX_UPDATE_MANAGERS)
-        return;
     qsort(u, n, sizeof(*u), cap_cmp);
     const char **first_version = kapi_arena_alloc(a, n * sizeof(*first_version));
     const char **first_id = kapi_arena_alloc(a, n * sizeof(*first_id));

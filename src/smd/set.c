@@ -25,6 +25,8 @@
 static int str_cmp(kapi_str x, kapi_str y)
 {
     size_t n = x.len < y.len ? x.len : y.len;
+    if (n && x.ptr[0] != y.ptr[0]) /* most names differ there: no memcmp call */
+        return (unsigned char)x.ptr[0] < (unsigned char)y.ptr[0] ? -1 : 1;
     int c = n ? memcmp(x.ptr, y.ptr, n) : 0;
     if (c)
         return c < 0 ? -1 : 1;
@@ -561,6 +563,11 @@ void kapi_smd_set_insert(kapi_arena *a, kapi_smd_set *s, kapi_smd_path p)
     add_member(a, s, &p.pe[p.n - 1]);
 }
 
+kapi_smd_set *kapi_smd_set_descend(kapi_arena *a, kapi_smd_set *s, const kapi_smd_pe *pe)
+{
+    return descend(a, s, pe)->set;
+}
+
 void kapi_smd_set_graft(kapi_arena *a, kapi_smd_set *s, const kapi_smd_pe *pe, kapi_smd_set *child)
 {
     descend(a, s, pe)->set = child;
@@ -703,12 +710,20 @@ static void combine_children(kapi_arena *a, kapi_smd_set *out, const kapi_smd_se
     }
 }
 
+/* How many of nx steps of x and ny of y rule r can keep. */
+static size_t most_kept(size_t nx, size_t ny, const op_rule *r)
+{
+    if (r->x_only)
+        return r->y_only ? nx + ny : nx;
+    return r->y_only ? ny : nx < ny ? nx : ny;
+}
+
 static kapi_smd_set *combine(kapi_arena *a, const kapi_smd_set *x, const kapi_smd_set *y,
                              const op_rule *r)
 {
     kapi_smd_set *out = kapi_smd_set_new(a);
-    out->members_cap = x->nmembers + y->nmembers;
-    out->children_cap = x->nchildren + y->nchildren;
+    out->members_cap = most_kept(x->nmembers, y->nmembers, r);
+    out->children_cap = most_kept(x->nchildren, y->nchildren, r);
     out->members = kapi_arena_alloc(a, out->members_cap * sizeof(*out->members));
     out->children = kapi_arena_alloc(a, out->children_cap * sizeof(*out->children));
     combine_members(out, x, y, r);
@@ -982,11 +997,30 @@ static bool read_pe(kapi_arena *a, kapi_str key, kapi_smd_pe *pe, bool *known, c
     return true;
 }
 
+/* Adds pe to the members, as add_member does; a FieldsV1 object's keys come in order
+ * (as sets are written), so a step after the last is appended without a search. */
+static void put_member(kapi_arena *a, kapi_smd_set *s, const kapi_smd_pe *pe)
+{
+    size_t n = s->nmembers;
+    if (n && kapi_smd_pe_cmp(&s->members[n - 1], pe) >= 0) {
+        add_member(a, s, pe);
+        return;
+    }
+    s->members = grow(a, s->members, n, &s->members_cap, sizeof(*s->members));
+    s->members[s->nmembers++] = *pe;
+}
+
 /* Adds pe's set below; an equal step read before keeps its element and takes this set, as
- * Go's Descend and assignment do. */
+ * Go's Descend and assignment do. A step after the last is appended, as in put_member. */
 static void put_child(kapi_arena *a, kapi_smd_set *s, const kapi_smd_pe *pe, kapi_smd_set *below)
 {
-    descend(a, s, pe)->set = below;
+    size_t n = s->nchildren;
+    if (n && kapi_smd_pe_cmp(&s->children[n - 1].pe, pe) >= 0) {
+        descend(a, s, pe)->set = below;
+        return;
+    }
+    s->children = grow(a, s->children, n, &s->children_cap, sizeof(*s->children));
+    s->children[s->nchildren++] = (kapi_smd_child){*pe, below};
 }
 
 static bool read_object(kapi_arena *a, const json_t *obj, kapi_smd_set **set, bool *member,
@@ -1010,7 +1044,7 @@ static bool read_entry(kapi_arena *a, kapi_str key, const json_t *v, kapi_smd_se
     if (!*set)
         *set = kapi_smd_set_new(a);
     if (member)
-        add_member(a, *set, &pe);
+        put_member(a, *set, &pe);
     if (below)
         put_child(a, *set, &pe, below);
     return true;

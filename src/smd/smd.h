@@ -145,6 +145,9 @@ struct kapi_smd_set {
 kapi_smd_set *kapi_smd_set_new(kapi_arena *a);
 /* Adds path p to s (the steps are copied; their bytes are borrowed, see above). */
 void kapi_smd_set_insert(kapi_arena *a, kapi_smd_set *s, kapi_smd_path p);
+/* The set of paths below pe in s, made empty when there is none: a step of building s, as
+ * insert is (what is inserted into it is in s). */
+kapi_smd_set *kapi_smd_set_descend(kapi_arena *a, kapi_smd_set *s, const kapi_smd_pe *pe);
 /* Makes child the set of paths below pe in s, replacing any there: a step of building s,
  * as insert is (child is taken into s, not copied). */
 void kapi_smd_set_graft(kapi_arena *a, kapi_smd_set *s, const kapi_smd_pe *pe, kapi_smd_set *child);

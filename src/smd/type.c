@@ -73,7 +73,10 @@ static const kapi_smd_type *type_of(kapi_smd_types *ts, const kapi_schema *s, bo
 static int field_cmp(const void *a, const void *b)
 {
     const kapi_smd_type_field *x = a, *y = b;
-    int c = memcmp(x->name.ptr, y->name.ptr, x->name.len < y->name.len ? x->name.len : y->name.len);
+    size_t n = x->name.len < y->name.len ? x->name.len : y->name.len;
+    if (n && x->name.ptr[0] != y->name.ptr[0]) /* most names differ there: no memcmp call */
+        return (unsigned char)x->name.ptr[0] - (unsigned char)y->name.ptr[0];
+    int c = memcmp(x->name.ptr, y->name.ptr, n);
     return c ? c : (x->name.len > y->name.len) - (x->name.len < y->name.len);
 }
 

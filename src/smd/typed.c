@@ -18,11 +18,20 @@
 
 #include "codec/go.h"
 
+/* A set a walk inserts into, with the sets it reached below the current path's steps:
+ * node[k] is the set below the path's first k steps, for k < nvalid (node[0] is root). A
+ * path inserted descends only from the deepest of them. */
+typedef struct target {
+    kapi_smd_set **node;
+    size_t nvalid, cap;
+} target;
+
 typedef struct walker {
     kapi_arena *a;
     kapi_smd_pe *path;
     size_t depth, cap;
-    kapi_buf errs; /* "\n  "-separated, as SMD joins several */
+    target sets[3]; /* to set's one; compare's added, modified, removed */
+    kapi_buf errs;  /* "\n  "-separated, as SMD joins several */
     size_t nerrs;
     bool quiet; /* errors are dropped (SMD drops a list item's merge errors) */
 } walker;
@@ -44,7 +53,20 @@ static kapi_smd_errors walker_finish(walker *w)
         out = kapi_arena_printf(w->a, "errors:\n  %s", w->errs.ptr);
     kapi_buf_dispose(&w->errs);
     free(w->path);
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(w->sets); i++)
+        free(w->sets[i].node);
     return out;
+}
+
+/* Target i of w inserts into root. */
+static target *target_init(walker *w, size_t i, kapi_smd_set *root)
+{
+    target *t = &w->sets[i];
+    t->cap = 16;
+    t->node = kapi_xmalloc(t->cap * sizeof(*t->node));
+    t->node[0] = root;
+    t->nvalid = 1;
+    return t;
 }
 
 static void push(walker *w, const kapi_smd_pe *pe)
@@ -53,6 +75,9 @@ static void push(walker *w, const kapi_smd_pe *pe)
         w->cap = w->cap ? 2 * w->cap : 16;
         w->path = kapi_xrealloc(w->path, w->cap * sizeof(*w->path));
     }
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(w->sets); i++) /* the sets below pe are not known */
+        if (w->sets[i].nvalid > w->depth + 1)
+            w->sets[i].nvalid = w->depth + 1;
     w->path[w->depth++] = *pe;
 }
 
@@ -64,6 +89,22 @@ static void pop(walker *w)
 static kapi_smd_path here(const walker *w)
 {
     return (kapi_smd_path){w->path, w->depth};
+}
+
+/* Inserts the current path into t's set, as kapi_smd_set_insert does. */
+static void insert_here(walker *w, target *t)
+{
+    size_t n = w->depth;
+    if (n == 0)
+        return; /* the whole object: nobody owns it */
+    if (n > t->cap) {
+        t->cap = 2 * n;
+        t->node = kapi_xrealloc(t->node, t->cap * sizeof(*t->node));
+    }
+    for (; t->nvalid < n; t->nvalid++)
+        t->node[t->nvalid] =
+            kapi_smd_set_descend(w->a, t->node[t->nvalid - 1], &w->path[t->nvalid - 1]);
+    kapi_smd_set_insert(w->a, t->node[n - 1], (kapi_smd_path){&w->path[n - 1], 1});
 }
 
 /* An error at the current path: "<path>: <message>" (the message alone at the root). */
@@ -415,14 +456,9 @@ kapi_smd_errors kapi_smd_validate(kapi_arena *a, const kapi_smd_type *t, const j
 
 /* ---- to set (TypedValue.ToFieldSet) ---- */
 
-static void to_set(walker *w, kapi_smd_set *s, const kapi_smd_type *t, const json_t *v);
+static void to_set(walker *w, target *s, const kapi_smd_type *t, const json_t *v);
 
-static void insert_here(walker *w, kapi_smd_set *s)
-{
-    kapi_smd_set_insert(w->a, s, here(w));
-}
-
-static void to_set_map(walker *w, kapi_smd_set *s, const kapi_smd_type *t, const json_t *v)
+static void to_set_map(walker *w, target *s, const kapi_smd_type *t, const json_t *v)
 {
     const char *key;
     size_t len;
@@ -445,7 +481,7 @@ static void to_set_map(walker *w, kapi_smd_set *s, const kapi_smd_type *t, const
     }
 }
 
-static void to_set_list(walker *w, kapi_smd_set *s, const kapi_smd_type *t, const json_t *v)
+static void to_set_list(walker *w, target *s, const kapi_smd_type *t, const json_t *v)
 {
     if (t->list_atomic) {
         insert_here(w, s);
@@ -466,7 +502,7 @@ static void to_set_list(walker *w, kapi_smd_set *s, const kapi_smd_type *t, cons
     }
 }
 
-static void to_set(walker *w, kapi_smd_set *s, const kapi_smd_type *t, const json_t *v)
+static void to_set(walker *w, target *s, const kapi_smd_type *t, const json_t *v)
 {
     unsigned atom = atom_for(t, v);
     if (atom & KAPI_SMD_ATOM_MAP) {
@@ -484,7 +520,7 @@ kapi_smd_set *kapi_smd_to_set(kapi_arena *a, const kapi_smd_type *t, const json_
     walker w;
     walker_init(&w, a);
     kapi_smd_set *s = kapi_smd_set_new(a);
-    to_set(&w, s, t, v);
+    to_set(&w, target_init(&w, 0, s), t, v);
     walker_finish(&w);
     return s;
 }
@@ -499,16 +535,19 @@ typedef struct mwalk {
     bool build;               /* merge: make the output */
 } mwalk;
 
+/* compare's targets */
+enum { ADDED, MODIFIED, REMOVED };
+
 /* The rule at a leaf: compare's, or ruleKeepRHS. */
 static json_t *leaf(mwalk *m, const json_t *lhs, const json_t *rhs)
 {
     if (m->cmp) {
-        kapi_smd_set *into = !lhs               ? m->cmp->added
-                             : !rhs             ? m->cmp->removed
-                             : !equal(rhs, lhs) ? m->cmp->modified
-                                                : NULL;
+        target *into = !lhs               ? &m->w.sets[ADDED]
+                       : !rhs             ? &m->w.sets[REMOVED]
+                       : !equal(rhs, lhs) ? &m->w.sets[MODIFIED]
+                                          : NULL;
         if (into)
-            kapi_smd_set_insert(m->w.a, into, here(&m->w));
+            insert_here(&m->w, into);
     }
     if (!m->build)
         return NULL;
@@ -521,9 +560,9 @@ static void after_node(mwalk *m, const json_t *lhs, const json_t *rhs)
     if (!m->cmp)
         return;
     if (!lhs)
-        kapi_smd_set_insert(m->w.a, m->cmp->added, here(&m->w));
+        insert_here(&m->w, &m->w.sets[ADDED]);
     else if (!rhs)
-        kapi_smd_set_insert(m->w.a, m->cmp->removed, here(&m->w));
+        insert_here(&m->w, &m->w.sets[REMOVED]);
 }
 
 static json_t *merge(mwalk *m, const kapi_smd_type *t, const json_t *lhs, const json_t *rhs);
@@ -638,6 +677,54 @@ static void merge_member(mwalk *m, const kapi_smd_type *t, json_t *out, const ch
         json_decref(v);
 }
 
+/* The member key of object o (NULL when none, or no object): the one at iterator *at
+ * when o lists it there (the two objects compared often list their members in the same
+ * order), which moves *at past it; else the one a lookup finds. */
+static const json_t *member_at(const json_t *o, void **at, const char *key, size_t len)
+{
+    if (*at && json_object_iter_key_len(*at) == len &&
+        memcmp(json_object_iter_key(*at), key, len) == 0) {
+        const json_t *v = json_object_iter_value(*at);
+        *at = json_object_iter_next((json_t *)o, *at);
+        return v;
+    }
+    return o ? json_object_getn(o, key, len) : NULL;
+}
+
+/* The members lhs and rhs both have, as the walk of lhs finds them, for the walk of rhs
+ * to pass over: by name when they all fit in names, else by looking them up in lhs. */
+typedef struct shared_members {
+    size_t n; /* not yet passed over */
+    kapi_str names[16];
+    bool looked_up;
+    const json_t *l;
+    void *at; /* the next member of l, for member_at */
+} shared_members;
+
+static void shared_add(shared_members *sh, const char *key, size_t len)
+{
+    if (sh->n < KAPI_ARRAY_LEN(sh->names))
+        sh->names[sh->n] = (kapi_str){key, len};
+    sh->n++;
+}
+
+/* Whether rhs's member key is one of lhs's, which is then passed over. */
+static bool shared_pass(shared_members *sh, const char *key, size_t len)
+{
+    if (sh->looked_up) {
+        bool found = member_at(sh->l, &sh->at, key, len) != NULL;
+        sh->n -= found;
+        return found;
+    }
+    for (size_t i = 0; i < sh->n; i++) {
+        if (sh->names[i].len == len && memcmp(sh->names[i].ptr, key, len) == 0) {
+            sh->names[i] = sh->names[--sh->n];
+            return true;
+        }
+    }
+    return false;
+}
+
 static json_t *merge_map(mwalk *m, const kapi_smd_type *t, const json_t *lhs, const json_t *rhs)
 {
     const json_t *l = as_map(lhs), *r = as_map(rhs);
@@ -648,11 +735,22 @@ static json_t *merge_map(mwalk *m, const kapi_smd_type *t, const json_t *lhs, co
     if (t->map_atomic || empty)
         return leaf(m, lhs, rhs);
     json_t *out = m->build ? json_object() : NULL;
+    shared_members sh = {.l = l};
+    void *at = l ? json_object_iter((json_t *)r) : NULL;
     json_object_keylen_foreach((json_t *)l, key, len, v)
-        merge_member(m, t, out, key, len, v, r ? json_object_getn(r, key, len) : NULL);
+    {
+        const json_t *rv = member_at(r, &at, key, len);
+        if (rv)
+            shared_add(&sh, key, len);
+        merge_member(m, t, out, key, len, v, rv);
+    }
+    if (sh.n > KAPI_ARRAY_LEN(sh.names)) {
+        sh.looked_up = true;
+        sh.at = json_object_iter((json_t *)l);
+    }
     json_object_keylen_foreach((json_t *)r, key, len, v)
     {
-        if (!l || !json_object_getn(l, key, len))
+        if (!sh.n || !shared_pass(&sh, key, len))
             merge_member(m, t, out, key, len, NULL, v);
     }
     if (out && json_object_size(out) == 0) {
@@ -716,6 +814,9 @@ kapi_smd_errors kapi_smd_compare(kapi_arena *a, const kapi_smd_type *t, const js
     out->added = kapi_smd_set_new(a);
     out->modified = kapi_smd_set_new(a);
     out->removed = kapi_smd_set_new(a);
+    target_init(&m.w, ADDED, out->added);
+    target_init(&m.w, MODIFIED, out->modified);
+    target_init(&m.w, REMOVED, out->removed);
     if (lhs || rhs)
         merge(&m, t, lhs, rhs);
     else

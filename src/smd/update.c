@@ -159,8 +159,9 @@ static void own_whole(reconciler *r)
     kapi_smd_set_insert(r->a, r->add, p);
 }
 
+/* The step pe (a member when member), with sub the set below it (NULL for none). */
 static void reconcile_child(reconciler *r, const kapi_smd_type *t, const kapi_smd_pe *pe,
-                            const kapi_smd_set *s, bool member)
+                            const kapi_smd_set *sub, bool member)
 {
     const kapi_smd_type *ct = NULL;
     if (t->atoms & KAPI_SMD_ATOM_MAP) {
@@ -172,10 +173,6 @@ static void reconcile_child(reconciler *r, const kapi_smd_type *t, const kapi_sm
     } else {
         ct = t->list_elem;
     }
-    const kapi_smd_set *sub = NULL;
-    for (size_t i = 0; i < s->nchildren; i++)
-        if (kapi_smd_pe_cmp(&s->children[i].pe, pe) == 0)
-            sub = s->children[i].set;
     if (r->depth == r->cap) {
         r->cap = r->cap ? 2 * r->cap : 16;
         r->path = kapi_xrealloc(r->path, r->cap * sizeof(*r->path));
@@ -185,18 +182,24 @@ static void reconcile_child(reconciler *r, const kapi_smd_type *t, const kapi_sm
     r->depth--;
 }
 
-/* visitMapItems / visitListItems: children that are not members, then members. */
+/* visitMapItems / visitListItems: children that are not members, then members (both
+ * sorted, so one pass pairs a step's member and child). */
 static void reconcile_items(reconciler *r, const kapi_smd_type *t, const kapi_smd_set *s)
 {
-    for (size_t i = 0; i < s->nchildren; i++) {
-        bool member = false;
-        for (size_t j = 0; j < s->nmembers && !member; j++)
-            member = kapi_smd_pe_cmp(&s->members[j], &s->children[i].pe) == 0;
-        if (!member)
-            reconcile_child(r, t, &s->children[i].pe, s, false);
+    for (size_t i = 0, j = 0; i < s->nchildren; i++) {
+        const kapi_smd_pe *pe = &s->children[i].pe;
+        while (j < s->nmembers && kapi_smd_pe_cmp(&s->members[j], pe) < 0)
+            j++;
+        if (j == s->nmembers || kapi_smd_pe_cmp(&s->members[j], pe) != 0)
+            reconcile_child(r, t, pe, s->children[i].set, false);
     }
-    for (size_t j = 0; j < s->nmembers; j++)
-        reconcile_child(r, t, &s->members[j], s, true);
+    for (size_t j = 0, i = 0; j < s->nmembers; j++) {
+        const kapi_smd_pe *pe = &s->members[j];
+        while (i < s->nchildren && kapi_smd_pe_cmp(&s->children[i].pe, pe) < 0)
+            i++;
+        bool both = i < s->nchildren && kapi_smd_pe_cmp(&s->children[i].pe, pe) == 0;
+        reconcile_child(r, t, pe, both ? s->children[i].set : NULL, true);
+    }
 }
 
 static void reconcile_node(reconciler *r, const kapi_smd_type *t, const kapi_smd_set *s,
@@ -358,11 +361,18 @@ kapi_smd_errors kapi_smd_update(kapi_arena *a, const kapi_smd_updater *u, const 
     if (cmp) {
         kapi_smd_manager *m = kapi_smd_managers_get(ms, manager);
         kapi_smd_manager mine = {.id = manager, .api_version = u->version};
-        kapi_smd_set *set = m ? m->set : kapi_smd_set_new(a);
-        set = kapi_smd_set_union(a, kapi_smd_set_union(a, set, cmp->modified), cmp->added);
-        set = kapi_smd_set_difference(a, set, cmp->removed);
-        if (u->view.ignored)
-            set = kapi_smd_set_recursive_difference(a, set, u->view.ignored);
+        kapi_smd_set *set = m ? m->set : NULL;
+        if (set) {
+            set = kapi_smd_set_union(a, kapi_smd_set_union(a, set, cmp->modified), cmp->added);
+            set = kapi_smd_set_difference(a, set, cmp->removed);
+            if (u->view.ignored)
+                set = kapi_smd_set_recursive_difference(a, set, u->view.ignored);
+        } else {
+            /* A manager new to the object (every create's) gets what changed as it is: no
+             * path is both removed and added or modified, and changes() took the ignored
+             * fields out already. */
+            set = kapi_smd_set_union(a, cmp->modified, cmp->added);
+        }
         mine.set = set;
         if (kapi_smd_set_empty(set))
             kapi_smd_managers_remove(ms, manager);

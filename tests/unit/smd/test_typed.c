@@ -202,3 +202,89 @@ TEST(smd_reconcile_collapses_atomic)
     json_decref(fields);
     teardown(&f);
 }
+
+/* The set Updater.Update gives a manager new to the object, by SMD's rule:
+ * ((empty ∪ modified) ∪ added) \ removed, then without the ignored fields, from a
+ * comparison that had them taken out already. */
+static kapi_smd_set *new_manager_set(kapi_arena *a, const kapi_smd_type *t, const json_t *l,
+                                     const json_t *r, const kapi_smd_set *ignored)
+{
+    kapi_smd_comparison c;
+    if (kapi_smd_compare(a, t, l, r, &c))
+        return NULL;
+    if (ignored && !kapi_smd_set_empty(ignored)) {
+        c.added = kapi_smd_set_recursive_difference(a, c.added, ignored);
+        c.modified = kapi_smd_set_recursive_difference(a, c.modified, ignored);
+        c.removed = kapi_smd_set_recursive_difference(a, c.removed, ignored);
+    }
+    kapi_smd_set *s = kapi_smd_set_union(a, kapi_smd_set_new(a), c.modified);
+    s = kapi_smd_set_difference(a, kapi_smd_set_union(a, s, c.added), c.removed);
+    return ignored ? kapi_smd_set_recursive_difference(a, s, ignored) : s;
+}
+
+TEST(smd_update_new_manager_as_smd_rule)
+{
+    /* list maps, sets, atomic lists and maps, empty maps and lists, nulls, unknown fields
+     * (spec.extra), a value whose kind changes, and bodies the compare refuses */
+    static const char *const objects[] = {
+        "{}",
+        "{\"spec\":{}}",
+        "{\"spec\":null}",
+        "{\"spec\":{\"color\":\"g\",\"size\":null,\"replicas\":3}}",
+        "{\"spec\":{\"color\":\"r\",\"replicas\":3.0}}",
+        "{\"spec\":{\"ports\":[{\"name\":\"a\",\"port\":1},{\"name\":\"b\"}]}}",
+        "{\"spec\":{\"ports\":[{\"name\":\"b\",\"port\":2,\"protocol\":\"TCP\"}]}}",
+        "{\"spec\":{\"ports\":[]}}",
+        "{\"spec\":{\"ports\":[{\"name\":\"a\"},{\"name\":\"a\"}]}}",
+        "{\"spec\":{\"tags\":[\"a\",\"b\"],\"args\":[\"x\"]}}",
+        "{\"spec\":{\"tags\":[\"b\",\"c\"],\"args\":[\"x\",\"y\"]}}",
+        "{\"spec\":{\"tags\":[{}]}}",
+        "{\"spec\":{\"labels\":{\"k\":\"v\",\"l\":\"w\"},\"selector\":{\"a\":\"b\"}}}",
+        "{\"spec\":{\"labels\":{},\"selector\":{}}}",
+        "{\"spec\":{\"labels\":{\"k\":\"x\"},\"selector\":{\"a\":\"c\"}}}",
+        "{\"spec\":{\"extra\":{\"x\":{\"y\":1},\"z\":[1,{\"q\":2}],\"n\":null,\"e\":{}}}}",
+        "{\"spec\":{\"extra\":{\"x\":\"now a string\",\"z\":{\"w\":1},\"e\":[]}}}",
+        "{\"spec\":{\"bogus\":1}}",
+        "{\"spec\":{\"color\":1}}",
+        "{\"status\":{\"ready\":true},\"spec\":{\"color\":\"g\"}}",
+        "{\"status\":{\"ready\":false}}",
+    };
+    fixture f;
+    setup(&f);
+    kapi_smd_set *ignoring[] = {NULL, kapi_smd_set_new(&f.a), kapi_smd_set_new(&f.a)};
+    kapi_smd_pe status = {.kind = KAPI_SMD_PE_FIELD, .name = KAPI_STR("status")};
+    kapi_smd_set_insert(&f.a, ignoring[2], (kapi_smd_path){&status, 1});
+    json_t *values[KAPI_ARRAY_LEN(objects) + 1] = {NULL};
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(objects); i++)
+        values[i + 1] = parse(objects[i]);
+    for (size_t g = 0; g < KAPI_ARRAY_LEN(ignoring); g++) {
+        kapi_smd_updater u = {.version = "v1", .view = {f.t, ignoring[g]}};
+        for (size_t i = 0; i < KAPI_ARRAY_LEN(values); i++) {
+            for (size_t j = 1; j < KAPI_ARRAY_LEN(values); j++) {
+                kapi_smd_set *want =
+                    new_manager_set(&f.a, f.t, values[i], values[j], u.view.ignored);
+                kapi_smd_managers ms = {0};
+                const char *errs = kapi_smd_update(&f.a, &u, values[i], values[j], &ms, "m");
+                CHECK_INT_EQ(errs != NULL, want == NULL);
+                if (!want)
+                    continue;
+                kapi_smd_manager *m = kapi_smd_managers_get(&ms, "m");
+                CHECK_INT_EQ(m != NULL, !kapi_smd_set_empty(want));
+                if (!m)
+                    continue;
+                kapi_buf w, h;
+                kapi_buf_init(&w);
+                kapi_buf_init(&h);
+                kapi_smd_set_to_json(&w, want);
+                kapi_smd_set_to_json(&h, m->set);
+                CHECK_STR_EQ(h.ptr, w.ptr);
+                CHECK(kapi_smd_set_equal(m->set, want));
+                kapi_buf_dispose(&w);
+                kapi_buf_dispose(&h);
+            }
+        }
+    }
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(values); i++)
+        json_decref(values[i]);
+    teardown(&f);
+}
