@@ -133,41 +133,75 @@ static inline bool json_plain(unsigned char c)
 #define ONES 0x0101010101010101ull
 #define HIGHS 0x8080808080808080ull
 
-/* Nonzero when one of the 8 bytes in w equals c (the classic zero-byte test on w ^ c). */
-static inline uint64_t word_has(uint64_t w, unsigned char c)
+/* Nonzero when one of the 8 bytes in w is zero (the classic zero-byte test). */
+static inline uint64_t word_has_zero(uint64_t w)
 {
-    uint64_t x = w ^ (ONES * c);
-    return (x - ONES) & ~x & HIGHS;
+    return (w - ONES) & ~w & HIGHS;
 }
 
-/* True when all 8 bytes at s are plain (json_plain), tested a word at a time. */
-static inline bool word_plain(const char *s)
+/* True when all 8 bytes of w are plain (json_plain). A byte below 0x20 borrows in
+ * w - 0x20.., so its high bit shows; '<' and '>' differ only in bit 1 (0x3c, 0x3e), '"' and
+ * '&' only in bit 2 (0x22, 0x26), so one test covers each pair. */
+static inline bool word_plain(uint64_t w)
+{
+    return !(((w - ONES * 0x20) | w) & HIGHS) && !word_has_zero(w ^ (ONES * '\\')) &&
+           !word_has_zero((w | ONES * 2) ^ (ONES * '>')) &&
+           !word_has_zero((w | ONES * 4) ^ (ONES * '&'));
+}
+
+static inline uint64_t load64(const char *s)
 {
     uint64_t w;
     memcpy(&w, s, 8);
-    uint64_t low = (w - ONES * 0x20) & ~w & HIGHS; /* a byte below 0x20 */
-    return !(low | (w & HIGHS) | word_has(w, '"') | word_has(w, '\\') | word_has(w, '<') |
-             word_has(w, '>') | word_has(w, '&'));
+    return w;
+}
+
+static inline uint64_t load32(const char *s)
+{
+    uint32_t w;
+    memcpy(&w, s, 4);
+    return w;
+}
+
+/* True when the n bytes at s are all plain: a word at a time, the last word overlapping
+ * the one before; a string shorter than a word is read as one word of its bytes (some
+ * read twice: only whether one is not plain matters), filled up with plain 'a's. */
+static bool all_plain(const char *s, size_t n)
+{
+    size_t i = 0;
+    if (n >= 8) {
+        for (; i + 8 <= n; i += 8)
+            if (!word_plain(load64(s + i)))
+                return false;
+        return i == n || word_plain(load64(s + n - 8));
+    }
+    if (n >= 4)
+        return word_plain(load32(s) | load32(s + n - 4) << 32);
+    if (n == 0)
+        return true;
+    uint64_t w = (unsigned char)s[0] | (unsigned)(unsigned char)s[n / 2] << 8 |
+                 (unsigned)(unsigned char)s[n - 1] << 16;
+    return word_plain(w | (ONES * 'a') << 24);
 }
 
 /* The length of the run of plain bytes that starts s (at most n). */
 static size_t plain_run(const char *s, size_t n)
 {
     size_t i = 0;
-    while (i + 8 <= n && word_plain(s + i))
+    while (i + 8 <= n && word_plain(load64(s + i)))
         i += 8;
     while (i < n && json_plain((unsigned char)s[i]))
         i++;
     return i;
 }
 
-void kapi_json_put_string(kapi_buf *b, const char *s, size_t n)
+/* s with the bytes Go escapes escaped, as kapi_json_put_string writes it; the first byte
+ * to escape is at i. */
+static void put_escaped(kapi_buf *b, const char *s, size_t n, size_t i)
 {
     static const char hex[] = "0123456789abcdef";
-    kapi_buf_grow(b, n + 2);
-    kapi_buf_putc(b, '"');
     size_t start = 0;
-    for (size_t i = plain_run(s, n); i < n; i += 1 + plain_run(s + i + 1, n - i - 1)) {
+    for (; i < n; i += 1 + plain_run(s + i + 1, n - i - 1)) {
         unsigned char c = (unsigned char)s[i];
         char u[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
         const char *esc = u;
@@ -198,7 +232,24 @@ void kapi_json_put_string(kapi_buf *b, const char *s, size_t n)
         start = i + 1;
     }
     kapi_buf_put(b, s + start, n - start);
-    kapi_buf_putc(b, '"');
+}
+
+void kapi_json_put_string(kapi_buf *b, const char *s, size_t n)
+{
+    if (b->len + n + 3 > b->cap)
+        kapi_buf_grow(b, n + 2);
+    if (!all_plain(s, n)) { /* rare: most strings are copied as they are, in one go */
+        kapi_buf_putc(b, '"');
+        put_escaped(b, s, n, plain_run(s, n));
+        kapi_buf_putc(b, '"');
+        return;
+    }
+    char *p = b->ptr + b->len;
+    p[0] = '"';
+    memcpy(p + 1, s, n);
+    p[n + 1] = '"';
+    p[n + 2] = '\0';
+    b->len += n + 2;
 }
 
 /* Go's float64 encoding: the shortest representation that round-trips, in %f form
@@ -258,28 +309,31 @@ static void put_int(kapi_buf *b, json_int_t x)
 
 static void encode(kapi_buf *b, const json_t *v, int depth, size_t *rv_off);
 
+/* True when the key of len bytes is the literal lit. */
+#define KEY_IS(key, len, lit) ((len) == sizeof(lit) - 1 && memcmp(key, lit, sizeof(lit) - 1) == 0)
+
+/* The members in order, through jansson's iterator: four library calls a member, where
+ * json_object_keylen_foreach makes seven. */
 static void encode_object(kapi_buf *b, const json_t *v, int depth, size_t *rv_off)
 {
-    const char *key;
-    size_t len;
-    json_t *val;
     bool first = true;
     kapi_buf_putc(b, '{');
-    json_object_keylen_foreach((json_t *)v, key, len, val)
-    {
+    for (void *it = json_object_iter((json_t *)v); it;
+         it = json_object_iter_next((json_t *)v, it)) {
+        const char *key = json_object_iter_key(it);
+        size_t len = json_object_iter_key_len(it);
         if (!first)
             kapi_buf_putc(b, ',');
         first = false;
         kapi_json_put_string(b, key, len); /* by length: a key may hold a NUL */
         kapi_buf_putc(b, ':');
-        if (rv_off && depth == 1 && kapi_str_eqc((kapi_str){key, len}, "resourceVersion")) {
-            kapi_buf_puts(b, "\"");
-            *rv_off = b->len;
-            kapi_buf_puts(b, "\"");
+        if (rv_off && depth == 1 && KEY_IS(key, len, "resourceVersion")) {
+            kapi_buf_put(b, "\"\"", 2);
+            *rv_off = b->len - 1;
             continue;
         }
-        bool meta = rv_off && depth == 0 && kapi_str_eqc((kapi_str){key, len}, "metadata");
-        encode(b, val, depth + 1, meta ? rv_off : NULL);
+        bool meta = rv_off && depth == 0 && KEY_IS(key, len, "metadata");
+        encode(b, json_object_iter_value(it), depth + 1, meta ? rv_off : NULL);
     }
     kapi_buf_putc(b, '}');
 }
