@@ -50,6 +50,9 @@ void kapi_json_encode(kapi_buf *b, const json_t *v);
 void kapi_json_encode_stamped(kapi_buf *b, const json_t *obj, size_t *rv_off);
 /* Appends s (n bytes) as a JSON string literal, quotes included. */
 void kapi_json_put_string(kapi_buf *b, const char *s, size_t n);
+/* x in decimal as a JSON string ("42"), as metadata.resourceVersion holds a revision (a new
+ * reference); json_sprintf's "%lld" costs several times more. */
+json_t *kapi_json_decimal(json_int_t x);
 
 /* The member at a dotted path ("metadata.name") if it exists, else NULL; borrowed. */
 json_t *kapi_json_path(const json_t *v, const char *path);
