@@ -645,6 +645,10 @@ kapi_error *kapi_api__unrecognized(const char *kind, const char *what, const cha
  * order, labels and annotations sorted; a custom resource has every member sorted, as
  * Go writes an unstructured object. Returns a new reference. */
 json_t *kapi_api__canonical(const kapi_type *t, const json_t *obj);
+/* kapi_api__canonical of obj (a reference, taken): obj itself, its metadata put in order,
+ * when no one else holds it and its members begin with kind, apiVersion and metadata (a
+ * storage view its type's to_storage made), so that its other members are not copied. */
+json_t *kapi_api__canonical_take(const kapi_type *t, json_t *obj);
 /* Encodes obj for storage with the revision gap; returns the heap bytes. */
 char *kapi_api__encode_stored(const json_t *obj, size_t *len, size_t *rv_off);
 /* Decodes a request body (JSON, YAML, protobuf) into an object (a 400/415 error

@@ -103,12 +103,10 @@ static json_t *sorted_deep(const json_t *v)
     return out;
 }
 
-json_t *kapi_api__canonical(const kapi_type *t, const json_t *obj)
+/* The members of meta in Kubernetes' order, labels and annotations sorted (a new
+ * object). */
+static json_t *canonical_meta(const json_t *meta)
 {
-    if (t->custom)
-        return sorted_deep(obj);
-    json_t *out = json_object();
-    json_t *meta = json_object_get(obj, "metadata");
     json_t *m = json_object();
     for (size_t i = 0; i < KAPI_ARRAY_LEN(meta_order); i++) {
         json_t *v = json_object_get(meta, meta_order[i]);
@@ -121,9 +119,17 @@ json_t *kapi_api__canonical(const kapi_type *t, const json_t *obj)
         else
             json_object_set_nocheck(m, meta_order[i], v);
     }
+    return m;
+}
+
+json_t *kapi_api__canonical(const kapi_type *t, const json_t *obj)
+{
+    if (t->custom)
+        return sorted_deep(obj);
+    json_t *out = json_object();
     json_object_set_nocheck(out, "kind", json_object_get(obj, "kind"));
     json_object_set_nocheck(out, "apiVersion", json_object_get(obj, "apiVersion"));
-    json_object_set_new_nocheck(out, "metadata", m);
+    json_object_set_new_nocheck(out, "metadata", canonical_meta(json_object_get(obj, "metadata")));
     const char *key;
     json_t *val;
     json_object_foreach((json_t *)obj, key, val)
@@ -132,6 +138,30 @@ json_t *kapi_api__canonical(const kapi_type *t, const json_t *obj)
             json_object_set_nocheck(out, key, val);
     }
     return out;
+}
+
+/* True when obj's members begin with kind, apiVersion and metadata, as canonical order
+ * has them. */
+static bool canonical_head(json_t *obj)
+{
+    static const char *const head[] = {"kind", "apiVersion", "metadata"};
+    void *it = json_object_iter(obj);
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(head); i++, it = json_object_iter_next(obj, it))
+        if (!it || strcmp(json_object_iter_key(it), head[i]) != 0)
+            return false;
+    return true;
+}
+
+json_t *kapi_api__canonical_take(const kapi_type *t, json_t *obj)
+{
+    if (t->custom || obj->refcount > 1 || !canonical_head(obj)) {
+        json_t *out = kapi_api__canonical(t, obj);
+        json_decref(obj);
+        return out;
+    }
+    /* jansson replaces a member's value in its place */
+    json_object_set_new_nocheck(obj, "metadata", canonical_meta(json_object_get(obj, "metadata")));
+    return obj;
 }
 
 char *kapi_api__encode_stored(const json_t *obj, size_t *len, size_t *rv_off)
