@@ -19,6 +19,10 @@ typedef struct kapi_watch kapi_watch;
 typedef struct kapi_filter kapi_filter;
 typedef struct kapi_list_form kapi_list_form;
 
+/* The room an object's encoding starts with (a write's stored bytes, its answer): most
+ * objects fit, so the buffer is not grown five times from 64 bytes. */
+#define KAPI_API_OBJECT_GUESS 2048
+
 /* The last parses of the stored objects the type hooks read (write.c): a create's
  * namespace is read by every create in it. An entry holds its stored object, so an
  * object found by pointer is the one that was parsed. */

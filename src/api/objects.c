@@ -168,6 +168,7 @@ char *kapi_api__encode_stored(const json_t *obj, size_t *len, size_t *rv_off)
 {
     kapi_buf b;
     kapi_buf_init(&b);
+    kapi_buf_grow(&b, KAPI_API_OBJECT_GUESS);
     kapi_json_encode_stamped(&b, obj, rv_off);
     return kapi_buf_detach(&b, len);
 }

@@ -95,6 +95,7 @@ void kapi_api__respond_unstored(kapi_req *r, const kapi_type *t, int status, jso
     }
     kapi_buf b;
     kapi_buf_init(&b);
+    kapi_buf_grow(&b, KAPI_API_OBJECT_GUESS);
     kapi_json_encode(&b, v);
     kapi_buf_putc(&b, '\n');
     json_decref(v);
