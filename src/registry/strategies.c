@@ -164,7 +164,7 @@ static json_t *event_view(const json_t *src, const char *api_version, const fiel
 {
     json_t *out = json_object();
     json_object_set_new_nocheck(out, "kind", json_string_nocheck("Event"));
-    json_object_set_new_nocheck(out, "apiVersion", json_string(api_version));
+    json_object_set_new_nocheck(out, "apiVersion", json_string_nocheck(api_version));
     json_t *meta = json_object_get(src, "metadata");
     json_object_set_new_nocheck(out, "metadata", meta ? json_incref(meta) : json_object());
     for (size_t i = 0; i < n; i++) {
@@ -177,6 +177,17 @@ static json_t *event_view(const json_t *src, const char *api_version, const fiel
             json_object_set_nocheck(out, rules[i].name, v);
     }
     return out;
+}
+
+const json_t *kapi_registry__event_member(const json_t *ev, const char *core_name)
+{
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(core_fields); i++) {
+        if (strcmp(core_fields[i].name, core_name) == 0) {
+            const json_t *v = json_object_get(ev, core_fields[i].other);
+            return is_empty_value(v) ? NULL : v;
+        }
+    }
+    return json_object_get(ev, core_name); /* metadata: the same in both views */
 }
 
 static json_t *core_event_normalize(const json_t *src)
