@@ -224,8 +224,8 @@ kapi_error *kapi_api__create_stage(kapi_write *w)
         goto done;
     kapi_api__manage(w, NULL, obj);
     kapi_uuid_v4(uid);
-    json_object_set_new_nocheck(meta, "uid", json_string(uid));
-    json_object_set_new_nocheck(meta, "creationTimestamp", json_string(w->hooks.now));
+    json_object_set_new_nocheck(meta, "uid", json_string_nocheck(uid));
+    json_object_set_new_nocheck(meta, "creationTimestamp", json_string_nocheck(w->hooks.now));
     json_object_del(meta, "deletionTimestamp");
     json_object_del(meta, "deletionGracePeriodSeconds");
     if (t->generation)
