@@ -103,13 +103,30 @@ static json_t *sorted_deep(const json_t *v)
     return out;
 }
 
+/* The place of key (len bytes: a key may hold a NUL) in meta_order; past its end when
+ * it is not there. */
+static size_t meta_place(const char *key, size_t len)
+{
+    size_t i;
+    for (i = 0; i < KAPI_ARRAY_LEN(meta_order); i++)
+        if (meta_order[i][0] == key[0] && strlen(meta_order[i]) == len &&
+            memcmp(meta_order[i], key, len) == 0)
+            break;
+    return i;
+}
+
 /* The members of meta in Kubernetes' order, labels and annotations sorted (a new
- * object). */
+ * object). One pass over meta finds them, where a lookup of each name would hash it. */
 static json_t *canonical_meta(const json_t *meta)
 {
+    json_t *found[KAPI_ARRAY_LEN(meta_order) + 1] = {0}; /* the last: any other member */
+    for (void *it = json_object_iter((json_t *)meta); it;
+         it = json_object_iter_next((json_t *)meta, it))
+        found[meta_place(json_object_iter_key(it), json_object_iter_key_len(it))] =
+            json_object_iter_value(it);
     json_t *m = json_object();
     for (size_t i = 0; i < KAPI_ARRAY_LEN(meta_order); i++) {
-        json_t *v = json_object_get(meta, meta_order[i]);
+        json_t *v = found[i];
         if (!v || json_is_null(v))
             continue;
         bool map =
