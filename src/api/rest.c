@@ -299,12 +299,12 @@ static kapi_error *expected_rev(const json_t *meta, int64_t *out)
 static bool content_changed(const kapi_type *t, const json_t *obj, const json_t *old)
 {
     if (!t->custom)
-        return !json_equal(json_object_get(obj, "spec"), json_object_get(old, "spec"));
+        return !kapi_json_equal(json_object_get(obj, "spec"), json_object_get(old, "spec"));
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)obj, key, v)
     {
-        if (strcmp(key, "metadata") != 0 && !json_equal(v, json_object_get(old, key)))
+        if (strcmp(key, "metadata") != 0 && !kapi_json_equal(v, json_object_get(old, key)))
             return true;
     }
     json_object_foreach((json_t *)old, key, v)

@@ -495,6 +495,40 @@ json_t *kapi_json_copy(const json_t *v)
     }
 }
 
+/* json_equal of two objects: both are walked in order while b's member is the one
+ * json_object_get(b, key of a's) finds (the key read up to a NUL, as jansson reads it);
+ * at the first that is not, json_equal decides. */
+static bool objects_equal(const json_t *a, const json_t *b)
+{
+    if (json_object_size(a) != json_object_size(b))
+        return false;
+    void *ia = json_object_iter((json_t *)a), *ib = json_object_iter((json_t *)b);
+    for (; ia;
+         ia = json_object_iter_next((json_t *)a, ia), ib = json_object_iter_next((json_t *)b, ib)) {
+        const char *key = json_object_iter_key(ia);
+        size_t n = json_object_iter_key_len(ib);
+        if (n != strlen(key) || memcmp(key, json_object_iter_key(ib), n) != 0)
+            return json_equal(a, b);
+        if (!kapi_json_equal(json_object_iter_value(ia), json_object_iter_value(ib)))
+            return false;
+    }
+    return true;
+}
+
+bool kapi_json_equal(const json_t *a, const json_t *b)
+{
+    if (json_is_object(a) && json_is_object(b))
+        return objects_equal(a, b);
+    if (!json_is_array(a) || !json_is_array(b))
+        return json_equal(a, b);
+    if (json_array_size(a) != json_array_size(b))
+        return false;
+    for (size_t i = 0; i < json_array_size(a); i++)
+        if (!kapi_json_equal(json_array_get(a, i), json_array_get(b, i)))
+            return false;
+    return true;
+}
+
 void kapi_json_keep(json_t *obj, const json_t *from, const char *const *keys, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
