@@ -346,12 +346,17 @@ void kapi_meta_validate(kapi_error *err, kapi_arena *a, const json_t *meta, cons
         validate_kube_finalizers(err, a, fins, fin_path);
 }
 
-bool kapi_meta_immutable(kapi_error *err, const char *path, const json_t *now, const json_t *before)
+/* True when now and before are both nil (absent or null) or equal. */
+static bool unchanged(const json_t *now, const json_t *before)
 {
     bool now_nil = !now || json_is_null(now), before_nil = !before || json_is_null(before);
-    if (now_nil && before_nil)
-        return true;
-    if (!now_nil && !before_nil && json_equal((json_t *)now, (json_t *)before))
+    return (now_nil && before_nil) ||
+           (!now_nil && !before_nil && json_equal((json_t *)now, (json_t *)before));
+}
+
+bool kapi_meta_immutable(kapi_error *err, const char *path, const json_t *now, const json_t *before)
+{
+    if (unchanged(now, before))
         return true;
     kapi_field_invalid_json(err, path, now, "field is immutable");
     return false;
@@ -423,8 +428,11 @@ static void no_new_finalizers(kapi_error *err, const json_t *meta, const json_t 
 void kapi_meta_validate_update(kapi_error *err, kapi_arena *a, const json_t *meta,
                                const json_t *old_meta, const char *path, bool kube_finalizers)
 {
-    const char *fin_path = kapi_path_child(a, path, "finalizers");
-    if (json_object_get(old_meta, "deletionTimestamp") &&
+    const json_t *fins = json_object_get(meta, "finalizers");
+    const char *fin_path = NULL; /* made only when there are finalizers to check */
+    if (json_array_size(fins))
+        fin_path = kapi_path_child(a, path, "finalizers");
+    if (fin_path && json_object_get(old_meta, "deletionTimestamp") &&
         !json_is_null(json_object_get(old_meta, "deletionTimestamp")))
         no_new_finalizers(err, meta, old_meta, fin_path);
     json_int_t gen = json_integer_value(json_object_get(meta, "generation"));
@@ -436,13 +444,15 @@ void kapi_meta_validate_update(kapi_error *err, kapi_arena *a, const json_t *met
     immutable_str(err, a, meta, old_meta, path, "uid");
     immutable_time(err, a, meta, old_meta, path, "creationTimestamp", false);
     immutable_time(err, a, meta, old_meta, path, "deletionTimestamp", true);
-    kapi_meta_immutable(err, kapi_path_child(a, path, "deletionGracePeriodSeconds"),
-                        json_object_get(meta, "deletionGracePeriodSeconds"),
-                        json_object_get(old_meta, "deletionGracePeriodSeconds"));
+    const json_t *grace = json_object_get(meta, "deletionGracePeriodSeconds");
+    const json_t *old_grace = json_object_get(old_meta, "deletionGracePeriodSeconds");
+    if (!unchanged(grace, old_grace))
+        kapi_meta_immutable(err, kapi_path_child(a, path, "deletionGracePeriodSeconds"), grace,
+                            old_grace);
     validate_members(err, a, meta, path);
     validate_managed(err, a, meta, path);
-    if (kube_finalizers)
-        validate_kube_finalizers(err, a, json_object_get(meta, "finalizers"), fin_path);
+    if (kube_finalizers && fin_path)
+        validate_kube_finalizers(err, a, fins, fin_path);
 }
 
 /* ---- embedded resources ---- */
