@@ -296,8 +296,16 @@ kapi_error *kapi_api__decode_body(kapi_req *r, const char *kind, json_t **out, k
     return NULL;
 }
 
+/* The current second's text is kept by each thread: writes come many a second, and
+ * gmtime and strftime cost more than the rest of a create's server metadata. */
 const char *kapi_api__now(kapi_arena *a)
 {
-    char *t = kapi_arena_alloc(a, 32);
-    return kapi_time_rfc3339(t, kapi_time_now_ns() / 1000000000);
+    static __thread int64_t second = -1;
+    static __thread char text[32];
+    int64_t now = kapi_time_now_ns() / 1000000000;
+    if (now != second) {
+        kapi_time_rfc3339(text, now);
+        second = now;
+    }
+    return kapi_arena_strdup(a, text);
 }
