@@ -19,6 +19,10 @@ typedef struct kapi_watch kapi_watch;
 typedef struct kapi_filter kapi_filter;
 typedef struct kapi_list_form kapi_list_form;
 
+/* The room an object's encoding starts with (a write's stored bytes, its answer): most
+ * objects fit, so the buffer is not grown five times from 64 bytes. */
+#define KAPI_API_OBJECT_GUESS 2048
+
 /* The last parses of the stored objects the type hooks read (write.c): a create's
  * namespace is read by every create in it. An entry holds its stored object, so an
  * object found by pointer is the one that was parsed. */
@@ -645,6 +649,10 @@ kapi_error *kapi_api__unrecognized(const char *kind, const char *what, const cha
  * order, labels and annotations sorted; a custom resource has every member sorted, as
  * Go writes an unstructured object. Returns a new reference. */
 json_t *kapi_api__canonical(const kapi_type *t, const json_t *obj);
+/* kapi_api__canonical of obj (a reference, taken): obj itself, its metadata put in order,
+ * when no one else holds it and its members begin with kind, apiVersion and metadata (a
+ * storage view its type's to_storage made), so that its other members are not copied. */
+json_t *kapi_api__canonical_take(const kapi_type *t, json_t *obj);
 /* Encodes obj for storage with the revision gap; returns the heap bytes. */
 char *kapi_api__encode_stored(const json_t *obj, size_t *len, size_t *rv_off);
 /* Decodes a request body (JSON, YAML, protobuf) into an object (a 400/415 error

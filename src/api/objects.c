@@ -103,15 +103,30 @@ static json_t *sorted_deep(const json_t *v)
     return out;
 }
 
-json_t *kapi_api__canonical(const kapi_type *t, const json_t *obj)
+/* The place of key (len bytes: a key may hold a NUL) in meta_order; past its end when
+ * it is not there. */
+static size_t meta_place(const char *key, size_t len)
 {
-    if (t->custom)
-        return sorted_deep(obj);
-    json_t *out = json_object();
-    json_t *meta = json_object_get(obj, "metadata");
+    size_t i;
+    for (i = 0; i < KAPI_ARRAY_LEN(meta_order); i++)
+        if (meta_order[i][0] == key[0] && strlen(meta_order[i]) == len &&
+            memcmp(meta_order[i], key, len) == 0)
+            break;
+    return i;
+}
+
+/* The members of meta in Kubernetes' order, labels and annotations sorted (a new
+ * object). One pass over meta finds them, where a lookup of each name would hash it. */
+static json_t *canonical_meta(const json_t *meta)
+{
+    json_t *found[KAPI_ARRAY_LEN(meta_order) + 1] = {0}; /* the last: any other member */
+    for (void *it = json_object_iter((json_t *)meta); it;
+         it = json_object_iter_next((json_t *)meta, it))
+        found[meta_place(json_object_iter_key(it), json_object_iter_key_len(it))] =
+            json_object_iter_value(it);
     json_t *m = json_object();
     for (size_t i = 0; i < KAPI_ARRAY_LEN(meta_order); i++) {
-        json_t *v = json_object_get(meta, meta_order[i]);
+        json_t *v = found[i];
         if (!v || json_is_null(v))
             continue;
         bool map =
@@ -121,9 +136,17 @@ json_t *kapi_api__canonical(const kapi_type *t, const json_t *obj)
         else
             json_object_set_nocheck(m, meta_order[i], v);
     }
+    return m;
+}
+
+json_t *kapi_api__canonical(const kapi_type *t, const json_t *obj)
+{
+    if (t->custom)
+        return sorted_deep(obj);
+    json_t *out = json_object();
     json_object_set_nocheck(out, "kind", json_object_get(obj, "kind"));
     json_object_set_nocheck(out, "apiVersion", json_object_get(obj, "apiVersion"));
-    json_object_set_new_nocheck(out, "metadata", m);
+    json_object_set_new_nocheck(out, "metadata", canonical_meta(json_object_get(obj, "metadata")));
     const char *key;
     json_t *val;
     json_object_foreach((json_t *)obj, key, val)
@@ -134,10 +157,35 @@ json_t *kapi_api__canonical(const kapi_type *t, const json_t *obj)
     return out;
 }
 
+/* True when obj's members begin with kind, apiVersion and metadata, as canonical order
+ * has them. */
+static bool canonical_head(json_t *obj)
+{
+    static const char *const head[] = {"kind", "apiVersion", "metadata"};
+    void *it = json_object_iter(obj);
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(head); i++, it = json_object_iter_next(obj, it))
+        if (!it || strcmp(json_object_iter_key(it), head[i]) != 0)
+            return false;
+    return true;
+}
+
+json_t *kapi_api__canonical_take(const kapi_type *t, json_t *obj)
+{
+    if (t->custom || obj->refcount > 1 || !canonical_head(obj)) {
+        json_t *out = kapi_api__canonical(t, obj);
+        json_decref(obj);
+        return out;
+    }
+    /* jansson replaces a member's value in its place */
+    json_object_set_new_nocheck(obj, "metadata", canonical_meta(json_object_get(obj, "metadata")));
+    return obj;
+}
+
 char *kapi_api__encode_stored(const json_t *obj, size_t *len, size_t *rv_off)
 {
     kapi_buf b;
     kapi_buf_init(&b);
+    kapi_buf_grow(&b, KAPI_API_OBJECT_GUESS);
     kapi_json_encode_stamped(&b, obj, rv_off);
     return kapi_buf_detach(&b, len);
 }
@@ -248,8 +296,16 @@ kapi_error *kapi_api__decode_body(kapi_req *r, const char *kind, json_t **out, k
     return NULL;
 }
 
+/* The current second's text is kept by each thread: writes come many a second, and
+ * gmtime and strftime cost more than the rest of a create's server metadata. */
 const char *kapi_api__now(kapi_arena *a)
 {
-    char *t = kapi_arena_alloc(a, 32);
-    return kapi_time_rfc3339(t, kapi_time_now_ns() / 1000000000);
+    static __thread int64_t second = -1;
+    static __thread char text[32];
+    int64_t now = kapi_time_now_ns() / 1000000000;
+    if (now != second) {
+        kapi_time_rfc3339(text, now);
+        second = now;
+    }
+    return kapi_arena_strdup(a, text);
 }

@@ -95,6 +95,7 @@ void kapi_api__respond_unstored(kapi_req *r, const kapi_type *t, int status, jso
     }
     kapi_buf b;
     kapi_buf_init(&b);
+    kapi_buf_grow(&b, KAPI_API_OBJECT_GUESS);
     kapi_json_encode(&b, v);
     kapi_buf_putc(&b, '\n');
     json_decref(v);
@@ -223,8 +224,8 @@ kapi_error *kapi_api__create_stage(kapi_write *w)
         goto done;
     kapi_api__manage(w, NULL, obj);
     kapi_uuid_v4(uid);
-    json_object_set_new_nocheck(meta, "uid", json_string(uid));
-    json_object_set_new_nocheck(meta, "creationTimestamp", json_string(w->hooks.now));
+    json_object_set_new_nocheck(meta, "uid", json_string_nocheck(uid));
+    json_object_set_new_nocheck(meta, "creationTimestamp", json_string_nocheck(w->hooks.now));
     json_object_del(meta, "deletionTimestamp");
     json_object_del(meta, "deletionGracePeriodSeconds");
     if (t->generation)
@@ -298,12 +299,12 @@ static kapi_error *expected_rev(const json_t *meta, int64_t *out)
 static bool content_changed(const kapi_type *t, const json_t *obj, const json_t *old)
 {
     if (!t->custom)
-        return !json_equal(json_object_get(obj, "spec"), json_object_get(old, "spec"));
+        return !kapi_json_equal(json_object_get(obj, "spec"), json_object_get(old, "spec"));
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)obj, key, v)
     {
-        if (strcmp(key, "metadata") != 0 && !json_equal(v, json_object_get(old, key)))
+        if (strcmp(key, "metadata") != 0 && !kapi_json_equal(v, json_object_get(old, key)))
             return true;
     }
     json_object_foreach((json_t *)old, key, v)

@@ -175,17 +175,14 @@ kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type 
         if (op == KAPI_STORE_CREATE)
             json_object_del(meta, "resourceVersion");
         else
-            json_object_set_new_nocheck(meta, "resourceVersion",
-                                        json_sprintf("%lld", (long long)expect_rev));
-        *dry = kapi_api__canonical(t, stored);
-        json_decref(stored);
+            json_object_set_new_nocheck(meta, "resourceVersion", kapi_json_decimal(expect_rev));
+        *dry = kapi_api__canonical_take(t, stored);
         *out = NULL;
         return NULL;
     }
     json_object_set_new_nocheck(kapi_json_object_ensure(stored, "metadata"), "resourceVersion",
                                 json_string_nocheck(""));
-    json_t *canon = kapi_api__canonical(t, stored);
-    json_decref(stored);
+    json_t *canon = kapi_api__canonical_take(t, stored);
     json_t *meta = json_object_get(canon, "metadata");
     kapi_str name = kapi_api__name_of(meta);
     const json_t *ns = json_object_get(meta, "namespace");
@@ -210,8 +207,7 @@ kapi_error *kapi_api__store_write(kapi_api *api, kapi_arena *a, const kapi_type 
         kapi_obj_unref(w.current);
     *out = w.result;
     if (!err && json && w.result) {
-        json_object_set_new_nocheck(meta, "resourceVersion",
-                                    json_sprintf("%lld", (long long)w.result->rev));
+        json_object_set_new_nocheck(meta, "resourceVersion", kapi_json_decimal(w.result->rev));
         *json = json_incref(canon);
     }
 done:

@@ -6,6 +6,9 @@
 
 #include <math.h>
 #include <mimalloc.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,41 +136,99 @@ static inline bool json_plain(unsigned char c)
 #define ONES 0x0101010101010101ull
 #define HIGHS 0x8080808080808080ull
 
-/* Nonzero when one of the 8 bytes in w equals c (the classic zero-byte test on w ^ c). */
-static inline uint64_t word_has(uint64_t w, unsigned char c)
+/* Nonzero when one of the 8 bytes in w is zero (the classic zero-byte test). */
+static inline uint64_t word_has_zero(uint64_t w)
 {
-    uint64_t x = w ^ (ONES * c);
-    return (x - ONES) & ~x & HIGHS;
+    return (w - ONES) & ~w & HIGHS;
 }
 
-/* True when all 8 bytes at s are plain (json_plain), tested a word at a time. */
-static inline bool word_plain(const char *s)
+/* True when all 8 bytes of w are plain (json_plain). A byte below 0x20 borrows in
+ * w - 0x20.., so its high bit shows; '<' and '>' differ only in bit 1 (0x3c, 0x3e), '"' and
+ * '&' only in bit 2 (0x22, 0x26), so one test covers each pair. */
+static inline bool word_plain(uint64_t w)
+{
+    return !(((w - ONES * 0x20) | w) & HIGHS) && !word_has_zero(w ^ (ONES * '\\')) &&
+           !word_has_zero((w | ONES * 2) ^ (ONES * '>')) &&
+           !word_has_zero((w | ONES * 4) ^ (ONES * '&'));
+}
+
+#ifdef __SSE2__
+/* True when the 16 bytes at s are all plain, the tests of word_plain on a vector: a
+ * signed compare finds the bytes below 0x20 and those from 0x80 at once. */
+static inline bool block_plain(const char *s)
+{
+    __m128i x = _mm_loadu_si128((const __m128i *)s);
+    __m128i ctl = _mm_cmplt_epi8(x, _mm_set1_epi8(0x20));
+    __m128i bslash = _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'));
+    __m128i angle = _mm_cmpeq_epi8(_mm_or_si128(x, _mm_set1_epi8(2)), _mm_set1_epi8('>'));
+    __m128i quote = _mm_cmpeq_epi8(_mm_or_si128(x, _mm_set1_epi8(4)), _mm_set1_epi8('&'));
+    __m128i bad = _mm_or_si128(_mm_or_si128(ctl, bslash), _mm_or_si128(angle, quote));
+    return _mm_movemask_epi8(bad) == 0;
+}
+#endif
+
+static inline uint64_t load64(const char *s)
 {
     uint64_t w;
     memcpy(&w, s, 8);
-    uint64_t low = (w - ONES * 0x20) & ~w & HIGHS; /* a byte below 0x20 */
-    return !(low | (w & HIGHS) | word_has(w, '"') | word_has(w, '\\') | word_has(w, '<') |
-             word_has(w, '>') | word_has(w, '&'));
+    return w;
+}
+
+static inline uint64_t load32(const char *s)
+{
+    uint32_t w;
+    memcpy(&w, s, 4);
+    return w;
+}
+
+/* True when the n bytes at s are all plain: 16 bytes (with SSE2) or a word at a time,
+ * the last block overlapping the one before; a string shorter than a word is read as one
+ * word of its bytes (some read twice: only whether one is not plain matters), filled up
+ * with plain 'a's. */
+static bool all_plain(const char *s, size_t n)
+{
+    size_t i = 0;
+#ifdef __SSE2__
+    if (n >= 16) {
+        for (; i + 16 <= n; i += 16)
+            if (!block_plain(s + i))
+                return false;
+        return i == n || block_plain(s + n - 16);
+    }
+#endif
+    if (n >= 8) {
+        for (; i + 8 <= n; i += 8)
+            if (!word_plain(load64(s + i)))
+                return false;
+        return i == n || word_plain(load64(s + n - 8));
+    }
+    if (n >= 4)
+        return word_plain(load32(s) | load32(s + n - 4) << 32);
+    if (n == 0)
+        return true;
+    uint64_t w = (unsigned char)s[0] | (unsigned)(unsigned char)s[n / 2] << 8 |
+                 (unsigned)(unsigned char)s[n - 1] << 16;
+    return word_plain(w | (ONES * 'a') << 24);
 }
 
 /* The length of the run of plain bytes that starts s (at most n). */
 static size_t plain_run(const char *s, size_t n)
 {
     size_t i = 0;
-    while (i + 8 <= n && word_plain(s + i))
+    while (i + 8 <= n && word_plain(load64(s + i)))
         i += 8;
     while (i < n && json_plain((unsigned char)s[i]))
         i++;
     return i;
 }
 
-void kapi_json_put_string(kapi_buf *b, const char *s, size_t n)
+/* s with the bytes Go escapes escaped, as kapi_json_put_string writes it; the first byte
+ * to escape is at i. */
+static void put_escaped(kapi_buf *b, const char *s, size_t n, size_t i)
 {
     static const char hex[] = "0123456789abcdef";
-    kapi_buf_grow(b, n + 2);
-    kapi_buf_putc(b, '"');
     size_t start = 0;
-    for (size_t i = plain_run(s, n); i < n; i += 1 + plain_run(s + i + 1, n - i - 1)) {
+    for (; i < n; i += 1 + plain_run(s + i + 1, n - i - 1)) {
         unsigned char c = (unsigned char)s[i];
         char u[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
         const char *esc = u;
@@ -198,7 +259,24 @@ void kapi_json_put_string(kapi_buf *b, const char *s, size_t n)
         start = i + 1;
     }
     kapi_buf_put(b, s + start, n - start);
-    kapi_buf_putc(b, '"');
+}
+
+void kapi_json_put_string(kapi_buf *b, const char *s, size_t n)
+{
+    if (b->len + n + 3 > b->cap)
+        kapi_buf_grow(b, n + 2);
+    if (!all_plain(s, n)) { /* rare: most strings are copied as they are, in one go */
+        kapi_buf_putc(b, '"');
+        put_escaped(b, s, n, plain_run(s, n));
+        kapi_buf_putc(b, '"');
+        return;
+    }
+    char *p = b->ptr + b->len;
+    p[0] = '"';
+    memcpy(p + 1, s, n);
+    p[n + 1] = '"';
+    p[n + 2] = '\0';
+    b->len += n + 2;
 }
 
 /* Go's float64 encoding: the shortest representation that round-trips, in %f form
@@ -241,11 +319,10 @@ static void put_real(kapi_buf *b, double x)
     kapi_buf_puts(b, tmp);
 }
 
-/* An integer in decimal, as Go writes it. */
-static void put_int(kapi_buf *b, json_int_t x)
+/* x in decimal, as Go writes it, ending at end; returns where it starts. */
+static char *decimal(char *end, json_int_t x)
 {
-    char tmp[24];
-    char *p = tmp + sizeof(tmp);
+    char *p = end;
     unsigned long long u = x < 0 ? 0 - (unsigned long long)x : (unsigned long long)x;
     do {
         *--p = (char)('0' + u % 10);
@@ -253,33 +330,51 @@ static void put_int(kapi_buf *b, json_int_t x)
     } while (u);
     if (x < 0)
         *--p = '-';
+    return p;
+}
+
+/* An integer in decimal, as Go writes it. */
+static void put_int(kapi_buf *b, json_int_t x)
+{
+    char tmp[24];
+    char *p = decimal(tmp + sizeof(tmp), x);
     kapi_buf_put(b, p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
+json_t *kapi_json_decimal(json_int_t x)
+{
+    char tmp[24];
+    char *p = decimal(tmp + sizeof(tmp), x);
+    return json_stringn_nocheck(p, (size_t)(tmp + sizeof(tmp) - p));
 }
 
 static void encode(kapi_buf *b, const json_t *v, int depth, size_t *rv_off);
 
+/* True when the key of len bytes is the literal lit. */
+#define KEY_IS(key, len, lit) ((len) == sizeof(lit) - 1 && memcmp(key, lit, sizeof(lit) - 1) == 0)
+
+/* The members in order, through jansson's iterator: four library calls a member, where
+ * json_object_keylen_foreach makes seven. */
 static void encode_object(kapi_buf *b, const json_t *v, int depth, size_t *rv_off)
 {
-    const char *key;
-    size_t len;
-    json_t *val;
     bool first = true;
     kapi_buf_putc(b, '{');
-    json_object_keylen_foreach((json_t *)v, key, len, val)
-    {
+    for (void *it = json_object_iter((json_t *)v); it;
+         it = json_object_iter_next((json_t *)v, it)) {
+        const char *key = json_object_iter_key(it);
+        size_t len = json_object_iter_key_len(it);
         if (!first)
             kapi_buf_putc(b, ',');
         first = false;
         kapi_json_put_string(b, key, len); /* by length: a key may hold a NUL */
         kapi_buf_putc(b, ':');
-        if (rv_off && depth == 1 && kapi_str_eqc((kapi_str){key, len}, "resourceVersion")) {
-            kapi_buf_puts(b, "\"");
-            *rv_off = b->len;
-            kapi_buf_puts(b, "\"");
+        if (rv_off && depth == 1 && KEY_IS(key, len, "resourceVersion")) {
+            kapi_buf_put(b, "\"\"", 2);
+            *rv_off = b->len - 1;
             continue;
         }
-        bool meta = rv_off && depth == 0 && kapi_str_eqc((kapi_str){key, len}, "metadata");
-        encode(b, val, depth + 1, meta ? rv_off : NULL);
+        bool meta = rv_off && depth == 0 && KEY_IS(key, len, "metadata");
+        encode(b, json_object_iter_value(it), depth + 1, meta ? rv_off : NULL);
     }
     kapi_buf_putc(b, '}');
 }
@@ -398,6 +493,40 @@ json_t *kapi_json_copy(const json_t *v)
     default:
         return v ? json_incref((json_t *)v) : NULL; /* true, false, null: singletons */
     }
+}
+
+/* json_equal of two objects: both are walked in order while b's member is the one
+ * json_object_get(b, key of a's) finds (the key read up to a NUL, as jansson reads it);
+ * at the first that is not, json_equal decides. */
+static bool objects_equal(const json_t *a, const json_t *b)
+{
+    if (json_object_size(a) != json_object_size(b))
+        return false;
+    void *ia = json_object_iter((json_t *)a), *ib = json_object_iter((json_t *)b);
+    for (; ia;
+         ia = json_object_iter_next((json_t *)a, ia), ib = json_object_iter_next((json_t *)b, ib)) {
+        const char *key = json_object_iter_key(ia);
+        size_t n = json_object_iter_key_len(ib);
+        if (n != strlen(key) || memcmp(key, json_object_iter_key(ib), n) != 0)
+            return json_equal(a, b);
+        if (!kapi_json_equal(json_object_iter_value(ia), json_object_iter_value(ib)))
+            return false;
+    }
+    return true;
+}
+
+bool kapi_json_equal(const json_t *a, const json_t *b)
+{
+    if (json_is_object(a) && json_is_object(b))
+        return objects_equal(a, b);
+    if (!json_is_array(a) || !json_is_array(b))
+        return json_equal(a, b);
+    if (json_array_size(a) != json_array_size(b))
+        return false;
+    for (size_t i = 0; i < json_array_size(a); i++)
+        if (!kapi_json_equal(json_array_get(a, i), json_array_get(b, i)))
+            return false;
+    return true;
 }
 
 void kapi_json_keep(json_t *obj, const json_t *from, const char *const *keys, size_t n)

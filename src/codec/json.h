@@ -50,6 +50,9 @@ void kapi_json_encode(kapi_buf *b, const json_t *v);
 void kapi_json_encode_stamped(kapi_buf *b, const json_t *obj, size_t *rv_off);
 /* Appends s (n bytes) as a JSON string literal, quotes included. */
 void kapi_json_put_string(kapi_buf *b, const char *s, size_t n);
+/* x in decimal as a JSON string ("42"), as metadata.resourceVersion holds a revision (a new
+ * reference); json_sprintf's "%lld" costs several times more. */
+json_t *kapi_json_decimal(json_int_t x);
 
 /* The member at a dotted path ("metadata.name") if it exists, else NULL; borrowed. */
 json_t *kapi_json_path(const json_t *v, const char *path);
@@ -63,6 +66,9 @@ bool kapi_json_array_has_string(const json_t *arr, const char *s);
  * checks every object and array for a loop with a printf of its address and a hash
  * table, which costs more than the copy; kapi's values are trees, so this one does not. */
 json_t *kapi_json_copy(const json_t *v);
+/* json_equal(a, b), answered without looking each member of an object up by its key
+ * while the two objects have their members in the same order (an object and its update). */
+bool kapi_json_equal(const json_t *a, const json_t *b);
 /* A member of a JSON object: its key by length (a key may hold a NUL), its value
  * borrowed from the object. */
 typedef struct kapi_json_member {

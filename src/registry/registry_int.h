@@ -170,6 +170,11 @@ void kapi_registry__validate_lease(const kapi_type *t, const json_t *obj, const 
 /* validate_events.c: Event, core/v1 and events.k8s.io/v1 (each with its own rules). */
 void kapi_registry__validate_event(const kapi_type *t, const json_t *obj, const json_t *old,
                                    kapi_error *err);
+/* strategies.c: the member of an events.k8s.io/v1 Event ev that its core/v1 view holds as
+ * core_name (borrowed), or NULL for an empty one (absent, null, "", 0), which that view
+ * leaves out or holds at its zero value: a member read as Go reads a zero value reads
+ * the same as in the view, which need not be made. */
+const json_t *kapi_registry__event_member(const json_t *ev, const char *core_name);
 /* validate_core.c: Namespace. */
 void kapi_registry__validate_namespace(const kapi_type *t, const json_t *obj, const json_t *old,
                                        kapi_error *err);

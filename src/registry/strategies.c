@@ -150,26 +150,52 @@ static const field_rule v1_fields[] = {
     {"deprecatedCount", "count", NULL},
 };
 
+_Static_assert(KAPI_ARRAY_LEN(v1_fields) == KAPI_ARRAY_LEN(core_fields),
+               "the two views of an Event have the same fields");
+
 static bool is_empty_value(const json_t *v)
 {
     return !v || (json_is_string(v) && json_string_length(v) == 0) ||
            (json_is_integer(v) && json_integer_value(v) == 0) || json_is_null(v);
 }
 
+/* The place of src's member key (len bytes: a key may hold a NUL) among the n rules, by
+ * its own name or, from_other, its name in the other view; n when none names it. */
+static size_t rule_place(const field_rule *rules, size_t n, bool from_other, const char *key,
+                         size_t len)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        const char *name = from_other ? rules[i].other : rules[i].name;
+        if (name[0] == key[0] && strlen(name) == len && memcmp(name, key, len) == 0)
+            break;
+    }
+    return i;
+}
+
 /* Builds kind, apiVersion, metadata, then the fields of rules in order: each taken from
  * src under its own name (or its name in the other view when from_other), else its zero
- * value. */
+ * value. One pass over src finds them, where a lookup of each name would hash it. */
 static json_t *event_view(const json_t *src, const char *api_version, const field_rule *rules,
                           size_t n, bool from_other)
 {
+    json_t *found[KAPI_ARRAY_LEN(core_fields) + 1] = {0}; /* the last: any other member */
+    json_t *meta = NULL;
+    for (void *it = json_object_iter((json_t *)src); it;
+         it = json_object_iter_next((json_t *)src, it)) {
+        const char *key = json_object_iter_key(it);
+        size_t len = json_object_iter_key_len(it);
+        if (len == 8 && memcmp(key, "metadata", 8) == 0)
+            meta = json_object_iter_value(it);
+        else
+            found[rule_place(rules, n, from_other, key, len)] = json_object_iter_value(it);
+    }
     json_t *out = json_object();
     json_object_set_new_nocheck(out, "kind", json_string_nocheck("Event"));
-    json_object_set_new_nocheck(out, "apiVersion", json_string(api_version));
-    json_t *meta = json_object_get(src, "metadata");
+    json_object_set_new_nocheck(out, "apiVersion", json_string_nocheck(api_version));
     json_object_set_new_nocheck(out, "metadata", meta ? json_incref(meta) : json_object());
     for (size_t i = 0; i < n; i++) {
-        const char *from = from_other ? rules[i].other : rules[i].name;
-        json_t *v = json_object_get(src, from);
+        json_t *v = found[i];
         if (rules[i].zero)
             json_object_set_new_nocheck(out, rules[i].name,
                                         v && !json_is_null(v) ? json_incref(v) : rules[i].zero());
@@ -177,6 +203,17 @@ static json_t *event_view(const json_t *src, const char *api_version, const fiel
             json_object_set_nocheck(out, rules[i].name, v);
     }
     return out;
+}
+
+const json_t *kapi_registry__event_member(const json_t *ev, const char *core_name)
+{
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(core_fields); i++) { /* the first byte rules most out */
+        if (core_fields[i].name[0] == core_name[0] && strcmp(core_fields[i].name, core_name) == 0) {
+            const json_t *v = json_object_get(ev, core_fields[i].other);
+            return is_empty_value(v) ? NULL : v;
+        }
+    }
+    return json_object_get(ev, core_name); /* metadata: the same in both views */
 }
 
 static json_t *core_event_normalize(const json_t *src)

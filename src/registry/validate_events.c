@@ -23,10 +23,31 @@
 #define REASON_MAX 128
 #define NOTE_MAX 1024
 
-/* True when a time member is Go's zero time (unset, null, or year 1). */
-static bool zero_time(const json_t *o, const char *key)
+/* An Event read by its core/v1 member names: obj in the core/v1 view, or in the
+ * events.k8s.io/v1 view as it was sent (a create reads it so, without making the core
+ * view: every member is read as Go reads a zero value, absent, null, "" and 0 alike). */
+typedef struct event {
+    const json_t *obj;
+    bool core; /* obj is in the core/v1 view */
+} event;
+
+static const json_t *member(const event *e, const char *core_name)
 {
-    const char *s = kapi_registry__str(o, key);
+    return e->core ? json_object_get(e->obj, core_name)
+                   : kapi_registry__event_member(e->obj, core_name);
+}
+
+/* A string value, "" when it is not a string. */
+static const char *str(const json_t *v)
+{
+    const char *s = json_string_value(v);
+    return s ? s : "";
+}
+
+/* True when a time value is Go's zero time (unset, null, or year 1). */
+static bool zero_time(const json_t *v)
+{
+    const char *s = str(v);
     return !*s || strncmp(s, "0001-01-01T00:00:00", 19) == 0;
 }
 
@@ -38,15 +59,15 @@ static void at_most(kapi_error *err, const char *path, const char *v, size_t max
 }
 
 /* legacyValidateEvent */
-static void legacy(kapi_error *err, const json_t *ev, bool core_view)
+static void legacy(kapi_error *err, const event *ev, bool core_view)
 {
     const char *msgs[KAPI_MSGS_MAX];
-    const char *ns = kapi_registry__str(json_object_get(ev, "metadata"), "namespace");
-    const char *ins = kapi_registry__str(json_object_get(ev, "involvedObject"), "namespace");
+    const char *ns = kapi_registry__str(member(ev, "metadata"), "namespace");
+    const char *ins = kapi_registry__str(member(ev, "involvedObject"), "namespace");
     const char *rc_field = core_view ? "reportingComponent" : "reportingController";
-    const char *rc = kapi_registry__str(ev, "reportingComponent");
+    const char *rc = str(member(ev, "reportingComponent"));
     const char *mismatch = "does not match event.namespace";
-    if (zero_time(ev, "eventTime")) {
+    if (zero_time(member(ev, "eventTime"))) {
         if (!*ins && *ns && strcmp(ns, "default") != 0)
             kapi_field_invalid_str(err, "involvedObject.namespace", ins, "%s", mismatch);
         else if (*ins && strcmp(ns, ins) != 0)
@@ -58,51 +79,51 @@ static void legacy(kapi_error *err, const json_t *ev, bool core_view)
             kapi_field_required(err, rc_field, "");
         size_t n = kapi_is_qualified_name(rc, msgs);
         kapi_field_invalid_each(err, rc_field, rc, msgs, n);
-        if (!*kapi_registry__str(ev, "reportingInstance"))
+        const char *ri = str(member(ev, "reportingInstance")), *action = str(member(ev, "action"));
+        const char *reason = str(member(ev, "reason"));
+        if (!*ri)
             kapi_field_required(err, "reportingInstance", "");
-        at_most(err, "reportingInstance", kapi_registry__str(ev, "reportingInstance"),
-                REPORTING_INSTANCE_MAX);
-        if (!*kapi_registry__str(ev, "action"))
+        at_most(err, "reportingInstance", ri, REPORTING_INSTANCE_MAX);
+        if (!*action)
             kapi_field_required(err, "action", "");
-        at_most(err, "action", kapi_registry__str(ev, "action"), ACTION_MAX);
-        if (!*kapi_registry__str(ev, "reason"))
+        at_most(err, "action", action, ACTION_MAX);
+        if (!*reason)
             kapi_field_required(err, "reason", "");
-        at_most(err, "reason", kapi_registry__str(ev, "reason"), REASON_MAX);
-        at_most(err, "message", kapi_registry__str(ev, "message"), NOTE_MAX);
+        at_most(err, "reason", reason, REASON_MAX);
+        at_most(err, "message", str(member(ev, "message")), NOTE_MAX);
     }
     size_t n = kapi_is_dns1123_subdomain(ns, msgs);
     kapi_field_invalid_each(err, "namespace", ns, msgs, n);
 }
 
-/* validateV1EventSeries */
-static void series(kapi_error *err, const json_t *ev)
+/* validateV1EventSeries, of the Event's series s */
+static void series(kapi_error *err, const json_t *s)
 {
-    const json_t *s = json_object_get(ev, "series");
     if (!s || json_is_null(s))
         return;
     if (kapi_registry__int(s, "count") < 2)
         kapi_field_invalid_str(err, "series.count", "", "should be at least 2");
-    if (zero_time(s, "lastObservedTime"))
+    if (zero_time(json_object_get(s, "lastObservedTime")))
         kapi_field_required(err, "series.lastObservedTime", "");
 }
 
-static void strict_create(kapi_error *err, kapi_arena *a, const kapi_type *t, const json_t *ev)
+static void strict_create(kapi_error *err, kapi_arena *a, const kapi_type *t, const event *ev)
 {
     kapi_meta_rules rules;
-    const char *type = kapi_registry__str(ev, "type");
-    const json_t *src = json_object_get(ev, "source");
+    const char *type = str(member(ev, "type"));
+    const json_t *src = member(ev, "source");
     kapi_registry__meta_rules(t, true, &rules);
-    kapi_meta_validate(err, a, json_object_get(ev, "metadata"), "metadata", &rules);
-    series(err, ev);
-    if (zero_time(ev, "eventTime"))
+    kapi_meta_validate(err, a, member(ev, "metadata"), "metadata", &rules);
+    series(err, member(ev, "series"));
+    if (zero_time(member(ev, "eventTime")))
         kapi_field_required(err, "eventTime", "");
     if (strcmp(type, "Normal") != 0 && strcmp(type, "Warning") != 0)
         kapi_field_invalid_str(err, "type", "", "has invalid value: %s", type);
-    if (!zero_time(ev, "firstTimestamp"))
+    if (!zero_time(member(ev, "firstTimestamp")))
         kapi_field_invalid_str(err, "firstTimestamp", "", "needs to be unset");
-    if (!zero_time(ev, "lastTimestamp"))
+    if (!zero_time(member(ev, "lastTimestamp")))
         kapi_field_invalid_str(err, "lastTimestamp", "", "needs to be unset");
-    if (kapi_registry__int(ev, "count") != 0)
+    if (json_integer_value(member(ev, "count")) != 0)
         kapi_field_invalid_str(err, "count", "", "needs to be unset");
     if (*kapi_registry__str(src, "component") || *kapi_registry__str(src, "host"))
         kapi_field_invalid_str(err, "source", "", "needs to be unset");
@@ -217,7 +238,7 @@ static void strict_update(kapi_error *err, kapi_arena *a, const json_t *ev, cons
                               json_object_get(old, "metadata"), "metadata", true);
     const json_t *s = json_object_get(ev, "series"), *os = json_object_get(old, "series");
     if (!same(s, os, IM_STRUCT_PTR))
-        series(err, ev);
+        series(err, s);
     for (size_t i = 0; i < KAPI_ARRAY_LEN(fields); i++)
         immutable_check(err, &fields[i], ev, old);
 }
@@ -225,8 +246,6 @@ static void strict_update(kapi_error *err, kapi_arena *a, const json_t *ev, cons
 /* The core/v1 form of an object of type t (a new reference). */
 static json_t *core_view(const kapi_type *t, const json_t *obj)
 {
-    if (!obj)
-        return NULL;
     json_t *v = json_incref((json_t *)obj);
     kapi_error_free(kapi_type_to_storage(t, &v)); /* a built-in conversion, which cannot fail */
     return v;
@@ -237,14 +256,20 @@ void kapi_registry__validate_event(const kapi_type *t, const json_t *obj, const 
 {
     kapi_arena a;
     bool is_core = !*t->group;
-    json_t *ev = core_view(t, obj), *old_ev = core_view(t, old);
     kapi_arena_init(&a);
-    legacy(err, ev, is_core);
-    if (!is_core && !old_ev)
-        strict_create(err, &a, t, ev);
-    else if (!is_core)
-        strict_update(err, &a, ev, old_ev);
+    if (!old) { /* the object as it was sent */
+        event e = {obj, is_core};
+        legacy(err, &e, is_core);
+        if (!is_core)
+            strict_create(err, &a, t, &e);
+    } else { /* the core views, whose values an immutable field's cause shows */
+        json_t *ev = core_view(t, obj), *old_ev = core_view(t, old);
+        event e = {ev, true};
+        legacy(err, &e, is_core);
+        if (!is_core)
+            strict_update(err, &a, ev, old_ev);
+        json_decref(ev);
+        json_decref(old_ev);
+    }
     kapi_arena_dispose(&a);
-    json_decref(ev);
-    json_decref(old_ev);
 }

@@ -32,10 +32,25 @@ static void invalid_each(kapi_error *err, const char *path, const char *value,
     kapi_field_invalid_each(err, path, value, msgs, n);
 }
 
+/* True when every label of the object labels is valid: then there is nothing to report
+ * and no need to sort the labels. */
+static bool labels_valid(const json_t *labels)
+{
+    const char *msgs[KAPI_MSGS_MAX];
+    for (void *it = json_object_iter((json_t *)labels); it;
+         it = json_object_iter_next((json_t *)labels, it)) {
+        const char *v = json_string_value(json_object_iter_value(it));
+        if (kapi_is_qualified_name(json_object_iter_key(it), msgs) ||
+            kapi_is_label_value(v ? v : "", msgs))
+            return false;
+    }
+    return true;
+}
+
 void kapi_meta_validate_labels(kapi_error *err, const json_t *labels, const char *path)
 {
     size_t n;
-    if (!json_is_object(labels))
+    if (!json_is_object(labels) || labels_valid(labels))
         return;
     kapi_json_member *m = kapi_json_sorted_members(labels, &n);
     for (size_t i = 0; i < n; i++) {
@@ -182,13 +197,33 @@ static void validate_field_manager(kapi_error *err, const char *manager, const c
     }
 }
 
+/* True when ValidateFieldManager finds nothing in manager. */
+static bool field_manager_valid(const char *manager)
+{
+    size_t n = strlen(manager), w;
+    if (n > FIELD_MANAGER_MAX)
+        return false;
+    for (size_t i = 0; i < n; i += w) {
+        int32_t r = kapi_go_rune(manager + i, n - i, &w);
+        if (r >= 0 && !kapi_go_is_print(r))
+            return false;
+    }
+    return true;
+}
+
+/* The managedFields entries; an entry's paths are made only when it has a fault. */
 static void validate_managed_fields(kapi_error *err, kapi_arena *a, const json_t *mf,
                                     const char *path)
 {
     for (size_t i = 0; i < json_array_size(mf); i++) {
         const json_t *e = json_array_get(mf, i);
-        const char *at = kapi_path_index(a, path, i);
         const char *op = str_member(e, "operation"), *ft = str_member(e, "fieldsType");
+        if ((strcmp(op, "Apply") == 0 || strcmp(op, "Update") == 0) &&
+            (!*ft || strcmp(ft, "FieldsV1") == 0) &&
+            field_manager_valid(str_member(e, "manager")) &&
+            strlen(str_member(e, "subresource")) <= SUBRESOURCE_NAME_MAX)
+            continue;
+        const char *at = kapi_path_index(a, path, i);
         if (strcmp(op, "Apply") != 0 && strcmp(op, "Update") != 0)
             kapi_field_invalid_str(err, kapi_path_child(a, at, "operation"), op,
                                    "must be `Apply` or `Update`");
@@ -204,15 +239,20 @@ static void validate_managed_fields(kapi_error *err, kapi_arena *a, const json_t
 /* The rules read C strings, and a name (a JSON string) may hold NUL bytes: the whole
  * value, with each NUL shown to the rule as 0x01, a byte every name rule judges as it
  * judges a NUL (outside the DNS alphabets; allowed in a path segment), so the messages
- * are the ones the whole value earns, never the ones of the bytes before a NUL. */
-static char *rule_view(const json_t *v)
+ * are the ones the whole value earns, never the ones of the bytes before a NUL. A value
+ * with a NUL is copied into *copy (heap, the caller frees; NULL for one without). */
+static const char *rule_view(const json_t *v, char **copy)
 {
     size_t n = json_string_length(v);
-    char *c = kapi_xstrndup(json_string_value(v), n);
+    const char *s = json_string_value(v);
+    *copy = NULL;
+    if (!memchr(s, '\0', n))
+        return s;
+    *copy = kapi_xstrndup(s, n);
     for (size_t i = 0; i < n; i++)
-        if (c[i] == '\0')
-            c[i] = '\x01';
-    return c;
+        if ((*copy)[i] == '\0')
+            (*copy)[i] = '\x01';
+    return *copy;
 }
 
 /* One "Invalid value" per message, the value shown whole (Go's %q). */
@@ -223,14 +263,16 @@ static void invalid_whole(kapi_error *err, const char *path, const json_t *v,
         kapi_field_invalid_json(err, path, v, "%s", msgs[i]);
 }
 
-static void check_name(kapi_error *err, const char *path, const json_t *v,
-                       const kapi_meta_rules *rules, bool prefix)
+/* The name rule on v, member key of path; the member's path is made only for a fault. */
+static void check_name(kapi_error *err, kapi_arena *a, const char *path, const char *key,
+                       const json_t *v, const kapi_meta_rules *rules, bool prefix)
 {
     const char *msgs[KAPI_MSGS_MAX + 2];
-    char *c = rule_view(v);
-    size_t n = rules->name_fn(rules->name_ctx, c, prefix, msgs);
-    invalid_whole(err, path, v, msgs, n);
-    free(c);
+    char *copy;
+    size_t n = rules->name_fn(rules->name_ctx, rule_view(v, &copy), prefix, msgs);
+    if (n)
+        invalid_whole(err, kapi_path_child(a, path, key), v, msgs, n);
+    free(copy);
 }
 
 static void validate_names(kapi_error *err, kapi_arena *a, const json_t *meta, const char *path,
@@ -241,22 +283,47 @@ static void validate_names(kapi_error *err, kapi_arena *a, const json_t *meta, c
                  *name = json_object_get(meta, "name");
     const json_t *ns = json_object_get(meta, "namespace");
     if (json_string_length(gen))
-        check_name(err, kapi_path_child(a, path, "generateName"), gen, rules, true);
-    const char *name_path = kapi_path_child(a, path, "name");
+        check_name(err, a, path, "generateName", gen, rules, true);
     if (!json_string_length(name))
-        kapi_field_required(err, name_path, "name or generateName is required");
+        kapi_field_required(err, kapi_path_child(a, path, "name"),
+                            "name or generateName is required");
     else
-        check_name(err, name_path, name, rules, false);
-    const char *ns_path = kapi_path_child(a, path, "namespace");
+        check_name(err, a, path, "name", name, rules, false);
     if (rules->namespaced && !json_string_length(ns)) {
-        kapi_field_required(err, ns_path, "");
+        kapi_field_required(err, kapi_path_child(a, path, "namespace"), "");
     } else if (rules->namespaced) {
-        char *c = rule_view(ns);
-        invalid_whole(err, ns_path, ns, msgs, kapi_is_dns1123_label(c, msgs));
-        free(c);
+        char *copy;
+        size_t n = kapi_is_dns1123_label(rule_view(ns, &copy), msgs);
+        if (n)
+            invalid_whole(err, kapi_path_child(a, path, "namespace"), ns, msgs, n);
+        free(copy);
     } else if (json_string_length(ns)) {
-        kapi_field_forbidden(err, ns_path, "not allowed on this type");
+        kapi_field_forbidden(err, kapi_path_child(a, path, "namespace"),
+                             "not allowed on this type");
     }
+}
+
+/* The labels, annotations and ownerReferences of meta, each path made only when the
+ * member is there. */
+static void validate_members(kapi_error *err, kapi_arena *a, const json_t *meta, const char *path)
+{
+    const json_t *labels = json_object_get(meta, "labels");
+    const json_t *annotations = json_object_get(meta, "annotations");
+    const json_t *owners = json_object_get(meta, "ownerReferences");
+    if (json_is_object(labels))
+        kapi_meta_validate_labels(err, labels, kapi_path_child(a, path, "labels"));
+    if (json_is_object(annotations))
+        kapi_meta_validate_annotations(err, annotations, kapi_path_child(a, path, "annotations"));
+    if (json_array_size(owners))
+        validate_owners(err, a, owners, kapi_path_child(a, path, "ownerReferences"));
+}
+
+/* The managedFields of meta, its path made only when it is there. */
+static void validate_managed(kapi_error *err, kapi_arena *a, const json_t *meta, const char *path)
+{
+    const json_t *managed = json_object_get(meta, "managedFields");
+    if (json_array_size(managed))
+        validate_managed_fields(err, a, managed, kapi_path_child(a, path, "managedFields"));
 }
 
 void kapi_meta_validate(kapi_error *err, kapi_arena *a, const json_t *meta, const char *path,
@@ -267,27 +334,29 @@ void kapi_meta_validate(kapi_error *err, kapi_arena *a, const json_t *meta, cons
     if (gen < 0)
         kapi_field_invalid_int(err, kapi_path_child(a, path, "generation"), gen,
                                "must be greater than or equal to 0");
-    kapi_meta_validate_labels(err, json_object_get(meta, "labels"),
-                              kapi_path_child(a, path, "labels"));
-    kapi_meta_validate_annotations(err, json_object_get(meta, "annotations"),
-                                   kapi_path_child(a, path, "annotations"));
-    validate_owners(err, a, json_object_get(meta, "ownerReferences"),
-                    kapi_path_child(a, path, "ownerReferences"));
+    validate_members(err, a, meta, path);
     const json_t *fins = json_object_get(meta, "finalizers");
-    const char *fin_path = kapi_path_child(a, path, "finalizers");
-    validate_finalizers(err, fins, fin_path);
-    validate_managed_fields(err, a, json_object_get(meta, "managedFields"),
-                            kapi_path_child(a, path, "managedFields"));
-    if (rules->kube_finalizers)
+    const char *fin_path = NULL; /* made only when there are finalizers to check */
+    if (json_array_size(fins)) {
+        fin_path = kapi_path_child(a, path, "finalizers");
+        validate_finalizers(err, fins, fin_path);
+    }
+    validate_managed(err, a, meta, path);
+    if (rules->kube_finalizers && fin_path)
         validate_kube_finalizers(err, a, fins, fin_path);
+}
+
+/* True when now and before are both nil (absent or null) or equal. */
+static bool unchanged(const json_t *now, const json_t *before)
+{
+    bool now_nil = !now || json_is_null(now), before_nil = !before || json_is_null(before);
+    return (now_nil && before_nil) ||
+           (!now_nil && !before_nil && json_equal((json_t *)now, (json_t *)before));
 }
 
 bool kapi_meta_immutable(kapi_error *err, const char *path, const json_t *now, const json_t *before)
 {
-    bool now_nil = !now || json_is_null(now), before_nil = !before || json_is_null(before);
-    if (now_nil && before_nil)
-        return true;
-    if (!now_nil && !before_nil && json_equal((json_t *)now, (json_t *)before))
+    if (unchanged(now, before))
         return true;
     kapi_field_invalid_json(err, path, now, "field is immutable");
     return false;
@@ -359,8 +428,11 @@ static void no_new_finalizers(kapi_error *err, const json_t *meta, const json_t 
 void kapi_meta_validate_update(kapi_error *err, kapi_arena *a, const json_t *meta,
                                const json_t *old_meta, const char *path, bool kube_finalizers)
 {
-    const char *fin_path = kapi_path_child(a, path, "finalizers");
-    if (json_object_get(old_meta, "deletionTimestamp") &&
+    const json_t *fins = json_object_get(meta, "finalizers");
+    const char *fin_path = NULL; /* made only when there are finalizers to check */
+    if (json_array_size(fins))
+        fin_path = kapi_path_child(a, path, "finalizers");
+    if (fin_path && json_object_get(old_meta, "deletionTimestamp") &&
         !json_is_null(json_object_get(old_meta, "deletionTimestamp")))
         no_new_finalizers(err, meta, old_meta, fin_path);
     json_int_t gen = json_integer_value(json_object_get(meta, "generation"));
@@ -372,19 +444,15 @@ void kapi_meta_validate_update(kapi_error *err, kapi_arena *a, const json_t *met
     immutable_str(err, a, meta, old_meta, path, "uid");
     immutable_time(err, a, meta, old_meta, path, "creationTimestamp", false);
     immutable_time(err, a, meta, old_meta, path, "deletionTimestamp", true);
-    kapi_meta_immutable(err, kapi_path_child(a, path, "deletionGracePeriodSeconds"),
-                        json_object_get(meta, "deletionGracePeriodSeconds"),
-                        json_object_get(old_meta, "deletionGracePeriodSeconds"));
-    kapi_meta_validate_labels(err, json_object_get(meta, "labels"),
-                              kapi_path_child(a, path, "labels"));
-    kapi_meta_validate_annotations(err, json_object_get(meta, "annotations"),
-                                   kapi_path_child(a, path, "annotations"));
-    validate_owners(err, a, json_object_get(meta, "ownerReferences"),
-                    kapi_path_child(a, path, "ownerReferences"));
-    validate_managed_fields(err, a, json_object_get(meta, "managedFields"),
-                            kapi_path_child(a, path, "managedFields"));
-    if (kube_finalizers)
-        validate_kube_finalizers(err, a, json_object_get(meta, "finalizers"), fin_path);
+    const json_t *grace = json_object_get(meta, "deletionGracePeriodSeconds");
+    const json_t *old_grace = json_object_get(old_meta, "deletionGracePeriodSeconds");
+    if (!unchanged(grace, old_grace))
+        kapi_meta_immutable(err, kapi_path_child(a, path, "deletionGracePeriodSeconds"), grace,
+                            old_grace);
+    validate_members(err, a, meta, path);
+    validate_managed(err, a, meta, path);
+    if (kube_finalizers && fin_path)
+        validate_kube_finalizers(err, a, fins, fin_path);
 }
 
 /* ---- embedded resources ---- */

@@ -494,11 +494,12 @@ void kapi_schema_protobuf_nulls(const kapi_schema *s, json_t *v)
     if (!json_is_object(v))
         return;
     for (void *it = json_object_iter(v); it; it = json_object_iter_next(v, it)) {
+        x = json_object_iter_value(it);
+        if (!json_is_array(x) && !json_is_object(x)) /* a scalar stays, and holds nothing */
+            continue;
         const kapi_schema_prop *p = kapi_schema__prop(s, json_object_iter_key(it));
         const kapi_schema *child = p ? p->schema : s->additional;
-        x = json_object_iter_value(it);
-        if (p && json_is_null(p->emit) && (json_is_array(x) || json_is_object(x)) &&
-            kapi_schema_go_zero(x))
+        if (p && json_is_null(p->emit) && kapi_schema_go_zero(x))
             json_object_iter_set_new(v, it, json_null());
         else if (child)
             kapi_schema_protobuf_nulls(child, x);
