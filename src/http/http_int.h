@@ -41,6 +41,7 @@
 #include <semaphore.h>
 
 #include "http/http.h"
+#include "metrics/metrics.h"
 
 /* Limits that protect the server from its clients (documented in http.h's terms). */
 /* Request line + headers, raw bytes: Go's DefaultMaxHeaderBytes plus the 4096 bytes of
@@ -198,6 +199,8 @@ struct kapi_http_pool {
     kapi_http_worker *idle; /* idle workers, the last one idle on top (mu) */
     unsigned waking;        /* workers taken off idle that have not yet looked at the queue (mu) */
     unsigned inflight[2];   /* slots held per counted class (loop thread only) */
+    /* The in-flight gauge's series of each counted class, once found (loop thread only). */
+    kapi_metric_series *inflight_series[2];
     kapi_http_worker *workers; /* owned, nthreads of them started */
     int nthreads;              /* started */
     int alive;                 /* not yet exited */
