@@ -383,8 +383,8 @@ static const char framing_max[] = "Content-Length: 18446744073709551615\r\n"
 
 /* The head is made with room for its framing, so that write_head, on the loop thread,
  * never reallocates what a worker allocated. */
-/* Appends n in decimal. */
-static void put_size(kapi_buf *b, size_t n)
+/* Writes n in decimal at out (room for 20 digits); returns the digits written. */
+static size_t format_size(char *out, size_t n)
 {
     char digits[20];
     size_t i = sizeof(digits);
@@ -392,7 +392,15 @@ static void put_size(kapi_buf *b, size_t n)
         digits[--i] = (char)('0' + n % 10);
         n /= 10;
     } while (n > 0);
-    kapi_buf_put(b, digits + i, sizeof(digits) - i);
+    memcpy(out, digits + i, sizeof(digits) - i);
+    return sizeof(digits) - i;
+}
+
+/* Appends n in decimal. */
+static void put_size(kapi_buf *b, size_t n)
+{
+    char digits[20];
+    kapi_buf_put(b, digits, format_size(digits, n));
 }
 
 static void h1_encode_head(kapi_buf *head, int status, const kapi_http_header *h, size_t n)
@@ -413,34 +421,36 @@ static void h1_encode_head(kapi_buf *head, int status, const kapi_http_header *h
     kapi_buf_grow(head, sizeof(framing_max) - 1);
 }
 
-/* The Connection header ex's answer needs (NULL: none). */
+/* The Connection header line ex's answer needs ("": none). */
 static const char *connection(const kapi_http_exchange *ex)
 {
     if (ex->close_after)
-        return "close";
-    return ex->proto_flags & H1_KEEP_ALIVE_10 ? "keep-alive" : NULL;
+        return "Connection: close\r\n";
+    return ex->proto_flags & H1_KEEP_ALIVE_10 ? "Connection: keep-alive\r\n" : "";
 }
 
+/* Copies the string literal lit to framing + n and moves n past it. */
+#define FRAMING_PUT(framing, n, lit)                                                               \
+    (memcpy((framing) + (n), lit, sizeof(lit) - 1), (n) += sizeof(lit) - 1)
+
 /* The framing headers: a streamed body is chunked; a complete one has its length, but
- * 1xx, 204 and 304 answers carry none. */
+ * 1xx, 204 and 304 answers carry none. They are gathered first and appended at once. */
 static void h1_write_head(kapi_http_exchange *ex, int status, kapi_buf *head, size_t body_len)
 {
     const char *conn = connection(ex);
-    char *p;
-    size_t len;
+    char framing[sizeof(framing_max)], *p;
+    size_t n = 0, len = strlen(conn);
     if (body_len == KAPI_HTTP__STREAMED) {
-        kapi_buf_puts(head, "Transfer-Encoding: chunked\r\n");
+        FRAMING_PUT(framing, n, "Transfer-Encoding: chunked\r\n");
     } else if (status >= 200 && status != 204 && status != 304) {
-        kapi_buf_puts(head, "Content-Length: ");
-        put_size(head, body_len);
-        kapi_buf_puts(head, "\r\n");
+        FRAMING_PUT(framing, n, "Content-Length: ");
+        n += format_size(framing + n, body_len);
+        FRAMING_PUT(framing, n, "\r\n");
     }
-    if (conn) {
-        kapi_buf_puts(head, "Connection: ");
-        kapi_buf_puts(head, conn);
-        kapi_buf_puts(head, "\r\n");
-    }
-    kapi_buf_puts(head, "\r\n");
+    memcpy(framing + n, conn, len);
+    n += len;
+    FRAMING_PUT(framing, n, "\r\n");
+    kapi_buf_put(head, framing, n);
     p = kapi_buf_detach(head, &len);
     kapi_http__conn_queue(ex->conn, (kapi_http_out){.chunk = kapi_http_chunk_take(p, len)});
 }
