@@ -38,21 +38,31 @@ void kapi_http__exchange_free(kapi_http_exchange *ex)
         ex->cnext->cprev = ex->cprev;
     kapi_arena_dispose(&ex->arena);
     kapi_buf_dispose(&ex->body);
-    free(ex->headers);
     free(ex);
 }
 
 void kapi_http__exchange_add_header(kapi_http_exchange *ex, const char *name, size_t name_len,
-                                    const char *value, size_t value_len)
+                                    const char *value, size_t value_len, bool lower)
 {
     kapi_http_header *h;
-    if (ex->nheaders == ex->headers_cap) {
+    if (ex->nheaders == ex->headers_cap) { /* the array lives in the arena too */
+        kapi_http_header *grown;
         ex->headers_cap = ex->headers_cap ? 2 * ex->headers_cap : 16;
-        ex->headers = kapi_xrealloc(ex->headers, ex->headers_cap * sizeof(*ex->headers));
+        grown = kapi_arena_alloc(&ex->arena, ex->headers_cap * sizeof(*ex->headers));
+        if (ex->nheaders)
+            memcpy(grown, ex->headers, ex->nheaders * sizeof(*ex->headers));
+        ex->headers = grown;
     }
+    /* One allocation for both: the arena's memory is zeroed, so each ends with its NUL. */
+    char *p = kapi_arena_alloc(&ex->arena, name_len + value_len + 2);
+    memcpy(p, name, name_len);
+    for (size_t i = 0; lower && i < name_len; i++)
+        if ((unsigned char)(p[i] - 'A') < 26)
+            p[i] = (char)(p[i] | 0x20);
+    memcpy(p + name_len + 1, value, value_len);
     h = &ex->headers[ex->nheaders++];
-    h->name = kapi_arena_strndup(&ex->arena, name, name_len);
-    h->value = kapi_arena_strndup(&ex->arena, value, value_len);
+    h->name = p;
+    h->value = p + name_len + 1;
 }
 
 void kapi_http__exchange_headers(kapi_http_exchange *ex)
@@ -63,7 +73,7 @@ void kapi_http__exchange_headers(kapi_http_exchange *ex)
     uint64_t now = kapi_http__conn_now(c);
     ex->pub.headers = ex->headers;
     ex->pub.nheaders = ex->nheaders;
-    ex->pub.remote_addr = kapi_arena_strdup(&ex->arena, c->remote_addr);
+    ex->pub.remote_addr = c->remote_addr; /* the conn outlives its exchanges */
     ex->pub.peer_certificate = kapi_http__tls_peer_cert(c);
     ex->pub.peer_certificate_rejected = kapi_http__tls_peer_cert_rejected(c);
     if (cfg->classify)

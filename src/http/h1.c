@@ -9,7 +9,6 @@
  * Content-Length, a streamed one chunked, each part of it (one kapi_http_stream_writev)
  * one HTTP chunk, ended by the zero-length chunk.
  */
-#include <ctype.h>
 #include <http_parser.h>
 #include <limits.h>
 #include <stdio.h>
@@ -18,14 +17,26 @@
 
 #include "http/http_int.h"
 
+/* The request target or a header's name or value being read, which the parser may hand
+ * over in pieces: while it is one piece of the input being parsed it is borrowed from
+ * there; a second piece, or the end of that input, copies it into buf. */
+typedef struct h1_text {
+    kapi_str s; /* the text so far: in the input being parsed, or buf's */
+    kapi_buf buf;
+} h1_text;
+
 /* Per connection: the parser and the request line and header being read. */
 typedef struct h1_state {
     http_parser parser;
     kapi_http_exchange *ex; /* the exchange being read or answered (one at a time) */
-    kapi_buf url, field, value;
+    h1_text url, field, value;
     bool in_value;
-    bool dispatch_now; /* a callback paused the parser to hand the request over */
-    int error_status;  /* set by a callback: the status of the error answer */
+    /* The request's headers the parser's checks read, found as they are committed: */
+    size_t transfer_encodings;     /* how many Transfer-Encoding headers */
+    const char *transfer_encoding; /* the last one's value, or NULL */
+    const char *expect;            /* the first Expect header's value, or NULL */
+    bool dispatch_now;             /* a callback paused the parser to hand the request over */
+    int error_status;              /* set by a callback: the status of the error answer */
 } h1_state;
 
 /* proto_flags */
@@ -46,6 +57,34 @@ static h1_state *state_of(kapi_conn *c)
     return c->proto_state;
 }
 
+static void text_reset(h1_text *t)
+{
+    buf_reset(&t->buf);
+    t->s = KAPI_STR("");
+}
+
+/* Adds a piece the parser handed over (valid while it parses the input it came in). */
+static void text_add(h1_text *t, const char *at, size_t n)
+{
+    if (t->s.len == 0 && t->buf.len == 0) {
+        t->s = (kapi_str){at, n};
+        return;
+    }
+    if (t->buf.len == 0) /* borrowed so far */
+        kapi_buf_put(&t->buf, t->s.ptr, t->s.len);
+    kapi_buf_put(&t->buf, at, n);
+    t->s = (kapi_str){t->buf.ptr, t->buf.len};
+}
+
+/* The input being parsed goes away: a borrowed text is copied. */
+static void text_keep(h1_text *t)
+{
+    if (t->buf.len > 0 || t->s.len == 0)
+        return;
+    kapi_buf_put(&t->buf, t->s.ptr, t->s.len);
+    t->s = (kapi_str){t->buf.ptr, t->buf.len};
+}
+
 /* The first byte of a request: its exchange begins, and its request line and headers
  * are due within the header timeout (the parser itself fails past
  * KAPI_HTTP__MAX_HEADER_BYTES of them). */
@@ -55,10 +94,12 @@ static int on_message_begin(http_parser *p)
     h1_state *h = state_of(c);
     kapi_http__exchange_free(h->ex);
     h->ex = kapi_http__exchange_new(c, &kapi_http__h1);
-    buf_reset(&h->url);
-    buf_reset(&h->field);
-    buf_reset(&h->value);
+    text_reset(&h->url);
+    text_reset(&h->field);
+    text_reset(&h->value);
     h->in_value = false;
+    h->transfer_encodings = 0;
+    h->transfer_encoding = h->expect = NULL;
     kapi_http__conn_arm(c, kapi_http__conn_now(c) + c->srv->cfg.header_timeout_ms);
     return 0;
 }
@@ -66,19 +107,31 @@ static int on_message_begin(http_parser *p)
 static int on_url(http_parser *p, const char *at, size_t n)
 {
     kapi_conn *c = p->data;
-    kapi_buf_put(&state_of(c)->url, at, n);
+    text_add(&state_of(c)->url, at, n);
     return 0;
 }
 
-/* Moves the header being read (field, value) into the exchange, its name lower-cased. */
+/* Whether the lower-cased name of n bytes is lit (a string literal). */
+#define NAME_IS(name, n, lit) ((n) == sizeof(lit) - 1 && memcmp(name, lit, sizeof(lit) - 1) == 0)
+
+/* Moves the header being read (field, value) into the exchange, its name lower-cased,
+ * noting the headers the parser's checks read. */
 static void commit_header(kapi_conn *c)
 {
     h1_state *h = state_of(c);
-    for (size_t i = 0; i < h->field.len; i++)
-        h->field.ptr[i] = (char)tolower((unsigned char)h->field.ptr[i]);
-    kapi_http__exchange_add_header(h->ex, h->field.ptr, h->field.len, h->value.ptr, h->value.len);
-    buf_reset(&h->field);
-    buf_reset(&h->value);
+    kapi_http_exchange *ex = h->ex;
+    const kapi_http_header *added;
+    size_t n = h->field.s.len;
+    kapi_http__exchange_add_header(ex, h->field.s.ptr, n, h->value.s.ptr, h->value.s.len, true);
+    added = &ex->headers[ex->nheaders - 1];
+    if (NAME_IS(added->name, n, "transfer-encoding")) {
+        h->transfer_encodings++;
+        h->transfer_encoding = added->value;
+    } else if (!h->expect && NAME_IS(added->name, n, "expect")) {
+        h->expect = added->value;
+    }
+    text_reset(&h->field);
+    text_reset(&h->value);
     h->in_value = false;
 }
 
@@ -88,7 +141,7 @@ static int on_header_field(http_parser *p, const char *at, size_t n)
     h1_state *h = state_of(c);
     if (h->in_value)
         commit_header(c);
-    kapi_buf_put(&h->field, at, n);
+    text_add(&h->field, at, n);
     return 0;
 }
 
@@ -97,16 +150,16 @@ static int on_header_value(http_parser *p, const char *at, size_t n)
     kapi_conn *c = p->data;
     h1_state *h = state_of(c);
     h->in_value = true;
-    kapi_buf_put(&h->value, at, n);
+    text_add(&h->value, at, n);
     return 0;
 }
 
 /* Splits the raw request target into path and query (absolute-form too). */
-static void split_target(kapi_http_exchange *ex, const kapi_buf *target)
+static void split_target(kapi_http_exchange *ex, kapi_str target)
 {
     kapi_http_request *req = &ex->pub;
-    const char *url = kapi_arena_strndup(&ex->arena, target->ptr, target->len);
-    kapi_str rest = {url, target->len}, path;
+    const char *url = kapi_arena_strndup(&ex->arena, target.ptr, target.len);
+    kapi_str rest = {url, target.len}, path;
     struct http_parser_url u;
     req->query = KAPI_STR("");
     if (rest.len > 0 && rest.ptr[0] != '/' && rest.ptr[0] != '*') {
@@ -145,9 +198,9 @@ static void mark_too_large(kapi_conn *c)
     buf_reset(&ex->body);
 }
 
-static bool expects_continue(const kapi_http_exchange *ex, const http_parser *p)
+static bool expects_continue(const h1_state *h, const http_parser *p)
 {
-    const char *expect = kapi_http_header_get(&ex->pub, "expect");
+    const char *expect = h->expect;
     bool has_body =
         (p->flags & F_CHUNKED) || (p->content_length > 0 && p->content_length != ULLONG_MAX);
     return expect && strcasecmp(expect, "100-continue") == 0 && has_body && p->http_minor >= 1;
@@ -155,24 +208,18 @@ static bool expects_continue(const kapi_http_exchange *ex, const http_parser *p)
 
 /* Go's rule (net/http transfer.go): an HTTP/1.1 request may carry one Transfer-Encoding
  * header, and only "chunked"; any other coding, or a list of them, is not understood. */
-static bool unsupported_transfer_encoding(const kapi_http_exchange *ex, const http_parser *p)
+static bool unsupported_transfer_encoding(const h1_state *h, const http_parser *p)
 {
-    size_t n = 0, len = 0;
-    const char *v = NULL;
+    const char *v = h->transfer_encoding;
+    size_t len;
     if (p->http_major == 1 && p->http_minor == 0)
         return false; /* HTTP/1.0: Go ignores the header */
-    for (size_t i = 0; i < ex->nheaders; i++) {
-        if (strcmp(ex->headers[i].name, "transfer-encoding") == 0) {
-            v = ex->headers[i].value;
-            n++;
-        }
-    }
-    if (n == 0)
+    if (h->transfer_encodings == 0)
         return false;
     len = strlen(v);
     while (len > 0 && (v[len - 1] == ' ' || v[len - 1] == '\t'))
         len--;
-    return n > 1 || len != 7 || strncasecmp(v, "chunked", 7) != 0;
+    return h->transfer_encodings > 1 || len != 7 || strncasecmp(v, "chunked", 7) != 0;
 }
 
 static int on_headers_complete(http_parser *p)
@@ -180,21 +227,22 @@ static int on_headers_complete(http_parser *p)
     kapi_conn *c = p->data;
     h1_state *h = state_of(c);
     kapi_http_exchange *ex = h->ex;
-    if (h->field.len > 0)
+    if (h->field.s.len > 0)
         commit_header(c);
-    if (unsupported_transfer_encoding(ex, p)) {
+    if (unsupported_transfer_encoding(h, p)) {
         h->error_status = 501;
         return -1;
     }
     ex->pub.method = http_method_str(p->method);
-    split_target(ex, &h->url);
+    split_target(ex, h->url.s);
+    text_reset(&h->url);
     kapi_http__exchange_headers(ex);
     if (!(p->flags & F_CHUNKED) && p->content_length != ULLONG_MAX &&
         p->content_length > c->srv->cfg.max_body) {
         mark_too_large(c);
         return dispatch_now(c, p);
     }
-    if (expects_continue(ex, p)) {
+    if (expects_continue(h, p)) {
         kapi_http__conn_queue_static(c, continue_100, sizeof(continue_100) - 1);
         kapi_http__conn_flush(c);
     }
@@ -245,9 +293,10 @@ static void h1_init(kapi_conn *c)
     h1_state *h = kapi_xcalloc(1, sizeof(*h));
     http_parser_init(&h->parser, HTTP_REQUEST);
     h->parser.data = c;
-    kapi_buf_init(&h->url);
-    kapi_buf_init(&h->field);
-    kapi_buf_init(&h->value);
+    kapi_buf_init(&h->url.buf);
+    kapi_buf_init(&h->field.buf);
+    kapi_buf_init(&h->value.buf);
+    h->url.s = h->field.s = h->value.s = KAPI_STR("");
     c->proto_state = h;
 }
 
@@ -256,9 +305,9 @@ static void h1_dispose(kapi_conn *c)
     h1_state *h = state_of(c);
     if (!h)
         return;
-    kapi_buf_dispose(&h->url);
-    kapi_buf_dispose(&h->field);
-    kapi_buf_dispose(&h->value);
+    kapi_buf_dispose(&h->url.buf);
+    kapi_buf_dispose(&h->field.buf);
+    kapi_buf_dispose(&h->value.buf);
     free(h);
     c->proto_state = NULL;
 }
@@ -311,6 +360,9 @@ static size_t h1_input(kapi_conn *c, const char *data, size_t len)
     h1_state *h = state_of(c);
     size_t n = http_parser_execute(&h->parser, &settings, data, len);
     enum http_errno e = HTTP_PARSER_ERRNO(&h->parser);
+    text_keep(&h->url);
+    text_keep(&h->field);
+    text_keep(&h->value);
     if (e == HPE_PAUSED && h->dispatch_now) {
         http_parser_pause(&h->parser, 0);
         h->dispatch_now = false;
@@ -331,8 +383,8 @@ static const char framing_max[] = "Content-Length: 18446744073709551615\r\n"
 
 /* The head is made with room for its framing, so that write_head, on the loop thread,
  * never reallocates what a worker allocated. */
-/* Appends n in decimal. */
-static void put_size(kapi_buf *b, size_t n)
+/* Writes n in decimal at out (room for 20 digits); returns the digits written. */
+static size_t format_size(char *out, size_t n)
 {
     char digits[20];
     size_t i = sizeof(digits);
@@ -340,7 +392,15 @@ static void put_size(kapi_buf *b, size_t n)
         digits[--i] = (char)('0' + n % 10);
         n /= 10;
     } while (n > 0);
-    kapi_buf_put(b, digits + i, sizeof(digits) - i);
+    memcpy(out, digits + i, sizeof(digits) - i);
+    return sizeof(digits) - i;
+}
+
+/* Appends n in decimal. */
+static void put_size(kapi_buf *b, size_t n)
+{
+    char digits[20];
+    kapi_buf_put(b, digits, format_size(digits, n));
 }
 
 static void h1_encode_head(kapi_buf *head, int status, const kapi_http_header *h, size_t n)
@@ -361,34 +421,36 @@ static void h1_encode_head(kapi_buf *head, int status, const kapi_http_header *h
     kapi_buf_grow(head, sizeof(framing_max) - 1);
 }
 
-/* The Connection header ex's answer needs (NULL: none). */
+/* The Connection header line ex's answer needs ("": none). */
 static const char *connection(const kapi_http_exchange *ex)
 {
     if (ex->close_after)
-        return "close";
-    return ex->proto_flags & H1_KEEP_ALIVE_10 ? "keep-alive" : NULL;
+        return "Connection: close\r\n";
+    return ex->proto_flags & H1_KEEP_ALIVE_10 ? "Connection: keep-alive\r\n" : "";
 }
 
+/* Copies the string literal lit to framing + n and moves n past it. */
+#define FRAMING_PUT(framing, n, lit)                                                               \
+    (memcpy((framing) + (n), lit, sizeof(lit) - 1), (n) += sizeof(lit) - 1)
+
 /* The framing headers: a streamed body is chunked; a complete one has its length, but
- * 1xx, 204 and 304 answers carry none. */
+ * 1xx, 204 and 304 answers carry none. They are gathered first and appended at once. */
 static void h1_write_head(kapi_http_exchange *ex, int status, kapi_buf *head, size_t body_len)
 {
     const char *conn = connection(ex);
-    char *p;
-    size_t len;
+    char framing[sizeof(framing_max)], *p;
+    size_t n = 0, len = strlen(conn);
     if (body_len == KAPI_HTTP__STREAMED) {
-        kapi_buf_puts(head, "Transfer-Encoding: chunked\r\n");
+        FRAMING_PUT(framing, n, "Transfer-Encoding: chunked\r\n");
     } else if (status >= 200 && status != 204 && status != 304) {
-        kapi_buf_puts(head, "Content-Length: ");
-        put_size(head, body_len);
-        kapi_buf_puts(head, "\r\n");
+        FRAMING_PUT(framing, n, "Content-Length: ");
+        n += format_size(framing + n, body_len);
+        FRAMING_PUT(framing, n, "\r\n");
     }
-    if (conn) {
-        kapi_buf_puts(head, "Connection: ");
-        kapi_buf_puts(head, conn);
-        kapi_buf_puts(head, "\r\n");
-    }
-    kapi_buf_puts(head, "\r\n");
+    memcpy(framing + n, conn, len);
+    n += len;
+    FRAMING_PUT(framing, n, "\r\n");
+    kapi_buf_put(head, framing, n);
     p = kapi_buf_detach(head, &len);
     kapi_http__conn_queue(ex->conn, (kapi_http_out){.chunk = kapi_http_chunk_take(p, len)});
 }

@@ -278,10 +278,11 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const
         else if (namelen == 5 && memcmp(name, ":path", 5) == 0)
             set_target(ex, value, valuelen);
         else if (namelen == 10 && memcmp(name, ":authority", 10) == 0)
-            kapi_http__exchange_add_header(ex, "host", 4, (const char *)value, valuelen);
+            kapi_http__exchange_add_header(ex, "host", 4, (const char *)value, valuelen, false);
         return 0;
     }
-    kapi_http__exchange_add_header(ex, (const char *)name, namelen, (const char *)value, valuelen);
+    kapi_http__exchange_add_header(ex, (const char *)name, namelen, (const char *)value, valuelen,
+                                   false);
     return 0;
 }
 

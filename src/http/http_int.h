@@ -41,6 +41,7 @@
 #include <semaphore.h>
 
 #include "http/http.h"
+#include "metrics/metrics.h"
 
 /* Limits that protect the server from its clients (documented in http.h's terms). */
 /* Request line + headers, raw bytes: Go's DefaultMaxHeaderBytes plus the 4096 bytes of
@@ -78,7 +79,7 @@ struct kapi_http_exchange {
     const kapi_http_proto_ops *proto;
     kapi_http_phase phase;
     kapi_buf body;
-    kapi_http_header *headers;
+    kapi_http_header *headers; /* in the arena */
     size_t nheaders, headers_cap;
     bool close_after;     /* the connection closes after this answer */
     unsigned proto_flags; /* the protocol's own (h1: an HTTP/1.0 keep-alive) */
@@ -198,6 +199,8 @@ struct kapi_http_pool {
     kapi_http_worker *idle; /* idle workers, the last one idle on top (mu) */
     unsigned waking;        /* workers taken off idle that have not yet looked at the queue (mu) */
     unsigned inflight[2];   /* slots held per counted class (loop thread only) */
+    /* The in-flight gauge's series of each counted class, once found (loop thread only). */
+    kapi_metric_series *inflight_series[2];
     kapi_http_worker *workers; /* owned, nthreads of them started */
     int nthreads;              /* started */
     int alive;                 /* not yet exited */
@@ -365,9 +368,10 @@ kapi_http_exchange *kapi_http__exchange_new(kapi_conn *c, const kapi_http_proto_
 /* Unlinks an exchange from its conn and its proto and frees it with its arena (NULL is
  * fine); its stream must be detached. */
 void kapi_http__exchange_free(kapi_http_exchange *ex);
-/* Appends a request header (copied into the arena). */
+/* Appends a request header (copied into the arena; lower: its name lower-cased, which
+ * takes ASCII letters only, as a token's are). */
 void kapi_http__exchange_add_header(kapi_http_exchange *ex, const char *name, size_t name_len,
-                                    const char *value, size_t value_len);
+                                    const char *value, size_t value_len, bool lower);
 /* The proto has read ex's method, target and headers: fills the rest of pub and asks the
  * classifier what ex is; its deadline (or, for a long-running request, the deadline of
  * its body) starts now. */

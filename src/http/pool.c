@@ -154,6 +154,17 @@ static kapi_metric inflight = KAPI_METRIC_GAUGE_DEF(
     "request_kind", NULL);
 static const char *const request_kinds[2][1] = {{"readOnly"}, {"mutating"}};
 
+/* Moves the in-flight gauge of cls by delta. Its series is found on first use (a series
+ * appears in the exposition once a request of its kind has come) and kept: a gauge's
+ * series moves by a delta added as a counter's is (two's complement, as
+ * kapi_metrics_gauge_add adds it). */
+static void inflight_add(kapi_http_pool *p, kapi_http_class cls, int64_t delta)
+{
+    if (!p->inflight_series[cls])
+        p->inflight_series[cls] = kapi_metrics_series(&inflight, request_kinds[cls]);
+    kapi_metrics_series_add(p->inflight_series[cls], (uint64_t)delta);
+}
+
 bool kapi_http__pool_admit(kapi_http_pool *p, kapi_http_exchange *ex)
 {
     bool counted = ex->cls != KAPI_HTTP_LONG_RUNNING;
@@ -162,10 +173,10 @@ bool kapi_http__pool_admit(kapi_http_pool *p, kapi_http_exchange *ex)
         return false;
     /* counted in the gauge before a worker may see it (a scrape counts itself) */
     if (counted)
-        kapi_metrics_gauge_add(&inflight, request_kinds[ex->cls], 1);
+        inflight_add(p, ex->cls, 1);
     if (!submit(p, ex)) {
         if (counted)
-            kapi_metrics_gauge_add(&inflight, request_kinds[ex->cls], -1);
+            inflight_add(p, ex->cls, -1);
         return false;
     }
     if (counted)
@@ -179,7 +190,7 @@ void kapi_http__pool_release(kapi_http_pool *p, kapi_http_exchange *ex)
     if (!ex || !ex->counted)
         return;
     p->inflight[ex->cls]--;
-    kapi_metrics_gauge_add(&inflight, request_kinds[ex->cls], -1);
+    inflight_add(p, ex->cls, -1);
     ex->counted = false;
 }
 

@@ -114,6 +114,26 @@ TEST(http_exchange_complete_answer_bytes)
     loopback_stop(&lb);
 }
 
+/* A request that comes a byte at a time (its target, header names and values in pieces,
+ * Expect and Transfer-Encoding among them) is read as if it came at once. */
+TEST(http_exchange_request_in_pieces)
+{
+    static const char req[] = "POST /a/b?q=1 HTTP/1.1\r\nX-FOO: bar baz\r\n"
+                              "EXPECT: 100-continue\r\nTransfer-ENCODING: chunked\r\n\r\n"
+                              "2\r\nhi\r\n0\r\n\r\n";
+    static const char continue_head[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    loopback lb;
+    kapi_http_config cfg = config();
+    loopback_start(&lb, &cfg);
+    for (size_t i = 0; i < sizeof(req) - 1; i++)
+        loopback_send(&lb, (char[]){req[i], '\0'});
+    CHECK(loopback_wait_for(&lb, "body=", 1));
+    CHECK(strncmp(lb.out.ptr, continue_head, strlen(continue_head)) == 0);
+    CHECK_STR_EQ(lb.out.ptr + strlen(continue_head),
+                 ok("", "POST /a/b ? q=1 foo=bar baz tl=0 body=hi"));
+    loopback_stop(&lb);
+}
+
 TEST(http_exchange_head_has_length_but_no_body)
 {
     loopback lb;
