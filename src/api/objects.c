@@ -230,7 +230,7 @@ kapi_error *kapi_api__decode_body(kapi_req *r, const char *kind, json_t **out, k
             return u;
         }
     } else {
-        v = kapi_json_parse(body, len, &perr);
+        v = kapi_json_parse_dups(body, len, &perr, dups);
     }
     if (!v || !json_is_object(v)) {
         char *what = kapi_xprintf(
@@ -242,8 +242,6 @@ kapi_error *kapi_api__decode_body(kapi_req *r, const char *kind, json_t **out, k
         json_decref(v);
         return err;
     }
-    if (!yaml)
-        kapi_json_duplicates(body, len, dups);
     *out = v;
     return NULL;
 }
