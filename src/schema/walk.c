@@ -54,7 +54,7 @@ static kapi_error *walk(walker *k, const kapi_schema *s, json_t *v, const char *
 static void push_step(walker *k, step st)
 {
     if (k->nsteps == k->steps_cap) {
-        k->steps_cap = k->steps_cap ? 2 * k->steps_cap : 16;
+        k->steps_cap = k->steps_cap ? 2 * k->steps_cap : 32;
         k->steps = kapi_xrealloc(k->steps, k->steps_cap * sizeof(*k->steps));
     }
     k->steps[k->nsteps++] = st;
@@ -380,8 +380,9 @@ static void order_see(order *o, const kapi_schema *s, size_t i)
 static size_t push_slots(walker *k, size_t n)
 {
     size_t base = k->nslots;
-    if (base + n > k->slots_cap) {
-        k->slots_cap = base + n > 2 * k->slots_cap ? base + n : 2 * k->slots_cap;
+    if (base + n > k->slots_cap) { /* 128: a pod template's structs, from the object down */
+        size_t cap = k->slots_cap ? 2 * k->slots_cap : 128;
+        k->slots_cap = cap > base + n ? cap : base + n;
         k->slots = kapi_xrealloc(k->slots, k->slots_cap * sizeof(*k->slots));
     }
     memset(k->slots + base, 0, n * sizeof(*k->slots));
@@ -389,13 +390,26 @@ static size_t push_slots(walker *k, size_t n)
     return base;
 }
 
-/* Drops the slots from base, and the defaults in them that were never set. */
-static void pop_slots(walker *k, size_t base)
+/* Drops the slots from base; failed: the walk stopped, and the defaults in them that were
+ * never set are freed. */
+static void pop_slots(walker *k, size_t base, bool failed)
 {
-    for (size_t i = base; i < k->nslots; i++)
+    for (size_t i = base; failed && i < k->nslots; i++)
         if (k->slots[i].fresh)
             json_decref(k->slots[i].v);
     k->nslots = base;
+}
+
+/* The property called key, looked for from position from (wrapping round): members come
+ * mostly in schema order, so the next one is mostly found at or soon after the last. */
+static const kapi_schema_prop *find_prop(const kapi_schema *s, const char *key, size_t from)
+{
+    for (size_t n = 0, i = from; n < s->nprops; n++, i = i + 1 < s->nprops ? i + 1 : 0) {
+        const kapi_schema_prop *p = &s->props[i];
+        if (p->name[0] == key[0] && strcmp(p->name, key) == 0)
+            return p;
+    }
+    return NULL;
 }
 
 /* apiVersion, kind and metadata: what an embedded resource keeps beside its schema. */
@@ -469,7 +483,8 @@ static kapi_error *walk_members(walker *k, const kapi_schema *s, json_t *obj, co
     void *next;
     for (void *it = json_object_iter(obj); it; it = next) {
         next = json_object_iter_next(obj, it);
-        const kapi_schema_prop *p = kapi_schema__prop(s, json_object_iter_key(it));
+        const kapi_schema_prop *p =
+            find_prop(s, json_object_iter_key(it), o->at < s->nprops ? o->at : 0);
         json_t *kept;
         kapi_error *err = walk_entry(k, s, obj, it, p, go_struct, &kept);
         if (err)
@@ -579,7 +594,7 @@ static kapi_error *walk_object(walker *k, const kapi_schema *s, json_t *obj, con
         sort_map(obj);
     else if (!err && w->reorder && !o.ok)
         put_in_order(k, s, obj, base, o.others);
-    pop_slots(k, base);
+    pop_slots(k, base, err != NULL);
     return err;
 }
 
