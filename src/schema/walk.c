@@ -220,6 +220,14 @@ static kapi_error *type_error(walker *k, const kapi_schema *s, const json_t *v,
 
 /* ---- scalars ---- */
 
+/* Makes the string v hold s, unless it does already (bytes and length). */
+static void set_text(json_t *v, const char *s)
+{
+    size_t n = strlen(s);
+    if (json_string_length(v) != n || memcmp(json_string_value(v), s, n) != 0)
+        json_string_set(v, s);
+}
+
 /* Go reads a quantity from a string or a number and writes it back canonical ("0.5" and
  * 0.5 become "500m", "1000m" becomes "1"). */
 static kapi_error *canonical_quantity(json_t *v)
@@ -237,7 +245,7 @@ static kapi_error *canonical_quantity(json_t *v)
     if (ok) {
         kapi_buf_clear(&text);
         kapi_quantity_format(&text, &q);
-        json_string_set(v, text.ptr);
+        set_text(v, text.ptr);
     }
     kapi_buf_dispose(&text);
     return ok ? NULL : kapi_error_new(KAPI_STATUS_BAD_REQUEST, KAPI_QUANTITY_FORMAT_ERROR);
@@ -266,7 +274,7 @@ static kapi_error *check_scalar(walker *k, const kapi_schema *s, json_t *v, cons
         kapi_error *err = kapi_schema__parse_time(json_string_value(v),
                                                   s->go_value == KAPI_SCHEMA_GO_MICROTIME, norm);
         if (!err)
-            json_string_set(v, norm);
+            set_text(v, norm);
         return err;
     }
     if (s->go_value == KAPI_SCHEMA_GO_QUANTITY)
