@@ -165,6 +165,15 @@ TEST(schema_walk_defaults_appended_or_reordered)
                  "\"when\":\"2024-01-01T00:00:00Z\",\"hosts\":null,\"env\":null},"
                  "\"status\":{}}");
     free(out);
+    out = decode(
+        "{\"metadata\":{\"name\":\"n\",\"labels\":{\"a\":\"b\"}},\"spec\":{\"schedule\":\"s\","
+        "\"tags\":{},\"suspend\":true,\"limit\":1,\"zone\":\"z\"}}",
+        &w);
+    CHECK_STR_EQ(
+        out, "{\"metadata\":{\"name\":\"n\",\"creationTimestamp\":null,\"labels\":{\"a\":\"b\"}},"
+             "\"spec\":{\"schedule\":\"s\",\"suspend\":true,\"limit\":1,\"zone\":\"z\",\"tags\":{},"
+             "\"hosts\":null,\"env\":null},\"status\":{}}");
+    free(out);
     out = decode("{\"spec\":{\"items\":[{\"policy\":\"Always\",\"name\":\"a\"},{\"args\":[]}],"
                  "\"limit\":1.5}}",
                  &w);
