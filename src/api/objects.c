@@ -22,10 +22,19 @@ static const char *internal_package(const char *group)
     return pkg;
 }
 
+/* Sets obj's key to the string s, unless v, its value, is that string already. */
+static void set_string(json_t *obj, const char *key, const json_t *v, const char *s)
+{
+    size_t n = strlen(s);
+    if (!json_is_string(v) || json_string_length(v) != n || memcmp(json_string_value(v), s, n))
+        json_object_set_new_nocheck(obj, key, json_stringn_nocheck(s, n));
+}
+
 kapi_error *kapi_api__check_kind(const kapi_type *t, json_t *obj)
 {
-    const char *kind = json_string_value(json_object_get(obj, "kind"));
-    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+    json_t *kind_v = json_object_get(obj, "kind"), *av_v = json_object_get(obj, "apiVersion");
+    const char *kind = json_string_value(kind_v);
+    const char *av = json_string_value(av_v);
     if (t->custom) {
         if (av && strcmp(av, t->group_version) != 0)
             return kapi_error_new(KAPI_STATUS_BAD_REQUEST,
@@ -48,8 +57,8 @@ kapi_error *kapi_api__check_kind(const kapi_type *t, json_t *obj)
                               "the API version in the data (%s) does not match the expected "
                               "API version (%s)",
                               av, t->group_version);
-    json_object_set_new_nocheck(obj, "kind", json_string(t->kind));
-    json_object_set_new_nocheck(obj, "apiVersion", json_string(t->group_version));
+    set_string(obj, "kind", kind_v, t->kind);
+    set_string(obj, "apiVersion", av_v, t->group_version);
     return NULL;
 }
 
@@ -278,7 +287,7 @@ kapi_error *kapi_api__decode_body(kapi_req *r, const char *kind, json_t **out, k
             return u;
         }
     } else {
-        v = kapi_json_parse(body, len, &perr);
+        v = kapi_json_parse_dups(body, len, &perr, dups);
     }
     if (!v || !json_is_object(v)) {
         char *what = kapi_xprintf(
@@ -290,8 +299,6 @@ kapi_error *kapi_api__decode_body(kapi_req *r, const char *kind, json_t **out, k
         json_decref(v);
         return err;
     }
-    if (!yaml)
-        kapi_json_duplicates(body, len, dups);
     *out = v;
     return NULL;
 }

@@ -34,8 +34,10 @@ bool kapi_codec__parse_float(const char *s, size_t n, double *out);
 /* The value json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL) returns for the JSON text
  * p[0..n), built without jansson's reader (a new reference), or NULL when this reader is
  * not certain of it: any input jansson refuses, and some it accepts. kapi_json_parse then
- * asks jansson. Never reads past p + n. */
-json_t *kapi_codec__json_parse(const char *p, size_t n);
+ * asks jansson. *repeats (repeats may be NULL) tells whether an object of the text repeats
+ * a key, which is when kapi_json_duplicates finds one; false when NULL is returned. Never
+ * reads past p + n. */
+json_t *kapi_codec__json_parse(const char *p, size_t n, bool *repeats);
 /* The byte a one-letter JSON escape (the letter after the backslash) stands for, or -1. */
 int kapi_codec__json_escape(unsigned char c);
 /* The value of the four hexadecimal digits at p[0..4) of a \u escape, or -1. */

@@ -110,9 +110,18 @@ json_t *kapi_json_strings(const char *const *v)
 
 json_t *kapi_json_parse(const char *p, size_t n, char **err_out)
 {
-    json_t *v = kapi_codec__json_parse(p, n);
-    if (v)
+    return kapi_json_parse_dups(p, n, err_out, NULL);
+}
+
+json_t *kapi_json_parse_dups(const char *p, size_t n, char **err_out, kapi_dups *dups)
+{
+    bool repeats;
+    json_t *v = kapi_codec__json_parse(p, n, &repeats);
+    if (v) {
+        if (repeats && dups)
+            kapi_json_duplicates(p, n, dups);
         return v;
+    }
     json_error_t je;
     v = json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
     size_t len;
@@ -123,6 +132,8 @@ json_t *kapi_json_parse(const char *p, size_t n, char **err_out)
     }
     if (!v && err_out)
         *err_out = go_syntax_error(p, n, &je);
+    if (v && dups) /* jansson does not say whether a key repeats */
+        kapi_json_duplicates(p, n, dups);
     return v;
 }
 

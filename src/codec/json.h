@@ -16,8 +16,10 @@
  * Duplicate keys: jansson keeps the last value of a repeated key and says nothing, as Go
  * does; kube-apiserver reports each repeat (a warning by default, an error with
  * fieldValidation=Strict). kapi_json_duplicates finds them in the raw bytes of a body that
- * already parsed, in one pass, and words them as sigs.k8s.io/json does. The YAML codec
- * reports its duplicates into the same kapi_dups list (yaml.h).
+ * already parsed, in one pass, and words them as sigs.k8s.io/json does;
+ * kapi_json_parse_dups parses a body and scans it only when the parse saw a key repeat,
+ * which almost no body does. The YAML codec reports its duplicates into the same
+ * kapi_dups list (yaml.h).
  */
 #ifndef KAPI_CODEC_JSON_H
 #define KAPI_CODEC_JSON_H
@@ -120,6 +122,10 @@ void kapi_dups_dispose(kapi_dups *d);
  * caller drops those entries. Returns how many entries were appended. Malformed input ends
  * the scan early; it never reads past p + n. */
 size_t kapi_json_duplicates(const char *p, size_t n, kapi_dups *dups);
+
+/* kapi_json_parse, and when it returns a value and dups is not NULL, what
+ * kapi_json_duplicates appends to dups for the same text. */
+json_t *kapi_json_parse_dups(const char *p, size_t n, char **err_out, kapi_dups *dups);
 
 /* For each of paths (written as kapi_json_duplicates writes them: "spec.containers[0].x"),
  * the byte offset of its key's first occurrence in the JSON p[0..n), or (size_t)-1 when

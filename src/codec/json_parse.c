@@ -6,15 +6,16 @@
  * ("too big integer"), is read as the real strtod makes of it, as Go reads such a number
  * into a float64 (and writes one from 1e19 up to 1e21 with no point or exponent, so kapi
  * must read back what it writes). Otherwise: the same types (an integer has neither
- * fraction nor exponent), the same integers,
- * the same bits in each real (strtod on the same text), the members in the same order, a
- * repeated key keeping its first place and its last value (the same
- * json_object_setn_new_nocheck jansson calls). On anything it is not certain of — a syntax
- * error, bytes that are not UTF-8 as jansson checks it, a lone surrogate, a NUL in a key,
- * a real that overflows, nesting past
- * JSON_PARSER_MAX_DEPTH, bytes after the value, a locale that writes reals with a decimal
- * comma — it frees what it built and returns NULL, and the caller asks jansson, whose
- * errors and messages stay what they were. tests/fuzz/fuzz_json.c holds the two to that.
+ * fraction nor exponent), the same integers, the same bits in each real (strtod on the same
+ * text), the members in the same order, a repeated key keeping its first place and its
+ * last value (the same json_object_setn_new_nocheck jansson calls). It also tells whether
+ * any key repeated, so that the scan for duplicate fields (json_dups.c) runs only when
+ * there is one to find. On anything it is not certain of — a syntax error, bytes that are
+ * not UTF-8 as jansson checks it, a lone surrogate, a NUL in a key, a real that overflows,
+ * nesting past JSON_PARSER_MAX_DEPTH, bytes after the value, a locale that writes reals
+ * with a decimal comma — it frees what it built and returns NULL, and the caller asks
+ * jansson, whose errors and messages stay what they were. tests/fuzz/fuzz_json.c holds
+ * the two to that.
  *
  * Where the time goes instead of jansson's per-byte stream: strings are scanned eight bytes
  * at a time for a quote, a backslash, a control character or a byte >= 0x80, and UTF-8 is
@@ -34,6 +35,7 @@ typedef struct parser {
     /* Unescaped strings, used as a stack: an escaped key stays here while its value is
      * read, and is dropped once the member is set. */
     kapi_buf scratch;
+    bool repeats; /* an object repeated a key */
 } parser;
 
 /* A string read from the input: its bytes in the input when it had no escape, else in the
@@ -343,19 +345,22 @@ static bool read_member(parser *ps, json_t *obj, size_t depth)
     return ok;
 }
 
-/* An object whose '{' has been consumed; depth is its own. */
+/* An object whose '{' has been consumed; depth is its own. A repeated key leaves the
+ * object with fewer members than were read. */
 static json_t *read_object(parser *ps, size_t depth)
 {
     json_t *obj = json_object();
     skip_space(ps);
     if (eat(ps, '}'))
         return obj;
-    for (;;) {
+    for (size_t n = 1;; n++) {
         if (!read_member(ps, obj, depth))
             break;
         skip_space(ps);
-        if (eat(ps, '}'))
+        if (eat(ps, '}')) {
+            ps->repeats |= json_object_size(obj) != n;
             return obj;
+        }
         if (!eat(ps, ','))
             break;
         skip_space(ps);
@@ -411,10 +416,8 @@ static json_t *read_value(parser *ps, size_t depth)
     }
 }
 
-json_t *kapi_codec__json_parse(const char *p, size_t n)
+json_t *kapi_codec__json_parse(const char *p, size_t n, bool *repeats)
 {
-    if (n == 0)
-        return NULL;
     parser ps = {.p = (const unsigned char *)p, .end = (const unsigned char *)p + n};
     kapi_buf_init(&ps.scratch);
     json_t *v = read_value(&ps, 1);
@@ -424,5 +427,7 @@ json_t *kapi_codec__json_parse(const char *p, size_t n)
         v = NULL;
     }
     kapi_buf_dispose(&ps.scratch);
+    if (repeats)
+        *repeats = v && ps.repeats;
     return v;
 }

@@ -30,13 +30,25 @@ typedef struct json_case {
         s, sizeof(s) - 1, w                                                                        \
     }
 
+/* Whether kapi_json_duplicates finds a repeated key in the text. */
+static bool scan_repeats(const char *text, size_t len)
+{
+    kapi_dups d;
+    kapi_dups_init(&d);
+    bool found = kapi_json_duplicates(text, len, &d) > 0;
+    kapi_dups_dispose(&d);
+    return found;
+}
+
 /* Checks one text: the fast path never returns a value jansson would not, and returns
- * jansson's own tree when it returns one. A failure names the line and the case. */
+ * jansson's own tree when it returns one, saying whether a key repeats as the scan for
+ * duplicates does. A failure names the line and the case. */
 static void check_text(const char *text, size_t len, expect want, int line, size_t i)
 {
     json_error_t je;
     json_t *slow = json_loadb(text, len, FLAGS, &je);
-    json_t *fast = kapi_codec__json_parse(text, len);
+    bool repeats;
+    json_t *fast = kapi_codec__json_parse(text, len, &repeats);
     const char *fail = NULL;
     if (want == WIDE) {
         char *copy = kapi_xstrndup(text, len);
@@ -58,6 +70,8 @@ static void check_text(const char *text, size_t len, expect want, int line, size
         fail = "the fast path gave up";
     else if (fast && (!json_equal(fast, slow) || !json_same(fast, slow)))
         fail = "the fast path's tree differs from jansson's";
+    else if (fast && repeats != scan_repeats(text, len))
+        fail = "the fast path and the scan for duplicates disagree on a repeated key";
     if (fail)
         test_fail(__FILE__, line, "case %zu: %s: `%.*s`", i, fail, len > 200 ? 200 : (int)len,
                   text);
@@ -137,13 +151,13 @@ TEST(codec_json_parse_numbers)
         CASE("[-0,0.0,1E+2,9223372036854775807]", TAKEN),
     };
     check_cases(cases, KAPI_ARRAY_LEN(cases), __LINE__);
-    json_t *v = kapi_codec__json_parse("-0", 2);
+    json_t *v = kapi_codec__json_parse("-0", 2, NULL);
     CHECK(json_is_integer(v) && json_integer_value(v) == 0);
     json_decref(v);
-    v = kapi_codec__json_parse("-9223372036854775808", 20);
+    v = kapi_codec__json_parse("-9223372036854775808", 20, NULL);
     CHECK(json_is_integer(v) && json_integer_value(v) == INT64_MIN);
     json_decref(v);
-    v = kapi_codec__json_parse("1E+2", 4);
+    v = kapi_codec__json_parse("1E+2", 4, NULL);
     CHECK(json_is_real(v) && json_real_value(v) == 100.0);
     json_decref(v);
 }
@@ -207,7 +221,7 @@ TEST(codec_json_parse_strings)
         CASE("[\"ok\", \"x\xffy\"]", REFUSED),
     };
     check_cases(cases, KAPI_ARRAY_LEN(cases), __LINE__);
-    json_t *v = kapi_codec__json_parse("\"a\\u0000b\\ud83d\\ude00\"", 22);
+    json_t *v = kapi_codec__json_parse("\"a\\u0000b\\ud83d\\ude00\"", 22, NULL);
     CHECK(json_string_length(v) == 7 &&
           memcmp(json_string_value(v), "a\0b\xf0\x9f\x98\x80", 7) == 0);
     json_decref(v);
@@ -230,6 +244,8 @@ TEST(codec_json_parse_structure)
         CASE("{\"a\":1,\"b\":2,\"a\":3}", TAKEN),               /* a repeated key */
         CASE("{\"a\":1,\"\\u0061\":{\"x\":2},\"b\":3}", TAKEN), /* repeated, escaped */
         CASE("{\"a\":{\"b\":1},\"a\":{\"c\":2}}", TAKEN),
+        CASE("[{\"x\":[]},{\"a\":1,\"a\":2}]", TAKEN),            /* repeated in an element */
+        CASE("{\"x\":{\"y\":{\"c\":1,\"d\":2,\"c\":3}}}", TAKEN), /* repeated deep down */
         CASE("{\"k:{\\\"name\\\":\\\"main\\\"}\":{\".\":{},\"f:image\":{}}}", TAKEN),
         CASE("{\"\":\"\"}", TAKEN),
         CASE("{\"caf\xc3\xa9\":\"\\u00e9\"}", TAKEN),
@@ -285,8 +301,10 @@ TEST(codec_json_parse_structure)
 TEST(codec_json_parse_repeated_key_keeps_first_place)
 {
     const char doc[] = "{\"a\":1,\"b\":2,\"\\u0061\":3}";
-    json_t *v = kapi_codec__json_parse(doc, sizeof(doc) - 1);
+    bool repeats = false;
+    json_t *v = kapi_codec__json_parse(doc, sizeof(doc) - 1, &repeats);
     CHECK(v != NULL);
+    CHECK(repeats);
     CHECK_INT_EQ(json_object_size(v), 2);
     void *it = json_object_iter(v);
     CHECK_STR_EQ(json_object_iter_key(it), "a");
@@ -410,7 +428,7 @@ TEST(codec_json_parse_reads_no_further_than_n)
     for (size_t n = 0; n <= len; n++) {
         char *p = kapi_xmalloc(n ? n : 1);
         memcpy(p, cronjob, n);
-        json_t *v = kapi_codec__json_parse(p, n);
+        json_t *v = kapi_codec__json_parse(p, n, NULL);
         CHECK((v != NULL) == (n == len));
         json_decref(v);
         free(p);

@@ -149,6 +149,40 @@ TEST(schema_walk_defaults_emit_and_order)
     kapi_arena_dispose(&a);
 }
 
+/* Defaults that follow the members already there are appended; one that belongs before a
+ * member present puts the object in schema order again. */
+TEST(schema_walk_defaults_appended_or_reordered)
+{
+    kapi_arena a;
+    kapi_arena_init(&a);
+    kapi_schema_walk w = {.arena = &a, .go_types = true, .defaults = true, .reorder = true};
+    char *out = decode("{\"kind\":\"Thing\",\"metadata\":{\"name\":\"n\"},"
+                       "\"spec\":{\"schedule\":\"s\",\"when\":\"2024-01-01T00:00:00Z\"}}",
+                       &w);
+    CHECK_STR_EQ(out,
+                 "{\"kind\":\"Thing\",\"metadata\":{\"name\":\"n\",\"creationTimestamp\":null},"
+                 "\"spec\":{\"schedule\":\"s\",\"suspend\":false,\"limit\":3,\"zone\":\"\","
+                 "\"when\":\"2024-01-01T00:00:00Z\",\"hosts\":null,\"env\":null},"
+                 "\"status\":{}}");
+    free(out);
+    out = decode(
+        "{\"metadata\":{\"name\":\"n\",\"labels\":{\"a\":\"b\"}},\"spec\":{\"schedule\":\"s\","
+        "\"tags\":{},\"suspend\":true,\"limit\":1,\"zone\":\"z\"}}",
+        &w);
+    CHECK_STR_EQ(
+        out, "{\"metadata\":{\"name\":\"n\",\"creationTimestamp\":null,\"labels\":{\"a\":\"b\"}},"
+             "\"spec\":{\"schedule\":\"s\",\"suspend\":true,\"limit\":1,\"zone\":\"z\",\"tags\":{},"
+             "\"hosts\":null,\"env\":null},\"status\":{}}");
+    free(out);
+    out = decode("{\"spec\":{\"items\":[{\"policy\":\"Always\",\"name\":\"a\"},{\"args\":[]}],"
+                 "\"limit\":1.5}}",
+                 &w);
+    CHECK_STR_EQ(out, "json: cannot unmarshal number 1.5 into Go struct field ThingSpec.spec.limit "
+                      "of type int32");
+    free(out);
+    kapi_arena_dispose(&a);
+}
+
 /* What protobuf storage reads back: an empty list or map of a field Go writes without
  * omitempty is null; one with members, or of a field without x-kapi-emit, stays. */
 TEST(schema_protobuf_nulls)
