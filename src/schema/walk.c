@@ -393,7 +393,8 @@ static size_t push_slots(walker *k, size_t n)
         k->slots_cap = cap > base + n ? cap : base + n;
         k->slots = kapi_xrealloc(k->slots, k->slots_cap * sizeof(*k->slots));
     }
-    memset(k->slots + base, 0, n * sizeof(*k->slots));
+    if (n) /* a struct without properties: no slots, perhaps no array yet */
+        memset(k->slots + base, 0, n * sizeof(*k->slots));
     k->nslots = base + n;
     return base;
 }
@@ -540,7 +541,8 @@ static void collect(walker *k, const kapi_schema *s, json_t *obj, size_t base, o
 {
     const char *key;
     json_t *v;
-    memset(k->slots + base, 0, s->nprops * sizeof(*k->slots));
+    if (s->nprops)
+        memset(k->slots + base, 0, s->nprops * sizeof(*k->slots));
     *o = (order){.ok = true};
     json_object_foreach(obj, key, v)
     {
