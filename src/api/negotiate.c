@@ -213,14 +213,21 @@ static bool matches(const media_range *m, size_t type)
            (kapi_str_eqc(m->subtype, "*") || kapi_str_eqc(m->subtype, accepted[type].subtype));
 }
 
-bool kapi_api__choose_media(const char *accept, unsigned convert, bool protobuf, kapi_media *out)
+/* The choice of kapi_api__choose_media among the n parsed ranges v. */
+static bool choose(const media_range *v, size_t n, unsigned convert, bool protobuf, kapi_media *out)
 {
-    size_t n;
     bool found = false;
-    media_range *v = parse_accept(accept, &n);
     for (size_t i = 0; i < n && !found; i++)
         for (size_t t = 0; t < KAPI_ARRAY_LEN(accepted) && !found; t++)
             found = matches(&v[i], t) && acceptable(&v[i], t, convert, protobuf, out);
+    return found;
+}
+
+bool kapi_api__choose_media(const char *accept, unsigned convert, bool protobuf, kapi_media *out)
+{
+    size_t n;
+    media_range *v = parse_accept(accept, &n);
+    bool found = choose(v, n, convert, protobuf, out);
     free(v);
     return found;
 }
@@ -283,12 +290,16 @@ kapi_error *kapi_api__negotiate(kapi_req *r)
     }
     if (!*accept)
         return NULL;
-    if (kapi_api__choose_media(accept, 0, true, &plain))
+    size_t n;
+    media_range *v = parse_accept(accept, &n);
+    if (choose(v, n, 0, true, &plain))
         r->error_format = plain.format;
     /* a type without a Table (the reviews) takes no as=Table, as kube's has no convertor */
     unsigned convert = KAPI_CONVERT_METADATA |
                        (r->type->ncolumns || r->type->default_table ? KAPI_CONVERT_TABLE : 0);
-    if (!kapi_api__choose_media(accept, convert, r->type->protobuf != NULL, &r->media))
+    bool found = choose(v, n, convert, r->type->protobuf != NULL, &r->media);
+    free(v);
+    if (!found)
         return kapi_error_new(KAPI_STATUS_NOT_ACCEPTABLE,
                               "only the following media types are accepted: " SERVED_TYPES);
     if (watch && r->media.format == KAPI_FORMAT_YAML)

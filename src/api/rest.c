@@ -86,19 +86,16 @@ json_t *kapi_api__parse_stored(const kapi_obj *o)
 /* Answers with an object that was not stored (dry run), in the type's view. */
 void kapi_api__respond_unstored(kapi_req *r, const kapi_type *t, int status, json_t *stored)
 {
-    json_t *v = stored;
-    kapi_error *err = kapi_type_from_storage(t, &v, 1);
-    if (err) {
-        json_decref(v);
-        kapi_api__respond_error(r, err);
-        return;
-    }
     kapi_buf b;
     kapi_buf_init(&b);
     kapi_buf_grow(&b, KAPI_API_OBJECT_GUESS);
-    kapi_json_encode(&b, v);
+    kapi_error *err = kapi_type_encode_from_storage(t, &b, stored);
+    if (err) {
+        kapi_buf_dispose(&b);
+        kapi_api__respond_error(r, err);
+        return;
+    }
     kapi_buf_putc(&b, '\n');
-    json_decref(v);
     kapi_api__respond_json(r, status, &b);
 }
 

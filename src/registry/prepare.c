@@ -13,6 +13,7 @@
  */
 #include <string.h>
 
+#include "codec/json.h"
 #include "registry/registry_int.h"
 
 static bool has_status(const kapi_type *t)
@@ -28,6 +29,17 @@ kapi_error *kapi_type_to_storage(const kapi_type *t, json_t **obj)
 kapi_error *kapi_type_from_storage(const kapi_type *t, json_t **objs, size_t n)
 {
     return t->strategy->from_storage ? t->strategy->from_storage(t, objs, n) : NULL;
+}
+
+kapi_error *kapi_type_encode_from_storage(const kapi_type *t, kapi_buf *b, json_t *stored)
+{
+    kapi_error *err = NULL;
+    if (t->strategy->encode_from_storage)
+        t->strategy->encode_from_storage(t, b, stored);
+    else if ((err = kapi_type_from_storage(t, &stored, 1)) == NULL)
+        kapi_json_encode(b, stored);
+    json_decref(stored);
+    return err;
 }
 
 bool kapi_type_serves_stored(const kapi_type *t, const char *data, size_t len)

@@ -120,6 +120,10 @@ typedef struct kapi_type_strategy {
      * kapi_type_to_storage / kapi_type_from_storage. */
     kapi_error *(*to_storage)(const kapi_type *t, json_t **objs, size_t n);
     kapi_error *(*from_storage)(const kapi_type *t, json_t **objs, size_t n);
+    /* Appends to b the JSON of stored in this type's view, byte for byte what
+     * from_storage and kapi_json_encode make of it, without building the view; NULL:
+     * kapi_type_encode_from_storage converts, then encodes. */
+    void (*encode_from_storage)(const kapi_type *t, kapi_buf *b, const json_t *stored);
     /* Kubernetes' Validate / ValidateUpdate of the type: appends to err the causes of obj
      * (served view, after defaulting and prepare_*), old NULL on create, else the stored
      * object in the served view; metadata included where Kubernetes checks it. Without
@@ -374,6 +378,10 @@ char *kapi_registry_storage_hash(const char *group, const char *version, const c
  * the error of a conversion that failed. */
 kapi_error *kapi_type_to_storage(const kapi_type *t, json_t **obj);
 kapi_error *kapi_type_from_storage(const kapi_type *t, json_t **objs, size_t n);
+/* Appends to b the JSON of stored (a reference, taken) in t's view: as
+ * kapi_type_from_storage then kapi_json_encode. NULL, or the error of a conversion that
+ * failed (b then holds part of an answer). */
+kapi_error *kapi_type_encode_from_storage(const kapi_type *t, kapi_buf *b, json_t *stored);
 /* True when stored bytes (len) are already t's view: t converts nothing, or they are a
  * custom resource stored in t's own version (its stored JSON, members sorted, starts with
  * that apiVersion), which a conversion leaves as it is. */

@@ -173,23 +173,33 @@ static size_t rule_place(const field_rule *rules, size_t n, bool from_other, con
     return i;
 }
 
-/* Builds kind, apiVersion, metadata, then the fields of rules in order: each taken from
- * src under its own name (or its name in the other view when from_other), else its zero
- * value. One pass over src finds them, where a lookup of each name would hash it. */
-static json_t *event_view(const json_t *src, const char *api_version, const field_rule *rules,
-                          size_t n, bool from_other)
+/* Finds src's metadata (*meta, NULL when absent) and the members rules name (found[i],
+ * by their own names or, from_other, their names in the other view; found[n] any other
+ * member). One pass over src, where a lookup of each name would hash it. */
+static void event_members(const json_t *src, const field_rule *rules, size_t n, bool from_other,
+                          json_t **found, json_t **meta)
 {
-    json_t *found[KAPI_ARRAY_LEN(core_fields) + 1] = {0}; /* the last: any other member */
-    json_t *meta = NULL;
+    *meta = NULL;
     for (void *it = json_object_iter((json_t *)src); it;
          it = json_object_iter_next((json_t *)src, it)) {
         const char *key = json_object_iter_key(it);
         size_t len = json_object_iter_key_len(it);
         if (len == 8 && memcmp(key, "metadata", 8) == 0)
-            meta = json_object_iter_value(it);
+            *meta = json_object_iter_value(it);
         else
             found[rule_place(rules, n, from_other, key, len)] = json_object_iter_value(it);
     }
+}
+
+/* Builds kind, apiVersion, metadata, then the fields of rules in order: each taken from
+ * src under its own name (or its name in the other view when from_other), else its zero
+ * value. */
+static json_t *event_view(const json_t *src, const char *api_version, const field_rule *rules,
+                          size_t n, bool from_other)
+{
+    json_t *found[KAPI_ARRAY_LEN(core_fields) + 1] = {0}; /* the last: any other member */
+    json_t *meta;
+    event_members(src, rules, n, from_other, found, &meta);
     json_t *out = json_object();
     json_object_set_new_nocheck(out, "kind", json_string_nocheck("Event"));
     json_object_set_new_nocheck(out, "apiVersion", json_string_nocheck(api_version));
@@ -257,6 +267,38 @@ static kapi_error *events_v1_from_storage(const kapi_type *t, json_t **objs, siz
         objs[i] = out;
     }
     return NULL;
+}
+
+/* The JSON of events_v1_from_storage's view of stored, as kapi_json_encode would write
+ * it, written straight from the stored members: an answer's view is only encoded. */
+static void events_v1_encode_from_storage(const kapi_type *t, kapi_buf *b, const json_t *stored)
+{
+    static const char head[] = "{\"kind\":\"Event\",\"apiVersion\":\"events.k8s.io/v1\","
+                               "\"metadata\":";
+    json_t *found[KAPI_ARRAY_LEN(v1_fields) + 1] = {0}; /* the last: any other member */
+    json_t *meta;
+    (void)t;
+    event_members(stored, v1_fields, KAPI_ARRAY_LEN(v1_fields), true, found, &meta);
+    kapi_buf_put(b, head, sizeof(head) - 1);
+    if (meta)
+        kapi_json_encode(b, meta);
+    else
+        kapi_buf_put(b, "{}", 2);
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(v1_fields); i++) {
+        json_t *v = found[i];
+        bool zero = v1_fields[i].zero && (!v || json_is_null(v));
+        if (!v1_fields[i].zero && is_empty_value(v))
+            continue;
+        kapi_buf_putc(b, ',');
+        kapi_json_put_string(b, v1_fields[i].name, strlen(v1_fields[i].name));
+        kapi_buf_putc(b, ':');
+        if (zero)
+            v = v1_fields[i].zero();
+        kapi_json_encode(b, v);
+        if (zero)
+            json_decref(v);
+    }
+    kapi_buf_putc(b, '}');
 }
 
 /* node: a create may set status, but not spec.configSource or status.config (the removed
@@ -329,6 +371,7 @@ static const kapi_type_strategy strategies[] = {
     {.name = "events.k8s.io",
      .to_storage = events_v1_to_storage,
      .from_storage = events_v1_from_storage,
+     .encode_from_storage = events_v1_encode_from_storage,
      .validate = kapi_registry__validate_event},
     {.name = "subjectaccessreview", .validate = kapi_registry__validate_sar},
     {.name = "selfsubjectaccessreview", .validate = kapi_registry__validate_self_sar},

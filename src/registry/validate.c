@@ -86,18 +86,21 @@ void kapi_registry__refuse(kapi_error *err, kapi_status status, const char *mess
     err->status = status;
 }
 
-/* The 422 for the causes in err, or NULL (err freed) when there are none; a hook's
- * refusal as it is. Kubernetes names the kind of the stored (internal) object:
+/* The 422 for the causes found, or NULL when there are none; a hook's refusal as it is.
+ * The causes gather in an error on the stack (most writes have none), which moves to the
+ * heap only to be answered. Kubernetes names the kind of the stored (internal) object:
  * events.k8s.io Events answer as core Events; a custom resource's, the kind its body
  * names; a type that is not persisted, none and no name (kapi_type_validate). */
-static kapi_error *finish(const kapi_type *t, const json_t *obj, kapi_error *err)
+static kapi_error *finish(const kapi_type *t, const json_t *obj, const kapi_error *found)
 {
-    if (err->status != KAPI_STATUS_INVALID)
-        return err;
-    if (err->ncauses == 0) {
-        kapi_error_free(err);
+    if (found->status == KAPI_STATUS_INVALID && found->ncauses == 0) {
+        free(found->causes);
         return NULL;
     }
+    kapi_error *err = kapi_xmalloc(sizeof(*err));
+    *err = *found;
+    if (err->status != KAPI_STATUS_INVALID)
+        return err;
     if (!t->persisted)
         return kapi_field_finish_invalid_n(err, "", t->storage_group, KAPI_STR(""));
     const char *kind = t->custom ? kapi_registry__str(obj, "kind") : t->kind;
@@ -110,7 +113,7 @@ static kapi_error *finish(const kapi_type *t, const json_t *obj, kapi_error *err
 
 kapi_error *kapi_type_validate(const kapi_type *t, const json_t *obj, const json_t *old)
 {
-    kapi_error *err = kapi_error_new(KAPI_STATUS_INVALID, "invalid");
+    kapi_error found = {.status = KAPI_STATUS_INVALID}, *err = &found;
     kapi_arena a;
     kapi_meta_rules common = {kapi_name_path_segment, NULL, t->namespaced, false};
     kapi_arena_init(&a);
@@ -123,18 +126,18 @@ kapi_error *kapi_type_validate(const kapi_type *t, const json_t *obj, const json
             kapi_meta_validate(err, &a, json_object_get(obj, "metadata"), "metadata", &common);
     }
     kapi_arena_dispose(&a);
-    return finish(t, obj, err);
+    return finish(t, obj, &found);
 }
 
 kapi_error *kapi_type_validate_subresource(const kapi_type *t, const char *sub, const json_t *obj,
                                            const json_t *old)
 {
-    kapi_error *err = kapi_error_new(KAPI_STATUS_INVALID, "invalid");
+    kapi_error found = {.status = KAPI_STATUS_INVALID}, *err = &found;
     kapi_arena a;
     kapi_arena_init(&a);
     common_update(t, obj, old, err, &a);
     if (t->strategy->validate_subresource)
         t->strategy->validate_subresource(t, sub, obj, old, err);
     kapi_arena_dispose(&a);
-    return finish(t, obj, err);
+    return finish(t, obj, &found);
 }
