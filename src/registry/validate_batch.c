@@ -52,8 +52,9 @@ static const char *P(bctx *c, const char *parent, const char *name)
 /* ValidateNonnegativeField of an optional member. */
 static void nonneg_member(bctx *c, const json_t *o, const char *key, const char *path)
 {
-    if (kapi_registry__has(o, key))
-        kapi_registry__nonnegative(c->err, P(c, path, key), kapi_registry__int(o, key));
+    long long v = kapi_registry__int(o, key);
+    if (v < 0) /* the path is built for a cause only */
+        kapi_registry__nonnegative(c->err, P(c, path, key), v);
 }
 
 /* Go's %#v of a []int32. */
