@@ -219,8 +219,10 @@ static void job_spec(bctx *c, const json_t *spec, const char *path)
     const char *tpath = P(c, path, "template");
     const json_t *tmpl = json_object_get(spec, "template");
     kapi_registry__validate_pod_template(c->err, c->a, tmpl, tpath);
-    const char *rp = P(c, P(c, tpath, "spec"), "restartPolicy");
     const char *restart = kapi_registry__str(json_object_get(tmpl, "spec"), "restartPolicy");
+    if (kapi_cstr_in(restart, job_restart) && (!pfp || strcmp(restart, "Never") == 0))
+        return; /* valid: no path to build */
+    const char *rp = P(c, P(c, tpath, "spec"), "restartPolicy");
     if (!*restart || strcmp(restart, "Always") == 0)
         kapi_field_required(c->err, rp, "valid values: \"OnFailure\", \"Never\"");
     else if (!kapi_cstr_in(restart, job_restart))
