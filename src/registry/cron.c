@@ -169,7 +169,7 @@ static kapi_error *range_ends(kapi_str expr, kapi_str low_high, const bounds *b,
     kapi_error *err;
     size_t n = count_pieces(low_high, '-');
     kapi_str_cut(&low_high, '-', &low);
-    *star = str_is(low, "*") || str_is(low, "?");
+    *star = low.len == 1 && (low.ptr[0] == '*' || low.ptr[0] == '?');
     if (*star) {
         *start = b->min;
         *end = b->max;
