@@ -15,6 +15,10 @@
  * ephemeral containers (forbidden in a template). Not covered yet: security contexts,
  * affinity, DNS config, topology spread, readiness and scheduling gates, host aliases,
  * OS-specific rules and the rarer volume sources (their presence still counts).
+ *
+ * Every write of a workload validates its whole template again, and most templates set
+ * few of the lists: a list's validator takes the object holding it and builds its field
+ * path (and its scratch objects) only when the list has items.
  */
 #include <stdio.h>
 #include <stdlib.h>
