@@ -482,14 +482,18 @@ bool kapi_json_array_has_string(const json_t *arr, const char *s)
 
 json_t *kapi_json_copy(const json_t *v)
 {
-    const char *key;
-    size_t len, i;
+    size_t i;
     json_t *x, *out;
     switch (v ? json_typeof(v) : JSON_NULL) {
     case JSON_OBJECT:
+        /* The iterator itself, not json_object_keylen_foreach, which finds it again from
+         * the key on every step. */
         out = json_object();
-        json_object_keylen_foreach((json_t *)v, key, len, x)
-            json_object_setn_new_nocheck(out, key, len, kapi_json_copy(x));
+        for (void *it = json_object_iter((json_t *)v); it;
+             it = json_object_iter_next((json_t *)v, it))
+            json_object_setn_new_nocheck(out, json_object_iter_key(it),
+                                         json_object_iter_key_len(it),
+                                         kapi_json_copy(json_object_iter_value(it)));
         return out;
     case JSON_ARRAY:
         out = json_array();

@@ -149,10 +149,13 @@ static kapi_error *parse_int_or_name(kapi_str s, const bounds *b, uint64_t *out)
     return parse_uint(s, out);
 }
 
-/* Bits start..end every step (the library's getBits). */
+/* Bits start..end every step (the library's getBits); start <= end. A whole span, the
+ * common case, is one mask. */
 static uint64_t get_bits(uint64_t start, uint64_t end, uint64_t step)
 {
     uint64_t bits = 0;
+    if (step == 1 && end < 63)
+        return SPAN(start, end);
     for (uint64_t i = start; i <= end && i < 64; i += step)
         bits |= UINT64_C(1) << i;
     return bits;
@@ -166,7 +169,7 @@ static kapi_error *range_ends(kapi_str expr, kapi_str low_high, const bounds *b,
     kapi_error *err;
     size_t n = count_pieces(low_high, '-');
     kapi_str_cut(&low_high, '-', &low);
-    *star = str_is(low, "*") || str_is(low, "?");
+    *star = low.len == 1 && (low.ptr[0] == '*' || low.ptr[0] == '?');
     if (*star) {
         *start = b->min;
         *end = b->max;

@@ -52,8 +52,9 @@ static const char *P(bctx *c, const char *parent, const char *name)
 /* ValidateNonnegativeField of an optional member. */
 static void nonneg_member(bctx *c, const json_t *o, const char *key, const char *path)
 {
-    if (kapi_registry__has(o, key))
-        kapi_registry__nonnegative(c->err, P(c, path, key), kapi_registry__int(o, key));
+    long long v = kapi_registry__int(o, key);
+    if (v < 0) /* the path is built for a cause only */
+        kapi_registry__nonnegative(c->err, P(c, path, key), v);
 }
 
 /* Go's %#v of a []int32. */
@@ -218,8 +219,10 @@ static void job_spec(bctx *c, const json_t *spec, const char *path)
     const char *tpath = P(c, path, "template");
     const json_t *tmpl = json_object_get(spec, "template");
     kapi_registry__validate_pod_template(c->err, c->a, tmpl, tpath);
-    const char *rp = P(c, P(c, tpath, "spec"), "restartPolicy");
     const char *restart = kapi_registry__str(json_object_get(tmpl, "spec"), "restartPolicy");
+    if (kapi_cstr_in(restart, job_restart) && (!pfp || strcmp(restart, "Never") == 0))
+        return; /* valid: no path to build */
+    const char *rp = P(c, P(c, tpath, "spec"), "restartPolicy");
     if (!*restart || strcmp(restart, "Always") == 0)
         kapi_field_required(c->err, rp, "valid values: \"OnFailure\", \"Never\"");
     else if (!kapi_cstr_in(restart, job_restart))

@@ -15,6 +15,10 @@
  * ephemeral containers (forbidden in a template). Not covered yet: security contexts,
  * affinity, DNS config, topology spread, readiness and scheduling gates, host aliases,
  * OS-specific rules and the rarer volume sources (their presence still counts).
+ *
+ * Every write of a workload validates its whole template again, and most templates set
+ * few of the lists: a list's validator takes the object holding it and builds its field
+ * path (and its scratch objects) only when the list has items.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,13 +63,15 @@ static void invalid_each(pctx *c, const char *path, const char *v,
     kapi_field_invalid_each(c->err, path, v, msgs, n);
 }
 
-/* One of a closed set; "" is Required. valid is NULL-terminated. */
-static void enum_field(pctx *c, const char *path, const char *v, const char *const *valid)
+/* One of a closed set; "" is Required. valid is NULL-terminated. The member key of the
+ * object at parent, whose path is built only for a cause. */
+static void enum_field(pctx *c, const char *parent, const char *key, const char *v,
+                       const char *const *valid)
 {
     if (!*v)
-        kapi_field_required(c->err, path, "");
+        kapi_field_required(c->err, P(c, parent, key), "");
     else if (!kapi_cstr_in(v, valid))
-        kapi_field_not_supported(c->err, path, v, valid);
+        kapi_field_not_supported(c->err, P(c, parent, key), v, valid);
 }
 
 /* ---- volumes ---- */
@@ -214,8 +220,12 @@ static size_t volume_sources_check(pctx *c, const json_t *vol, const char *path)
 }
 
 /* ValidateVolumes: records the valid volumes (those without causes) in c->volumes. */
-static void validate_volumes(pctx *c, const json_t *vols, const char *path, json_t *valid)
+static void validate_volumes(pctx *c, const json_t *spec, const char *spec_path, json_t *valid)
 {
+    const json_t *vols = json_object_get(spec, "volumes");
+    if (json_array_size(vols) == 0)
+        return;
+    const char *path = P(c, spec_path, "volumes");
     for (size_t i = 0; i < json_array_size(vols); i++) {
         const json_t *vol = json_array_get(vols, i);
         const char *at = I(c, path, i), *name = kapi_registry__str(vol, "name");
@@ -234,10 +244,14 @@ static void validate_volumes(pctx *c, const json_t *vols, const char *path, json
 
 /* ---- containers ---- */
 
-static void container_ports(pctx *c, const json_t *ports, const char *path)
+static void container_ports(pctx *c, const json_t *ctr, const char *ctr_path)
 {
     static const char *const protocols[] = {"SCTP", "TCP", "UDP", NULL};
     const char *msgs[KAPI_MSGS_MAX];
+    const json_t *ports = json_object_get(ctr, "ports");
+    if (json_array_size(ports) == 0)
+        return;
+    const char *path = P(c, ctr_path, "ports");
     json_t *names = json_object();
     for (size_t i = 0; i < json_array_size(ports); i++) {
         const json_t *p = json_array_get(ports, i);
@@ -388,8 +402,12 @@ static void env_value_from(pctx *c, const json_t *ev, const char *path)
                                "may not have more than one field specified at a time");
 }
 
-static void validate_env(pctx *c, const json_t *env, const char *path)
+static void validate_env(pctx *c, const json_t *ctr, const char *ctr_path)
 {
+    const json_t *env = json_object_get(ctr, "env");
+    if (json_array_size(env) == 0)
+        return;
+    const char *path = P(c, ctr_path, "env");
     for (size_t i = 0; i < json_array_size(env); i++) {
         const json_t *ev = json_array_get(env, i);
         const char *at = I(c, path, i), *name = kapi_registry__str(ev, "name");
@@ -401,9 +419,13 @@ static void validate_env(pctx *c, const json_t *env, const char *path)
     }
 }
 
-static void validate_env_from(pctx *c, const json_t *env, const char *path)
+static void validate_env_from(pctx *c, const json_t *ctr, const char *ctr_path)
 {
     static const char *const refs[] = {"configMapRef", "secretRef"};
+    const json_t *env = json_object_get(ctr, "envFrom");
+    if (json_array_size(env) == 0)
+        return;
+    const char *path = P(c, ctr_path, "envFrom");
     for (size_t i = 0; i < json_array_size(env); i++) {
         const json_t *ev = json_array_get(env, i);
         const char *at = I(c, path, i), *prefix = kapi_registry__str(ev, "prefix");
@@ -451,9 +473,12 @@ static bool map_has_value(const json_t *m, const char *v)
 }
 
 /* ValidateVolumeMounts */
-static void volume_mounts(pctx *c, const json_t *ctr, const char *path)
+static void volume_mounts(pctx *c, const json_t *ctr, const char *ctr_path)
 {
     const json_t *mounts = json_object_get(ctr, "volumeMounts");
+    if (json_array_size(mounts) == 0)
+        return;
+    const char *path = P(c, ctr_path, "volumeMounts");
     json_t *devices = list_map(json_object_get(ctr, "volumeDevices"), "name", "devicePath");
     json_t *seen = json_object();
     for (size_t i = 0; i < json_array_size(mounts); i++) {
@@ -490,9 +515,12 @@ static void volume_mounts(pctx *c, const json_t *ctr, const char *path)
 }
 
 /* ValidateVolumeDevices */
-static void volume_devices(pctx *c, const json_t *ctr, const char *path)
+static void volume_devices(pctx *c, const json_t *ctr, const char *ctr_path)
 {
     const json_t *devs = json_object_get(ctr, "volumeDevices");
+    if (json_array_size(devs) == 0)
+        return;
+    const char *path = P(c, ctr_path, "volumeDevices");
     json_t *mounts = list_map(json_object_get(ctr, "volumeMounts"), "name", "mountPath");
     json_t *paths = json_object(), *names = json_object();
     for (size_t i = 0; i < json_array_size(devs); i++) {
@@ -709,9 +737,13 @@ static void request_vs_limit(pctx *c, const char *name, const kapi_quantity *q, 
 }
 
 /* ValidateResourceRequirements (resource names visited in sorted order; Go's is random). */
-static void resources(pctx *c, const json_t *res, const char *path)
+static void resources(pctx *c, const json_t *ctr, const char *ctr_path)
 {
+    const json_t *res = json_object_get(ctr, "resources");
     const json_t *lim = json_object_get(res, "limits"), *req = json_object_get(res, "requests");
+    if (json_object_size(lim) == 0 && json_object_size(req) == 0)
+        return;
+    const char *path = P(c, ctr_path, "resources");
     const char *lp = P(c, path, "limits"), *rp = P(c, path, "requests");
     bool cm = false, huge = false;
     size_t n;
@@ -810,7 +842,8 @@ static void validate_handler(pctx *c, const json_t *h, const char *path, bool pr
         kapi_field_required(c->err, path, "must specify a handler type");
 }
 
-static void validate_probe(pctx *c, const json_t *probe, const char *path)
+/* The probe at parent's member key, whose paths are built only when it is set. */
+static void validate_probe(pctx *c, const json_t *probe, const char *parent, const char *key)
 {
     static const struct {
         const char *key;
@@ -822,6 +855,7 @@ static void validate_probe(pctx *c, const json_t *probe, const char *path)
                 {"failureThreshold", 3}};
     if (!probe || json_is_null(probe))
         return;
+    const char *path = P(c, parent, key);
     validate_handler(c, probe, path, true);
     for (size_t i = 0; i < KAPI_ARRAY_LEN(ints); i++)
         kapi_registry__nonnegative(c->err, P(c, path, ints[i].key),
@@ -862,15 +896,15 @@ static void container_common(pctx *c, const json_t *ctr, const char *path)
     const char *policy = def_str(ctr, "terminationMessagePolicy", "File");
     if (!kapi_cstr_in(policy, tmp))
         kapi_field_not_supported(c->err, P(c, path, "terminationMessagePolicy"), policy, tmp);
-    container_ports(c, json_object_get(ctr, "ports"), P(c, path, "ports"));
-    validate_env(c, json_object_get(ctr, "env"), P(c, path, "env"));
-    validate_env_from(c, json_object_get(ctr, "envFrom"), P(c, path, "envFrom"));
-    volume_mounts(c, ctr, P(c, path, "volumeMounts"));
-    volume_devices(c, ctr, P(c, path, "volumeDevices"));
+    container_ports(c, ctr, path);
+    validate_env(c, ctr, path);
+    validate_env_from(c, ctr, path);
+    volume_mounts(c, ctr, path);
+    volume_devices(c, ctr, path);
     const char *pp = def_str(ctr, "imagePullPolicy", default_pull_policy(image));
     if (!kapi_cstr_in(pp, pull))
         kapi_field_not_supported(c->err, P(c, path, "imagePullPolicy"), pp, pull);
-    resources(c, json_object_get(ctr, "resources"), P(c, path, "resources"));
+    resources(c, ctr, path);
 }
 
 /* AccumulateUniqueHostPorts over containers, into seen ("protocol/hostIP/port"). */
@@ -878,7 +912,6 @@ static void host_ports(pctx *c, const json_t *ctrs, const char *path, json_t *se
 {
     for (size_t i = 0; i < json_array_size(ctrs); i++) {
         const json_t *ports = json_object_get(json_array_get(ctrs, i), "ports");
-        const char *pp = P(c, I(c, path, i), "ports");
         for (size_t j = 0; j < json_array_size(ports); j++) {
             const json_t *p = json_array_get(ports, j);
             long long hp = kapi_registry__int(p, "hostPort");
@@ -886,10 +919,12 @@ static void host_ports(pctx *c, const json_t *ctrs, const char *path, json_t *se
                 continue;
             char *key = kapi_xprintf("%s/%s/%lld", def_str(p, "protocol", "TCP"),
                                      kapi_registry__str(p, "hostIP"), hp);
-            if (json_object_get(seen, key))
+            if (json_object_get(seen, key)) {
+                const char *pp = P(c, I(c, path, i), "ports");
                 kapi_field_duplicate(c->err, P(c, I(c, pp, j), "hostPort"), key);
-            else
+            } else {
                 json_object_set_new_nocheck(seen, key, json_true());
+            }
             free(key);
         }
     }
@@ -920,11 +955,11 @@ static void containers(pctx *c, const json_t *ctrs, const char *path)
         const json_t *live = json_object_get(ctr, "livenessProbe");
         const json_t *ready = json_object_get(ctr, "readinessProbe");
         const json_t *start = json_object_get(ctr, "startupProbe");
-        validate_probe(c, live, P(c, at, "livenessProbe"));
+        validate_probe(c, live, at, "livenessProbe");
         if (kapi_registry__has(ctr, "livenessProbe") && def_int(live, "successThreshold", 1) != 1)
             kapi_field_invalid_int(c->err, P(c, P(c, at, "livenessProbe"), "successThreshold"),
                                    kapi_registry__int(live, "successThreshold"), "must be 1");
-        validate_probe(c, ready, P(c, at, "readinessProbe"));
+        validate_probe(c, ready, at, "readinessProbe");
         if (kapi_registry__has(ready, "terminationGracePeriodSeconds")) {
             kapi_buf b;
             kapi_buf_init(&b);
@@ -934,7 +969,7 @@ static void containers(pctx *c, const json_t *ctrs, const char *path)
                 "must not be set for readinessProbes");
             kapi_buf_dispose(&b);
         }
-        validate_probe(c, start, P(c, at, "startupProbe"));
+        validate_probe(c, start, at, "startupProbe");
         if (kapi_registry__has(ctr, "startupProbe") && def_int(start, "successThreshold", 1) != 1)
             kapi_field_invalid_int(c->err, P(c, P(c, at, "startupProbe"), "successThreshold"),
                                    kapi_registry__int(start, "successThreshold"), "must be 1");
@@ -947,10 +982,15 @@ done:
 
 /* validateInitContainers: names unique across regular and init containers, probes and
  * lifecycle forbidden, host ports checked one container at a time. */
-static void init_containers(pctx *c, const json_t *ctrs, const json_t *regular, const char *path)
+static void init_containers(pctx *c, const json_t *spec, const json_t *regular,
+                            const char *spec_path)
 {
     static const char *const forbidden[] = {"lifecycle", "livenessProbe", "readinessProbe",
                                             "startupProbe"};
+    const json_t *ctrs = json_object_get(spec, "initContainers");
+    if (json_array_size(ctrs) == 0)
+        return;
+    const char *path = P(c, spec_path, "initContainers");
     json_t *names = json_object();
     for (size_t i = 0; i < json_array_size(regular); i++)
         json_object_set_new_nocheck(names, kapi_registry__str(json_array_get(regular, i), "name"),
@@ -989,11 +1029,15 @@ static const kapi_gotype go_toleration = {"core.Toleration", toleration_fields,
                                           KAPI_ARRAY_LEN(toleration_fields)};
 
 /* ValidateTolerations */
-static void tolerations(pctx *c, const json_t *tols, const char *path)
+static void tolerations(pctx *c, const json_t *spec, const char *spec_path)
 {
     static const char *const ops[] = {"Equal", "Exists", NULL};
     static const char *const effects[] = {"NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
     const char *msgs[KAPI_MSGS_MAX];
+    const json_t *tols = json_object_get(spec, "tolerations");
+    if (json_array_size(tols) == 0)
+        return;
+    const char *path = P(c, spec_path, "tolerations");
     for (size_t i = 0; i < json_array_size(tols); i++) {
         const json_t *t = json_array_get(tols, i);
         const char *at = I(c, path, i), *key = kapi_registry__str(t, "key");
@@ -1048,12 +1092,12 @@ static void pod_spec(pctx *c, const json_t *spec, const char *path)
     static const char *const preempt[] = {"PreemptLowerPriority", "Never", NULL};
     json_t *vols = json_object();
     c->volumes = vols;
-    validate_volumes(c, json_object_get(spec, "volumes"), P(c, path, "volumes"), vols);
+    validate_volumes(c, spec, path, vols);
     const json_t *ctrs = json_object_get(spec, "containers");
     containers(c, ctrs, P(c, path, "containers"));
-    init_containers(c, json_object_get(spec, "initContainers"), ctrs, P(c, path, "initContainers"));
-    enum_field(c, P(c, path, "restartPolicy"), def_str(spec, "restartPolicy", "Always"), restart);
-    enum_field(c, P(c, path, "dnsPolicy"), def_str(spec, "dnsPolicy", "ClusterFirst"), dns);
+    init_containers(c, spec, ctrs, path);
+    enum_field(c, path, "restartPolicy", def_str(spec, "restartPolicy", "Always"), restart);
+    enum_field(c, path, "dnsPolicy", def_str(spec, "dnsPolicy", "ClusterFirst"), dns);
     kapi_meta_validate_labels(c->err, json_object_get(spec, "nodeSelector"),
                               P(c, path, "nodeSelector"));
     subdomain_name(c, spec, "serviceAccountName", path);
@@ -1070,13 +1114,13 @@ static void pod_spec(pctx *c, const json_t *spec, const char *path)
     if (*kapi_registry__str(spec, "subdomain"))
         invalid_each(c, P(c, path, "subdomain"), kapi_registry__str(spec, "subdomain"),
                      kapi_is_dns1123_label);
-    tolerations(c, json_object_get(spec, "tolerations"), P(c, path, "tolerations"));
+    tolerations(c, spec, path);
     subdomain_name(c, spec, "priorityClassName", path);
     if (kapi_registry__has(spec, "runtimeClassName"))
         invalid_each(c, P(c, path, "runtimeClassName"),
                      kapi_registry__str(spec, "runtimeClassName"), kapi_is_dns1123_subdomain);
     if (kapi_registry__has(spec, "preemptionPolicy"))
-        enum_field(c, P(c, path, "preemptionPolicy"), kapi_registry__str(spec, "preemptionPolicy"),
+        enum_field(c, path, "preemptionPolicy", kapi_registry__str(spec, "preemptionPolicy"),
                    preempt);
     c->volumes = NULL;
     json_decref(vols);
