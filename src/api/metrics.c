@@ -138,16 +138,10 @@ void kapi_api__metrics_answer(kapi_req *r, int status)
 
 /* The code label: an answer's HTTP status in decimal, without snprintf's cost on every
  * request. */
-static const char *code_label(char buf[8], int status)
+static const char *code_label(char buf[24], int status)
 {
-    char *p = buf + 7;
-    unsigned u = (unsigned)status;
-    *p = '\0';
-    do {
-        *--p = (char)('0' + u % 10);
-        u /= 10;
-    } while (u && p > buf);
-    return p;
+    buf[23] = '\0';
+    return kapi_decimal(buf + 23, status);
 }
 
 void kapi_api__metrics_request(const kapi_req *r)
@@ -156,7 +150,7 @@ void kapi_api__metrics_request(const kapi_req *r)
         return;
     labels l = labels_of(r);
     const char *dry = dry_run_of(r);
-    char buf[8];
+    char buf[24];
     const char *code = code_label(buf, r->status);
     kapi_metrics_inc(&requests, (const char *[]){l.verb, dry, l.group, l.version, l.resource,
                                                  l.subresource, l.scope, "apiserver", code});
@@ -176,7 +170,7 @@ void kapi_api__metrics_request(const kapi_req *r)
 void kapi_api__metrics_refused(const kapi_req *r)
 {
     labels l = labels_of(r);
-    char buf[8];
+    char buf[24];
     const char *code = code_label(buf, r->status);
     if (r->status == 429) /* kube's RecordDroppedRequest; a 504's handler counts its own */
         kapi_metrics_inc(&requests,

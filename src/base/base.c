@@ -429,6 +429,19 @@ int kapi_hex_value(char c)
     return -1;
 }
 
+char *kapi_decimal(char *end, int64_t x)
+{
+    char *p = end;
+    uint64_t u = x < 0 ? 0 - (uint64_t)x : (uint64_t)x;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (x < 0)
+        *--p = '-';
+    return p;
+}
+
 bool kapi_write_all(int fd, const void *p, size_t n)
 {
     const char *at = p;

@@ -59,6 +59,10 @@ bool kapi_str_cut(kapi_str *s, char sep, kapi_str *head);
 /* The value of a hexadecimal digit, or -1. */
 int kapi_hex_value(char c);
 
+/* x in decimal, as Go writes it, ending just before end (which needs 20 bytes before it);
+ * returns where it starts. Nothing is terminated. */
+char *kapi_decimal(char *end, int64_t x);
+
 /* A growable buffer; strbuf invariants: ptr is never NULL and ptr[len] == '\0'. */
 typedef struct kapi_buf {
     char *ptr;

@@ -330,32 +330,18 @@ static void put_real(kapi_buf *b, double x)
     kapi_buf_puts(b, tmp);
 }
 
-/* x in decimal, as Go writes it, ending at end; returns where it starts. */
-static char *decimal(char *end, json_int_t x)
-{
-    char *p = end;
-    unsigned long long u = x < 0 ? 0 - (unsigned long long)x : (unsigned long long)x;
-    do {
-        *--p = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (x < 0)
-        *--p = '-';
-    return p;
-}
-
 /* An integer in decimal, as Go writes it. */
 static void put_int(kapi_buf *b, json_int_t x)
 {
     char tmp[24];
-    char *p = decimal(tmp + sizeof(tmp), x);
+    char *p = kapi_decimal(tmp + sizeof(tmp), x);
     kapi_buf_put(b, p, (size_t)(tmp + sizeof(tmp) - p));
 }
 
 json_t *kapi_json_decimal(json_int_t x)
 {
     char tmp[24];
-    char *p = decimal(tmp + sizeof(tmp), x);
+    char *p = kapi_decimal(tmp + sizeof(tmp), x);
     return json_stringn_nocheck(p, (size_t)(tmp + sizeof(tmp) - p));
 }
 

@@ -14,6 +14,24 @@ TEST(base_str_cut)
     CHECK_INT_EQ(s.len, 0);
 }
 
+TEST(base_decimal)
+{
+    static const struct {
+        int64_t x;
+        const char *want;
+    } cases[] = {{0, "0"},
+                 {7, "7"},
+                 {-1, "-1"},
+                 {429, "429"},
+                 {INT64_MAX, "9223372036854775807"},
+                 {INT64_MIN, "-9223372036854775808"}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char buf[24];
+        buf[23] = '\0';
+        CHECK_STR_EQ(kapi_decimal(buf + 23, cases[i].x), cases[i].want);
+    }
+}
+
 TEST(base_buf_invariants)
 {
     kapi_buf b;
