@@ -16,7 +16,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,6 +28,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include "base/fiber.h"
 #include "etcd/etcd_int.h"
 
 #define MS 1000000LL
@@ -84,7 +84,7 @@ typedef struct call {
     const char *path;
     kapi_buf req; /* the framed request, kept for a resend on another connection */
     int64_t deadline;
-    sem_t done; /* posted once the call has ended: its caller, woken alone, reads it then */
+    kapi_park done; /* posted once the call has ended: its caller, woken alone, reads it then */
     kapi_etcd_rc rc;
     char *why;         /* heap: what went wrong */
     const char *where; /* the endpoint it ended on */
@@ -414,7 +414,7 @@ static void finish_locked(kapi_etcd_client *c, call *k, kapi_etcd_rc rc, char *w
     k->rc = rc;
     k->why = why;
     k->where = c->eps[c->cur].url;
-    sem_post(&k->done);
+    kapi_park_post(&k->done);
 }
 
 static void finish(kapi_etcd_client *c, call *k, kapi_etcd_rc rc, char *why)
@@ -1368,14 +1368,13 @@ kapi_etcd_rc kapi_etcd__call(kapi_etcd_client *c, const char *path, kapi_buf *re
         k.where = kapi_etcd_client_endpoint(c);
         goto done;
     }
-    sem_init(&k.done, 0, 0);
+    kapi_park_init(&k.done);
     pthread_mutex_lock(&c->mu);
     list_insert(c->queued.prev, &k.link);
     kapi_etcd__kick(c);
     pthread_mutex_unlock(&c->mu);
-    while (sem_wait(&k.done) != 0 && errno == EINTR)
-        ;
-    sem_destroy(&k.done);
+    kapi_park_wait(&k.done);
+    kapi_park_dispose(&k.done);
     if (k.rc == KAPI_ETCD_OK && !one_message(&k.body, len)) {
         k.rc = KAPI_ETCD_PROTOCOL;
         k.why = kapi_xstrdup("the answer is not one uncompressed gRPC message");

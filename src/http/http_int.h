@@ -40,6 +40,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 
+#include "base/fiber.h"
 #include "http/http.h"
 #include "metrics/metrics.h"
 
@@ -186,16 +187,23 @@ typedef struct kapi_http_worker {
     pthread_t thread;
     sem_t sem;                          /* posted once for each time it is taken off idle */
     struct kapi_http_worker *next_idle; /* the idle stack (pool mu) */
+    bool idle;                          /* on the idle stack (pool mu) */
+    int64_t busy_since;                 /* when its job began (monotonic ns); 0: none (pool mu) */
+    /* Resumed fibers it began (their memory is its heap's), to run before other jobs. */
+    kapi_fiber *mine, **mine_tail; /* pool mu */
 } kapi_http_worker;
 
-/* The worker pool: a queue of exchanges under one mutex, a stack of idle workers each
- * sleeping on its own semaphore (the loop wakes one only when none is on its way to the
- * queue; a woken worker wakes the next for what it leaves queued), and the admission
- * counts. */
+/* The worker pool: a queue of exchanges and one of resumed fibers under one mutex, a
+ * stack of idle workers each sleeping on its own semaphore (the loop wakes one only when
+ * none is on its way to the queue; a woken worker wakes the next for what it leaves
+ * queued), and the admission counts. */
 struct kapi_http_pool {
     pthread_mutex_t mu;
     kapi_http_exchange *head, *tail;
-    unsigned queued;        /* exchanges in the queue (mu) */
+    unsigned queued; /* exchanges in the queue (mu) */
+    /* Resumed fibers whose own worker was busy too long, for any worker (mu). */
+    kapi_fiber *resumed, **resumed_tail;
+    unsigned fibers;        /* handlers begun and not yet returned (mu) */
     kapi_http_worker *idle; /* idle workers, the last one idle on top (mu) */
     unsigned waking;        /* workers taken off idle that have not yet looked at the queue (mu) */
     unsigned inflight[2];   /* slots held per counted class (loop thread only) */

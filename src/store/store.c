@@ -28,13 +28,12 @@
  * down is compacted before it is loaded, and the rest leaves the window when it would
  * have, however often kapi restarts.
  */
+#include "base/fiber.h"
 #include "metrics/metrics.h"
 #include "store/store_int.h"
 
 #include <assert.h>
-#include <errno.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -54,14 +53,14 @@
 typedef struct pending {
     kapi_store_write *w;
     struct pending *next;
-    sem_t done;
+    kapi_park done; /* a worker's fiber gives its thread back while it waits */
     kapi_store_rc rc;
 } pending;
 
 /* A reader waiting for a probe: the probe's answer (-1: failed) in rev, or lead set: it
  * probes for those queued after it. */
 typedef struct sync_waiter {
-    sem_t sem;
+    kapi_park sem;
     int64_t rev;
     bool lead;
     struct sync_waiter *next;
@@ -249,7 +248,7 @@ static void deliver(kapi_store *st, size_t n, bool failed)
         p->w->result = t->obj;
         p->w->current = t->current;
         ok += p->rc == KAPI_STORE_OK;
-        sem_post(&p->done);
+        kapi_park_post(&p->done);
     }
     atomic_fetch_add(&st->nwrites, ok);
 }
@@ -579,14 +578,13 @@ kapi_store_rc kapi_store_commit(kapi_store *st, kapi_store_write *w)
         pthread_mutex_unlock(&st->qlock);
         return p.rc;
     }
-    sem_init(&p.done, 0, 0);
+    kapi_park_init(&p.done);
     *st->qtail = &p;
     st->qtail = &p.next;
     pthread_cond_signal(&st->qcond);
     pthread_mutex_unlock(&st->qlock);
-    while (sem_wait(&p.done) != 0 && errno == EINTR)
-        ;
-    sem_destroy(&p.done);
+    kapi_park_wait(&p.done);
+    kapi_park_dispose(&p.done);
     return p.rc;
 }
 
@@ -636,13 +634,12 @@ static int64_t probe_revision(kapi_store *st)
     sync_waiter *batch = NULL;
     pthread_mutex_lock(&st->sync_lock);
     if (st->sync_probing) {
-        sem_init(&me.sem, 0, 0);
+        kapi_park_init(&me.sem);
         *st->sync_tail = &me;
         st->sync_tail = &me.next;
         pthread_mutex_unlock(&st->sync_lock);
-        while (sem_wait(&me.sem) != 0 && errno == EINTR)
-            ;
-        sem_destroy(&me.sem);
+        kapi_park_wait(&me.sem);
+        kapi_park_dispose(&me.sem);
         if (!me.lead)
             return me.rev;
         pthread_mutex_lock(&st->sync_lock);
@@ -673,7 +670,7 @@ static int64_t probe_revision(kapi_store *st)
     for (sync_waiter *w = batch, *next; w; w = next) {
         next = w->next; /* w may be gone once posted */
         w->rev = rev;
-        sem_post(&w->sem);
+        kapi_park_post(&w->sem);
     }
     sync_waiter *lead = st->sync_head;
     if (lead) {
@@ -681,7 +678,7 @@ static int64_t probe_revision(kapi_store *st)
         if (!st->sync_head)
             st->sync_tail = &st->sync_head;
         lead->lead = true;
-        sem_post(&lead->sem);
+        kapi_park_post(&lead->sem);
     } else {
         st->sync_probing = false;
     }
