@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/base.h"
@@ -361,6 +362,135 @@ void kapi_park_post(kapi_park *k)
     }
     if (atomic_exchange(&k->state, POSTED) == PARKED)
         f->resume(f, f->resume_ctx);
+}
+
+/* ---- timed waits on fibers: one thread posts the parks whose deadline passed ---- */
+
+static pthread_mutex_t timer_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t timer_cond;
+static kapi_park *timer_head, *timer_tail; /* by deadline, earliest first */
+static pthread_once_t timer_once = PTHREAD_ONCE_INIT;
+
+static void *timer_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&timer_mu);
+    for (;;) {
+        int64_t now = kapi_time_mono_ns();
+        while (timer_head && timer_head->deadline <= now) {
+            kapi_park *k = timer_head;
+            timer_head = k->timer_next;
+            if (timer_head)
+                timer_head->timer_prev = NULL;
+            else
+                timer_tail = NULL;
+            k->timer_next = k->timer_prev = NULL;
+            k->expired = true;
+            /* under timer_mu: the waiter's cancel waits for this post to be done */
+            kapi_park_post(k);
+        }
+        if (!timer_head) {
+            pthread_cond_wait(&timer_cond, &timer_mu);
+            continue;
+        }
+        struct timespec ts = {(time_t)(timer_head->deadline / 1000000000LL),
+                              (long)(timer_head->deadline % 1000000000LL)};
+        pthread_cond_timedwait(&timer_cond, &timer_mu, &ts);
+    }
+    return NULL;
+}
+
+static void timer_start(void)
+{
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&timer_cond, &attr);
+    pthread_condattr_destroy(&attr);
+    pthread_t t;
+    if (pthread_create(&t, NULL, timer_main, NULL) != 0) {
+        fputs("kapi: cannot start the fibers' timer thread\n", stderr);
+        abort();
+    }
+    pthread_setname_np(t, "kapi-fiber-time");
+    pthread_detach(t);
+}
+
+/* Lists k (on a fiber, waiting) for the timer. */
+static void timer_add(kapi_park *k, int64_t deadline)
+{
+    pthread_once(&timer_once, timer_start);
+    k->deadline = deadline;
+    k->expired = false;
+    pthread_mutex_lock(&timer_mu);
+    kapi_park *after = timer_tail; /* deadlines mostly come in order: from the end */
+    while (after && after->deadline > deadline)
+        after = after->timer_prev;
+    k->timer_prev = after;
+    k->timer_next = after ? after->timer_next : timer_head;
+    if (k->timer_next)
+        k->timer_next->timer_prev = k;
+    else
+        timer_tail = k;
+    if (after)
+        after->timer_next = k;
+    else
+        timer_head = k;
+    if (timer_head == k)
+        pthread_cond_signal(&timer_cond);
+    pthread_mutex_unlock(&timer_mu);
+}
+
+/* Takes k off the timer's list unless the timer took it (and posted it) already. */
+static void timer_cancel(kapi_park *k)
+{
+    pthread_mutex_lock(&timer_mu);
+    if (!k->expired) {
+        if (k->timer_prev)
+            k->timer_prev->timer_next = k->timer_next;
+        else
+            timer_head = k->timer_next;
+        if (k->timer_next)
+            k->timer_next->timer_prev = k->timer_prev;
+        else
+            timer_tail = k->timer_prev;
+    }
+    pthread_mutex_unlock(&timer_mu);
+}
+
+bool kapi_park_wait_until(kapi_park *k, int64_t deadline)
+{
+    if (!k->fiber) {
+        int64_t wall = kapi_time_now_ns() + (deadline - kapi_time_mono_ns());
+        struct timespec ts = {(time_t)(wall / 1000000000LL), (long)(wall % 1000000000LL)};
+        int rc;
+        while ((rc = sem_timedwait(&k->sem, &ts)) != 0 && errno == EINTR)
+            ;
+        return rc == 0;
+    }
+    if (atomic_load(&k->state) == POSTED)
+        return true;
+    timer_add(k, deadline);
+    kapi_park_wait(k);
+    timer_cancel(k);
+    return !k->expired;
+}
+
+void kapi_fiber_sleep_until(int64_t deadline)
+{
+    kapi_park k;
+    kapi_park_init(&k);
+    if (!k.fiber) {
+        int64_t ns = deadline - kapi_time_mono_ns();
+        if (ns > 0) {
+            struct timespec ts = {(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
+            while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+                ;
+        }
+    } else {
+        kapi_park_wait_until(&k, deadline);
+    }
+    kapi_park_dispose(&k);
 }
 
 void kapi_park_dispose(kapi_park *k)

@@ -46,12 +46,23 @@ typedef struct kapi_park {
     kapi_fiber *fiber; /* the waiter's fiber, or NULL: a thread, on sem */
     atomic_int state;  /* the fiber's: waiting, parked (its thread given back), posted */
     sem_t sem;
+    /* A timed wait on a fiber: its place in the timer's list, and whether the timer ended it */
+    int64_t deadline;
+    struct kapi_park *timer_prev, *timer_next;
+    bool expired;
 } kapi_park;
 
 void kapi_park_init(kapi_park *k);
 /* Returns once k is posted. */
 void kapi_park_wait(kapi_park *k);
+/* Returns once k is posted (true) or at deadline (monotonic ns; false), whichever comes
+ * first. After false a poster may still be about to post k: the waiter must make sure none
+ * will (take it off the poster's list under the poster's lock, say) before disposing it. */
+bool kapi_park_wait_until(kapi_park *k, int64_t deadline);
+/* Posts k: its wait ends. A second post of one wait (after a timeout) does nothing. */
 void kapi_park_post(kapi_park *k);
 void kapi_park_dispose(kapi_park *k);
+/* Sleeps until deadline (monotonic ns); on a fiber, without holding its thread. */
+void kapi_fiber_sleep_until(int64_t deadline);
 
 #endif

@@ -42,11 +42,11 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fiber.h"
 #include "etcd/etcd.h"
 #include "log/log.h"
 
@@ -58,11 +58,11 @@
 #define COMPACT_KEY "compact_rev_key" /* kube-apiserver's, outside any prefix */
 #define DEFAULT_PREFIX "/registry"
 
-/* A thread waiting for the watch to deliver rev, woken alone when it does (so that a
+/* A writer waiting for the watch to deliver rev, woken alone when it does (so that a
  * watch message does not wake every writer in flight). */
 typedef struct waiter {
     int64_t rev;
-    sem_t sem;
+    kapi_park park; /* a worker's fiber gives its thread back while it waits */
     struct waiter *next;
 } waiter;
 
@@ -235,8 +235,10 @@ static void backend_close(void *p)
         return;
     pthread_mutex_lock(&b->mu);
     b->stop = true;
-    for (waiter *w = b->waiters; w; w = w->next)
-        sem_post(&w->sem);
+    for (waiter *w = b->waiters, *next; w; w = next) {
+        next = w->next; /* w may be gone once posted */
+        kapi_park_post(&w->park);
+    }
     b->waiters = NULL;
     pthread_cond_broadcast(&b->stop_cv);
     pthread_mutex_unlock(&b->mu);
@@ -458,7 +460,7 @@ static void wake_waiters(etcd_backend *b)
         waiter *w = *at;
         if (w->rev <= b->delivered) {
             *at = w->next;
-            sem_post(&w->sem);
+            kapi_park_post(&w->park);
         } else {
             at = &w->next;
         }
@@ -569,20 +571,13 @@ static bool delivered_within(etcd_backend *b, int64_t rev, int64_t ns)
         pthread_mutex_unlock(&b->mu);
         return done;
     }
-    sem_init(&w.sem, 0, 0);
+    kapi_park_init(&w.park);
     w.next = b->waiters;
     b->waiters = &w;
     pthread_mutex_unlock(&b->mu);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ns += ts.tv_nsec;
-    ts.tv_sec += (time_t)(ns / 1000000000LL);
-    ts.tv_nsec = (long)(ns % 1000000000LL);
-    int rc;
-    while ((rc = sem_timedwait(&w.sem, &ts)) != 0 && errno == EINTR)
-        ;
-    if (rc == 0) { /* posted: unlisted by the watcher, which had delivered rev */
-        sem_destroy(&w.sem);
+    if (kapi_park_wait_until(&w.park, kapi_time_mono_ns() + ns)) {
+        /* posted: unlisted by the watcher, which had delivered rev */
+        kapi_park_dispose(&w.park);
         return true;
     }
     pthread_mutex_lock(&b->mu);
@@ -594,7 +589,7 @@ static bool delivered_within(etcd_backend *b, int64_t rev, int64_t ns)
     }
     bool done = b->delivered >= rev;
     pthread_mutex_unlock(&b->mu);
-    sem_destroy(&w.sem);
+    kapi_park_dispose(&w.park);
     return done;
 }
 

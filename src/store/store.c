@@ -652,8 +652,7 @@ static int64_t probe_revision(kapi_store *st)
     int64_t wait = st->sync_crowded ? st->sync_last_ns + SYNC_SPACING_NS - kapi_time_mono_ns() : 0;
     if (wait > 0) {
         pthread_mutex_unlock(&st->sync_lock);
-        struct timespec ts = {0, (long)wait};
-        nanosleep(&ts, NULL);
+        kapi_fiber_sleep_until(kapi_time_mono_ns() + wait);
         pthread_mutex_lock(&st->sync_lock);
     }
     st->sync_last_ns = kapi_time_mono_ns();

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "base/base.h"
 #include "base/fiber.h"
 #include "test.h"
 
@@ -205,4 +206,90 @@ TEST(fiber_park_post_races)
         done += tasks[i].after == 2;
     CHECK_INT_EQ(done, STRESS);
     CHECK_INT_EQ(atomic_load(&q.finished), STRESS);
+}
+
+/* Timed waits: a fiber's ends at its deadline (the timer resumes it) or at the post. */
+typedef struct timed {
+    kapi_park park;
+    atomic_bool ready;
+    int64_t deadline, ended;
+    bool posted;
+    bool sleep; /* kapi_fiber_sleep_until instead */
+} timed;
+
+static void timed_fn(void *arg)
+{
+    timed *t = arg;
+    if (t->sleep) {
+        kapi_fiber_sleep_until(t->deadline);
+        t->ended = kapi_time_mono_ns();
+        return;
+    }
+    kapi_park_init(&t->park);
+    atomic_store(&t->ready, true);
+    t->posted = kapi_park_wait_until(&t->park, t->deadline);
+    t->ended = kapi_time_mono_ns();
+    kapi_park_dispose(&t->park);
+}
+
+static void *post_when_ready(void *arg)
+{
+    timed *t = arg;
+    while (!atomic_load(&t->ready))
+        ;
+    kapi_park_post(&t->park);
+    return NULL;
+}
+
+TEST(fiber_timed_waits)
+{
+    runq q;
+    runq_init(&q, 1);
+    pthread_t r;
+    /* nobody posts: the deadline ends it, on the runner */
+    timed t = {.deadline = kapi_time_mono_ns() + 20000000};
+    atomic_init(&t.ready, false);
+    CHECK(!kapi_fiber_run(kapi_fiber_new(timed_fn, &t, resume, &q)));
+    pthread_create(&r, NULL, runner, &q);
+    pthread_join(r, NULL);
+    CHECK(!t.posted);
+    CHECK(t.ended >= t.deadline);
+    /* posted long before its deadline */
+    runq_init(&q, 1);
+    timed u = {.deadline = kapi_time_mono_ns() + 60 * 1000000000LL};
+    atomic_init(&u.ready, false);
+    pthread_t p;
+    pthread_create(&p, NULL, post_when_ready, &u);
+    if (kapi_fiber_run(kapi_fiber_new(timed_fn, &u, resume, &q))) {
+        atomic_fetch_add(&q.finished, 1);
+    } else {
+        pthread_create(&r, NULL, runner, &q);
+        pthread_join(r, NULL);
+    }
+    pthread_join(p, NULL);
+    CHECK(u.posted);
+    CHECK(u.ended < u.deadline);
+    /* a sleep */
+    runq_init(&q, 1);
+    timed v = {.deadline = kapi_time_mono_ns() + 10000000, .sleep = true};
+    atomic_init(&v.ready, false);
+    CHECK(!kapi_fiber_run(kapi_fiber_new(timed_fn, &v, resume, &q)));
+    pthread_create(&r, NULL, runner, &q);
+    pthread_join(r, NULL);
+    CHECK(v.ended >= v.deadline);
+}
+
+TEST(fiber_timed_wait_on_a_plain_thread)
+{
+    kapi_park k;
+    kapi_park_init(&k);
+    int64_t deadline = kapi_time_mono_ns() + 20000000;
+    CHECK(!kapi_park_wait_until(&k, deadline));
+    CHECK(kapi_time_mono_ns() >= deadline);
+    kapi_park_post(&k);
+    CHECK(kapi_park_wait_until(&k, kapi_time_mono_ns() + 20000000));
+    kapi_park_dispose(&k);
+    int64_t until = kapi_time_mono_ns() + 5000000;
+    kapi_fiber_sleep_until(until);
+    CHECK(kapi_time_mono_ns() >= until);
 }

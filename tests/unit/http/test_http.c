@@ -4,6 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fiber.h"
 #include "harness.h"
 #include "test.h"
 
@@ -139,14 +140,71 @@ static void end_close(kapi_http_request *req)
     kapi_http_stream_end_close(s);
 }
 
+/* "/park": parks on a kapi_park that a thread of its own posts (after "?slow", 50 ms
+ * later), as a write waits for its commit; answers whether it ran on a fiber. */
+typedef struct parked {
+    kapi_park park;
+    struct parked *next;
+} parked;
+static pthread_mutex_t park_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t park_cv = PTHREAD_COND_INITIALIZER;
+static parked *park_list;
+static bool park_slow;
+
+static void *poster(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&park_mu);
+    for (;;) {
+        while (!park_list)
+            pthread_cond_wait(&park_cv, &park_mu);
+        parked *p = park_list;
+        park_list = p->next;
+        bool slow = park_slow;
+        pthread_mutex_unlock(&park_mu);
+        if (slow)
+            usleep(50 * 1000);
+        kapi_park_post(&p->park);
+        pthread_mutex_lock(&park_mu);
+    }
+    return NULL;
+}
+
+static void start_poster(void)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, poster, NULL);
+    pthread_detach(t);
+}
+
+static void park(kapi_http_request *req)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, start_poster);
+    parked p;
+    kapi_park_init(&p.park);
+    pthread_mutex_lock(&park_mu);
+    park_slow = memmem(req->query.ptr, req->query.len, "slow", 4) != NULL;
+    p.next = park_list;
+    park_list = &p;
+    pthread_cond_signal(&park_cv);
+    pthread_mutex_unlock(&park_mu);
+    kapi_park_wait(&p.park);
+    kapi_park_dispose(&p.park);
+    char text[64];
+    snprintf(text, sizeof(text), "parked %.*s fiber=%d\n", (int)req->query.len, req->query.ptr,
+             kapi_fiber_current());
+    respond_text(req, 200, kapi_xstrdup(text));
+}
+
 static void handler(kapi_http_request *req, void *ctx)
 {
     static const struct {
         const char *path;
         void (*fn)(kapi_http_request *req);
-    } routes[] = {{"/echo", echo},       {"/hello", hello},       {"/stream", stream_abc},
-                  {"/hold", hold},       {"/limit", limit},       {"/slowhold", slow_hold},
-                  {"/produce", produce}, {"/endclose", end_close}};
+    } routes[] = {{"/echo", echo},       {"/hello", hello},        {"/stream", stream_abc},
+                  {"/hold", hold},       {"/limit", limit},        {"/slowhold", slow_hold},
+                  {"/produce", produce}, {"/endclose", end_close}, {"/park", park}};
     (void)ctx;
     for (size_t i = 0; i < KAPI_ARRAY_LEN(routes); i++) {
         if (kapi_str_eqc(req->path, routes[i].path)) {
@@ -536,6 +594,55 @@ TEST(http_concurrent_clients)
     for (int i = 0; i < 8; i++)
         pthread_join(t[i], NULL);
     fixture_stop(&f);
+}
+
+static void *park_client(void *arg)
+{
+    http_fixture *f = arg;
+    http_client c;
+    http_resp r;
+    client_connect(&c, f->port);
+    for (int i = 0; i < 50; i++) {
+        char req[128], want[128];
+        snprintf(req, sizeof(req), "GET /park?i=%d HTTP/1.1\r\n\r\n", i);
+        snprintf(want, sizeof(want), "parked i=%d fiber=1\n", i);
+        client_sends(&c, req);
+        CHECK(client_read_response(&c, &r));
+        CHECK_STR_EQ(r.body.ptr, want);
+        resp_dispose(&r);
+    }
+    client_close(&c);
+    return NULL;
+}
+
+/* Handlers that park, more of them at once than there are workers, all come back. */
+TEST(http_parked_handlers_come_back)
+{
+    http_fixture f;
+    pthread_t t[16];
+    start(&f);
+    for (int i = 0; i < 16; i++)
+        CHECK(pthread_create(&t[i], NULL, park_client, &f) == 0);
+    for (int i = 0; i < 16; i++)
+        pthread_join(t[i], NULL);
+    fixture_stop(&f);
+}
+
+/* A shutdown waits for a parked handler to come back and answer. */
+TEST(http_shutdown_waits_for_a_parked_handler)
+{
+    http_fixture f;
+    http_client c;
+    http_resp r;
+    start(&f);
+    client_connect(&c, f.port);
+    client_sends(&c, "GET /park?slow HTTP/1.1\r\n\r\n");
+    usleep(10 * 1000);
+    fixture_stop(&f);
+    CHECK(client_read_response(&c, &r));
+    CHECK_STR_EQ(r.body.ptr, "parked slow fiber=1\n");
+    resp_dispose(&r);
+    client_close(&c);
 }
 
 TEST(http_helpers)
