@@ -46,7 +46,7 @@
 /* Compaction goes in steps of at most this many revisions, so that it never holds the
  * backend (and the writers) for long. */
 #define COMPACT_STEP 20000
-#define SYNC_SPACING_NS 1000000LL
+#define SYNC_SPACING_NS 500000LL
 
 /* A queued write, on the writer's stack until the committer is done with it: the
  * committer fills in the outcome, then posts done, after which it does not touch it. */
