@@ -61,9 +61,24 @@ static void *runner(void *arg)
     return NULL;
 }
 
-typedef struct task {
+/* A park, and whether its waiter has made it ready for a post. */
+typedef struct waiting {
     kapi_park park;
-    atomic_bool parked; /* the park is ready for a post */
+    atomic_bool ready;
+} waiting;
+
+/* Posts a waiting's park once it is ready. */
+static void *post_when_ready(void *arg)
+{
+    waiting *w = arg;
+    while (!atomic_load(&w->ready))
+        ;
+    kapi_park_post(&w->park);
+    return NULL;
+}
+
+typedef struct task {
+    waiting w;
     int before, after;
     bool on_fiber;
     pthread_t ran_on, came_back_on;
@@ -85,12 +100,12 @@ static void task_fn(void *arg)
     t->on_fiber = kapi_fiber_current();
     t->ran_on = self();
     t->before = 1;
-    kapi_park_init(&t->park);
+    kapi_park_init(&t->w.park);
     if (t->post_itself)
-        kapi_park_post(&t->park);
-    atomic_store(&t->parked, true);
-    kapi_park_wait(&t->park);
-    kapi_park_dispose(&t->park);
+        kapi_park_post(&t->w.park);
+    atomic_store(&t->w.ready, true);
+    kapi_park_wait(&t->w.park);
+    kapi_park_dispose(&t->w.park);
     t->came_back_on = self();
     t->after = t->before + 1;
 }
@@ -116,7 +131,7 @@ TEST(fiber_parks_and_comes_back_on_another_thread)
     runq q;
     runq_init(&q, 1);
     task t = {.before = 0};
-    atomic_init(&t.parked, false);
+    atomic_init(&t.w.ready, false);
     CHECK(!kapi_fiber_run(kapi_fiber_new(task_fn, &t, resume, &q)));
     CHECK(t.on_fiber);
     CHECK_INT_EQ(t.before, 1);
@@ -124,7 +139,7 @@ TEST(fiber_parks_and_comes_back_on_another_thread)
     CHECK(q.head == NULL);    /* nothing resumed before the post */
     pthread_t other;
     pthread_create(&other, NULL, runner, &q);
-    kapi_park_post(&t.park);
+    kapi_park_post(&t.w.park);
     pthread_join(other, NULL);
     CHECK_INT_EQ(t.after, 2);
     CHECK(pthread_equal(t.ran_on, pthread_self()));
@@ -136,28 +151,19 @@ TEST(fiber_posted_before_it_waits_goes_on)
     runq q;
     runq_init(&q, 1);
     task t = {.post_itself = true};
-    atomic_init(&t.parked, false);
+    atomic_init(&t.w.ready, false);
     CHECK(kapi_fiber_run(kapi_fiber_new(task_fn, &t, resume, &q)));
     CHECK_INT_EQ(t.after, 2);
     CHECK(pthread_equal(t.came_back_on, pthread_self()));
 }
 
 /* A park on a thread that runs no fiber sleeps on its semaphore. */
-static void *post_later(void *arg)
-{
-    task *t = arg;
-    while (!atomic_load(&t->parked))
-        ;
-    kapi_park_post(&t->park);
-    return NULL;
-}
-
 TEST(fiber_park_on_a_plain_thread)
 {
     task t = {.before = 0};
-    atomic_init(&t.parked, false);
+    atomic_init(&t.w.ready, false);
     pthread_t poster;
-    pthread_create(&poster, NULL, post_later, &t);
+    pthread_create(&poster, NULL, post_when_ready, &t.w);
     task_fn(&t);
     pthread_join(poster, NULL);
     CHECK(!t.on_fiber);
@@ -173,9 +179,9 @@ static void *poster_all(void *arg)
 {
     (void)arg;
     for (int i = 0; i < STRESS; i++) {
-        while (!atomic_load(&tasks[i].parked))
+        while (!atomic_load(&tasks[i].w.ready))
             ;
-        kapi_park_post(&tasks[i].park);
+        kapi_park_post(&tasks[i].w.park);
     }
     return NULL;
 }
@@ -186,7 +192,7 @@ TEST(fiber_park_post_races)
     runq_init(&q, STRESS);
     for (int i = 0; i < STRESS; i++) {
         tasks[i] = (task){.before = 0};
-        atomic_init(&tasks[i].parked, false);
+        atomic_init(&tasks[i].w.ready, false);
     }
     pthread_t runners[2], poster;
     for (int i = 0; i < 2; i++)
@@ -210,8 +216,7 @@ TEST(fiber_park_post_races)
 
 /* Timed waits: a fiber's ends at its deadline (the timer resumes it) or at the post. */
 typedef struct timed {
-    kapi_park park;
-    atomic_bool ready;
+    waiting w;
     int64_t deadline, ended;
     bool posted;
     bool sleep; /* kapi_fiber_sleep_until instead */
@@ -225,20 +230,11 @@ static void timed_fn(void *arg)
         t->ended = kapi_time_mono_ns();
         return;
     }
-    kapi_park_init(&t->park);
-    atomic_store(&t->ready, true);
-    t->posted = kapi_park_wait_until(&t->park, t->deadline);
+    kapi_park_init(&t->w.park);
+    atomic_store(&t->w.ready, true);
+    t->posted = kapi_park_wait_until(&t->w.park, t->deadline);
     t->ended = kapi_time_mono_ns();
-    kapi_park_dispose(&t->park);
-}
-
-static void *post_when_ready(void *arg)
-{
-    timed *t = arg;
-    while (!atomic_load(&t->ready))
-        ;
-    kapi_park_post(&t->park);
-    return NULL;
+    kapi_park_dispose(&t->w.park);
 }
 
 TEST(fiber_timed_waits)
@@ -248,7 +244,7 @@ TEST(fiber_timed_waits)
     pthread_t r;
     /* nobody posts: the deadline ends it, on the runner */
     timed t = {.deadline = kapi_time_mono_ns() + 20000000};
-    atomic_init(&t.ready, false);
+    atomic_init(&t.w.ready, false);
     CHECK(!kapi_fiber_run(kapi_fiber_new(timed_fn, &t, resume, &q)));
     pthread_create(&r, NULL, runner, &q);
     pthread_join(r, NULL);
@@ -257,9 +253,9 @@ TEST(fiber_timed_waits)
     /* posted long before its deadline */
     runq_init(&q, 1);
     timed u = {.deadline = kapi_time_mono_ns() + 60 * 1000000000LL};
-    atomic_init(&u.ready, false);
+    atomic_init(&u.w.ready, false);
     pthread_t p;
-    pthread_create(&p, NULL, post_when_ready, &u);
+    pthread_create(&p, NULL, post_when_ready, &u.w);
     if (kapi_fiber_run(kapi_fiber_new(timed_fn, &u, resume, &q))) {
         atomic_fetch_add(&q.finished, 1);
     } else {
@@ -272,7 +268,7 @@ TEST(fiber_timed_waits)
     /* a sleep */
     runq_init(&q, 1);
     timed v = {.deadline = kapi_time_mono_ns() + 10000000, .sleep = true};
-    atomic_init(&v.ready, false);
+    atomic_init(&v.w.ready, false);
     CHECK(!kapi_fiber_run(kapi_fiber_new(timed_fn, &v, resume, &q)));
     pthread_create(&r, NULL, runner, &q);
     pthread_join(r, NULL);

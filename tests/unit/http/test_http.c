@@ -564,17 +564,28 @@ TEST(http_malformed_requests)
     fixture_stop(&f);
 }
 
+/* A client's 50 requests one after the other, to /echo or to /park. */
+typedef struct client_run {
+    http_fixture *f;
+    bool park;
+} client_run;
+
 static void *client_thread(void *arg)
 {
-    http_fixture *f = arg;
+    client_run *run = arg;
     http_client c;
     http_resp r;
-    client_connect(&c, f->port);
+    client_connect(&c, run->f->port);
     for (int i = 0; i < 50; i++) {
         char req[128], want[128];
-        snprintf(req, sizeof(req), "POST /echo?i=%d HTTP/1.1\r\nContent-Length: 1\r\n\r\n%d", i,
-                 i % 10);
-        snprintf(want, sizeof(want), "POST /echo ? i=%d len=1 tl=0 foo=-\n%d", i, i % 10);
+        if (run->park) {
+            snprintf(req, sizeof(req), "GET /park?i=%d HTTP/1.1\r\n\r\n", i);
+            snprintf(want, sizeof(want), "parked i=%d fiber=1\n", i);
+        } else {
+            snprintf(req, sizeof(req), "POST /echo?i=%d HTTP/1.1\r\nContent-Length: 1\r\n\r\n%d", i,
+                     i % 10);
+            snprintf(want, sizeof(want), "POST /echo ? i=%d len=1 tl=0 foo=-\n%d", i, i % 10);
+        }
         client_sends(&c, req);
         CHECK(client_read_response(&c, &r));
         CHECK_STR_EQ(r.body.ptr, want);
@@ -584,48 +595,29 @@ static void *client_thread(void *arg)
     return NULL;
 }
 
-TEST(http_concurrent_clients)
+/* n clients at once against a fresh server. */
+static void run_clients(int n, bool park)
 {
     http_fixture f;
-    pthread_t t[8];
+    pthread_t t[16];
+    client_run run = {&f, park};
     start(&f);
-    for (int i = 0; i < 8; i++)
-        CHECK(pthread_create(&t[i], NULL, client_thread, &f) == 0);
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < n; i++)
+        CHECK(pthread_create(&t[i], NULL, client_thread, &run) == 0);
+    for (int i = 0; i < n; i++)
         pthread_join(t[i], NULL);
     fixture_stop(&f);
 }
 
-static void *park_client(void *arg)
+TEST(http_concurrent_clients)
 {
-    http_fixture *f = arg;
-    http_client c;
-    http_resp r;
-    client_connect(&c, f->port);
-    for (int i = 0; i < 50; i++) {
-        char req[128], want[128];
-        snprintf(req, sizeof(req), "GET /park?i=%d HTTP/1.1\r\n\r\n", i);
-        snprintf(want, sizeof(want), "parked i=%d fiber=1\n", i);
-        client_sends(&c, req);
-        CHECK(client_read_response(&c, &r));
-        CHECK_STR_EQ(r.body.ptr, want);
-        resp_dispose(&r);
-    }
-    client_close(&c);
-    return NULL;
+    run_clients(8, false);
 }
 
 /* Handlers that park, more of them at once than there are workers, all come back. */
 TEST(http_parked_handlers_come_back)
 {
-    http_fixture f;
-    pthread_t t[16];
-    start(&f);
-    for (int i = 0; i < 16; i++)
-        CHECK(pthread_create(&t[i], NULL, park_client, &f) == 0);
-    for (int i = 0; i < 16; i++)
-        pthread_join(t[i], NULL);
-    fixture_stop(&f);
+    run_clients(16, true);
 }
 
 /* A shutdown waits for a parked handler to come back and answer. */
