@@ -204,6 +204,7 @@ struct kapi_http_pool {
     /* Resumed fibers whose own worker was busy too long, for any worker (mu). */
     kapi_fiber *resumed, **resumed_tail;
     unsigned fibers;        /* handlers begun and not yet returned (mu) */
+    unsigned watching;      /* idle workers asleep for STEAL_NS only, to look again (mu) */
     kapi_http_worker *idle; /* idle workers, the last one idle on top (mu) */
     unsigned waking;        /* workers taken off idle that have not yet looked at the queue (mu) */
     unsigned inflight[2];   /* slots held per counted class (loop thread only) */

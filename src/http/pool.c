@@ -92,6 +92,7 @@ static void sleep_idle(kapi_http_pool *p, kapi_http_worker *w, bool bounded)
     w->next_idle = p->idle;
     p->idle = w;
     w->idle = true;
+    p->watching += bounded;
     pthread_mutex_unlock(&p->mu);
     int rc;
     if (bounded) {
@@ -107,6 +108,7 @@ static void sleep_idle(kapi_http_pool *p, kapi_http_worker *w, bool bounded)
             ;
     }
     pthread_mutex_lock(&p->mu);
+    p->watching -= bounded;
     if (rc == 0) {
         p->waking--;
     } else if (w->idle) { /* timed out, still on the stack */
@@ -205,7 +207,7 @@ static bool next_job(kapi_http_pool *p, kapi_http_worker *w, bool finished, job 
             all = take_all_idle(p);
             break;
         }
-        sleep_idle(p, w, any_waiting);
+        sleep_idle(p, w, any_waiting && !p->watching); /* one watcher is enough */
     }
     if (j->fiber || j->ex)
         w->busy_since = kapi_time_mono_ns();
@@ -226,7 +228,9 @@ static void run_exchange(void *arg)
 }
 
 /* A parked handler's wait ended (on the poster's thread): back to the worker that began
- * it (ctx), woken if idle, unless that one has been busy STEAL_NS: then to any worker. */
+ * it (ctx), woken if idle, unless that one has been busy STEAL_NS: then to any worker.
+ * Left with a busy worker, it is looked after by an idle worker that sleeps STEAL_NS at a
+ * time (one is woken for it if none does), so that it does not wait out a long job. */
 static void resume(kapi_fiber *f, void *ctx)
 {
     kapi_http_worker *home = ctx, *w = NULL;
@@ -240,6 +244,8 @@ static void resume(kapi_fiber *f, void *ctx)
         if (home->idle) {
             take_this_idle(p, home);
             w = home;
+        } else if (!p->watching) { /* someone must look again should home's job go on */
+            w = take_idle(p);
         }
     }
     pthread_mutex_unlock(&p->mu);

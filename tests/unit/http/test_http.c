@@ -177,6 +177,9 @@ static void start_poster(void)
     pthread_detach(t);
 }
 
+/* "/park?held": parks until "/block" posts it. */
+static parked *held_list;
+
 static void park(kapi_http_request *req)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -184,10 +187,15 @@ static void park(kapi_http_request *req)
     parked p;
     kapi_park_init(&p.park);
     pthread_mutex_lock(&park_mu);
-    park_slow = memmem(req->query.ptr, req->query.len, "slow", 4) != NULL;
-    p.next = park_list;
-    park_list = &p;
-    pthread_cond_signal(&park_cv);
+    if (memmem(req->query.ptr, req->query.len, "held", 4)) {
+        p.next = held_list;
+        held_list = &p;
+    } else {
+        park_slow = memmem(req->query.ptr, req->query.len, "slow", 4) != NULL;
+        p.next = park_list;
+        park_list = &p;
+        pthread_cond_signal(&park_cv);
+    }
     pthread_mutex_unlock(&park_mu);
     kapi_park_wait(&p.park);
     kapi_park_dispose(&p.park);
@@ -197,6 +205,23 @@ static void park(kapi_http_request *req)
     respond_text(req, 200, kapi_xstrdup(text));
 }
 
+/* "/block": posts the held parks, then holds its worker for 300 ms (a webhook's call, a
+ * slow client's stream), then answers. */
+static void block(kapi_http_request *req)
+{
+    pthread_mutex_lock(&park_mu);
+    parked *p = held_list;
+    held_list = NULL;
+    pthread_mutex_unlock(&park_mu);
+    while (p) {
+        parked *next = p->next; /* p may be gone once posted */
+        kapi_park_post(&p->park);
+        p = next;
+    }
+    usleep(300 * 1000);
+    respond_text(req, 200, kapi_xstrdup("blocked\n"));
+}
+
 static void handler(kapi_http_request *req, void *ctx)
 {
     static const struct {
@@ -204,7 +229,8 @@ static void handler(kapi_http_request *req, void *ctx)
         void (*fn)(kapi_http_request *req);
     } routes[] = {{"/echo", echo},       {"/hello", hello},        {"/stream", stream_abc},
                   {"/hold", hold},       {"/limit", limit},        {"/slowhold", slow_hold},
-                  {"/produce", produce}, {"/endclose", end_close}, {"/park", park}};
+                  {"/produce", produce}, {"/endclose", end_close}, {"/park", park},
+                  {"/block", block}};
     (void)ctx;
     for (size_t i = 0; i < KAPI_ARRAY_LEN(routes); i++) {
         if (kapi_str_eqc(req->path, routes[i].path)) {
@@ -618,6 +644,42 @@ TEST(http_concurrent_clients)
 TEST(http_parked_handlers_come_back)
 {
     run_clients(16, true);
+}
+
+/* A handler parks; its worker then takes a request that holds it for 300 ms, and the
+ * post comes while it does (query "held": at once, as the long job begins; "slow": 50 ms
+ * in). The parked handler answers on another worker long before the long job ends. */
+static void parked_behind_a_long_job(const char *query)
+{
+    http_fixture f;
+    http_client a, b;
+    http_resp r;
+    char req[64], want[64];
+    start(&f);
+    client_connect(&a, f.port);
+    client_connect(&b, f.port);
+    snprintf(req, sizeof(req), "GET /park?%s HTTP/1.1\r\n\r\n", query);
+    snprintf(want, sizeof(want), "parked %s fiber=1\n", query);
+    client_sends(&a, req);
+    usleep(20 * 1000); /* parked: its worker is the idle one woken next */
+    int64_t t0 = kapi_time_mono_ns();
+    client_sends(&b, "GET /block HTTP/1.1\r\n\r\n");
+    CHECK(client_read_response(&a, &r));
+    CHECK_STR_EQ(r.body.ptr, want);
+    CHECK((kapi_time_mono_ns() - t0) / 1000000 < 200);
+    resp_dispose(&r);
+    CHECK(client_read_response(&b, &r));
+    CHECK_STR_EQ(r.body.ptr, "blocked\n");
+    resp_dispose(&r);
+    client_close(&a);
+    client_close(&b);
+    fixture_stop(&f);
+}
+
+TEST(http_parked_handler_does_not_wait_out_a_long_job)
+{
+    parked_behind_a_long_job("held");
+    parked_behind_a_long_job("slow");
 }
 
 /* A shutdown waits for a parked handler to come back and answer. */
