@@ -129,6 +129,12 @@ kapi_error *kapi_api_get(kapi_api *api, const kapi_type *t, kapi_str ns, kapi_st
  * the list was read at (may be NULL). */
 kapi_error *kapi_api_list(kapi_api *api, const kapi_type *t, kapi_str ns, json_t **out,
                           int64_t *rev);
+/* Calls fn with each object of t in ns ("": all namespaces) as stored (its bytes in the
+ * storage version, borrowed for the call), nothing parsed or converted; *rev (may be NULL)
+ * gets the revision the list was read at. For a caller that reads a few members of every
+ * object (kapi_json_pick) without holding them all parsed at once. */
+kapi_error *kapi_api_list_stored(kapi_api *api, const kapi_type *t, kapi_str ns,
+                                 void (*fn)(void *ctx, const kapi_obj *o), void *ctx, int64_t *rev);
 /* The names of at most limit objects of t in ns (0: no limit), in key order, after the
  * object named after (empty: from the first); *names is an array in the arena a, its
  * names too. Nothing is parsed: a caller that needs only names reads a namespace of any

@@ -75,6 +75,26 @@ kapi_error *kapi_api_list(kapi_api *api, const kapi_type *t, kapi_str ns, json_t
     return err;
 }
 
+kapi_error *kapi_api_list_stored(kapi_api *api, const kapi_type *t, kapi_str ns,
+                                 void (*fn)(void *ctx, const kapi_obj *o), void *ctx, int64_t *rev)
+{
+    kapi_arena a;
+    kapi_store_list_result l;
+    kapi_arena_init(&a);
+    kapi_store_list_opts q = {.prefix = kapi_type_key(&a, t, ns, KAPI_STR(""))};
+    kapi_store_rc rc = kapi_store_list(api->store, &q, &l);
+    kapi_arena_dispose(&a);
+    if (rc != KAPI_STORE_OK)
+        return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "storage error while listing %s",
+                              t->plural);
+    for (size_t i = 0; i < l.n; i++)
+        fn(ctx, l.items[i]);
+    if (rev)
+        *rev = l.rev;
+    kapi_store_list_dispose(&l);
+    return NULL;
+}
+
 kapi_error *kapi_api_list_names(kapi_api *api, const kapi_type *t, kapi_str ns, kapi_str after,
                                 size_t limit, kapi_arena *a, kapi_str **names, size_t *n)
 {
