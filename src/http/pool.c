@@ -51,14 +51,20 @@ static kapi_http_worker *take_idle(kapi_http_pool *p)
     return w;
 }
 
-/* Under mu: takes w itself off the idle stack, as on its way. */
-static void take_this_idle(kapi_http_pool *p, kapi_http_worker *w)
+/* Under mu: takes w, on the idle stack, off it. */
+static void unlink_idle(kapi_http_pool *p, kapi_http_worker *w)
 {
     kapi_http_worker **at = &p->idle;
     while (*at != w)
         at = &(*at)->next_idle;
     *at = w->next_idle;
     w->idle = false;
+}
+
+/* Under mu: takes w itself off the idle stack, as on its way. */
+static void take_this_idle(kapi_http_pool *p, kapi_http_worker *w)
+{
+    unlink_idle(p, w);
     p->waking++;
 }
 
@@ -112,11 +118,7 @@ static void sleep_idle(kapi_http_pool *p, kapi_http_worker *w, bool bounded)
     if (rc == 0) {
         p->waking--;
     } else if (w->idle) { /* timed out, still on the stack */
-        kapi_http_worker **at = &p->idle;
-        while (*at != w)
-            at = &(*at)->next_idle;
-        *at = w->next_idle;
-        w->idle = false;
+        unlink_idle(p, w);
     } else { /* timed out as another thread took it: its post is on the way */
         pthread_mutex_unlock(&p->mu);
         while (sem_wait(&w->sem) != 0 && errno == EINTR)

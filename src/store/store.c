@@ -60,7 +60,7 @@ typedef struct pending {
 /* A reader waiting for a probe: the probe's answer (-1: failed) in rev, or lead set: it
  * probes for those queued after it. */
 typedef struct sync_waiter {
-    kapi_park sem;
+    kapi_park park;
     int64_t rev;
     bool lead;
     struct sync_waiter *next;
@@ -235,7 +235,7 @@ static void reset_cache(void *ctx, const kapi_store_row *rows, size_t n, int64_t
 
 /* ---- committing a batch ---- */
 
-/* Hands the backend's outcomes over and wakes the writers, each by its own semaphore
+/* Hands the backend's outcomes over and wakes the writers, each by its own park
  * (no lock for them to contend on as they wake); a pending is not touched after. failed:
  * the backend's transaction failed, so every write did. */
 static void deliver(kapi_store *st, size_t n, bool failed)
@@ -627,19 +627,19 @@ bool kapi_store_wait_revision(kapi_store *st, int64_t rev, int64_t timeout_ms)
 /* The backend's revision from a probe started after the call, shared by every reader
  * waiting when it starts. One probe runs at a time; readers arriving meanwhile queue, and
  * when it ends the first of them is woken to probe for all of them (each reader is woken
- * once, by its own semaphore: no herd on a shared condition). */
+ * once, by its own park: no herd on a shared condition). */
 static int64_t probe_revision(kapi_store *st)
 {
     sync_waiter me = {.rev = -1};
     sync_waiter *batch = NULL;
     pthread_mutex_lock(&st->sync_lock);
     if (st->sync_probing) {
-        kapi_park_init(&me.sem);
+        kapi_park_init(&me.park);
         *st->sync_tail = &me;
         st->sync_tail = &me.next;
         pthread_mutex_unlock(&st->sync_lock);
-        kapi_park_wait(&me.sem);
-        kapi_park_dispose(&me.sem);
+        kapi_park_wait(&me.park);
+        kapi_park_dispose(&me.park);
         if (!me.lead)
             return me.rev;
         pthread_mutex_lock(&st->sync_lock);
@@ -669,7 +669,7 @@ static int64_t probe_revision(kapi_store *st)
     for (sync_waiter *w = batch, *next; w; w = next) {
         next = w->next; /* w may be gone once posted */
         w->rev = rev;
-        kapi_park_post(&w->sem);
+        kapi_park_post(&w->park);
     }
     sync_waiter *lead = st->sync_head;
     if (lead) {
@@ -677,7 +677,7 @@ static int64_t probe_revision(kapi_store *st)
         if (!st->sync_head)
             st->sync_tail = &st->sync_head;
         lead->lead = true;
-        kapi_park_post(&lead->sem);
+        kapi_park_post(&lead->park);
     } else {
         st->sync_probing = false;
     }
