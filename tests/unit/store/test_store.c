@@ -1085,6 +1085,15 @@ static void wait_gone(kapi_store *st, const char *key)
     test_fail(__FILE__, __LINE__, "%s did not expire", key);
 }
 
+/* The expirer's count, once it reaches want or 3 s have passed: a deletion is visible
+ * before its commit returns to the expirer, which counts it then. */
+static size_t expired_reaching(kapi_store_expirer *x, size_t want)
+{
+    for (int i = 0; i < 300 && kapi_store_expired(x) < want; i++)
+        sleep_ms(10);
+    return kapi_store_expired(x);
+}
+
 /* Keys under the prefix go a ttl after their last write, those already there a ttl after
  * the start; a write in between gives its key the whole ttl again; other keys stay. */
 TEST(store_expire_after_last_write)
@@ -1103,7 +1112,7 @@ TEST(store_expire_after_last_write)
     check_get(st, "/events/ns/b", "b2", rev); /* written again at 600 ms: due at 1600 */
     wait_gone(st, "/events/ns/b");
     check_get(st, "/other/ns/c", "c", other);
-    CHECK_INT_EQ(kapi_store_expired(x), 3);
+    CHECK_INT_EQ(expired_reaching(x, 3), 3);
     kapi_store_expire_stop(x);
     kapi_store_free(st);
 }
