@@ -536,7 +536,7 @@ void kapi_api__serve_resource_list(kapi_req *r, const char *group, const char *v
  * (NULL when no CRD serves it); creates while the CRD terminates are a 405. */
 kapi_error *kapi_api__custom_type(kapi_req *r, const kapi_type **out);
 
-/* openapi.c: /openapi/v2 and /openapi/v3[/...], built once from the registry. */
+/* openapi.c: /openapi/v2 and /openapi/v3[/...], built from the registry at the first request. */
 kapi_openapi *kapi_api__openapi_new(const kapi_registry *reg);
 void kapi_api__openapi_free(kapi_openapi *o);
 void kapi_api__serve_openapi(kapi_req *r);

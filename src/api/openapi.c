@@ -1,8 +1,9 @@
 /*
  * api/openapi: /openapi/v2 (one Swagger 2.0 document) and /openapi/v3 (an index and one
  * OpenAPI 3.0 document per group-version), generated from the registry and the CRDs. The
- * built-in part is built once, when the kapi_api is made (built-in types do not change
- * while kapi runs); what the CRDs add is made on demand, when the stored CRDs have
+ * built-in part is built once, by the first request for a document (built-in types do not
+ * change while kapi runs; a start that made them would spend 2 ms and keep 1.4 MB that
+ * most uses never ask for); what the CRDs add is made on demand, when the stored CRDs have
  * changed since the last request, each CRD's part only when it changed.
  *
  * The definitions are the type model's own (src/schema/defs), published without kapi's
@@ -62,7 +63,10 @@ typedef struct gv_doc {
 
 struct kapi_openapi {
     const kapi_registry *reg;
-    /* The built-in documents, fixed at start. */
+    /* The built-in documents, made by the first request for any document (none may be
+     * asked for, and a start need not spend the time nor keep the bytes), then fixed;
+     * ready says they are made. */
+    atomic_bool ready;
     char *v2_paths, *v2_defs; /* /openapi/v2's paths and definitions objects, encoded */
     char *crd_closure;        /* the built-in schemas a CRD's OpenAPI 3 document refers to, encoded
                                * members */
@@ -1112,9 +1116,10 @@ static void crd_refresh(kapi_openapi *o, kapi_req *r)
     kapi_store_list_dispose(&l);
 }
 
-kapi_openapi *kapi_api__openapi_new(const kapi_registry *reg)
+/* Makes the built-in documents (under mu). */
+static void build(kapi_openapi *o)
 {
-    kapi_openapi *o = kapi_xcalloc(1, sizeof(*o));
+    const kapi_registry *reg = o->reg;
     json_t *paths = json_object(), *defs = definitions(reg, NULL, NULL, false);
     json_t *index = json_object();
     o->docs = kapi_xcalloc(kapi_registry_count(reg) + 1, sizeof(*o->docs));
@@ -1141,8 +1146,6 @@ kapi_openapi *kapi_api__openapi_new(const kapi_registry *reg)
     kapi_buf_init(&enc);
     kapi_json_encode(&enc, defs);
     o->v2_defs = kapi_buf_detach(&enc, NULL);
-    o->reg = reg;
-    pthread_mutex_init(&o->mu, NULL);
     const json_t *all = kapi_schema_set_definitions(kapi_registry_schemas(reg));
     json_t *closure = json_object();
     static const char *const crd_refs[] = {"io.k8s.api.autoscaling.v1.Scale", META "ObjectMeta",
@@ -1155,6 +1158,27 @@ kapi_openapi *kapi_api__openapi_new(const kapi_registry *reg)
     json_decref(paths);
     json_decref(defs);
     o->index = encode_doc(json_pack("{s:o}", "paths", index), &o->index_len);
+}
+
+/* The built-in documents, made once by whichever request comes first. */
+static void ensure_built(kapi_openapi *o)
+{
+    if (atomic_load_explicit(&o->ready, memory_order_acquire))
+        return;
+    pthread_mutex_lock(&o->mu);
+    if (!atomic_load_explicit(&o->ready, memory_order_relaxed)) {
+        build(o);
+        atomic_store_explicit(&o->ready, true, memory_order_release);
+    }
+    pthread_mutex_unlock(&o->mu);
+}
+
+kapi_openapi *kapi_api__openapi_new(const kapi_registry *reg)
+{
+    kapi_openapi *o = kapi_xcalloc(1, sizeof(*o));
+    o->reg = reg;
+    atomic_init(&o->ready, false);
+    pthread_mutex_init(&o->mu, NULL);
     return o;
 }
 
@@ -1223,6 +1247,7 @@ void kapi_api__serve_openapi(kapi_req *r)
         kapi_api__respond_error(r, kapi_api__err_method_not_allowed());
         return;
     }
+    ensure_built(o);
     crd_refresh(o, r);
     blob *b = NULL;
     const char *type = "application/json";
