@@ -32,6 +32,9 @@ printf 'Source: kapi\n\nPackage: kapi\nArchitecture: any\n' >"$stage/src/debian/
 depends=$(cd "$stage/src" && dpkg-shlibdeps -O "$root/usr/bin/kapi" 2>/dev/null |
     sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "deb.sh: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
+# libcurl is loaded by the webhook client at its first call (dlopen), not linked, so
+# dpkg-shlibdeps cannot see it.
+depends="$depends, libcurl4 (>= 7.85)"
 
 cat >"$root/DEBIAN/control" <<EOF2
 Package: kapi

@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,19 +18,63 @@ struct kapi_webhook {
     pthread_mutex_t mu;
     CURL *idle[POOL];
     size_t nidle;
-    struct curl_slist *resolve; /* the --webhook-resolve entries */
+    char **entries; /* the --webhook-resolve entries */
+    size_t nentries;
+    struct curl_slist *resolve; /* the entries as libcurl takes them, made by the first call */
 };
 
-static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+/* libcurl, loaded by the first call rather than linked: linking it maps some twenty more
+ * libraries into every kapi (GnuTLS among them, whose constructor runs at start), 3.5 MB
+ * of RSS and a part of the start, for a client most uses never call. */
+static struct {
+    CURLcode (*global_init)(long flags);
+    CURL *(*easy_init)(void);
+    void (*easy_reset)(CURL *c);
+    void (*easy_cleanup)(CURL *c);
+    CURLcode (*easy_setopt)(CURL *c, CURLoption opt, ...);
+    CURLcode (*easy_getinfo)(CURL *c, CURLINFO info, ...);
+    CURLcode (*easy_perform)(CURL *c);
+    const char *(*easy_strerror)(CURLcode rc);
+    struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
+    void (*slist_free_all)(struct curl_slist *l);
+} curl;
+static char *curl_missing; /* why libcurl could not be loaded, or NULL */
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 
-static void global_init(void)
+/* A function of the library h, or NULL (and curl_missing says which). */
+static void *curl_fn(void *h, const char *name)
 {
-    curl_global_init(CURL_GLOBAL_DEFAULT);
+    void *f = dlsym(h, name);
+    if (!f && !curl_missing)
+        curl_missing = kapi_xprintf("libcurl.so.4 has no %s", name);
+    return f;
+}
+
+static void curl_load(void)
+{
+    void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        curl_missing = kapi_xstrdup(e ? e : "cannot load libcurl.so.4");
+        return;
+    }
+    /* POSIX: a function's address from dlsym is used through a function pointer. */
+    *(void **)&curl.global_init = curl_fn(h, "curl_global_init");
+    *(void **)&curl.easy_init = curl_fn(h, "curl_easy_init");
+    *(void **)&curl.easy_reset = curl_fn(h, "curl_easy_reset");
+    *(void **)&curl.easy_cleanup = curl_fn(h, "curl_easy_cleanup");
+    *(void **)&curl.easy_setopt = curl_fn(h, "curl_easy_setopt");
+    *(void **)&curl.easy_getinfo = curl_fn(h, "curl_easy_getinfo");
+    *(void **)&curl.easy_perform = curl_fn(h, "curl_easy_perform");
+    *(void **)&curl.easy_strerror = curl_fn(h, "curl_easy_strerror");
+    *(void **)&curl.slist_append = curl_fn(h, "curl_slist_append");
+    *(void **)&curl.slist_free_all = curl_fn(h, "curl_slist_free_all");
+    if (!curl_missing && curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+        curl_missing = kapi_xstrdup("libcurl did not initialize");
 }
 
 kapi_webhook *kapi_webhook_new(void)
 {
-    pthread_once(&global_once, global_init);
     kapi_webhook *w = kapi_xcalloc(1, sizeof(*w));
     pthread_mutex_init(&w->mu, NULL);
     return w;
@@ -40,8 +85,12 @@ void kapi_webhook_free(kapi_webhook *w)
     if (!w)
         return;
     for (size_t i = 0; i < w->nidle; i++)
-        curl_easy_cleanup(w->idle[i]);
-    curl_slist_free_all(w->resolve);
+        curl.easy_cleanup(w->idle[i]);
+    if (w->resolve)
+        curl.slist_free_all(w->resolve);
+    for (size_t i = 0; i < w->nentries; i++)
+        free(w->entries[i]);
+    free(w->entries);
     pthread_mutex_destroy(&w->mu);
     free(w);
 }
@@ -59,7 +108,8 @@ bool kapi_webhook_resolve_valid(const char *entry)
 
 void kapi_webhook_resolve(kapi_webhook *w, const char *entry)
 {
-    w->resolve = curl_slist_append(w->resolve, entry);
+    w->entries = kapi_xrealloc(w->entries, (w->nentries + 1) * sizeof(*w->entries));
+    w->entries[w->nentries++] = kapi_xstrdup(entry);
 }
 
 char *kapi_webhook_url(const json_t *cfg)
@@ -77,18 +127,23 @@ char *kapi_webhook_url(const json_t *cfg)
                         kapi_json_path_str(svc, "path") ?: "");
 }
 
+/* An idle handle or a new one (NULL when libcurl cannot make one); the resolve entries
+ * turned into libcurl's list by the first call. */
 static CURL *take(kapi_webhook *w)
 {
     CURL *c = NULL;
     pthread_mutex_lock(&w->mu);
     if (w->nidle)
         c = w->idle[--w->nidle];
+    if (!w->resolve)
+        for (size_t i = 0; i < w->nentries; i++)
+            w->resolve = curl.slist_append(w->resolve, w->entries[i]);
     pthread_mutex_unlock(&w->mu);
     if (c) {
-        curl_easy_reset(c);
+        curl.easy_reset(c);
         return c;
     }
-    return curl_easy_init();
+    return curl.easy_init();
 }
 
 static void give_back(kapi_webhook *w, CURL *c)
@@ -100,7 +155,7 @@ static void give_back(kapi_webhook *w, CURL *c)
     }
     pthread_mutex_unlock(&w->mu);
     if (c)
-        curl_easy_cleanup(c);
+        curl.easy_cleanup(c);
 }
 
 /* The answer's body, bounded. */
@@ -143,8 +198,8 @@ static void explain(kapi_buf *why, CURL *c, CURLcode rc, const char *url, const 
         kapi_buf_printf(why, "dial tcp: lookup %.*s: no such host", KAPI_STR_FMT(host));
         break;
     case CURLE_COULDNT_CONNECT:
-        curl_easy_getinfo(c, CURLINFO_PRIMARY_IP, &ip);
-        curl_easy_getinfo(c, CURLINFO_OS_ERRNO, &os_errno);
+        curl.easy_getinfo(c, CURLINFO_PRIMARY_IP, &ip);
+        curl.easy_getinfo(c, CURLINFO_OS_ERRNO, &os_errno);
         if (ip && *ip)
             kapi_buf_printf(
                 why,
@@ -176,7 +231,7 @@ static void explain(kapi_buf *why, CURL *c, CURLcode rc, const char *url, const 
         kapi_buf_puts(why, "unsupported protocol scheme");
         break;
     default:
-        kapi_buf_puts(why, *detail ? detail : curl_easy_strerror(rc));
+        kapi_buf_puts(why, *detail ? detail : curl.easy_strerror(rc));
         break;
     }
 }
@@ -214,41 +269,49 @@ bool kapi_webhook_post(kapi_webhook *w, const json_t *cfg, int timeout_s, const 
         kapi_buf_dispose(&ca);
         return false;
     }
-    CURL *c = take(w);
+    pthread_once(&curl_once, curl_load);
+    CURL *c = curl_missing ? NULL : take(w);
+    if (!c) {
+        kapi_buf_printf(why, "Post \"%s\": %s", url.ptr,
+                        curl_missing ? curl_missing : "libcurl cannot make a handle");
+        kapi_buf_dispose(&url);
+        kapi_buf_dispose(&ca);
+        return false;
+    }
     char detail[CURL_ERROR_SIZE] = "";
-    struct curl_slist *headers = curl_slist_append(NULL, "Content-Type: application/json");
-    headers = curl_slist_append(headers, "Accept: application/json, */*");
-    curl_easy_setopt(c, CURLOPT_URL, url.ptr);
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_POST, 1L);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(c, CURLOPT_USERAGENT, "kube-apiserver-admission");
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout_s * 1000);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &answer->body);
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, detail);
+    struct curl_slist *headers = curl.slist_append(NULL, "Content-Type: application/json");
+    headers = curl.slist_append(headers, "Accept: application/json, */*");
+    curl.easy_setopt(c, CURLOPT_URL, url.ptr);
+    curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
+    curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl.easy_setopt(c, CURLOPT_POST, 1L);
+    curl.easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    curl.easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+    curl.easy_setopt(c, CURLOPT_USERAGENT, "kube-apiserver-admission");
+    curl.easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout_s * 1000);
+    curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl.easy_setopt(c, CURLOPT_WRITEDATA, &answer->body);
+    curl.easy_setopt(c, CURLOPT_ERRORBUFFER, detail);
     if (w->resolve)
-        curl_easy_setopt(c, CURLOPT_RESOLVE, w->resolve);
+        curl.easy_setopt(c, CURLOPT_RESOLVE, w->resolve);
     if (ca.len) {
         /* the bundle alone, as Go's client trusts only the roots it is given */
         struct curl_blob blob = {ca.ptr, ca.len, CURL_BLOB_COPY};
-        curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &blob);
-        curl_easy_setopt(c, CURLOPT_CAPATH, NULL);
+        curl.easy_setopt(c, CURLOPT_CAINFO_BLOB, &blob);
+        curl.easy_setopt(c, CURLOPT_CAPATH, NULL);
     }
-    CURLcode rc = curl_easy_perform(c);
+    CURLcode rc = curl.easy_perform(c);
     if (rc == CURLE_OK) {
         char *type = NULL;
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &answer->status);
-        curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &type);
+        curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &answer->status);
+        curl.easy_getinfo(c, CURLINFO_CONTENT_TYPE, &type);
         answer->text = type && strncasecmp(type, "text/", 5) == 0;
     } else {
         kapi_buf_printf(why, "Post \"%s\": ", url.ptr);
         explain(why, c, rc, url.ptr, detail);
     }
-    curl_slist_free_all(headers);
+    curl.slist_free_all(headers);
     give_back(w, c);
     kapi_buf_dispose(&url);
     kapi_buf_dispose(&ca);

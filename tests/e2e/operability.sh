@@ -227,6 +227,7 @@ mkdir "$root"
 check "dpkg -x extracts it into a fresh root" dpkg -x "$deb" "$root"
 control=$(dpkg-deb -f "$deb" Package Depends)
 check "its control names its library dependencies" grep -qE '^Depends: .*libc6 .*libuv1' <<<"$control"
+check "and libcurl4, which the webhook client loads at its first call" grep -qE '^Depends: .*libcurl4' <<<"$control"
 for f in usr/bin/kapi usr/share/man/man1/kapi.1.gz lib/systemd/system/kapi.service \
     etc/kapi/config.yaml; do
     check "it holds /$f" test -f "$root/$f"
