@@ -191,6 +191,8 @@ typedef struct kapi_http_worker {
     int64_t busy_since;                 /* when its job began (monotonic ns); 0: none (pool mu) */
     /* Resumed fibers it began (their memory is its heap's), to run before other jobs. */
     kapi_fiber *mine, **mine_tail; /* pool mu */
+    /* Its thread: being started (reserved), running (started), or never started (pool mu). */
+    enum { KAPI_HTTP__RESERVED, KAPI_HTTP__STARTED, KAPI_HTTP__FAILED } state;
 } kapi_http_worker;
 
 /* The worker pool: a queue of exchanges and one of resumed fibers under one mutex, a
@@ -210,15 +212,17 @@ struct kapi_http_pool {
     unsigned inflight[2];   /* slots held per counted class (loop thread only) */
     /* The in-flight gauge's series of each counted class, once found (loop thread only). */
     kapi_metric_series *inflight_series[2];
-    kapi_http_worker *workers; /* owned, nthreads of them started */
-    int nthreads;              /* started */
+    kapi_http_worker *workers; /* owned, size of them; the first nthreads reserved */
+    int size;                  /* the most workers it starts */
+    int nthreads;              /* reserved (started, being started, or failed to start) */
     int alive;                 /* not yet exited */
     bool stop;
     bool notify; /* exiting workers wake the loop through srv->async */
     kapi_http_server *srv;
 };
 
-/* Starts n (at least 1) workers running srv's handler. */
+/* A pool of up to n (at least 1) workers running srv's handler: a few start now, the
+ * others when work finds no idle worker. */
 kapi_error *kapi_http__pool_init(kapi_http_pool *p, kapi_http_server *srv, int n);
 /* Loop thread: admits a complete exchange (its class in ex->cls) and queues it for the
  * handler; false, and nothing queued, if its class or the queue is full. */

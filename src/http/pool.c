@@ -46,6 +46,9 @@ static _Thread_local const kapi_http_server *current_server;
 
 /* How long a worker may be on one job before the fibers waiting for it go to others. */
 #define STEAL_NS 1000000LL
+/* The workers started with the pool; the others start when work finds none idle, so an
+ * idle kapi keeps neither their stacks nor their heaps (64 workers were 0.8 MB of RSS). */
+#define FIRST_WORKERS 4
 
 /* Under mu: the idle worker to wake for what is queued, taken off the stack and counted as
  * on its way; NULL when one is on its way already, or none is idle (every worker will
@@ -83,6 +86,44 @@ static void wake(kapi_http_worker *w)
 {
     if (w)
         sem_post(&w->sem);
+}
+
+/* Under mu: the next worker to start, for work that found no worker idle nor on its way,
+ * counted as on its way; NULL when all are started or the pool stops. start_worker starts
+ * it, outside mu. */
+static kapi_http_worker *reserve(kapi_http_pool *p)
+{
+    if (p->stop || p->nthreads >= p->size || p->idle || p->waking)
+        return NULL;
+    kapi_http_worker *w = &p->workers[p->nthreads++];
+    w->pool = p;
+    w->mine_tail = &w->mine;
+    w->state = KAPI_HTTP__RESERVED;
+    sem_init(&w->sem, 0, 0);
+    p->alive++;
+    p->waking++;
+    return w;
+}
+
+static void *worker_main(void *arg);
+
+/* Outside mu: starts w, reserved (NULL: none); 0 or pthread_create's error, in which case
+ * w never runs and is counted out. */
+static int start_worker(kapi_http_pool *p, kapi_http_worker *w)
+{
+    if (!w)
+        return 0;
+    int rc = pthread_create(&w->thread, NULL, worker_main, w);
+    if (rc == 0)
+        pthread_setname_np(w->thread, "kapi-worker");
+    pthread_mutex_lock(&p->mu);
+    w->state = rc == 0 ? KAPI_HTTP__STARTED : KAPI_HTTP__FAILED;
+    if (rc != 0) {
+        p->alive--;
+        p->waking--;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return rc;
 }
 
 /* Under mu: a worker that has been on its job STEAL_NS with fibers waiting for it, or
@@ -223,11 +264,13 @@ static bool next_job(kapi_http_pool *p, kapi_http_worker *w, bool finished, job 
     }
     if (j->fiber || j->ex)
         w->busy_since = kapi_time_mono_ns();
-    if (p->head || p->resumed)
-        next = take_idle(p);
+    kapi_http_worker *fresh = NULL;
+    if ((p->head || p->resumed) && !(next = take_idle(p)))
+        fresh = reserve(p);
     pthread_mutex_unlock(&p->mu);
     wake(next);
     wake_all(all);
+    start_worker(p, fresh);
     return j->fiber || j->ex;
 }
 
@@ -245,23 +288,26 @@ static void run_exchange(void *arg)
  * time (one is woken for it if none does), so that it does not wait out a long job. */
 static void resume(kapi_fiber *f, void *ctx)
 {
-    kapi_http_worker *home = ctx, *w = NULL;
+    kapi_http_worker *home = ctx, *w = NULL, *fresh = NULL;
     kapi_http_pool *p = home->pool;
     pthread_mutex_lock(&p->mu);
     if (home->busy_since && kapi_time_mono_ns() - home->busy_since >= STEAL_NS) {
         push_fiber(&p->resumed_tail, f);
-        w = take_idle(p);
+        if (!(w = take_idle(p)))
+            fresh = reserve(p);
     } else {
         push_fiber(&home->mine_tail, f);
         if (home->idle) {
             take_this_idle(p, home);
             w = home;
-        } else if (!p->watching) { /* someone must look again should home's job go on */
-            w = take_idle(p);
+        } else if (!p->watching && !(w = take_idle(p))) {
+            /* someone must look again should home's job go on */
+            fresh = reserve(p);
         }
     }
     pthread_mutex_unlock(&p->mu);
     wake(w);
+    start_worker(p, fresh);
 }
 
 static void *worker_main(void *arg)
@@ -274,6 +320,9 @@ static void *worker_main(void *arg)
 #ifdef SCHED_BATCH
     pthread_setschedparam(pthread_self(), SCHED_BATCH, &(struct sched_param){0});
 #endif
+    pthread_mutex_lock(&p->mu);
+    p->waking--; /* started as on its way: it looks at the queue now */
+    pthread_mutex_unlock(&p->mu);
     while (next_job(p, w, finished, &j))
         finished =
             kapi_fiber_run(j.fiber ? j.fiber : kapi_fiber_new(run_exchange, j.ex, resume, w));
@@ -295,25 +344,16 @@ kapi_error *kapi_http__pool_init(kapi_http_pool *p, kapi_http_server *srv, int n
     pthread_mutex_init(&p->mu, NULL);
     p->resumed_tail = &p->resumed;
     p->srv = srv;
-    n = n > 0 ? n : 1;
-    p->workers = kapi_xcalloc(n, sizeof(*p->workers));
-    for (int i = 0; i < n; i++) {
-        kapi_http_worker *w = &p->workers[i];
-        int rc;
-        w->pool = p;
-        w->mine_tail = &w->mine;
-        sem_init(&w->sem, 0, 0);
+    p->size = n > 0 ? n : 1;
+    p->workers = kapi_xcalloc((size_t)p->size, sizeof(*p->workers));
+    for (int i = 0; i < p->size && i < FIRST_WORKERS; i++) {
         pthread_mutex_lock(&p->mu);
-        p->alive++;
+        kapi_http_worker *w = reserve(p);
         pthread_mutex_unlock(&p->mu);
-        if ((rc = pthread_create(&w->thread, NULL, worker_main, w)) != 0) {
-            p->alive--;
-            sem_destroy(&w->sem);
+        int rc = start_worker(p, w);
+        if (rc != 0)
             return kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "start worker thread: %s",
                                   strerror(rc));
-        }
-        pthread_setname_np(w->thread, "kapi-worker");
-        p->nthreads++;
     }
     return NULL;
 }
@@ -334,9 +374,10 @@ static bool submit(kapi_http_pool *p, kapi_http_exchange *ex)
     else
         p->head = ex;
     p->tail = ex;
-    w = take_idle(p);
+    kapi_http_worker *fresh = (w = take_idle(p)) ? NULL : reserve(p);
     pthread_mutex_unlock(&p->mu);
     wake(w);
+    start_worker(p, fresh);
     return true;
 }
 
@@ -413,8 +454,18 @@ void kapi_http__pool_dispose(kapi_http_pool *p)
         return;
     kapi_http__pool_stop(p, false);
     for (int i = 0; i < p->nthreads; i++) {
-        pthread_join(p->workers[i].thread, NULL);
-        sem_destroy(&p->workers[i].sem);
+        kapi_http_worker *w = &p->workers[i];
+        pthread_mutex_lock(&p->mu);
+        while (w->state == KAPI_HTTP__RESERVED) { /* its starter is about to say */
+            pthread_mutex_unlock(&p->mu);
+            sched_yield();
+            pthread_mutex_lock(&p->mu);
+        }
+        bool started = w->state == KAPI_HTTP__STARTED;
+        pthread_mutex_unlock(&p->mu);
+        if (started)
+            pthread_join(w->thread, NULL);
+        sem_destroy(&w->sem);
     }
     free(p->workers);
     p->workers = NULL;
