@@ -88,12 +88,11 @@ static void wake(kapi_http_worker *w)
         sem_post(&w->sem);
 }
 
-/* Under mu: the next worker to start, for work that found no worker idle nor on its way,
- * counted as on its way; NULL when all are started or the pool stops. start_worker starts
- * it, outside mu. */
-static kapi_http_worker *reserve(kapi_http_pool *p)
+/* Under mu: the next worker to start, counted as on its way; NULL when all are started
+ * or the pool stops. start_worker starts it, outside mu. */
+static kapi_http_worker *reserve_next(kapi_http_pool *p)
 {
-    if (p->stop || p->nthreads >= p->size || p->idle || p->waking)
+    if (p->stop || p->nthreads >= p->size)
         return NULL;
     kapi_http_worker *w = &p->workers[p->nthreads++];
     w->pool = p;
@@ -103,6 +102,12 @@ static kapi_http_worker *reserve(kapi_http_pool *p)
     p->alive++;
     p->waking++;
     return w;
+}
+
+/* Under mu: a worker to start for work that found no worker idle nor on its way, or NULL. */
+static kapi_http_worker *reserve(kapi_http_pool *p)
+{
+    return p->idle || p->waking ? NULL : reserve_next(p);
 }
 
 static void *worker_main(void *arg);
@@ -348,7 +353,7 @@ kapi_error *kapi_http__pool_init(kapi_http_pool *p, kapi_http_server *srv, int n
     p->workers = kapi_xcalloc((size_t)p->size, sizeof(*p->workers));
     for (int i = 0; i < p->size && i < FIRST_WORKERS; i++) {
         pthread_mutex_lock(&p->mu);
-        kapi_http_worker *w = reserve(p);
+        kapi_http_worker *w = reserve_next(p);
         pthread_mutex_unlock(&p->mu);
         int rc = start_worker(p, w);
         if (rc != 0)
