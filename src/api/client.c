@@ -42,39 +42,6 @@ kapi_error *kapi_api_get(kapi_api *api, const kapi_type *t, kapi_str ns, kapi_st
     return err;
 }
 
-kapi_error *kapi_api_list(kapi_api *api, const kapi_type *t, kapi_str ns, json_t **out,
-                          int64_t *rev)
-{
-    kapi_arena a;
-    kapi_store_list_result l;
-    kapi_error *err = NULL;
-    kapi_arena_init(&a);
-    kapi_store_list_opts q = {.prefix = kapi_type_key(&a, t, ns, KAPI_STR(""))};
-    *out = NULL;
-    if (kapi_store_list(api->store, &q, &l) == KAPI_STORE_OK) {
-        /* converted in one call: a conversion webhook gets the list in one review */
-        json_t **items = kapi_xcalloc(l.n ? l.n : 1, sizeof(*items));
-        for (size_t i = 0; i < l.n; i++)
-            items[i] = kapi_api__parse_stored(l.items[i]);
-        err = kapi_type_from_storage(t, items, l.n);
-        *out = err ? NULL : json_array();
-        for (size_t i = 0; i < l.n; i++)
-            if (*out)
-                json_array_append_new(*out, items[i]);
-            else
-                json_decref(items[i]);
-        free(items);
-        if (rev)
-            *rev = l.rev;
-        kapi_store_list_dispose(&l);
-    } else {
-        err =
-            kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "storage error while listing %s", t->plural);
-    }
-    kapi_arena_dispose(&a);
-    return err;
-}
-
 kapi_error *kapi_api_list_stored(kapi_api *api, const kapi_type *t, kapi_str ns,
                                  void (*fn)(void *ctx, const kapi_obj *o), void *ctx, int64_t *rev)
 {
@@ -93,6 +60,40 @@ kapi_error *kapi_api_list_stored(kapi_api *api, const kapi_type *t, kapi_str ns,
         *rev = l.rev;
     kapi_store_list_dispose(&l);
     return NULL;
+}
+
+/* A list's objects parsed, in order. */
+typedef struct parsed {
+    json_t **items;
+    size_t n, cap;
+} parsed;
+
+static void parse_item(void *ctx, const kapi_obj *o)
+{
+    parsed *p = ctx;
+    if (p->n == p->cap) {
+        p->cap = p->cap ? 2 * p->cap : 16;
+        p->items = kapi_xrealloc(p->items, p->cap * sizeof(*p->items));
+    }
+    p->items[p->n++] = kapi_api__parse_stored(o);
+}
+
+kapi_error *kapi_api_list(kapi_api *api, const kapi_type *t, kapi_str ns, json_t **out,
+                          int64_t *rev)
+{
+    parsed p = {0};
+    *out = NULL;
+    kapi_error *err = kapi_api_list_stored(api, t, ns, parse_item, &p, rev);
+    /* converted in one call: a conversion webhook gets the list in one review */
+    if (!err && !(err = kapi_type_from_storage(t, p.items, p.n)))
+        *out = json_array();
+    for (size_t i = 0; i < p.n; i++)
+        if (*out)
+            json_array_append_new(*out, p.items[i]);
+        else
+            json_decref(p.items[i]);
+    free(p.items);
+    return err;
 }
 
 kapi_error *kapi_api_list_names(kapi_api *api, const kapi_type *t, kapi_str ns, kapi_str after,
