@@ -68,8 +68,12 @@ void kapi_bench__event_body(kapi_buf *out, const char *ns, const char *name, siz
                     "\"regarding\":{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\","
                     "\"namespace\":\"%s\",\"name\":\"cj-%05zu\"},\"note\":\"event %zu: ",
                     name, ns, ns, i % 1000, i);
-    while (out->len - start < EVENT_BYTES - 2)
-        kapi_buf_putc(out, (char)('a' + (out->len - start) % 26));
+    size_t at = out->len - start;
+    if (at < EVENT_BYTES - 2) {
+        kapi_buf_grow(out, EVENT_BYTES - 2 - at);
+        for (; at < EVENT_BYTES - 2; at++)
+            out->ptr[out->len++] = (char)('a' + at % 26);
+    }
     kapi_buf_puts(out, "\"}");
 }
 

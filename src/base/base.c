@@ -161,17 +161,21 @@ void kapi_buf_puts(kapi_buf *b, const char *s)
     kapi_buf_put(b, s, strlen(s));
 }
 
+/* Formats into the room the buffer has, and again after growing it only when that was too
+ * little: measuring first would format every text twice. */
 void kapi_buf_vprintf(kapi_buf *b, const char *fmt, va_list ap)
 {
-    char probe[1];
     va_list copy;
     va_copy(copy, ap);
-    int n = vsnprintf(probe, sizeof(probe), fmt, copy);
+    size_t room = b->cap - b->len;
+    int n = vsnprintf(room ? b->ptr + b->len : NULL, room, fmt, copy);
     va_end(copy);
     if (n <= 0)
         return;
-    kapi_buf_grow(b, (size_t)n);
-    vsnprintf(b->ptr + b->len, (size_t)n + 1, fmt, ap);
+    if ((size_t)n >= room) {
+        kapi_buf_grow(b, (size_t)n);
+        vsnprintf(b->ptr + b->len, (size_t)n + 1, fmt, ap);
+    }
     b->len += (size_t)n;
 }
 
@@ -328,17 +332,26 @@ char *kapi_arena_strdup(kapi_arena *a, const char *s)
     return kapi_arena_strndup(a, s, strlen(s));
 }
 
+/* Formats into the free end of the current block, which keeps it when it fits; else
+ * allocates what the text needs and formats it again. */
 char *kapi_arena_printf(kapi_arena *a, const char *fmt, ...)
 {
-    char probe[1];
     va_list ap, copy;
     va_start(ap, fmt);
     va_copy(copy, ap);
-    int n = vsnprintf(probe, sizeof(probe), fmt, copy);
+    kapi_arena_block *b = a->head;
+    size_t room = b ? b->cap - b->used : 0;
+    char *p = room ? b->data + b->used : NULL;
+    int n = vsnprintf(p, room, fmt, copy);
     va_end(copy);
-    char *p = kapi_arena_alloc(a, n > 0 ? (size_t)n + 1 : 1);
-    if (n > 0)
-        vsnprintf(p, (size_t)n + 1, fmt, ap);
+    size_t need = n > 0 ? ((size_t)n + 16) & ~(size_t)15 : 16;
+    if (n >= 0 && need <= room) {
+        b->used += need;
+    } else {
+        p = kapi_arena_alloc(a, n > 0 ? (size_t)n + 1 : 1);
+        if (n > 0)
+            vsnprintf(p, (size_t)n + 1, fmt, ap);
+    }
     va_end(ap);
     return p;
 }
