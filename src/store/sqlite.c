@@ -23,7 +23,8 @@
  * its rows to the follower after COMMIT, as the objects it made, so the cache shares them.
  *
  * Durability: WAL journal with synchronous=FULL, so a committed transaction has been
- * fsync'd. The committer thread owns the write connection; history reads use a pool of
+ * fsync'd (the write connection's VFS joins consecutive writes and relies on that sync:
+ * gather.c). The committer thread owns the write connection; history reads use a pool of
  * read connections, each in its own read transaction (a WAL snapshot), so they see a
  * consistent log while writes and compactions go on.
  */
@@ -122,12 +123,15 @@ static void report(sqlite3 *db, const char *what)
     KAPI_LOG_ERROR("store: sqlite: %s: %s", what, sqlite3_errmsg(db));
 }
 
+/* Opens a connection; init (the schema) marks the write connection, which writes through
+ * the gathering VFS (gather.c). */
 static kapi_error *db_open(sqlite3 **out, const char *path, const char *init)
 {
     kapi_error *err = NULL;
     sqlite3 *db = NULL;
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK ||
+    const char *vfs = init ? kapi_store__gather_vfs() : NULL;
+    if (sqlite3_open_v2(path, &db, flags, vfs) != SQLITE_OK ||
         sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS) != SQLITE_OK ||
         (init && sqlite3_exec(db, init, NULL, NULL, NULL) != SQLITE_OK)) {
         err = kapi_error_new(KAPI_STATUS_INTERNAL_ERROR, "store: %s: %s", path,

@@ -228,4 +228,10 @@ int kapi_store__compact(kapi_store *st, int64_t rev);
 kapi_error *kapi_store__open_with(kapi_store **out, const kapi_store_options *opts,
                                   const kapi_store_backend_ops *ops);
 
+/* The name of the SQLite VFS the write connection opens with (gather.c): the default one,
+ * with consecutive writes to the database and its WAL joined into one until SQLite syncs,
+ * reads or otherwise looks at the file. NULL when it could not be registered (SQLite then
+ * uses its default). It needs synchronous=FULL. */
+const char *kapi_store__gather_vfs(void);
+
 #endif
