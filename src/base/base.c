@@ -161,14 +161,18 @@ void kapi_buf_puts(kapi_buf *b, const char *s)
     kapi_buf_put(b, s, strlen(s));
 }
 
-/* Formats into the room the buffer has, and again after growing it only when that was too
- * little: measuring first would format every text twice. */
+/* Formats into the room the buffer has (made at least the format's length and some), and
+ * again after growing it only when that was too little: measuring first would format
+ * every text twice. */
 void kapi_buf_vprintf(kapi_buf *b, const char *fmt, va_list ap)
 {
     va_list copy;
+    size_t want = strlen(fmt) + 64;
+    if (b->cap - b->len < want)
+        kapi_buf_grow(b, want);
     va_copy(copy, ap);
     size_t room = b->cap - b->len;
-    int n = vsnprintf(room ? b->ptr + b->len : NULL, room, fmt, copy);
+    int n = vsnprintf(b->ptr + b->len, room, fmt, copy);
     va_end(copy);
     if (n <= 0)
         return;
