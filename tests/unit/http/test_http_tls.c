@@ -253,3 +253,40 @@ TEST(http_tls12_cipher_suites)
         "ECDHE-ECDSA-CHACHA20-POLY1305");
     fixture_stop(&f);
 }
+
+/* A TLS 1.3 handshake offering suites (NULL: OpenSSL's default list, AES-256 first); the
+ * suite agreed on. */
+static const char *tls13_handshake(int port, const char *suites)
+{
+    http_client c;
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    SSL *ssl;
+    const char *agreed = NULL;
+    client_connect(&c, port);
+    SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
+    CHECK(!suites || SSL_CTX_set_ciphersuites(ctx, suites) == 1);
+    ssl = SSL_new(ctx);
+    SSL_set_fd(ssl, c.fd);
+    if (SSL_connect(ssl) == 1)
+        agreed = SSL_CIPHER_get_name(SSL_get_current_cipher(ssl));
+    SSL_free(ssl);
+    SSL_CTX_free(ctx);
+    client_close(&c);
+    return agreed;
+}
+
+/* TLS 1.3 agrees on what kube-apiserver (Go) agrees on: AES-128-GCM whatever the client's
+ * order, ChaCha20 for a client that puts it first, AES-256 when it is all there is. */
+TEST(http_tls13_cipher_suites)
+{
+    http_fixture f;
+    tls_setup t;
+    start_tls(&f, &t, false);
+    CHECK_STR_EQ(tls13_handshake(f.port, NULL), "TLS_AES_128_GCM_SHA256");
+    CHECK_STR_EQ(tls13_handshake(f.port, "TLS_AES_256_GCM_SHA384:TLS_AES_128_GCM_SHA256"),
+                 "TLS_AES_128_GCM_SHA256");
+    CHECK_STR_EQ(tls13_handshake(f.port, "TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256"),
+                 "TLS_CHACHA20_POLY1305_SHA256");
+    CHECK_STR_EQ(tls13_handshake(f.port, "TLS_AES_256_GCM_SHA384"), "TLS_AES_256_GCM_SHA384");
+    fixture_stop(&f);
+}
