@@ -133,6 +133,19 @@ TEST(controllers_gc_dangling_owner)
     gc_stop(&g);
 }
 
+#define WIDGETS_CRD                                                                                \
+    "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","           \
+    "\"metadata\":{\"name\":\"widgets.example.com\"},\"spec\":{\"group\":\"example.com\","         \
+    "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"widgets\",\"singular\":\"widget\","          \
+    "\"kind\":\"Widget\",\"listKind\":\"WidgetList\"},\"versions\":[{\"name\":\"v1\","             \
+    "\"served\":true,\"storage\":true,\"schema\":{\"openAPIV3Schema\":{\"type\":"                  \
+    "\"object\",\"x-kubernetes-preserve-unknown-fields\":true}}}]}}"
+/* A ServiceAccount owned by a Widget that does not exist. */
+#define OWNED_BY_WIDGET(name)                                                                      \
+    "{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\",\"metadata\":{\"name\":\"" name "\","      \
+    "\"ownerReferences\":[{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"name\":"        \
+    "\"w\",\"uid\":\"00000000-0000-0000-0000-000000000003\"}]}}"
+
 /* The owner is a Widget, a kind nobody serves: its dependent stays. Once a CRD serves
  * Widgets, the owner is found missing and the dependent goes. */
 TEST(controllers_gc_owner_of_a_kind_served_later)
@@ -140,24 +153,14 @@ TEST(controllers_gc_owner_of_a_kind_served_later)
     gc_env g = {0};
     char uid[64];
     gc_start(&g, true);
-    create(&g, g.sa, uid, sizeof(uid),
-           "{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\",\"metadata\":{\"name\":"
-           "\"waiting\",\"ownerReferences\":[{\"apiVersion\":\"example.com/v1\",\"kind\":"
-           "\"Widget\",\"name\":\"w\",\"uid\":\"00000000-0000-0000-0000-000000000003\"}]}}");
+    create(&g, g.sa, uid, sizeof(uid), OWNED_BY_WIDGET("waiting"));
     struct timespec ms300 = {0, 300 * 1000000};
     nanosleep(&ms300, NULL);
     json_t *sa = get(&g, g.sa, "waiting");
     CHECK(sa != NULL);
     json_decref(sa);
     const kapi_type *crdt = kapi_registry_crds(g.e.reg);
-    json_t *crd = json_loads(
-        "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
-        "\"metadata\":{\"name\":\"widgets.example.com\"},\"spec\":{\"group\":\"example.com\","
-        "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"widgets\",\"singular\":\"widget\","
-        "\"kind\":\"Widget\",\"listKind\":\"WidgetList\"},\"versions\":[{\"name\":\"v1\","
-        "\"served\":true,\"storage\":true,\"schema\":{\"openAPIV3Schema\":{\"type\":"
-        "\"object\",\"x-kubernetes-preserve-unknown-fields\":true}}}]}}",
-        0, NULL);
+    json_t *crd = json_loads(WIDGETS_CRD, 0, NULL);
     CHECK(kapi_api_create(g.e.api, &kapi_api_loopback_user, crdt, KAPI_STR(""), crd, NULL) == NULL);
     CHECK(wait_gone(&g, g.sa, "waiting"));
     gc_stop(&g);
@@ -240,5 +243,52 @@ TEST(controllers_gc_default_policies)
            "\"involvedObject\":{\"kind\":\"Pod\",\"name\":\"p\",\"namespace\":\"gc\"},"
            "\"reason\":\"R\",\"message\":\"m\"}");
     CHECK(delete_with(&g, ev, "e", "Foreground") == NULL); /* Events take no finalizer */
+    gc_stop(&g);
+}
+
+/* The CRD's storage type at its current revision (a reference). */
+static const kapi_type *widgets_type(gc_env *g)
+{
+    const kapi_type *t = NULL;
+    json_t *crd = NULL;
+    CHECK(kapi_api_get(g->e.api, kapi_registry_crds(g->e.reg), KAPI_STR(""),
+                       KAPI_STR("widgets.example.com"), &crd) == NULL);
+    const char *rv = kapi_json_path_str(crd, "metadata.resourceVersion");
+    CHECK(kapi_registry_custom_storage_type(g->e.reg, crd, strtoll(rv, NULL, 10), &t) == NULL);
+    json_decref(crd);
+    return t;
+}
+
+/* Each write of a CRD builds its type anew: the collector watches on with the new one and
+ * lets go of the one it started with (holding it kept two of every type alive). */
+TEST(controllers_gc_lets_go_of_a_crds_old_type)
+{
+    gc_env g = {0};
+    char uid[64];
+    gc_start(&g, false);
+    const kapi_type *crdt = kapi_registry_crds(g.e.reg);
+    json_t *crd = json_loads(WIDGETS_CRD, 0, NULL);
+    CHECK(kapi_api_create(g.e.api, &kapi_api_loopback_user, crdt, KAPI_STR(""), crd, NULL) == NULL);
+    /* the collector starts on the CRD as it is, and watches Widgets once it has gone
+     * through the dependent of a Widget that is not there */
+    const kapi_type *old = widgets_type(&g);
+    g.gc = kapi_gc_controller_start(g.e.api);
+    create(&g, g.sa, uid, sizeof(uid), OWNED_BY_WIDGET("waiting"));
+    CHECK(wait_gone(&g, g.sa, "waiting"));
+    CHECK(__atomic_load_n(&old->custom->refs, __ATOMIC_ACQUIRE) >=
+          3); /* the cache's, the collector's and this test's */
+    crd = NULL;
+    CHECK(kapi_api_get(g.e.api, crdt, KAPI_STR(""), KAPI_STR("widgets.example.com"), &crd) == NULL);
+    json_object_set_new(kapi_json_object_ensure(crd, "metadata"), "labels",
+                        json_pack("{s:s}", "written", "again"));
+    CHECK(kapi_api_update(g.e.api, &kapi_api_loopback_user, crdt, "", crd, NULL) == NULL);
+    const kapi_type *now = widgets_type(&g);
+    CHECK(now != old);
+    struct timespec ms10 = {0, 10 * 1000000};
+    for (int i = 0; i < 500 && __atomic_load_n(&old->custom->refs, __ATOMIC_ACQUIRE) > 1; i++)
+        nanosleep(&ms10, NULL);
+    CHECK_INT_EQ(__atomic_load_n(&old->custom->refs, __ATOMIC_ACQUIRE), 1);
+    kapi_type_unref(old);
+    kapi_type_unref(now);
     gc_stop(&g);
 }
