@@ -210,16 +210,21 @@ TEST(http_tls_config_errors)
     CHECK_INT_EQ(uv_loop_close(&loop), 0);
 }
 
-/* A TLS 1.2 handshake offering only ciphers; the suite agreed on, or NULL if refused. */
-static const char *tls12_handshake(int port, const char *ciphers)
+/* A handshake in one TLS version (TLS1_2_VERSION or TLS1_3_VERSION) offering only the
+ * suites listed (NULL: OpenSSL's default list); the suite agreed on, or NULL if refused. */
+static const char *handshake(int port, int version, const char *suites)
 {
     http_client c;
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
     SSL *ssl;
     const char *agreed = NULL;
     client_connect(&c, port);
-    SSL_CTX_set_max_proto_version(ctx, TLS1_2_VERSION);
-    CHECK(SSL_CTX_set_cipher_list(ctx, ciphers) == 1);
+    SSL_CTX_set_min_proto_version(ctx, version);
+    SSL_CTX_set_max_proto_version(ctx, version);
+    if (suites && version == TLS1_3_VERSION)
+        CHECK(SSL_CTX_set_ciphersuites(ctx, suites) == 1);
+    else if (suites)
+        CHECK(SSL_CTX_set_cipher_list(ctx, suites) == 1);
     ssl = SSL_new(ctx);
     SSL_set_fd(ssl, c.fd);
     if (SSL_connect(ssl) == 1)
@@ -228,6 +233,16 @@ static const char *tls12_handshake(int port, const char *ciphers)
     SSL_CTX_free(ctx);
     client_close(&c);
     return agreed;
+}
+
+static const char *tls12_handshake(int port, const char *ciphers)
+{
+    return handshake(port, TLS1_2_VERSION, ciphers);
+}
+
+static const char *tls13_handshake(int port, const char *suites)
+{
+    return handshake(port, TLS1_3_VERSION, suites);
 }
 
 /* TLS 1.2 offers Go's suites, forward-secret AEADs: never CBC, never RSA key exchange. */
@@ -252,27 +267,6 @@ TEST(http_tls12_cipher_suites)
         tls12_handshake(f.port, "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-ECDSA-AES128-GCM-SHA256"),
         "ECDHE-ECDSA-CHACHA20-POLY1305");
     fixture_stop(&f);
-}
-
-/* A TLS 1.3 handshake offering suites (NULL: OpenSSL's default list, AES-256 first); the
- * suite agreed on. */
-static const char *tls13_handshake(int port, const char *suites)
-{
-    http_client c;
-    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
-    SSL *ssl;
-    const char *agreed = NULL;
-    client_connect(&c, port);
-    SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
-    CHECK(!suites || SSL_CTX_set_ciphersuites(ctx, suites) == 1);
-    ssl = SSL_new(ctx);
-    SSL_set_fd(ssl, c.fd);
-    if (SSL_connect(ssl) == 1)
-        agreed = SSL_CIPHER_get_name(SSL_get_current_cipher(ssl));
-    SSL_free(ssl);
-    SSL_CTX_free(ctx);
-    client_close(&c);
-    return agreed;
 }
 
 /* TLS 1.3 agrees on what kube-apiserver (Go) agrees on: AES-128-GCM whatever the client's
