@@ -295,9 +295,15 @@ void kapi_arena_dispose(kapi_arena *a)
     a->head = NULL;
 }
 
+/* What the arena takes for n bytes: blocks hand out multiples of 16. */
+static size_t arena_size(size_t n)
+{
+    return (n + 15) & ~(size_t)15;
+}
+
 void *kapi_arena_alloc(kapi_arena *a, size_t n)
 {
-    n = (n + 15) & ~(size_t)15;
+    n = arena_size(n);
     kapi_arena_block *b = a->head;
     if (!b || b->cap - b->used < n) {
         size_t cap = b ? b->cap * 2 : ARENA_FIRST;
@@ -348,7 +354,7 @@ char *kapi_arena_printf(kapi_arena *a, const char *fmt, ...)
     char *p = room ? b->data + b->used : NULL;
     int n = vsnprintf(p, room, fmt, copy);
     va_end(copy);
-    size_t need = n > 0 ? ((size_t)n + 16) & ~(size_t)15 : 16;
+    size_t need = arena_size(n > 0 ? (size_t)n + 1 : 1);
     if (n >= 0 && need <= room) {
         b->used += need;
     } else {

@@ -76,7 +76,6 @@ typedef struct gc_watch {
     /* a reference; a custom type's is replaced by its CRD's newer one (under types_mu,
      * as the watch reads it on the store's thread) */
     const kapi_type *type;
-    bool custom;
     kapi_store_watch *w;
     bool seen; /* the CRD was listed by the last sync (custom types) */
 } gc_watch;
@@ -287,10 +286,6 @@ static void observe_delete(gc *g, const char *uid)
 static bool watched(void *ctx, const kapi_store_event *ev)
 {
     gc_watch *w = ctx;
-    if (!w->custom) {
-        kapi_controllers__queue(w->g->c, w->type, ev);
-        return true;
-    }
     pthread_mutex_lock(&w->g->types_mu);
     kapi_controllers__queue(w->g->c, w->type, ev);
     pthread_mutex_unlock(&w->g->types_mu);
@@ -357,7 +352,6 @@ static bool watch_type(gc *g, const kapi_type *t)
     gc_watch *w = kapi_xcalloc(1, sizeof(*w));
     w->g = g;
     w->type = kapi_type_ref(t);
-    w->custom = t->custom;
     w->seen = true;
     if (rev < 0 ||
         kapi_api_watch_start(g->api, t, KAPI_STR(""), rev, watched, w, &w->w) != KAPI_STORE_OK) {
@@ -460,7 +454,7 @@ static bool sync_custom(gc *g)
     kapi_error *err = kapi_api_list_stored(g->api, crdt, KAPI_STR(""), crd_listed, &crds, NULL);
     bool listed = !err, ok = listed;
     kapi_error_free(err);
-    for (i = 0; ok && i < g->nwatches; i++)
+    for (i = 0; listed && i < g->nwatches; i++)
         g->watches[i]->seen = !g->watches[i]->type->custom;
     for (i = 0; listed && i < crds.n; i++) {
         gc_watch *w = watch_of(g, crds.t[i]);
