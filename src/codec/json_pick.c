@@ -144,11 +144,12 @@ static bool key_is(const member *m, const char *key)
 
 typedef struct finding {
     const char *within;
+    bool first; /* stop at the first member named within */
     member found;
     bool seen;
 } finding;
 
-/* Notes the last member named f->within. */
+/* Notes the last member named f->within (the first, with f->first: the scan stops). */
 static bool find(void *ctx, const member *m)
 {
     finding *f = ctx;
@@ -156,7 +157,7 @@ static bool find(void *ctx, const member *m)
         f->found = *m;
         f->seen = true;
     }
-    return true;
+    return !(f->seen && f->first);
 }
 
 typedef struct picking {
@@ -197,11 +198,12 @@ static json_t *pick_parsed(const char *p, size_t n, const char *within, const ch
     return out;
 }
 
-json_t *kapi_json_pick(const char *p, size_t n, const char *within, const char *const *keys)
+static json_t *pick_from(const char *p, size_t n, const char *within, const char *const *keys,
+                         bool first)
 {
     scanner s = {p, p + n};
-    finding f = {.within = within};
-    if (!each_member(&s, find, &f))
+    finding f = {.within = within, .first = first};
+    if (!each_member(&s, find, &f) && !(f.seen && first))
         return pick_parsed(p, n, within, keys);
     if (!f.seen)
         return NULL;
@@ -213,4 +215,14 @@ json_t *kapi_json_pick(const char *p, size_t n, const char *within, const char *
         return k.out;
     json_decref(k.out);
     return pick_parsed(p, n, within, keys);
+}
+
+json_t *kapi_json_pick(const char *p, size_t n, const char *within, const char *const *keys)
+{
+    return pick_from(p, n, within, keys, false);
+}
+
+json_t *kapi_json_pick_unique(const char *p, size_t n, const char *within, const char *const *keys)
+{
+    return pick_from(p, n, within, keys, true);
 }

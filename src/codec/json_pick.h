@@ -21,4 +21,10 @@
  * are not checked, so a text it refuses may still give an answer. */
 json_t *kapi_json_pick(const char *p, size_t n, const char *within, const char *const *keys);
 
+/* kapi_json_pick for a text in which no object repeats a name, such as the bytes kapi
+ * stores (its encoder writes each member once): the scan stops at the end of the first
+ * member named `within`, so what follows it is not read. On a text with repeats the
+ * answer may be that of an earlier repeat. */
+json_t *kapi_json_pick_unique(const char *p, size_t n, const char *within, const char *const *keys);
+
 #endif

@@ -293,13 +293,13 @@ static bool watched(void *ctx, const kapi_store_event *ev)
 }
 
 /* What the graph reads of a stored object's metadata, picked from its bytes (every write
- * of every type comes here: parsing whole objects cost more than the rest of the pass), or
- * NULL. */
+ * of every type comes here: parsing whole objects cost more than the rest of the pass;
+ * kapi wrote them, each name once, so the scan ends with metadata), or NULL. */
 static json_t *parse_meta(const kapi_obj *o)
 {
     static const char *const keys[] = {
         "uid", "namespace", "name", "finalizers", "deletionTimestamp", "ownerReferences", NULL};
-    return kapi_json_pick(o->data, o->len, "metadata", keys);
+    return kapi_json_pick_unique(o->data, o->len, "metadata", keys);
 }
 
 static bool is_crds(gc *g, const kapi_type *t)

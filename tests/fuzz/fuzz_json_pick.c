@@ -1,7 +1,8 @@
 /*
  * fuzz_json_pick: picking members of a stored object's metadata (codec/json_pick), which
  * the garbage collector does for every write, against the whole parse: for every text
- * kapi_json_parse accepts, both must give the same members.
+ * kapi_json_parse accepts, both must give the same members; so must the pick that stops at
+ * the first metadata, for every such text in which no name repeats.
  */
 #include "codec/json.h"
 #include "codec/json_pick.h"
@@ -14,7 +15,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size > FUZZ_MAX_INPUT)
         return 0;
     json_t *got = kapi_json_pick((const char *)data, size, "metadata", keys);
-    json_t *all = kapi_json_parse((const char *)data, size, NULL);
+    json_t *first = kapi_json_pick_unique((const char *)data, size, "metadata", keys);
+    kapi_dups dups;
+    kapi_dups_init(&dups);
+    json_t *all = kapi_json_parse_dups((const char *)data, size, NULL, &dups);
     const json_t *meta = json_object_get(all, "metadata");
     if (json_is_object(all)) {
         json_t *want = NULL;
@@ -28,9 +32,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fprintf(stderr, "picked members differ from the parse's\n");
             abort();
         }
+        if (dups.n == 0 && !(want == NULL ? first == NULL : json_equal(want, first))) {
+            fprintf(stderr, "members picked at the first metadata differ from the parse's\n");
+            abort();
+        }
         json_decref(want);
     }
+    kapi_dups_dispose(&dups);
     json_decref(all);
     json_decref(got);
+    json_decref(first);
     return 0;
 }

@@ -60,3 +60,21 @@ TEST(codec_json_pick_escaped_names_parse_whole)
     CHECK_PICK("{\"metadata\":{\"u\\u0069d\":\"x\"}}", "{\"uid\":\"x\"}");
     CHECK_PICK("{\"met\\u0061data\":{\"uid\":\"y\"}}", "{\"uid\":\"y\"}");
 }
+
+TEST(codec_json_pick_unique_stops_at_metadata)
+{
+    static const char text[] = "{\"metadata\":{\"uid\":\"a\"},\"spec\":{\"x\":[1,2]}}";
+    json_t *v = kapi_json_pick_unique(text, strlen(text), "metadata", keys);
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "uid")), "a");
+    json_decref(v);
+    /* what follows the first metadata is not read: not even a text cut short there */
+    v = kapi_json_pick_unique(text, 30, "metadata", keys);
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "uid")), "a");
+    json_decref(v);
+    CHECK(kapi_json_pick(text, 30, "metadata", keys) == NULL);
+    /* a text that repeats metadata (kapi never stores one) answers from the first */
+    static const char twice[] = "{\"metadata\":{\"uid\":\"a\"},\"metadata\":{\"uid\":\"b\"}}";
+    v = kapi_json_pick_unique(twice, strlen(twice), "metadata", keys);
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "uid")), "a");
+    json_decref(v);
+}
