@@ -226,3 +226,36 @@ json_t *kapi_json_pick_unique(const char *p, size_t n, const char *within, const
 {
     return pick_from(p, n, within, keys, true);
 }
+
+typedef struct texting {
+    const char *const *keys;
+    kapi_str *texts;
+} texting;
+
+/* Notes the member's text when it is one of the keys. */
+static bool text_of(void *ctx, const member *m)
+{
+    texting *t = ctx;
+    for (size_t i = 0; t->keys[i]; i++)
+        if (key_is(m, t->keys[i]))
+            t->texts[i] = (kapi_str){m->value, m->value_len};
+    return true;
+}
+
+bool kapi_json_member_texts(const char *p, size_t n, const char *within, const char *const *keys,
+                            kapi_str *texts)
+{
+    scanner s = {p, p + n};
+    for (size_t i = 0; keys[i]; i++)
+        texts[i] = KAPI_STR_NULL;
+    if (within) {
+        finding f = {.within = within, .first = true};
+        if (!each_member(&s, find, &f) && !f.seen)
+            return false;
+        if (!f.seen || *f.found.value != '{')
+            return false;
+        s = (scanner){f.found.value, f.found.value + f.found.value_len};
+    }
+    texting t = {keys, texts};
+    return each_member(&s, text_of, &t);
+}

@@ -11,7 +11,10 @@
 #define KAPI_CODEC_JSON_PICK_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
+
+#include "base/base.h"
 
 /* The members named in keys (a NULL-terminated list) of the object that is member
  * `within` of the JSON object text p[0..n), parsed, in a new object (a new reference);
@@ -26,5 +29,14 @@ json_t *kapi_json_pick(const char *p, size_t n, const char *within, const char *
  * member named `within`, so what follows it is not read. On a text with repeats the
  * answer may be that of an earlier repeat. */
 json_t *kapi_json_pick_unique(const char *p, size_t n, const char *within, const char *const *keys);
+
+/* The text of each of keys (a NULL-terminated list) in the JSON object text p[0..n), or,
+ * when `within` is not NULL, in its first member of that name: texts[i] as written there,
+ * unparsed ({NULL, 0} when absent), for a text in which no object repeats a name. False
+ * when the scanner cannot follow the text (a name written with an escape, say) or
+ * `within` is absent or not an object; texts then say nothing. What is skipped is not
+ * checked, so a text that does not parse may still give texts. */
+bool kapi_json_member_texts(const char *p, size_t n, const char *within, const char *const *keys,
+                            kapi_str *texts);
 
 #endif

@@ -33,6 +33,7 @@
 #include "base/map.h"
 #include "codec/go.h"
 #include "codec/json.h"
+#include "codec/json_pick.h"
 #include "registry/cron.h"
 
 #define RETRY_MS 1000
@@ -56,6 +57,7 @@ typedef struct run {
     const json_t *js; /* the Jobs it controls (an array) */
     int64_t now;      /* the controllers' clock, seconds */
     bool update;      /* status changed: write it */
+    bool acted;       /* wrote or recorded something */
     int64_t requeue;  /* ms on the controllers' clock, or NONE */
 } run;
 
@@ -98,6 +100,7 @@ static void record(run *s, const char *type, const char *reason, const char *fmt
 {
     va_list ap;
     char *message;
+    s->acted = true;
     va_start(ap, fmt);
     if (vasprintf(&message, fmt, ap) < 0)
         abort();
@@ -165,6 +168,7 @@ static json_t *job_ref(const json_t *job)
 static bool delete_job(run *s, const json_t *job)
 {
     kapi_str name = str(job, "metadata.name");
+    s->acted = true;
     kapi_error *err =
         kapi_api_delete(s->api, &kapi_controllers_user, s->ty->jobs, str(job, "metadata.namespace"),
                         name, &background, NULL, NULL);
@@ -471,6 +475,7 @@ static bool replace_active(run *s)
 static bool run_job(run *s, int64_t scheduled, const char *name)
 {
     json_t *job = NULL;
+    s->acted = true;
     kapi_error *err =
         kapi_api_create(s->api, &kapi_controllers_user, s->ty->jobs,
                         str(s->cj, "metadata.namespace"), job_from_template(s->cj, name), &job);
@@ -575,6 +580,7 @@ static bool sync_cronjob(run *s)
         remove_oldest(s, "Failed", "failedJobsHistoryLimit");
     }
     if (s->update) {
+        s->acted = true;
         kapi_error *err = kapi_api_update(s->api, &kapi_controllers_user, s->ty->cronjobs, "status",
                                           json_incref(s->cj), NULL);
         ok &= !err;
@@ -602,6 +608,7 @@ typedef struct state {
     kapi_map *owned;    /* CronJob "<namespace>/<name>" -> the set of its Jobs' names */
     kapi_map *queued;   /* the CronJob keys to sync at the next pass */
     kapi_map *due;      /* CronJob key -> its requeue time (int64_t, controllers' clock ms) */
+    kapi_map *prints;   /* CronJob key -> its print (from its changes) */
     timer *heap;        /* the requeue times, earliest first (a binary heap) */
     size_t nheap, capheap;
 } state;
@@ -624,6 +631,53 @@ static void set_free(void *set)
 static const kapi_map_type set_map = {key_hash, key_equal, free, NULL};
 static const kapi_map_type str_map = {key_hash, key_equal, free, free};
 static const kapi_map_type owned_map = {key_hash, key_equal, free, set_free};
+
+/* What a CronJob's sync reads of it, hashed: the text of its spec, its status, and its
+ * metadata's uid, creationTimestamp and deletionTimestamp. A sync that read a CronJob and
+ * did nothing (no write, no event) does nothing again for the same print while its Jobs
+ * and the clock say the same, and those queue it by themselves; so a change that leaves
+ * the print as it was (a label, an annotation, a manager's entry) is not synced. kube's
+ * controller syncs it, from its informer's cache; here a sync reads the CronJob and its
+ * Jobs from the store, which cost more than the write that changed them. */
+typedef struct print {
+    uint64_t latest;  /* the print of the newest change applied */
+    uint64_t quiet;   /* latest as it was when a sync last did nothing */
+    bool quiet_valid; /* quiet holds one: the last sync did nothing */
+} print;
+
+static const kapi_map_type print_map = {key_hash, key_equal, free, free};
+
+/* The print of a CronJob's stored bytes; false when they cannot be scanned. */
+static bool print_of(const kapi_obj *o, uint64_t *out)
+{
+    static const char *const top[] = {"spec", "status", NULL};
+    static const char *const meta[] = {"uid", "creationTimestamp", "deletionTimestamp", NULL};
+    kapi_str texts[5];
+    if (!kapi_json_member_texts(o->data, o->len, NULL, top, texts) ||
+        !kapi_json_member_texts(o->data, o->len, "metadata", meta, texts + 2))
+        return false;
+    uint64_t h = 0;
+    for (size_t i = 0; i < KAPI_ARRAY_LEN(texts); i++)
+        h = kapi_map_hash_bytes(texts[i].ptr, texts[i].len, h + texts[i].len + i + 1);
+    *out = h;
+    return true;
+}
+
+/* Notes a change of the CronJob key; true when its print is the one a sync last did
+ * nothing for. */
+static bool unchanged(state *st, const char *key, const kapi_controller_change *ch)
+{
+    uint64_t h;
+    print *p = kapi_map_get(st->prints, key);
+    if (ch->what != KAPI_STORE_EVENT_PUT || !print_of(ch->obj, &h)) {
+        kapi_map_remove(st->prints, key);
+        return false;
+    }
+    if (!p)
+        kapi_map_put(st->prints, kapi_xstrdup(key), p = kapi_xcalloc(1, sizeof(*p)));
+    p->latest = h;
+    return p->quiet_valid && p->quiet == h;
+}
 
 /* Adds key (copied) to the set. */
 static void set_add(kapi_map *set, const char *key)
@@ -803,8 +857,10 @@ static bool relist(state *st, int64_t *jobs_rev, int64_t *cronjobs_rev)
     }
     kapi_map_free(st->owner_of);
     kapi_map_free(st->owned);
+    kapi_map_free(st->prints);
     st->owner_of = kapi_map_new(&str_map);
     st->owned = kapi_map_new(&owned_map);
+    st->prints = kapi_map_new(&print_map);
     json_array_foreach(jobs, i, obj)
     {
         const char *owner = controller_of(obj);
@@ -893,7 +949,8 @@ static void apply_changes(state *st)
             job_changed(st, ch);
         } else if (kapi_type_key_parse(st->ty.cronjobs, kapi_obj_key(ch->obj), &ns, &name)) {
             char *key = key_of(ns, name);
-            set_add(st->queued, key);
+            if (!unchanged(st, key, ch))
+                set_add(st->queued, key);
             free(key);
         }
     }
@@ -948,6 +1005,9 @@ static bool sync_key(state *st, const char *key)
     kapi_error *err = kapi_api_get(api, st->ty.cronjobs, ns, name, &cj);
     bool ok = !err || err->status == KAPI_STATUS_NOT_FOUND;
     kapi_error_free(err);
+    print *p = kapi_map_get(st->prints, key);
+    if (p)
+        p->quiet_valid = false;
     if (!cj) {
         if (ok)
             set_due(st, key, NONE);
@@ -961,6 +1021,8 @@ static bool sync_key(state *st, const char *key)
         cj = s.cj;
         if (ok)
             set_due(st, key, s.requeue);
+        if (p && ok && !s.acted)
+            *p = (print){p->latest, p->latest, true};
     } else {
         ok = false;
     }
@@ -1004,6 +1066,7 @@ static void state_free(void *ctx)
     kapi_map_free(st->owned);
     kapi_map_free(st->queued);
     kapi_map_free(st->due);
+    kapi_map_free(st->prints);
     free(st);
 }
 
@@ -1019,6 +1082,7 @@ kapi_controller *kapi_cronjob_controller_start(kapi_api *api)
     st->owned = kapi_map_new(&owned_map);
     st->queued = kapi_map_new(&set_map);
     st->due = kapi_map_new(&str_map);
+    st->prints = kapi_map_new(&print_map);
     const kapi_type *none[] = {NULL};
     return kapi_controllers__start_with(api, "cronjob", none, RETRY_MS, RESYNC_MS, pass, st,
                                         state_free);

@@ -143,5 +143,29 @@ expect_eq "suspended: no Job" "" "$(jobs_of susp)"
 kc patch cronjob susp --type=merge -p '{"spec":{"suspend":false}}' >/dev/null
 expect_eq "resumed: the missed minute runs" "susp-$((m / 60)) " "$(wait_jobs susp "susp-$((m / 60)) ")"
 
+# ---- a change the controller does nothing for: annotations ----
+# kube syncs a CronJob at each change; kapi skips one whose spec, status and identity are
+# as its last sync found them when that sync did nothing, so the test is what still runs:
+# the Job on time, and the warning a sync records, at every change, as kube records it.
+mk quiet
+m=$(first_minute quiet)
+kc annotate cronjob quiet note=1 >/dev/null
+kc annotate cronjob quiet note=2 --overwrite >/dev/null
+set_clock $((m + 1))
+expect_eq "annotated: the Job still runs on time" "quiet-$((m / 60)) " \
+    "$(wait_jobs quiet "quiet-$((m / 60)) ")"
+mk tzs '' 'CRON_TZ=UTC 0 0 1 1 *' 2>/dev/null
+warnings() {
+    kc get events --field-selector involvedObject.name=tzs,reason=UnsupportedSchedule -o name |
+        wc -l
+}
+wait_warnings() {
+    for _ in $(seq 1 50); do [ "$(warnings)" -ge "$1" ] && break; sleep 0.1; done
+    warnings
+}
+expect_eq "a TZ in the schedule is warned of" 1 "$(wait_warnings 1)"
+kc annotate cronjob tzs note=1 >/dev/null 2>&1
+expect_eq "and again after an annotation, as kube's sync warns" 2 "$(wait_warnings 2)"
+
 echo "$E2E_PASSED passed, $E2E_FAILED failed"
 [ "$E2E_FAILED" = 0 ]

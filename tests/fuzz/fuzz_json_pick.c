@@ -2,13 +2,32 @@
  * fuzz_json_pick: picking members of a stored object's metadata (codec/json_pick), which
  * the garbage collector does for every write, against the whole parse: for every text
  * kapi_json_parse accepts, both must give the same members; so must the pick that stops at
- * the first metadata, for every such text in which no name repeats.
+ * the first metadata, for every such text in which no name repeats, and so must the texts
+ * of top-level members (kapi_json_member_texts), parsed.
  */
 #include "codec/json.h"
 #include "codec/json_pick.h"
 #include "fuzz.h"
 
 static const char *const keys[] = {"uid", "name", "finalizers", "ownerReferences", NULL};
+static const char *const top[] = {"kind", "metadata", "spec", NULL};
+
+/* The texts kapi_json_member_texts gives for top, parsed, against the members of all. */
+static void check_texts(const uint8_t *data, size_t size, const json_t *all)
+{
+    kapi_str texts[3];
+    if (!kapi_json_member_texts((const char *)data, size, NULL, top, texts))
+        return;
+    for (size_t i = 0; top[i]; i++) {
+        const json_t *want = json_object_get(all, top[i]);
+        json_t *got = texts[i].ptr ? kapi_json_parse(texts[i].ptr, texts[i].len, NULL) : NULL;
+        if (!(want == NULL ? got == NULL : got && json_equal(want, got))) {
+            fprintf(stderr, "the text of member %s differs from the parse's\n", top[i]);
+            abort();
+        }
+        json_decref(got);
+    }
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -37,6 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         }
         json_decref(want);
+        if (dups.n == 0)
+            check_texts(data, size, all);
     }
     kapi_dups_dispose(&dups);
     json_decref(all);

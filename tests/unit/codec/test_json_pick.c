@@ -78,3 +78,33 @@ TEST(codec_json_pick_unique_stops_at_metadata)
     CHECK_STR_EQ(json_string_value(json_object_get(v, "uid")), "a");
     json_decref(v);
 }
+
+/* Checks kapi_json_member_texts of text (within, the keys "a" and "b") against want_a and
+ * want_b ("-": absent); ok is what the call must return. */
+static void check_texts(const char *text, const char *within, bool ok, const char *want_a,
+                        const char *want_b)
+{
+    static const char *const ab[] = {"a", "b", NULL};
+    kapi_str t[2];
+    CHECK(kapi_json_member_texts(text, strlen(text), within, ab, t) == ok);
+    if (!ok)
+        return;
+    const char *want[2] = {want_a, want_b};
+    for (size_t i = 0; i < 2; i++) {
+        char *got = t[i].ptr ? kapi_xprintf("%.*s", KAPI_STR_FMT(t[i])) : kapi_xstrdup("-");
+        CHECK_STR_EQ(got, want[i]);
+        free(got);
+    }
+}
+
+TEST(codec_json_member_texts)
+{
+    check_texts("{\"a\":{\"x\": [1, \"}\"]},\"c\":2,\"b\":\"q\\\"\"}", NULL, true,
+                "{\"x\": [1, \"}\"]}", "\"q\\\"\"");
+    check_texts("{ \"b\" : null }", NULL, true, "-", "null");
+    check_texts("{\"m\":{\"a\":true},\"a\":1}", "m", true, "true", "-");
+    check_texts("{\"a\":1}", "m", false, "", "");
+    check_texts("{\"m\":[]}", "m", false, "", "");
+    check_texts("{\"\\u0061\":1}", NULL, false, "", "");
+    check_texts("[1]", NULL, false, "", "");
+}
