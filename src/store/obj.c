@@ -4,8 +4,6 @@
  */
 #include "store/store_int.h"
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,15 +62,16 @@ static void put(char *dst, kapi_str s)
 kapi_obj *kapi_store__obj_new(kapi_str key, int64_t rev, int64_t create_rev, kapi_str head,
                               kapi_str tail)
 {
-    char digits[24];
-    int nd = snprintf(digits, sizeof(digits), "%" PRId64, rev);
-    kapi_obj *o = obj_alloc(key, head.len + (size_t)nd + tail.len);
+    char tmp[24];
+    const char *digits = kapi_decimal(tmp + sizeof(tmp), rev);
+    size_t nd = (size_t)(tmp + sizeof(tmp) - digits);
+    kapi_obj *o = obj_alloc(key, head.len + nd + tail.len);
     o->rev = rev;
     o->create_rev = create_rev;
     o->rv_off = (uint32_t)head.len;
     o->rv_len = (uint32_t)nd;
     put(o->data, head);
-    memcpy(o->data + head.len, digits, (size_t)nd);
+    memcpy(o->data + head.len, digits, nd);
     put(o->data + head.len + nd, tail);
     return o;
 }
@@ -81,12 +80,12 @@ kapi_obj *kapi_store__obj_load(const kapi_store_row *row)
 {
     if (row->obj)
         return kapi_obj_ref(row->obj);
-    char digits[24];
+    char tmp[24];
     kapi_obj *o = obj_alloc(row->key, row->value.len);
     o->rev = row->rev;
     o->create_rev = row->create_rev;
     o->rv_off = row->rv_off;
-    o->rv_len = (uint32_t)snprintf(digits, sizeof(digits), "%" PRId64, row->rev);
+    o->rv_len = (uint32_t)(tmp + sizeof(tmp) - kapi_decimal(tmp + sizeof(tmp), row->rev));
     put(o->data, row->value);
     return o;
 }
