@@ -2,8 +2,9 @@
  * controllers/gc: the garbage collector (reference sections 3 and 4.3; kube-controller-
  * manager's garbagecollector), a client of the api.
  *
- * The graph. Every stored type is watched (the built-in ones from the start, the custom
- * resources of each CRD from when the CRD is seen, until it goes); each object is a node
+ * The graph. Every stored type but Events is watched (the built-in ones from the start,
+ * the custom resources of each CRD from when the CRD is seen, until it goes; kube leaves
+ * Events out too); each object is a node
  * keyed by its uid, with its owner references (uid, apiVersion, kind, name,
  * blockOwnerDeletion) and the nodes that name it as owner (its dependents). An owner
  * named before it is seen is a virtual node, which holds its dependents until the owner
@@ -388,16 +389,25 @@ static gc_watch *watch_of(gc *g, const kapi_type *t)
     return NULL;
 }
 
-/* The built-in types: each stored one once (two served types may share a storage:
- * core and events.k8s.io Events, whose objects are the same). False when one could not
- * be watched (tried again at the next pass). */
+/* Events, which kube's collector leaves out (DefaultIgnoredResources: core and
+ * events.k8s.io events): they are not in the graph, so one whose owner goes stays (its
+ * ttl removes it), and as an owner an Event is read live, as an unseen kind is. Their
+ * types take no finalizers of the collector's (default policy Unsupported). */
+static bool ignored(const kapi_type *t)
+{
+    return strcmp(t->plural, "events") == 0 &&
+           (!*t->group || strcmp(t->group, "events.k8s.io") == 0);
+}
+
+/* The built-in types but Events: each stored one once (two served types may share a
+ * storage). False when one could not be watched (tried again at the next pass). */
 static bool watch_builtin(gc *g)
 {
     const kapi_registry *reg = kapi_api_registry(g->api);
     bool ok = true;
     for (size_t i = 0; i < kapi_registry_count(reg); i++) {
         const kapi_type *t = kapi_registry_at(reg, i);
-        if (t->persisted && !watch_of(g, t))
+        if (t->persisted && !ignored(t) && !watch_of(g, t))
             ok &= watch_type(g, t);
     }
     return ok;

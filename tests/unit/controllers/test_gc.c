@@ -4,7 +4,8 @@
  * dependents after it, orphaning leaves them without its reference, in the foreground it
  * waits for a dependent whose reference blocks it; a delete without a policy takes the
  * type's default (batch/v1 Jobs orphan, Events take no finalizer); an owner of a kind not
- * served is left alone until its kind is served.
+ * served is left alone until its kind is served; Events are not collected (kube's
+ * DefaultIgnoredResources).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -130,6 +131,31 @@ TEST(controllers_gc_dangling_owner)
     create(&g, g.sa, uid, sizeof(uid), OWNED, "impostor", "real",
            "00000000-0000-0000-0000-000000000002", "", "");
     CHECK(wait_gone(&g, g.sa, "impostor"));
+    gc_stop(&g);
+}
+
+/* kube's collector ignores Events: one whose owner is gone stays (its ttl removes it). */
+TEST(controllers_gc_ignores_events)
+{
+    gc_env g = {0};
+    char uid[64];
+    gc_start(&g, true);
+    const kapi_type *ev =
+        kapi_registry_lookup(g.e.reg, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("events"));
+    create(&g, ev, uid, sizeof(uid),
+           "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"e\","
+           "\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\","
+           "\"name\":\"nobody\",\"uid\":\"00000000-0000-0000-0000-000000000003\"}]},"
+           "\"involvedObject\":{\"kind\":\"Pod\",\"name\":\"p\",\"namespace\":\"gc\"},"
+           "\"reason\":\"R\",\"message\":\"m\"}");
+    create(&g, g.sa, uid, sizeof(uid), OWNED, "lost", "nobody",
+           "00000000-0000-0000-0000-000000000003", "", "");
+    CHECK(wait_gone(&g, g.sa, "lost")); /* the collector saw both */
+    struct timespec ms500 = {0, 500 * 1000000};
+    nanosleep(&ms500, NULL);
+    json_t *still = get(&g, ev, "e");
+    CHECK(still != NULL);
+    json_decref(still);
     gc_stop(&g);
 }
 
