@@ -18,7 +18,7 @@
 
 typedef struct gc_env {
     api_env e;
-    const kapi_type *cj, *sa;
+    const kapi_type *cj, *sa, *ev;
     kapi_controller *gc;
 } gc_env;
 
@@ -95,6 +95,7 @@ static void gc_start(gc_env *g, bool controller)
     g->cj = kapi_registry_lookup(g->e.reg, KAPI_STR("batch"), KAPI_STR("v1"), KAPI_STR("cronjobs"));
     g->sa =
         kapi_registry_lookup(g->e.reg, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("serviceaccounts"));
+    g->ev = kapi_registry_lookup(g->e.reg, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("events"));
     const kapi_type *nst = kapi_registry_namespaces(g->e.reg);
     json_t *ns = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace", "metadata",
                            "name", "gc");
@@ -140,9 +141,7 @@ TEST(controllers_gc_ignores_events)
     gc_env g = {0};
     char uid[64];
     gc_start(&g, true);
-    const kapi_type *ev =
-        kapi_registry_lookup(g.e.reg, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("events"));
-    create(&g, ev, uid, sizeof(uid),
+    create(&g, g.ev, uid, sizeof(uid),
            "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"e\","
            "\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\","
            "\"name\":\"nobody\",\"uid\":\"00000000-0000-0000-0000-000000000003\"}]},"
@@ -153,7 +152,7 @@ TEST(controllers_gc_ignores_events)
     CHECK(wait_gone(&g, g.sa, "lost")); /* the collector saw both */
     struct timespec ms500 = {0, 500 * 1000000};
     nanosleep(&ms500, NULL);
-    json_t *still = get(&g, ev, "e");
+    json_t *still = get(&g, g.ev, "e");
     CHECK(still != NULL);
     json_decref(still);
     gc_stop(&g);
@@ -249,8 +248,6 @@ TEST(controllers_gc_default_policies)
     gc_start(&g, false);
     const kapi_type *job =
         kapi_registry_lookup(g.e.reg, KAPI_STR("batch"), KAPI_STR("v1"), KAPI_STR("jobs"));
-    const kapi_type *ev =
-        kapi_registry_lookup(g.e.reg, KAPI_STR(""), KAPI_STR("v1"), KAPI_STR("events"));
     create(&g, job, uid, sizeof(uid),
            "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\"},\"spec\":{"
            "\"template\":{\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\","
@@ -264,11 +261,11 @@ TEST(controllers_gc_default_policies)
     out = delete_with(&g, g.cj, "c", NULL);
     CHECK_STR_EQ(first_finalizer(out), "foregroundDeletion");
     json_decref(out);
-    create(&g, ev, uid, sizeof(uid),
+    create(&g, g.ev, uid, sizeof(uid),
            "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"e\"},"
            "\"involvedObject\":{\"kind\":\"Pod\",\"name\":\"p\",\"namespace\":\"gc\"},"
            "\"reason\":\"R\",\"message\":\"m\"}");
-    CHECK(delete_with(&g, ev, "e", "Foreground") == NULL); /* Events take no finalizer */
+    CHECK(delete_with(&g, g.ev, "e", "Foreground") == NULL); /* Events take no finalizer */
     gc_stop(&g);
 }
 
