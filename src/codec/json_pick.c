@@ -242,20 +242,11 @@ static bool text_of(void *ctx, const member *m)
     return true;
 }
 
-bool kapi_json_member_texts(const char *p, size_t n, const char *within, const char *const *keys,
-                            kapi_str *texts)
+bool kapi_json_member_texts(const char *p, size_t n, const char *const *keys, kapi_str *texts)
 {
     scanner s = {p, p + n};
     for (size_t i = 0; keys[i]; i++)
         texts[i] = KAPI_STR_NULL;
-    if (within) {
-        finding f = {.within = within, .first = true};
-        if (!each_member(&s, find, &f) && !f.seen)
-            return false;
-        if (!f.seen || *f.found.value != '{')
-            return false;
-        s = (scanner){f.found.value, f.found.value + f.found.value_len};
-    }
     texting t = {keys, texts};
     return each_member(&s, text_of, &t);
 }

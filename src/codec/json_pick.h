@@ -30,13 +30,12 @@ json_t *kapi_json_pick(const char *p, size_t n, const char *within, const char *
  * answer may be that of an earlier repeat. */
 json_t *kapi_json_pick_unique(const char *p, size_t n, const char *within, const char *const *keys);
 
-/* The text of each of keys (a NULL-terminated list) in the JSON object text p[0..n), or,
- * when `within` is not NULL, in its first member of that name: texts[i] as written there,
- * unparsed ({NULL, 0} when absent), for a text in which no object repeats a name. False
- * when the scanner cannot follow the text (a name written with an escape, say) or
- * `within` is absent or not an object; texts then say nothing. What is skipped is not
+/* The text of each of keys (a NULL-terminated list) in the JSON object text p[0..n):
+ * texts[i] as written there, unparsed ({NULL, 0} when absent), for a text in which no
+ * object repeats a name. A member's text is itself a text to call this on, for the
+ * members of a member. False when the text is not an object the scanner can follow (a
+ * name written with an escape, say); texts then say nothing. What is skipped is not
  * checked, so a text that does not parse may still give texts. */
-bool kapi_json_member_texts(const char *p, size_t n, const char *within, const char *const *keys,
-                            kapi_str *texts);
+bool kapi_json_member_texts(const char *p, size_t n, const char *const *keys, kapi_str *texts);
 
 #endif

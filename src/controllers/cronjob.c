@@ -168,7 +168,6 @@ static json_t *job_ref(const json_t *job)
 static bool delete_job(run *s, const json_t *job)
 {
     kapi_str name = str(job, "metadata.name");
-    s->acted = true;
     kapi_error *err =
         kapi_api_delete(s->api, &kapi_controllers_user, s->ty->jobs, str(job, "metadata.namespace"),
                         name, &background, NULL, NULL);
@@ -650,14 +649,14 @@ static const kapi_map_type print_map = {key_hash, key_equal, free, free};
 /* The print of a CronJob's stored bytes; false when they cannot be scanned. */
 static bool print_of(const kapi_obj *o, uint64_t *out)
 {
-    static const char *const top[] = {"spec", "status", NULL};
+    static const char *const top[] = {"metadata", "spec", "status", NULL};
     static const char *const meta[] = {"uid", "creationTimestamp", "deletionTimestamp", NULL};
-    kapi_str texts[5];
-    if (!kapi_json_member_texts(o->data, o->len, NULL, top, texts) ||
-        !kapi_json_member_texts(o->data, o->len, "metadata", meta, texts + 2))
+    kapi_str texts[6]; /* metadata's whole text is not hashed: only its members after */
+    if (!kapi_json_member_texts(o->data, o->len, top, texts) || !texts[0].ptr ||
+        !kapi_json_member_texts(texts[0].ptr, texts[0].len, meta, texts + 3))
         return false;
     uint64_t h = 0;
-    for (size_t i = 0; i < KAPI_ARRAY_LEN(texts); i++)
+    for (size_t i = 1; i < KAPI_ARRAY_LEN(texts); i++)
         h = kapi_map_hash_bytes(texts[i].ptr, texts[i].len, h + texts[i].len + i + 1);
     *out = h;
     return true;

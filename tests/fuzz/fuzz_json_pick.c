@@ -16,7 +16,7 @@ static const char *const top[] = {"kind", "metadata", "spec", NULL};
 static void check_texts(const uint8_t *data, size_t size, const json_t *all)
 {
     kapi_str texts[3];
-    if (!kapi_json_member_texts((const char *)data, size, NULL, top, texts))
+    if (!kapi_json_member_texts((const char *)data, size, top, texts))
         return;
     for (size_t i = 0; top[i]; i++) {
         const json_t *want = json_object_get(all, top[i]);
